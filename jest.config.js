@@ -1,0 +1,23 @@
+/** Two tiers: pure unit tests next to the code, HTTP tests on a real PostgreSQL under test/. */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+module.exports = {
+  globalSetup: '<rootDir>/test/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/global-teardown.mjs',
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      testTimeout: 60000,
+    },
+  ],
+};

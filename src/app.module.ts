@@ -1,0 +1,46 @@
+import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module';
+import { AppConfig } from './config/app-config';
+import { validateEnv } from './config/env';
+import { buildDataSourceOptions } from './database/data-source-options';
+import { HealthModule } from './health/health.module';
+import { InfoModule } from './info/info.module';
+import { ProjectsModule } from './projects/projects.module';
+import { loggerOptions } from './common/http/logging';
+import { jsonBodyMiddleware } from './common/http/body-parser';
+
+@Global()
+@Module({ providers: [AppConfig], exports: [AppConfig] })
+class AppConfigModule {}
+
+/** The whole service. `forRoot()` reads and validates the environment at the time it is called. */
+@Module({})
+export class AppModule implements NestModule {
+  /** Bodies are parsed after the request logger, so that refused bodies are logged too. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(jsonBodyMiddleware).forRoutes('*');
+  }
+
+  static forRoot(): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot({ isGlobal: true, validate: validateEnv, cache: true }),
+        AppConfigModule,
+        LoggerModule.forRootAsync({ inject: [AppConfig], useFactory: (config: AppConfig) => loggerOptions(config.get('LOG_LEVEL')) }),
+        TypeOrmModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) =>
+            buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
+        }),
+        AuthModule,
+        ProjectsModule,
+        InfoModule,
+        HealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,33 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import type { ApiKeyKind } from '../projects/entities/api-key.entity';
+
+/** The project a request acts for, as established by a key guard. */
+export interface CallerProject {
+  id: string;
+  name: string;
+  autoCreateCustomerAtRedemption: boolean;
+  requireSignature: boolean;
+}
+
+export interface Caller {
+  project: CallerProject;
+  apiKeyId: number;
+  kind: ApiKeyKind;
+  /** Encrypted signing secret of a public key. */
+  signingSecretEnc: string | null;
+}
+
+export type AuthenticatedRequest = Request & { caller?: Caller };
+
+export function callerOf(req: Request): Caller {
+  const caller = (req as AuthenticatedRequest).caller;
+  // A handler that reads the caller without a key guard is a programming error, not a 401.
+  if (!caller) throw new Error('No authenticated caller on this request');
+  return caller;
+}
+
+/** `@CurrentProject() project: CallerProject` in a handler behind `@PrivateApi()` or `@PublicApi()`. */
+export const CurrentProject = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): CallerProject => callerOf(ctx.switchToHttp().getRequest<Request>()).project,
+);

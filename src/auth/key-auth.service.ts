@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { sha256Hex } from '../common/crypto/random';
+import { DomainError } from '../common/errors/domain-error';
+import type { ApiKeyKind } from '../projects/entities/api-key.entity';
+import type { Caller } from './caller';
+
+const KEY_FORMAT: Record<ApiKeyKind, RegExp> = {
+  private: /^sk_[A-Za-z0-9]{40}$/,
+  public: /^pk_[A-Za-z0-9]{40}$/,
+};
+
+interface KeyRow {
+  key_id: number;
+  enabled: boolean;
+  signing_secret_enc: string | null;
+  project_id: string | null;
+  name: string | null;
+  auto_create: boolean | null;
+  require_signature: boolean | null;
+}
+
+/**
+ * Turns a presented key into the caller's project (product.md 1): one indexed lookup by the
+ * key's SHA-256 (a key is 238 random bits, so a fast hash is the right tool, not bcrypt).
+ */
+@Injectable()
+export class KeyAuthService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async authenticate(kind: ApiKeyKind, presented: string | undefined): Promise<Caller> {
+    if (!presented || !KEY_FORMAT[kind].test(presented)) throw new DomainError('INVALID_API_KEY');
+    const rows: KeyRow[] = await this.dataSource.query(
+      `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
+              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
+              p.require_signature
+         FROM api_keys k
+         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
+        WHERE k.key_hash = $1 AND k.kind = $2`,
+      [sha256Hex(presented), kind],
+    );
+    const row = rows[0];
+    if (!row) throw new DomainError('INVALID_API_KEY');
+    if (!row.enabled) throw new DomainError('API_KEY_DISABLED');
+    if (!row.project_id) throw new DomainError('PROJECT_NOT_FOUND');
+    return {
+      apiKeyId: row.key_id,
+      kind,
+      signingSecretEnc: row.signing_secret_enc,
+      project: {
+        id: row.project_id,
+        name: row.name!,
+        autoCreateCustomerAtRedemption: row.auto_create!,
+        requireSignature: row.require_signature!,
+      },
+    };
+  }
+}

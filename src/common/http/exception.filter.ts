@@ -1,0 +1,68 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError } from '../errors/domain-error';
+import { ERROR_MESSAGES, ErrorCode } from '../errors/error-codes';
+import { ApiErrorResponse } from '../errors/error-response';
+import { requestIdOf } from './request-id';
+
+/** Framework errors (no route, a guard or pipe of a library) mapped onto our codes by status. */
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'VALIDATION_FAILED',
+  404: 'ROUTE_NOT_FOUND',
+  405: 'ROUTE_NOT_FOUND',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * Every error leaves through here: domain errors with their own code and status, framework
+ * errors by status, and anything else as a bare 500 INTERNAL_ERROR (logged with its stack,
+ * never shown to the caller).
+ */
+@Catch()
+export class GlobalExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const requestId = requestIdOf(req);
+    const error = this.toDomainError(exception, requestId);
+
+    if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+    const body: ApiErrorResponse = {
+      ok: false,
+      requestId,
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.details ? { details: error.details } : {}),
+      },
+    };
+    if (res.headersSent) return;
+    res.status(error.status).json(body);
+  }
+
+  private toDomainError(exception: unknown, requestId: string): DomainError {
+    if (exception instanceof DomainError) return exception;
+    if (exception instanceof HttpException) {
+      const code = CODE_BY_STATUS[exception.getStatus()];
+      if (code) {
+        const message = code === 'ROUTE_NOT_FOUND' ? ERROR_MESSAGES.ROUTE_NOT_FOUND : exception.message;
+        return new DomainError(code, message);
+      }
+      if (exception.getStatus() < 500) {
+        this.logger.warn({ requestId, status: exception.getStatus(), msg: exception.message }, 'Unmapped HTTP error');
+      }
+    }
+    this.logger.error(
+      { requestId, err: exception instanceof Error ? { name: exception.name, message: exception.message, stack: exception.stack } : String(exception) },
+      'Unhandled error',
+    );
+    return new DomainError('INTERNAL_ERROR');
+  }
+}
+

@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+const ACCEPTED = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Keeps an acceptable incoming `X-Request-Id`, otherwise makes one (product.md 2). */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  const value = Array.isArray(incoming) ? incoming[0] : incoming;
+  return value && ACCEPTED.test(value) ? value : randomUUID();
+}
+
+/** First middleware of the app: every response, errors included, carries the id. */
+export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
+  const id = requestIdFor(req.headers['x-request-id']);
+  (req as Request & { id: string }).id = id;
+  res.setHeader(REQUEST_ID_HEADER, id);
+  next();
+}
+
+export const requestIdOf = (req: Request): string => (req as Request & { id?: string }).id ?? 'unknown';

@@ -1,0 +1,37 @@
+import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { DomainError } from '../errors/domain-error';
+import { ErrorDetail } from '../errors/error-codes';
+
+/** Flattens class-validator's tree into `[{ field: 'customer.value', message }]`. */
+export function flattenValidationErrors(errors: ValidationError[], parent = ''): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  for (const error of errors) {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    for (const constraint of Object.keys(error.constraints ?? {})) {
+      let message = error.constraints![constraint];
+      if (constraint === 'whitelistValidation') message = `${field} is not a known field`;
+      out.push({ field, message });
+    }
+    if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
+  }
+  return out;
+}
+
+/**
+ * One pipe for every body, query and path value: unknown fields refused, values converted to
+ * their declared types, failures as 400 VALIDATION_FAILED with `details`.
+ */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    transformOptions: { enableImplicitConversion: false },
+    stopAtFirstError: false,
+    exceptionFactory: (errors) => {
+      const details = flattenValidationErrors(errors);
+      const summary = details.length === 1 ? details[0].message : `${details.length} fields are not valid`;
+      return new DomainError('VALIDATION_FAILED', summary, details);
+    },
+  });
+}

@@ -1,0 +1,33 @@
+import { join } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+
+export interface DatabaseSettings {
+  url: string;
+  poolSize?: number;
+  logging?: boolean;
+}
+
+/**
+ * The one place that describes the connection: used by the Nest TypeORM module, by the
+ * migration CLI (`ormconfig.ts`), by the start-up migrator and by the tests.
+ * Entities and migrations are found by glob so that compiled (`dist/`) and TypeScript
+ * (`ts-node`, Jest) runs share it.
+ */
+export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  const ext = __filename.endsWith('.ts') ? 'ts' : 'js';
+  return {
+    type: 'postgres',
+    url: settings.url,
+    entities: [join(__dirname, '..', `**/*.entity.${ext}`)],
+    migrations: [join(__dirname, 'migrations', `*.${ext}`)],
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: settings.logging ? ['query', 'error'] : ['error'],
+    extra: {
+      max: settings.poolSize ?? 10,
+      connectionTimeoutMillis: 10000,
+      application_name: 'subscription-service',
+    },
+  };
+}

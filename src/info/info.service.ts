@@ -1,0 +1,66 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import type { CallerProject } from '../auth/caller';
+import { AppConfig } from '../config/app-config';
+import { REQUEST_ID_HEADER } from '../common/http/request-id';
+import { PrivateInfo, ProjectSummary, PublicInfo } from './info.dto';
+import { RouteCatalog } from './route-catalog.service';
+
+export const PRIVATE_PREFIX = '/api/private/v1';
+export const PUBLIC_PREFIX = '/api/public/v1';
+export const SIGNATURE_HEADERS = {
+  timestamp: 'X-Service-Timestamp',
+  nonce: 'X-Service-Nonce',
+  signature: 'X-Service-Signature',
+} as const;
+
+@Injectable()
+export class InfoService {
+  constructor(
+    private readonly routes: RouteCatalog,
+    private readonly config: AppConfig,
+  ) {}
+
+  privateInfo(project: CallerProject, req: Request): PrivateInfo {
+    return {
+      project: summary(project),
+      api: {
+        version: 'v1',
+        baseUrl: this.baseUrl(req) + PRIVATE_PREFIX,
+        authScheme: 'Bearer',
+        authHeader: 'Authorization',
+        requestIdHeader: REQUEST_ID_HEADER,
+        idempotencyHeader: 'Idempotency-Key',
+      },
+      endpoints: this.routes.endpointsUnder(PRIVATE_PREFIX),
+    };
+  }
+
+  publicInfo(project: CallerProject, req: Request): PublicInfo {
+    return {
+      project: summary(project),
+      api: {
+        version: 'v1',
+        baseUrl: this.baseUrl(req) + PUBLIC_PREFIX,
+        projectKeyHeader: 'X-Service-Key',
+        customerAuthHeader: 'Authorization',
+        requestIdHeader: REQUEST_ID_HEADER,
+        signatureHeaders: { ...SIGNATURE_HEADERS },
+      },
+      endpoints: this.routes.endpointsUnder(PUBLIC_PREFIX),
+    };
+  }
+
+  /** `PUBLIC_BASE_URL` when set, else the address the caller used (honouring `trust proxy`). */
+  private baseUrl(req: Request): string {
+    const configured = this.config.get('PUBLIC_BASE_URL');
+    if (configured) return configured.replace(/\/+$/, '');
+    return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  }
+}
+
+const summary = (p: CallerProject): ProjectSummary => ({
+  id: p.id,
+  name: p.name,
+  autoCreateCustomerAtRedemption: p.autoCreateCustomerAtRedemption,
+});

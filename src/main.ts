@@ -1,0 +1,59 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { configureApp } from './configure-app';
+import { validateEnv } from './config/env';
+import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
+import { migrateWithLock } from './database/migrator';
+import { seedDemoProject } from './demo/demo-seed';
+
+const DATA_DIR = '.data';
+const say = (msg: string) => process.stdout.write(JSON.stringify({ level: 30, time: Date.now(), msg }) + '\n');
+
+async function bootstrap(): Promise<void> {
+  let embedded: EmbeddedDatabase | undefined;
+  if (!process.env.DATABASE_URL) {
+    say(`DATABASE_URL is not set: starting an embedded PostgreSQL with its data under ${DATA_DIR}/`);
+    embedded = await startEmbeddedPostgres(DATA_DIR, say);
+    process.env.DATABASE_URL = embedded.url;
+    process.env.EMBEDDED_DATABASE = 'true';
+    process.env.SECRET_ENCRYPTION_KEY ??= embeddedSecretKey(DATA_DIR);
+  }
+  const stopEmbedded = async () => {
+    if (embedded) await embedded.stop().catch(() => undefined);
+    embedded = undefined;
+  };
+
+  try {
+    const env = validateEnv(process.env);
+    if (env.DB_MIGRATE_ON_START) await migrateWithLock(env.DATABASE_URL, say);
+
+    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), {
+      bodyParser: false,
+      bufferLogs: true,
+    });
+    app.useLogger(app.get(Logger));
+    configureApp(app);
+    app.enableShutdownHooks();
+    const close = app.close.bind(app);
+    app.close = async () => {
+      await close();
+      await stopEmbedded();
+    };
+
+    await app.listen(env.PORT, env.HOST);
+    const url = `http://localhost:${env.PORT}`;
+    say(`listening on ${env.HOST}:${env.PORT}; API docs at ${url}/docs`);
+    if (env.EMBEDDED_DATABASE) await seedDemoProject(app, url);
+  } catch (error) {
+    await stopEmbedded();
+    throw error;
+  }
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`Start-up failed: ${error instanceof Error ? error.message : JSON.stringify(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,69 @@
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import type { ApiKeyKind } from '../entities/api-key.entity';
+
+export class CreateProjectDto {
+  @ApiProperty({ example: 'Acme Notes', minLength: 1, maxLength: 200 })
+  @IsString() @MinLength(1) @MaxLength(200)
+  name: string;
+
+  @ApiPropertyOptional({ default: false, description: 'Whether redemption may create a missing customer.' })
+  @IsOptional() @IsBoolean()
+  autoCreateCustomerAtRedemption?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'Whether public requests must be signed.' })
+  @IsOptional() @IsBoolean()
+  requireSignature?: boolean;
+}
+
+export class UpdateProjectDto extends PartialType(CreateProjectDto) {}
+
+export class ProjectView {
+  @ApiProperty({ example: 'prj_k3v7q2m9x4t6b8n5c1zd' }) id: string;
+  @ApiProperty({ example: 'Acme Notes' }) name: string;
+  @ApiProperty({ example: false }) autoCreateCustomerAtRedemption: boolean;
+  @ApiProperty({ example: false }) requireSignature: boolean;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
+}
+
+export class CreateApiKeyDto {
+  @ApiProperty({ enum: ['private', 'public'], example: 'private' })
+  @IsIn(['private', 'public'])
+  kind: ApiKeyKind;
+
+  @ApiPropertyOptional({ example: 'backend', maxLength: 100 })
+  @IsOptional() @IsString() @MaxLength(100)
+  name?: string;
+}
+
+export class UpdateApiKeyDto {
+  @ApiPropertyOptional({ example: false })
+  @IsOptional() @IsBoolean()
+  enabled?: boolean;
+
+  @ApiPropertyOptional({ example: 'backend (old)', maxLength: 100 })
+  @IsOptional() @IsString() @MaxLength(100)
+  name?: string;
+}
+
+export class ApiKeyView {
+  @ApiProperty({ example: 1 }) id: number;
+  @ApiProperty({ enum: ['private', 'public'] }) kind: ApiKeyKind;
+  @ApiProperty({ example: 'backend', nullable: true, type: String }) name: string | null;
+  @ApiProperty({ example: 'sk_Xy12ab', description: 'First characters of the key.' }) prefix: string;
+  @ApiProperty({ example: true }) enabled: boolean;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
+}
+
+export class CreatedApiKeyView extends ApiKeyView {
+  @ApiProperty({ example: 'sk_' + 'x'.repeat(40), description: 'The key itself, shown this once.' })
+  key: string;
+
+  @ApiPropertyOptional({ example: 'ss_' + 'x'.repeat(40), description: 'Public keys only: the signing secret, shown this once.' })
+  signingSecret?: string;
+}
+
+export class SuccessView {
+  @ApiProperty({ example: true }) success: true;
+}

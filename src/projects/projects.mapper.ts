@@ -1,0 +1,21 @@
+import type { ApiKeyView, ProjectView } from './dto/project.dto';
+import type { ApiKey } from './entities/api-key.entity';
+import type { Project } from './entities/project.entity';
+
+export const toProjectView = (p: Project): ProjectView => ({
+  id: p.id,
+  name: p.name,
+  autoCreateCustomerAtRedemption: p.autoCreateCustomerAtRedemption,
+  requireSignature: p.requireSignature,
+  createdAt: p.createdAt.toISOString(),
+  updatedAt: p.updatedAt.toISOString(),
+});
+
+export const toApiKeyView = (k: ApiKey): ApiKeyView => ({
+  id: k.id,
+  kind: k.kind,
+  name: k.name,
+  prefix: k.prefix,
+  enabled: k.enabled,
+  createdAt: k.createdAt.toISOString(),
+});

@@ -1,0 +1,318 @@
+import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { expressRoutes } from './support/routes';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+
+function expectError(res: { status: number; body: any; headers: Record<string, string> }, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.body).toEqual({
+    ok: false,
+    requestId: res.headers['x-request-id'],
+    error: expect.objectContaining({ code, message: expect.any(String) }),
+  });
+}
+
+describe('foundation: envelope, errors, keys, info, admin', () => {
+  let t: TestApp;
+  let project: TestProject;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    project = await t.createProject({ name: 'Acme', autoCreateCustomerAtRedemption: true });
+  });
+  afterAll(() => t.close());
+
+  describe('private key guard', () => {
+    it('answers the private info with the enveloped project summary', async () => {
+      const res = await t.http.get('/api/private/v1/info').set(bearer(project.privateKey)).expect(200);
+      expect(res.body.ok).toBe(true);
+      expect(res.body.requestId).toBe(res.headers['x-request-id']);
+      expect(res.body.data.project).toEqual({ id: project.id, name: 'Acme', autoCreateCustomerAtRedemption: true });
+      expect(res.body.data.api).toEqual({
+        version: 'v1',
+        baseUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/api\/private\/v1$/),
+        authScheme: 'Bearer',
+        authHeader: 'Authorization',
+        requestIdHeader: 'X-Request-Id',
+        idempotencyHeader: 'Idempotency-Key',
+      });
+    });
+
+    it.each([
+      ['missing', undefined],
+      ['not a bearer', `Basic ${'x'.repeat(10)}`],
+      ['malformed', 'Bearer sk_short'],
+      ['unknown', `Bearer sk_${'A'.repeat(40)}`],
+    ])('401 INVALID_API_KEY for a %s key', async (_, header) => {
+      const req = t.http.get('/api/private/v1/info');
+      if (header) req.set('Authorization', header);
+      expectError(await req, 401, 'INVALID_API_KEY');
+    });
+
+    it('401 for a public key used as a private one', async () => {
+      expectError(await t.http.get('/api/private/v1/info').set(bearer(project.publicKey)), 401, 'INVALID_API_KEY');
+    });
+
+    it('403 API_KEY_DISABLED for a disabled key, and back to 200 once enabled', async () => {
+      const p = await t.createProject();
+      const path = `/api/admin/v1/projects/${p.id}/keys/${p.privateKeyId}`;
+      await t.http.patch(path).set(admin).send({ enabled: false }).expect(200);
+      expectError(await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)), 403, 'API_KEY_DISABLED');
+      await t.http.patch(path).set(admin).send({ enabled: true }).expect(200);
+      await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)).expect(200);
+    });
+
+    it('404 PROJECT_NOT_FOUND once the project is deleted', async () => {
+      const p = await t.createProject();
+      const deleted = await t.http.delete(`/api/admin/v1/projects/${p.id}`).set(admin).expect(200);
+      expect(deleted.body.data).toEqual({ success: true });
+      expectError(await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)), 404, 'PROJECT_NOT_FOUND');
+      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey), 404, 'PROJECT_NOT_FOUND');
+      expectError(await t.http.get(`/api/admin/v1/projects/${p.id}`).set(admin), 404, 'PROJECT_NOT_FOUND');
+    });
+  });
+
+  describe('public key guard and public info', () => {
+    it('answers the public info', async () => {
+      const res = await t.http.get('/api/public/v1/info').set('X-Service-Key', project.publicKey).expect(200);
+      expect(res.body.data.project).toEqual({ id: project.id, name: 'Acme', autoCreateCustomerAtRedemption: true });
+      expect(res.body.data.api).toEqual({
+        version: 'v1',
+        baseUrl: expect.stringMatching(/\/api\/public\/v1$/),
+        projectKeyHeader: 'X-Service-Key',
+        customerAuthHeader: 'Authorization',
+        requestIdHeader: 'X-Request-Id',
+        signatureHeaders: { timestamp: 'X-Service-Timestamp', nonce: 'X-Service-Nonce', signature: 'X-Service-Signature' },
+      });
+    });
+
+    it('401 for a missing, private or unknown public key', async () => {
+      expectError(await t.http.get('/api/public/v1/info'), 401, 'INVALID_API_KEY');
+      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', project.privateKey), 401, 'INVALID_API_KEY');
+      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', `pk_${'z'.repeat(40)}`), 401, 'INVALID_API_KEY');
+    });
+
+    it('403 for a disabled public key', async () => {
+      const p = await t.createProject();
+      await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${p.publicKeyId}`).set(admin).send({ enabled: false }).expect(200);
+      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey), 403, 'API_KEY_DISABLED');
+    });
+  });
+
+  describe('endpoint lists', () => {
+    it('list exactly the routes the application serves under each prefix', async () => {
+      const priv = await t.http.get('/api/private/v1/info').set(bearer(project.privateKey)).expect(200);
+      const pub = await t.http.get('/api/public/v1/info').set('X-Service-Key', project.publicKey).expect(200);
+      expect([...priv.body.data.endpoints].sort()).toEqual(expressRoutes(t.app, '/api/private/v1'));
+      expect([...pub.body.data.endpoints].sort()).toEqual(expressRoutes(t.app, '/api/public/v1'));
+      expect(priv.body.data.endpoints).toContain('GET /api/private/v1/info');
+      expect(pub.body.data.endpoints).toContain('GET /api/public/v1/info');
+      expect(priv.body.data.endpoints.every((e: string) => /^[A-Z]+ \/api\/private\/v1(\/|$)/.test(e))).toBe(true);
+    });
+  });
+
+  describe('request id', () => {
+    it('keeps an acceptable incoming id, on success and on error', async () => {
+      const ok = await t.http.get('/api/private/v1/info').set(bearer(project.privateKey)).set('X-Request-Id', 'trace:abc-1.2_3');
+      expect(ok.headers['x-request-id']).toBe('trace:abc-1.2_3');
+      expect(ok.body.requestId).toBe('trace:abc-1.2_3');
+      const err = await t.http.get('/api/private/v1/info').set('X-Request-Id', 'client-42');
+      expect(err.headers['x-request-id']).toBe('client-42');
+      expect(err.body.requestId).toBe('client-42');
+    });
+
+    it.each([['with spaces'], ['x'.repeat(129)], ['bad/slash']])('replaces an unacceptable id (%s)', async (id) => {
+      const res = await t.http.get('/healthz').set('X-Request-Id', id);
+      expect(res.headers['x-request-id']).toMatch(UUID);
+      expect(res.body.requestId).toBe(res.headers['x-request-id']);
+    });
+
+    it('generates one when none is sent', async () => {
+      const res = await t.http.get('/healthz').expect(200);
+      expect(res.headers['x-request-id']).toMatch(UUID);
+    });
+  });
+
+  describe('error envelope for bad requests', () => {
+    it('404 ROUTE_NOT_FOUND for an unknown path and for an unknown method', async () => {
+      expectError(await t.http.get('/api/private/v1/nothing-here').set(bearer(project.privateKey)), 404, 'ROUTE_NOT_FOUND');
+      expectError(await t.http.delete('/api/private/v1/info').set(bearer(project.privateKey)), 404, 'ROUTE_NOT_FOUND');
+    });
+
+    it('400 MALFORMED_JSON for a body that is not JSON', async () => {
+      const res = await t.http
+        .post('/api/admin/v1/projects')
+        .set(admin)
+        .set('Content-Type', 'application/json')
+        .send('{"name": ');
+      expectError(res, 400, 'MALFORMED_JSON');
+    });
+
+    it('415 UNSUPPORTED_MEDIA_TYPE for a body that is not application/json', async () => {
+      const res = await t.http.post('/api/admin/v1/projects').set(admin).set('Content-Type', 'text/plain').send('name=x');
+      expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    it('413 PAYLOAD_TOO_LARGE for a body over 1 MiB, and accepts one just under', async () => {
+      const big = { name: 'x', pad: 'y'.repeat(1024 * 1024) };
+      expectError(await t.http.post('/api/admin/v1/projects').set(admin).send(big), 413, 'PAYLOAD_TOO_LARGE');
+      const small = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'x', pad: 'y'.repeat(1000) });
+      expectError(small, 400, 'VALIDATION_FAILED'); // parsed, then refused for the unknown field
+      expect(small.body.error.details).toEqual([{ field: 'pad', message: 'pad is not a known field' }]);
+    });
+
+    it('400 VALIDATION_FAILED with details', async () => {
+      const res = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: '', requireSignature: 'yes' });
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details).toEqual(
+        expect.arrayContaining([
+          { field: 'name', message: expect.any(String) },
+          { field: 'requireSignature', message: expect.any(String) },
+        ]),
+      );
+    });
+
+    it('500 INTERNAL_ERROR without internals when something unexpected fails', async () => {
+      const p = await t.createProject();
+      // Break the data under the service: a NULL name violates what the code expects of a project.
+      await t.dataSource.query('ALTER TABLE projects ALTER COLUMN name DROP NOT NULL');
+      try {
+        await t.dataSource.query('UPDATE projects SET name = NULL WHERE id = $1', [p.id]);
+        await t.dataSource.query('ALTER TABLE api_keys RENAME COLUMN prefix TO prefix_gone');
+        const res = await t.http.get(`/api/admin/v1/projects/${p.id}/keys`).set(admin);
+        expectError(res, 500, 'INTERNAL_ERROR');
+        expect(JSON.stringify(res.body)).not.toMatch(/prefix|column|SELECT|at \w+ \(/i);
+      } finally {
+        await t.dataSource.query('ALTER TABLE api_keys RENAME COLUMN prefix_gone TO prefix');
+        await t.dataSource.query(`UPDATE projects SET name = 'restored' WHERE name IS NULL`);
+        await t.dataSource.query('ALTER TABLE projects ALTER COLUMN name SET NOT NULL');
+      }
+    });
+  });
+
+  describe('admin interface', () => {
+    it('401 INVALID_ADMIN_TOKEN without the token or with a wrong one, on every route', async () => {
+      const routes: Array<[string, string]> = [
+        ['post', '/api/admin/v1/projects'],
+        ['get', '/api/admin/v1/projects'],
+        ['get', `/api/admin/v1/projects/${project.id}`],
+        ['patch', `/api/admin/v1/projects/${project.id}`],
+        ['delete', `/api/admin/v1/projects/${project.id}`],
+        ['post', `/api/admin/v1/projects/${project.id}/keys`],
+        ['get', `/api/admin/v1/projects/${project.id}/keys`],
+        ['patch', `/api/admin/v1/projects/${project.id}/keys/1`],
+        ['delete', `/api/admin/v1/projects/${project.id}/keys/1`],
+      ];
+      for (const [method, path] of routes) {
+        const call = (t.http as any)[method](path);
+        expectError(await call, 401, 'INVALID_ADMIN_TOKEN');
+        expectError(await (t.http as any)[method](path).set('Authorization', 'Bearer wrong-token-xxxxxxxxxxxx'), 401, 'INVALID_ADMIN_TOKEN');
+        expectError(await (t.http as any)[method](path).set(bearer(project.privateKey)), 401, 'INVALID_ADMIN_TOKEN');
+      }
+      // and nothing was changed by those calls
+      await t.http.get(`/api/admin/v1/projects/${project.id}`).set(admin).expect(200);
+    });
+
+    it('creates, lists, reads and updates projects', async () => {
+      const created = await t.http
+        .post('/api/admin/v1/projects')
+        .set(admin)
+        .send({ name: 'Listed one', requireSignature: true })
+        .expect(201);
+      const p = created.body.data;
+      expect(p).toEqual({
+        id: expect.stringMatching(/^prj_[a-z2-7]{20}$/),
+        name: 'Listed one',
+        autoCreateCustomerAtRedemption: false,
+        requireSignature: true,
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        updatedAt: expect.any(String),
+      });
+      const list = await t.http.get('/api/admin/v1/projects?search=listed&pageSize=5').set(admin).expect(200);
+      expect(list.body.data).toEqual({ data: [p], total: 1, page: 1, pageSize: 5, totalPages: 1 });
+      const read = await t.http.get(`/api/admin/v1/projects/${p.id}`).set(admin).expect(200);
+      expect(read.body.data).toEqual(p);
+      const patched = await t.http
+        .patch(`/api/admin/v1/projects/${p.id}`)
+        .set(admin)
+        .send({ name: 'Renamed', autoCreateCustomerAtRedemption: true })
+        .expect(200);
+      expect(patched.body.data).toMatchObject({ name: 'Renamed', autoCreateCustomerAtRedemption: true, requireSignature: true });
+      expectError(await t.http.get('/api/admin/v1/projects/prj_doesnotexist').set(admin), 404, 'PROJECT_NOT_FOUND');
+    });
+
+    it('creates keys shown once, lists them without secrets, and deletes them', async () => {
+      const p = (await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'Keys' }).expect(201)).body.data;
+      const sk = (await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private', name: 'be' }).expect(201)).body.data;
+      const pk = (await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'public' }).expect(201)).body.data;
+      expect(sk).toEqual({
+        id: expect.any(Number),
+        kind: 'private',
+        name: 'be',
+        prefix: sk.key.slice(0, 8),
+        enabled: true,
+        createdAt: expect.any(String),
+        key: expect.stringMatching(/^sk_[A-Za-z0-9]{40}$/),
+      });
+      expect(pk.key).toMatch(/^pk_[A-Za-z0-9]{40}$/);
+      expect(pk.signingSecret).toMatch(/^ss_[A-Za-z0-9]{40}$/);
+
+      const list = await t.http.get(`/api/admin/v1/projects/${p.id}/keys`).set(admin).expect(200);
+      expect(list.body.data).toHaveLength(2);
+      const text = JSON.stringify(list.body);
+      expect(text).not.toContain(sk.key);
+      expect(text).not.toContain(pk.key);
+      expect(text).not.toContain(pk.signingSecret);
+
+      // stored as hashes and ciphertext only
+      const rows = await t.dataSource.query('SELECT key_hash, signing_secret_enc FROM api_keys WHERE project_id = $1', [p.id]);
+      expect(JSON.stringify(rows)).not.toContain(sk.key.slice(3));
+      expect(JSON.stringify(rows)).not.toContain(pk.signingSecret.slice(3));
+
+      await t.http.delete(`/api/admin/v1/projects/${p.id}/keys/${sk.id}`).set(admin).expect(200);
+      expectError(await t.http.get('/api/private/v1/info').set(bearer(sk.key)), 401, 'INVALID_API_KEY');
+      expectError(await t.http.delete(`/api/admin/v1/projects/${p.id}/keys/${sk.id}`).set(admin), 404, 'API_KEY_NOT_FOUND');
+      // a key id of another project is not found through this project
+      expectError(await t.http.patch(`/api/admin/v1/projects/${project.id}/keys/${pk.id}`).set(admin).send({ enabled: false }), 404, 'API_KEY_NOT_FOUND');
+      expectError(await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'secret' }), 400, 'VALIDATION_FAILED');
+      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/abc`).set(admin).send({}), 400, 'VALIDATION_FAILED');
+    });
+
+    it('rejects out-of-range paging', async () => {
+      for (const q of ['page=0', 'pageSize=0', 'pageSize=101', 'page=1.5', 'page=abc']) {
+        expectError(await t.http.get(`/api/admin/v1/projects?${q}`).set(admin), 400, 'VALIDATION_FAILED');
+      }
+    });
+  });
+
+  describe('health and docs', () => {
+    it('answers liveness and readiness without keys', async () => {
+      await t.http.get('/healthz').expect(200);
+      const ready = await t.http.get('/readyz').expect(200);
+      expect(ready.body.data.info).toEqual({ database: { status: 'up' }, migrations: { status: 'up' } });
+    });
+
+    it('serves the OpenAPI document with the three security schemes and the error schema', async () => {
+      const res = await t.http.get('/docs-json').expect(200);
+      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['adminToken', 'privateKey', 'publicKey']);
+      expect(res.body.components.schemas.ApiErrorResponse).toBeDefined();
+      const info = res.body.paths['/api/private/v1/info'].get;
+      expect(info.security).toEqual([{ privateKey: [] }]);
+      expect(Object.keys(info.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+    });
+  });
+});
+
+describe('admin interface without ADMIN_TOKEN', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ ADMIN_TOKEN: '' });
+  });
+  afterAll(() => t.close());
+
+  it('does not exist: 404 ROUTE_NOT_FOUND', async () => {
+    const res = await t.http.get('/api/admin/v1/projects').set(admin);
+    expectError(res, 404, 'ROUTE_NOT_FOUND');
+  });
+});

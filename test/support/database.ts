@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { migrateWithLock } from '../../src/database/migrator';
+
+const adminUrl = () => {
+  const url = process.env.TEST_ADMIN_DATABASE_URL;
+  if (!url) throw new Error('TEST_ADMIN_DATABASE_URL is not set: run the tests through jest (globalSetup)');
+  return url;
+};
+
+export const databaseUrl = (name: string) => {
+  const url = new URL(adminUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+async function withAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: adminUrl() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The migrated template of this run, made once (under an advisory lock) and cloned per file. */
+async function ensureTemplate(): Promise<string> {
+  const name = `tpl_${process.env.TEST_RUN_ID}`;
+  await withAdmin(async (client) => {
+    await client.query('SELECT pg_advisory_lock(4242)');
+    try {
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (found.rowCount === 0) {
+        await client.query(`CREATE DATABASE "${name}"`);
+        await migrateWithLock(databaseUrl(name));
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(4242)');
+    }
+  });
+  return name;
+}
+
+/** A fresh, fully migrated database for one test file. */
+export async function createTestDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const template = await ensureTemplate();
+  const name = `t_${process.env.TEST_RUN_ID}_${randomBytes(4).toString('hex')}`;
+  await withAdmin((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+  };
+}
+
+/** An empty database (no migrations), for the migration tests. */
+export async function createEmptyDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const name = `e_${process.env.TEST_RUN_ID}_${randomBytes(4).toString('hex')}`;
+  await withAdmin((client) => client.query(`CREATE DATABASE "${name}"`));
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+  };
+}
