@@ -9,6 +9,12 @@ import { buildDataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { InfoModule } from './info/info.module';
 import { ProjectsModule } from './projects/projects.module';
+import { PlansModule } from './plans/plans.module';
+import { CodesModule } from './codes/codes.module';
+import { CustomersModule } from './customers/customers.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
+import { RedemptionsModule } from './redemptions/redemptions.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { loggerOptions } from './common/http/logging';
 import { jsonBodyMiddleware } from './common/http/body-parser';
 
@@ -38,6 +44,12 @@ export class AppModule implements NestModule {
         }),
         AuthModule,
         ProjectsModule,
+        IdempotencyModule,
+        PlansModule,
+        CustomersModule,
+        SubscriptionsModule,
+        CodesModule,
+        RedemptionsModule,
         InfoModule,
         HealthModule,
       ],

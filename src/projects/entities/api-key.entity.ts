@@ -1,16 +1,22 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Project } from './project.entity';
 
 export type ApiKeyKind = 'private' | 'public';
 
 /** A project's key. Only the SHA-256 of the key is stored; a public key's signing secret is encrypted. */
 @Entity({ name: 'api_keys' })
 @Index('api_keys_project_idx', ['projectId'])
+@Check('api_keys_kind_chk', `"kind" IN ('private', 'public')`)
 export class ApiKey {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;
 
   @Column({ name: 'project_id', type: 'varchar', length: 24 })
   projectId: string;
+
+  @ManyToOne(() => Project, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'project_id', foreignKeyConstraintName: 'api_keys_project_fk' })
+  project?: Project;
 
   @Column({ type: 'varchar', length: 16 })
   kind: ApiKeyKind;

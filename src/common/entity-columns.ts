@@ -1,0 +1,11 @@
+import { CreateDateColumn, UpdateDateColumn, ValueTransformer } from 'typeorm';
+
+/** Timestamps are UTC with milliseconds (interface.md: ISO 8601 with milliseconds). */
+export const CreatedAt = () => CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 });
+export const UpdatedAt = () => UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 });
+
+/** `numeric` comes back from pg as a string; the service works with numbers. */
+export const numericTransformer: ValueTransformer = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | null) => (value === null ? null : Number(value)),
+};

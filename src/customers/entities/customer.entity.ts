@@ -1,0 +1,38 @@
+import { Column, Entity, Index, OneToMany, PrimaryGeneratedColumn } from 'typeorm';
+import { CreatedAt, UpdatedAt } from '../../common/entity-columns';
+import { CustomerCredential } from './customer-credential.entity';
+import { CustomerIdentifier } from './customer-identifier.entity';
+
+@Entity({ name: 'customers' })
+@Index('customers_project_id_idx', ['projectId', 'id'])
+// unique per project, compared case-insensitively: UNIQUE (project_id, lower(username)), in the migration
+@Index('customers_project_username_uq', { synchronize: false })
+@Index('customers_username_trgm_idx', { synchronize: false })
+export class Customer {
+  @PrimaryGeneratedColumn({ type: 'int' })
+  id: number;
+
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  username: string;
+
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  temporary: boolean;
+
+  @CreatedAt()
+  createdAt: Date;
+
+  @UpdatedAt()
+  updatedAt: Date;
+
+  @OneToMany(() => CustomerIdentifier, (i) => i.customer)
+  identifiers?: CustomerIdentifier[];
+
+  @OneToMany(() => CustomerCredential, (c) => c.customer)
+  credentials?: CustomerCredential[];
+}

@@ -1,0 +1,43 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { CreatedAt, numericTransformer, UpdatedAt } from '../../common/entity-columns';
+import { Feature } from './feature.entity';
+import { Plan } from './plan.entity';
+
+@Entity({ name: 'quotas' })
+@Index('quotas_plan_feature_uq', ['planId', 'featureId'], { unique: true })
+@Index('quotas_feature_idx', ['featureId'])
+export class Quota {
+  @PrimaryGeneratedColumn({ type: 'int' })
+  id: number;
+
+  @Column({ name: 'plan_id', type: 'int' })
+  planId: number;
+
+  @ManyToOne(() => Plan, (p) => p.quotas, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'plan_id', foreignKeyConstraintName: 'quotas_plan_fk' })
+  plan?: Plan;
+
+  @Column({ name: 'feature_id', type: 'int' })
+  featureId: number;
+
+  @ManyToOne(() => Feature, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'feature_id', foreignKeyConstraintName: 'quotas_feature_fk' })
+  feature?: Feature;
+
+  @Column({ name: 'quota_limit', type: 'numeric', precision: 20, scale: 4, transformer: numericTransformer })
+  limit: number;
+
+  /** Higher is consumed first. */
+  @Column({ type: 'int', default: 0 })
+  priority: number;
+
+  /** ISO 8601 duration; null: never resets. */
+  @Column({ name: 'reset_interval', type: 'varchar', length: 32, nullable: true })
+  resetInterval: string | null;
+
+  @CreatedAt()
+  createdAt: Date;
+
+  @UpdatedAt()
+  updatedAt: Date;
+}
