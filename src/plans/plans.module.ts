@@ -1,4 +1,8 @@
 import { Module } from '@nestjs/common';
+import { PlansService } from './plans.service';
 
-@Module({})
+@Module({
+  providers: [PlansService],
+  exports: [PlansService],
+})
 export class PlansModule {}
