@@ -1,4 +1,12 @@
 import { Module } from '@nestjs/common';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { CustomersController } from './customers.controller';
+import { CustomersService } from './customers.service';
 
-@Module({})
+@Module({
+  imports: [SubscriptionsModule],
+  controllers: [CustomersController],
+  providers: [CustomersService],
+  exports: [CustomersService],
+})
 export class CustomersModule {}

@@ -1,4 +1,12 @@
 import { Module } from '@nestjs/common';
+import { PlansModule } from '../plans/plans.module';
+import { CustomerSubscriptionsController } from './subscriptions.controller';
+import { SubscriptionsService } from './subscriptions.service';
 
-@Module({})
+@Module({
+  imports: [PlansModule],
+  controllers: [CustomerSubscriptionsController],
+  providers: [SubscriptionsService],
+  exports: [SubscriptionsService],
+})
 export class SubscriptionsModule {}

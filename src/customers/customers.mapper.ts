@@ -1,0 +1,46 @@
+import type { CustomerListItem, CustomerRecord, IdentifierFullView, IdentifierShortView } from './dto/customer.dto';
+import type { CustomerCredential } from './entities/customer-credential.entity';
+import type { CustomerIdentifier } from './entities/customer-identifier.entity';
+import type { Customer } from './entities/customer.entity';
+
+/**
+ * The representations of interface.md 2.2–2.4 in one place: list items and the create
+ * response carry short identifiers and no credentials; the full record carries both in full.
+ */
+const byId = <T extends { id: number }>(items: T[] = []) => [...items].sort((a, b) => a.id - b.id);
+
+const toIdentifierShort = (i: CustomerIdentifier): IdentifierShortView => ({ id: i.id, type: i.type, value: i.value });
+
+const toIdentifierFull = (i: CustomerIdentifier): IdentifierFullView => ({
+  ...toIdentifierShort(i),
+  readonly: i.readonly,
+  createdAt: i.createdAt.toISOString(),
+  updatedAt: i.updatedAt.toISOString(),
+});
+
+const base = (c: Customer) => ({
+  id: c.id,
+  username: c.username,
+  projectId: c.projectId,
+  enabled: c.enabled,
+  temporary: c.temporary,
+});
+
+export const toCustomerListItem = (c: Customer, identifiers: CustomerIdentifier[]): CustomerListItem => ({
+  ...base(c),
+  identifiers: byId(identifiers).map(toIdentifierShort),
+  createdAt: c.createdAt.toISOString(),
+  updatedAt: c.updatedAt.toISOString(),
+});
+
+export const toCustomerRecord = (
+  c: Customer,
+  identifiers: CustomerIdentifier[],
+  credentials: CustomerCredential[],
+): CustomerRecord => ({
+  ...base(c),
+  createdAt: c.createdAt.toISOString(),
+  updatedAt: c.updatedAt.toISOString(),
+  credentials: byId(credentials).map((cr) => ({ id: cr.id, type: cr.type, createdAt: cr.createdAt.toISOString() })),
+  identifiers: byId(identifiers).map(toIdentifierFull),
+});

@@ -1,0 +1,233 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import * as bcrypt from 'bcrypt';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { randomBase32Lower } from '../common/crypto/random';
+import { DomainError } from '../common/errors/domain-error';
+import { likePattern, Page, PageQueryDto, toPage } from '../common/http/pagination';
+import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { toCustomerListItem, toCustomerRecord } from './customers.mapper';
+import {
+  CreateCustomerDto,
+  CustomerListItem,
+  CustomerRecord,
+  CustomerRefDto,
+  IdentifierInputDto,
+  UpdateCustomerDto,
+} from './dto/customer.dto';
+import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
+import { CustomerIdentifier } from './entities/customer-identifier.entity';
+import { Customer } from './entities/customer.entity';
+
+export interface NewCustomer {
+  username: string;
+  enabled?: boolean;
+  temporary?: boolean;
+  passwordHash?: string;
+  identifiers?: IdentifierInputDto[];
+}
+
+const UNIQUE_ERRORS: Record<string, DomainError['code']> = {
+  customers_project_username_uq: 'USERNAME_TAKEN',
+  customer_identifiers_pair_uq: 'IDENTIFIER_TAKEN',
+};
+
+/** Maps a unique violation onto USERNAME_TAKEN / IDENTIFIER_TAKEN; anything else is rethrown. */
+function mapUniqueViolation(error: unknown): never {
+  const code = isUniqueViolation(error) ? UNIQUE_ERRORS[violatedConstraint(error) ?? ''] : undefined;
+  if (code) throw new DomainError(code);
+  throw error;
+}
+
+function assertDistinctPairs(identifiers: IdentifierInputDto[] = []): void {
+  const seen = new Set<string>();
+  identifiers.forEach((i, index) => {
+    const key = `${i.type}\u0000${i.value}`;
+    if (seen.has(key)) {
+      throw new DomainError('VALIDATION_FAILED', 'identifiers must not repeat a (type, value) pair', [
+        { field: `identifiers.${index}`, message: 'this (type, value) pair is listed twice' },
+      ]);
+    }
+    seen.add(key);
+  });
+}
+
+/** Customers of a project (interface.md 4.1, product.md 3). */
+@Injectable()
+export class CustomersService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  hashPassword(password: string): Promise<string> {
+    return bcrypt.hash(password, this.config.get('BCRYPT_COST'));
+  }
+
+  async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
+    const params: unknown[] = [projectId];
+    let where = 'c.project_id = $1';
+    if (query.search) {
+      params.push(likePattern(query.search));
+      where += ` AND (c.username ILIKE $2 OR c.id IN (
+        SELECT i.customer_id FROM customer_identifiers i WHERE i.project_id = $1 AND i.value ILIKE $2))`;
+    }
+    const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM customers c WHERE ${where}`, params);
+    const ids: Array<{ id: number }> = await this.dataSource.query(
+      `SELECT c.id FROM customers c WHERE ${where} ORDER BY c.id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
+      params,
+    );
+    const customers = await this.loadMany(this.dataSource.manager, ids.map((r) => r.id));
+    return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
+  }
+
+  /** Creates a customer with its free plans (product.md 6, sign-up), in one transaction. */
+  async create(projectId: string, dto: CreateCustomerDto): Promise<CustomerListItem> {
+    assertDistinctPairs(dto.identifiers);
+    const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
+    const customer = await this.dataSource.transaction((em) =>
+      this.createInTransaction(em, projectId, {
+        username: dto.username,
+        enabled: dto.enabled,
+        passwordHash,
+        identifiers: dto.identifiers,
+      }, new Date()),
+    );
+    return toCustomerListItem(customer, customer.identifiers!);
+  }
+
+  /**
+   * The creation itself, inside the caller's transaction: the customer, its mirrored `username`
+   * identifier, extra identifiers, the password credential and the sign-up grants.
+   */
+  async createInTransaction(em: EntityManager, projectId: string, input: NewCustomer, now: Date): Promise<Customer> {
+    try {
+      // a savepoint, so that a unique violation can be reported without aborting the caller's transaction
+      return await em.transaction(async (tx) => {
+        const customer = await tx.save(
+          tx.create(Customer, {
+            projectId,
+            username: input.username,
+            enabled: input.enabled ?? true,
+            temporary: input.temporary ?? false,
+          }),
+        );
+        const identifiers = await tx.save(
+          [{ type: 'username', value: input.username, readonly: true }, ...(input.identifiers ?? []).map((i) => ({ ...i, readonly: false }))].map(
+            (i) => tx.create(CustomerIdentifier, { ...i, projectId, customerId: customer.id }),
+          ),
+        );
+        const credentials = input.passwordHash
+          ? [await tx.save(tx.create(CustomerCredential, { customerId: customer.id, type: CREDENTIAL_PASSWORD, secretHash: input.passwordHash }))]
+          : [];
+        await this.subscriptions.grantSignup(tx, projectId, customer.id, now);
+        return Object.assign(customer, { identifiers, credentials });
+      });
+    } catch (error) {
+      mapUniqueViolation(error);
+    }
+  }
+
+  /** A username for a customer created implicitly: `u_` + 10 lowercase base32 characters. */
+  generatedUsername(): string {
+    return `u_${randomBase32Lower(10)}`;
+  }
+
+  async resolve(projectId: string, ref: CustomerRefDto): Promise<CustomerRecord> {
+    const id = await this.findIdByIdentifier(this.dataSource.manager, projectId, ref);
+    if (id === undefined) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return this.get(projectId, id);
+  }
+
+  /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
+  async findIdByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
+    const rows: Array<{ id: number }> =
+      ref.type === 'username'
+        ? await em.query('SELECT id FROM customers WHERE project_id = $1 AND lower(username) = lower($2)', [projectId, ref.value])
+        : await em.query('SELECT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND type = $2 AND value = $3', [
+            projectId,
+            ref.type,
+            ref.value,
+          ]);
+    return rows[0]?.id;
+  }
+
+  async get(projectId: string, customerId: number): Promise<CustomerRecord> {
+    const [customer] = await this.loadMany(this.dataSource.manager, [customerId], projectId, true);
+    if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
+  }
+
+  async update(projectId: string, customerId: number, dto: UpdateCustomerDto): Promise<CustomerRecord> {
+    assertDistinctPairs(dto.identifiers);
+    const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
+    try {
+      await this.dataSource.transaction(async (em) => {
+        const customer = await this.lock(em, projectId, customerId);
+        if (dto.username !== undefined && dto.username !== customer.username) {
+          customer.username = dto.username;
+          await em.update(CustomerIdentifier, { customerId, type: 'username', readonly: true }, { value: dto.username });
+        }
+        if (dto.enabled !== undefined) customer.enabled = dto.enabled;
+        if (dto.username !== undefined || passwordHash) customer.temporary = false;
+        await em.save(customer);
+        if (passwordHash) await this.setPassword(em, customerId, passwordHash);
+        if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
+      });
+    } catch (error) {
+      mapUniqueViolation(error);
+    }
+    return this.get(projectId, customerId);
+  }
+
+  async remove(projectId: string, customerId: number): Promise<{ success: true }> {
+    // identifiers, credentials, sessions and subscriptions go with it (ON DELETE CASCADE);
+    // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
+    const result = await this.dataSource.manager.delete(Customer, { id: customerId, projectId });
+    if (!result.affected) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return { success: true };
+  }
+
+  /** Locks the customer row for the rest of the transaction: serialises changes to one customer. */
+  async lock(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
+    const customer = await em.findOne(Customer, { where: { id: customerId, projectId }, lock: { mode: 'pessimistic_write' } });
+    if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return customer;
+  }
+
+  private async setPassword(em: EntityManager, customerId: number, secretHash: string): Promise<void> {
+    await em.query(
+      `INSERT INTO customer_credentials (customer_id, type, secret_hash) VALUES ($1, $2, $3)
+       ON CONFLICT (customer_id, type) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, updated_at = now()`,
+      [customerId, CREDENTIAL_PASSWORD, secretHash],
+    );
+  }
+
+  /** Replaces the extra identifiers; pairs that stay keep their id and createdAt (product.md 3). */
+  private async replaceIdentifiers(em: EntityManager, projectId: string, customerId: number, wanted: IdentifierInputDto[]) {
+    const current = await em.find(CustomerIdentifier, { where: { customerId, readonly: false } });
+    const key = (i: { type: string; value: string }) => `${i.type}\u0000${i.value}`;
+    const wantedKeys = new Set(wanted.map(key));
+    const currentKeys = new Set(current.map(key));
+    const gone = current.filter((i) => !wantedKeys.has(key(i))).map((i) => i.id);
+    if (gone.length) await em.delete(CustomerIdentifier, { id: In(gone) });
+    const added = wanted.filter((i) => !currentKeys.has(key(i)));
+    if (added.length) {
+      await em.save(added.map((i) => em.create(CustomerIdentifier, { ...i, projectId, customerId, readonly: false })));
+    }
+  }
+
+  /** Customers by id with their identifiers (and credentials), keeping the order of `ids`. */
+  private async loadMany(em: EntityManager, ids: number[], projectId?: string, withCredentials = false): Promise<Customer[]> {
+    if (ids.length === 0) return [];
+    const customers = await em.find(Customer, {
+      where: projectId ? { id: In(ids), projectId } : { id: In(ids) },
+      relations: withCredentials ? { identifiers: true, credentials: true } : { identifiers: true },
+    });
+    const byId = new Map(customers.map((c) => [c.id, c]));
+    return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
+  }
+}

@@ -1,0 +1,29 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsOptional } from 'class-validator';
+
+/** A window as returned by redemption and activation (interface.md 2.8). */
+export class SubscriptionView {
+  @ApiProperty({ example: 41 }) id: number;
+  @ApiProperty({ example: 3 }) planId: number;
+  @ApiProperty({ example: 'Pro' }) planName: string;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) validFrom: string;
+  @ApiProperty({ example: '2026-01-31T00:00:00.000Z', nullable: true, type: String, description: 'null: permanent' })
+  validTo: string | null;
+}
+
+/** A window as listed for a customer (product.md 6). */
+export class CustomerSubscriptionView extends SubscriptionView {
+  @ApiProperty({ example: 'tier' }) group: string;
+  @ApiProperty({ enum: ['active', 'cancelled'] }) status: 'active' | 'cancelled';
+  @ApiProperty({ enum: ['signup', 'code', 'activation'] }) source: 'signup' | 'code' | 'activation';
+  @ApiProperty({ example: null, nullable: true, type: Number }) codeId: number | null;
+}
+
+export class SubscriptionListQueryDto {
+  @ApiPropertyOptional({ default: false, description: 'Also list ended and cancelled windows, after the live ones.' })
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  history: boolean = false;
+}

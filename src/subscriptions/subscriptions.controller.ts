@@ -1,0 +1,24 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { CallerProject } from '../auth/caller';
+import { CurrentProject } from '../auth/caller';
+import { PrivateApi } from '../auth/decorators';
+import { IdParam } from '../common/http/id-param';
+import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { CustomerSubscriptionView, SubscriptionListQueryDto } from './dto/subscription.dto';
+import { SubscriptionsService } from './subscriptions.service';
+
+@ApiTags('Subscriptions')
+@PrivateApi()
+@Controller('api/private/v1/customers/:customerId/subscriptions')
+export class CustomerSubscriptionsController {
+  constructor(private readonly subscriptions: SubscriptionsService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'A customer\'s subscription windows: live ones first; `history=true` adds ended and cancelled ones' })
+  @ApiEnvelope(CustomerSubscriptionView, { isArray: true })
+  @ApiErrors('CUSTOMER_NOT_FOUND')
+  list(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number, @Query() query: SubscriptionListQueryDto) {
+    return this.subscriptions.listForCustomer(project.id, customerId, query.history);
+  }
+}

@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { DomainError } from '../common/errors/domain-error';
+import { Plan } from '../plans/entities/plan.entity';
+import { PlansService } from '../plans/plans.service';
+import { ChainPlan, ChainWindow, planGrant } from './chain/chain-engine';
+import { CustomerSubscriptionView, SubscriptionView } from './dto/subscription.dto';
+import { Subscription, SubscriptionSource } from './entities/subscription.entity';
+
+export interface GrantInput {
+  projectId: string;
+  customerId: number;
+  plan: Plan;
+  /** ISO 8601 duration; null: permanent. */
+  duration: string | null;
+  source: SubscriptionSource;
+  codeId?: number | null;
+  now: Date;
+}
+
+export interface GrantResult {
+  created: Subscription[];
+  changes: ChainPlan;
+}
+
+interface WindowRow {
+  id: number;
+  source: SubscriptionSource;
+  code_id: number | null;
+  plan_id: number;
+  value: string;
+  valid_from: Date;
+  valid_to: Date | null;
+}
+
+/**
+ * Applies the chain engine's decisions to the database. Every method takes the caller's
+ * EntityManager: it runs inside the caller's transaction, which must already hold the
+ * customer's row lock (that lock is what serialises concurrent grants for one customer).
+ */
+@Injectable()
+export class SubscriptionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly plans: PlansService,
+  ) {}
+
+  async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
+    const rows: WindowRow[] = await em.query(
+      `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, s.valid_from, s.valid_to
+         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+        WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
+          AND (s.valid_to IS NULL OR s.valid_to > $3)`,
+      [input.customerId, input.plan.group, input.now],
+    );
+    const chain: ChainWindow[] = rows.map((r) => ({
+      id: r.id,
+      planId: r.plan_id,
+      planValue: Number(r.value),
+      validFrom: r.valid_from,
+      validTo: r.valid_to,
+    }));
+    const changes = planGrant(chain, { planId: input.plan.id, planValue: input.plan.value, duration: input.duration }, input.now);
+
+    const repo = em.getRepository(Subscription);
+    for (const w of changes.ended) await repo.update({ id: w.id }, { validTo: w.validTo });
+    for (const w of changes.cancelled) await repo.update({ id: w.id }, { status: 'cancelled' });
+    for (const w of changes.moved) await repo.update({ id: w.id }, { validFrom: w.validFrom, validTo: w.validTo });
+    // The granted window comes first; a second one is the permanent tail re-created after it,
+    // which keeps the origin of the tail it replaces.
+    const tail = rows.find((r) => r.valid_to === null);
+    const created = await repo.save(
+      changes.created.map((w, index) =>
+        repo.create({
+          projectId: input.projectId,
+          customerId: input.customerId,
+          planId: w.planId,
+          group: input.plan.group,
+          validFrom: w.validFrom,
+          validTo: w.validTo,
+          status: 'active',
+          source: index === 0 || !tail ? input.source : tail.source,
+          codeId: index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
+        }),
+      ),
+    );
+    return { created, changes };
+  }
+
+  /** Sign-up: every free plan of the project as a permanent grant, in order of id; redundant ones skipped. */
+  async grantSignup(em: EntityManager, projectId: string, customerId: number, now: Date): Promise<Subscription[]> {
+    const created: Subscription[] = [];
+    for (const plan of await this.plans.listFreePlans(projectId, em)) {
+      try {
+        const result = await this.grant(em, { projectId, customerId, plan, duration: null, source: 'signup', now });
+        created.push(...result.created);
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'REDUNDANT_PERMANENT_PURCHASE') continue;
+        throw error;
+      }
+    }
+    return created;
+  }
+
+  /** A customer's windows: live ones first (by start); with `history`, then the ended and cancelled ones. */
+  async listForCustomer(projectId: string, customerId: number, history: boolean): Promise<CustomerSubscriptionView[]> {
+    const exists = await this.dataSource.query('SELECT 1 FROM customers WHERE id = $1 AND project_id = $2', [customerId, projectId]);
+    if (exists.length === 0) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const qb = this.dataSource
+      .getRepository(Subscription)
+      .createQueryBuilder('s')
+      .innerJoinAndSelect('s.plan', 'p')
+      .where('s.customer_id = :customerId AND s.project_id = :projectId', { customerId, projectId })
+      .addSelect(`CASE WHEN s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now()) THEN 0 ELSE 1 END`, 'ended')
+      .orderBy('ended', 'ASC')
+      .addOrderBy('s.valid_from', 'ASC')
+      .addOrderBy('s.id', 'ASC');
+    if (!history) qb.andWhere(`s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now())`);
+    const rows = await qb.getMany();
+    return rows.map((s) => toCustomerSubscriptionView(s, s.plan!));
+  }
+
+  /** Plan names for a set of windows, in one query. */
+  async views(em: EntityManager, subscriptions: Subscription[]): Promise<SubscriptionView[]> {
+    const ids = [...new Set(subscriptions.map((s) => s.planId))];
+    const plans = ids.length ? await em.find(Plan, { where: { id: In(ids) } }) : [];
+    const byId = new Map(plans.map((p) => [p.id, p]));
+    return subscriptions.map((s) => toSubscriptionView(s, byId.get(s.planId)!));
+  }
+}
+
+export const toSubscriptionView = (s: Subscription, plan: Plan): SubscriptionView => ({
+  id: s.id,
+  planId: s.planId,
+  planName: plan.name,
+  validFrom: s.validFrom.toISOString(),
+  validTo: s.validTo ? s.validTo.toISOString() : null,
+});
+
+export const toCustomerSubscriptionView = (s: Subscription, plan: Plan): CustomerSubscriptionView => ({
+  ...toSubscriptionView(s, plan),
+  group: s.group,
+  status: s.status,
+  source: s.source,
+  codeId: s.codeId,
+});
