@@ -225,23 +225,20 @@ describe('planGrant: timed grants', () => {
     expectCode([win(FREE, day(-1), null)], timed(FREE, 'P7D'), 'PERMANENT_TAIL_CONFLICT');
   });
 
-  it('a window that starts exactly now is in effect: it ends now rather than being cancelled', () => {
+  it('a window that starts exactly now has not started: it is cancelled, never left as an empty window', () => {
     const basic = win(BASIC, NOW, day(10));
     const result = plan([basic], timed(PRO, 'P1D'));
-    expect(result.ended).toEqual([{ id: basic.id, planId: BASIC.id, validFrom: NOW, validTo: NOW }]);
-    expect(result.cancelled).toEqual([]);
+    expect(result.ended).toEqual([]);
+    expect(result.cancelled).toEqual([{ id: basic.id, planId: BASIC.id, validFrom: NOW, validTo: day(10) }]);
     expect(result.created).toEqual([{ planId: PRO.id, validFrom: NOW, validTo: day(6) }]);
   });
 
-  it('a tail that starts exactly now is in effect: it ends now and is recreated after the new window', () => {
+  it('a tail that starts exactly now (a sign-up grant of this call) is moved after the new window', () => {
     const free = win(FREE, NOW, null);
     const result = plan([free], timed(PRO, 'P1D'));
-    expect(result.ended).toEqual([{ id: free.id, planId: FREE.id, validFrom: NOW, validTo: NOW }]);
-    expect(result.moved).toEqual([]);
-    expect(result.created).toEqual([
-      { planId: PRO.id, validFrom: NOW, validTo: day(1) },
-      { planId: FREE.id, validFrom: day(1), validTo: null },
-    ]);
+    expect(result.ended).toEqual([]);
+    expect(result.moved).toEqual([{ id: free.id, planId: FREE.id, validFrom: day(1), validTo: null }]);
+    expect(result.created).toEqual([{ planId: PRO.id, validFrom: NOW, validTo: day(1) }]);
   });
 
   it('keeps the time of day and milliseconds of now', () => {
@@ -584,21 +581,21 @@ function applyPlan(chain: SimWindow[], result: ChainPlan, now: Date, grant: Gran
   };
   for (const c of result.ended) {
     const w = byId(c.id);
-    expect(w.validFrom.getTime()).toBeLessThanOrEqual(now.getTime());
+    expect(w.validFrom.getTime()).toBeLessThan(now.getTime());
     expect(c.validTo).toEqual(now);
     expect(c.validFrom).toEqual(w.validFrom);
     w.validTo = new Date(now);
   }
   for (const c of result.cancelled) {
     const w = byId(c.id);
-    expect(w.validFrom.getTime()).toBeGreaterThan(now.getTime());
+    expect(w.validFrom.getTime()).toBeGreaterThanOrEqual(now.getTime());
     expect({ validFrom: c.validFrom, validTo: c.validTo }).toEqual({ validFrom: w.validFrom, validTo: w.validTo });
     w.cancelled = true;
   }
   for (const c of result.moved) {
     const w = byId(c.id);
     expect(w.validTo).toBeNull();
-    expect(w.validFrom.getTime()).toBeGreaterThan(now.getTime());
+    expect(w.validFrom.getTime()).toBeGreaterThanOrEqual(now.getTime());
     expect(c.validTo).toBeNull();
     w.validFrom = new Date(c.validFrom);
   }

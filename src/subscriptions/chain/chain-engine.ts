@@ -260,9 +260,13 @@ function endOrCancel(w: ChainWindow, now: Date, plan: ChainPlan): void {
   else plan.cancelled.push(change(w, w.validFrom, w.validTo));
 }
 
-/** A live window has started when `validFrom <= now` (windows are `[validFrom, validTo)`). */
+/**
+ * A live window is in effect once it has run for some time, `validFrom < now`. One that starts
+ * exactly now (a sign-up grant made in the same call) is treated as not yet started, so it is
+ * cancelled or moved rather than left behind as an empty `[now, now)` window.
+ */
 function isInEffect(w: ChainWindow, now: Date): boolean {
-  return w.validFrom.getTime() <= now.getTime();
+  return w.validFrom.getTime() < now.getTime();
 }
 
 function latestEnd(windows: ChainWindow[]): Date {
