@@ -2,6 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  IsDefined,
+  IsObject,
   IsArray,
   IsBoolean,
   IsNotIn,
@@ -40,7 +42,7 @@ export class IdentifierInputDto {
 
 export class ResolveCustomerDto {
   @ApiProperty({ type: CustomerRefDto })
-  @ValidateNested() @Type(() => CustomerRefDto)
+  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
   customer: CustomerRefDto;
 }
 

@@ -1,0 +1,74 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { CustomerRefDto } from '../../customers/dto/customer.dto';
+import { IsIsoDuration } from '../../subscriptions/dto/is-iso-duration';
+import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
+
+export class RedeemCodeDto {
+  @ApiProperty({ example: '7KQ2-M9XD-4TRB-C1ZP', description: 'Case, spaces and dashes are ignored; O reads as 0, I and L as 1.' })
+  @IsString() @Length(1, 64)
+  code: string;
+
+  @ApiProperty({ type: CustomerRefDto, description: 'The target customer, by any identifier (type `username` included).' })
+  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
+  customer: CustomerRefDto;
+
+  @ApiPropertyOptional({ default: false, description: 'Create the customer if missing (also needs the project setting autoCreateCustomerAtRedemption).' })
+  @IsOptional() @IsBoolean()
+  autoCreate?: boolean;
+}
+
+export class ActivateDto {
+  @ApiProperty({ type: CustomerRefDto })
+  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
+  customer: CustomerRefDto;
+
+  @ApiProperty({ example: 3 })
+  @IsInt() @Min(1)
+  planId: number;
+
+  @ApiPropertyOptional({ example: 'P30D', nullable: true, type: String, description: 'ISO 8601 duration; null or absent: permanent.' })
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsIsoDuration()
+  duration?: string | null;
+
+  @ApiPropertyOptional({ default: false })
+  @IsOptional() @IsBoolean()
+  autoCreate?: boolean;
+}
+
+export class DryRunQueryDto {
+  @ApiPropertyOptional({ default: false, description: 'Answer what the call would do, change nothing.' })
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  dryRun: boolean = false;
+}
+
+export class RedemptionCustomerView {
+  @ApiProperty({ example: 12, nullable: true, type: Number, description: 'null only in a dry run that would create the customer' })
+  id: number | null;
+  @ApiProperty({ example: 'ada_lovelace' }) username: string;
+  @ApiProperty({ example: false, description: 'whether the customer was created by this call' }) created: boolean;
+}
+
+export class WindowChangeView {
+  @ApiProperty({ example: 40, nullable: true, type: Number }) id: number | null;
+  @ApiProperty({ example: 2 }) planId: number;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) validFrom: string;
+  @ApiProperty({ example: null, nullable: true, type: String }) validTo: string | null;
+}
+
+export class ChainChangesView {
+  @ApiProperty({ type: [WindowChangeView], description: 'windows in effect that end now' }) ended: WindowChangeView[];
+  @ApiProperty({ type: [WindowChangeView], description: 'windows not yet started that are cancelled' }) cancelled: WindowChangeView[];
+  @ApiProperty({ type: [WindowChangeView], description: 'a permanent tail moved to start later' }) moved: WindowChangeView[];
+  @ApiProperty({ type: [WindowChangeView], description: 'new windows' }) created: WindowChangeView[];
+}
+
+export class RedemptionResult {
+  @ApiProperty({ type: RedemptionCustomerView }) customer: RedemptionCustomerView;
+  @ApiProperty({ type: [SubscriptionView], description: 'the windows created by the call' }) subscriptions: SubscriptionView[];
+  @ApiPropertyOptional({ example: true, description: 'present (true) on a dry run' }) dryRun?: true;
+  @ApiPropertyOptional({ type: ChainChangesView, description: 'dry run only: every change the call would make' }) changes?: ChainChangesView;
+}

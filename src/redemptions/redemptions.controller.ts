@@ -1,0 +1,53 @@
+import { Body, Controller, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { CallerProject } from '../auth/caller';
+import { CurrentProject } from '../auth/caller';
+import { PrivateApi } from '../auth/decorators';
+import { ErrorCode } from '../common/errors/error-codes';
+import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './dto/redemption.dto';
+import { RedemptionsService } from './redemptions.service';
+
+const CHAIN_ERRORS: ErrorCode[] = [
+  'CUSTOMER_NOT_FOUND',
+  'REDUNDANT_PERMANENT_PURCHASE',
+  'PERMANENT_TAIL_CONFLICT',
+  'CUSTOMER_PROJECT_MISMATCH',
+  'INVALID_PLAN_VALUE',
+  'INVALID_SUBSCRIPTION_CHAIN',
+];
+const REDEMPTION_ERRORS: ErrorCode[] = ['CODE_NOT_FOUND', 'CODE_ALREADY_REDEEMED', 'CODE_REVOKED', 'CODE_EXPIRED', ...CHAIN_ERRORS];
+
+@ApiTags('Redemptions')
+@PrivateApi()
+@Controller('api/private/v1')
+export class RedemptionsController {
+  constructor(private readonly redemptions: RedemptionsService) {}
+
+  @Post('redemptions')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing' })
+  @ApiEnvelope(RedemptionResult)
+  @ApiErrors(...REDEMPTION_ERRORS)
+  redeem(@CurrentProject() project: CallerProject, @Body() dto: RedeemCodeDto, @Query() query: DryRunQueryDto) {
+    return this.redemptions.redeem(project, dto, query.dryRun);
+  }
+
+  @Post('codes/redeem')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Alias of POST /redemptions: same body, answer, rules and errors' })
+  @ApiEnvelope(RedemptionResult)
+  @ApiErrors(...REDEMPTION_ERRORS)
+  redeemAlias(@CurrentProject() project: CallerProject, @Body() dto: RedeemCodeDto, @Query() query: DryRunQueryDto) {
+    return this.redemptions.redeem(project, dto, query.dryRun);
+  }
+
+  @Post('subscriptions/activate')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing' })
+  @ApiEnvelope(RedemptionResult)
+  @ApiErrors('PLAN_NOT_FOUND', ...CHAIN_ERRORS)
+  activate(@CurrentProject() project: CallerProject, @Body() dto: ActivateDto, @Query() query: DryRunQueryDto) {
+    return this.redemptions.activate(project, dto, query.dryRun);
+  }
+}

@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
+import type { CallerProject } from '../auth/caller';
+import { CodesService } from '../codes/codes.service';
+import { DomainError } from '../common/errors/domain-error';
+import { CustomersService } from '../customers/customers.service';
+import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
+import { Customer } from '../customers/entities/customer.entity';
+import { inTransaction } from '../database/transaction';
+import { Plan } from '../plans/entities/plan.entity';
+import { PlansService } from '../plans/plans.service';
+import { ChainPlan, WindowChange } from '../subscriptions/chain/chain-engine';
+import { Subscription, SubscriptionSource } from '../subscriptions/entities/subscription.entity';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { ActivateDto, RedeemCodeDto, RedemptionResult, WindowChangeView } from './dto/redemption.dto';
+
+/** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
+export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
+
+interface Outcome {
+  customer: Customer;
+  created: boolean;
+  /** Windows that exist after the call and were created by it (sign-up ones included). */
+  windows: Subscription[];
+  changes: ChainPlan;
+}
+
+/** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
+class DryRunRollback extends Error {
+  constructor(readonly result: RedemptionResult) {
+    super('dry run');
+  }
+}
+
+/**
+ * Redemption (and its alias) and activation share one engine (product.md 6): one transaction
+ * per call that locks the code, then the customer, then applies the chain rules; any error
+ * rolls everything back. A dry run does the same work and rolls it back on purpose.
+ */
+@Injectable()
+export class RedemptionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly codes: CodesService,
+    private readonly customers: CustomersService,
+    private readonly plans: PlansService,
+    private readonly subscriptions: SubscriptionsService,
+  ) {}
+
+  redeem(project: CallerProject, dto: RedeemCodeDto, dryRun = false): Promise<RedemptionResult> {
+    return this.redeemFor(project, { ref: dto.customer, autoCreate: dto.autoCreate ?? false }, dto.code, dryRun);
+  }
+
+  /** Order of checks (product.md 6): the code, then the customer, then the chain. */
+  redeemFor(project: CallerProject, target: GrantTarget, rawCode: string, dryRun = false): Promise<RedemptionResult> {
+    return this.run(dryRun, async (em, now) => {
+      const code = await this.codes.lockCodeForRedemption(em, project.id, rawCode, now);
+      const plan = await this.planOf(em, project, code.planId);
+      const outcome = await this.grantTo(em, project, target, now, plan, code.duration, 'code', code.id);
+      await this.codes.markRedeemed(em, code, outcome.customer.id, now);
+      return outcome;
+    });
+  }
+
+  activate(project: CallerProject, dto: ActivateDto, dryRun = false): Promise<RedemptionResult> {
+    return this.run(dryRun, async (em, now) => {
+      const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
+      return this.grantTo(em, project, { ref: dto.customer, autoCreate: dto.autoCreate ?? false }, now, plan, dto.duration ?? null, 'activation', null);
+    });
+  }
+
+  private async run(dryRun: boolean, work: (em: EntityManager, now: Date) => Promise<Outcome>): Promise<RedemptionResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await inTransaction(this.dataSource, async (em) => {
+          const now = new Date();
+          const outcome = await work(em, now);
+          const result = await this.toResult(em, outcome, dryRun);
+          if (dryRun) throw new DryRunRollback(result);
+          return result;
+        });
+      } catch (error) {
+        if (error instanceof DryRunRollback) return error.result;
+        // Two calls creating the same missing customer at once: the loser starts over and finds it.
+        const lostCreationRace =
+          error instanceof DomainError && (error.code === 'USERNAME_TAKEN' || error.code === 'IDENTIFIER_TAKEN');
+        if (!lostCreationRace || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  /** A code's plan must belong to the code's project; anything else is corrupt data, refused. */
+  private async planOf(em: EntityManager, project: CallerProject, planId: number): Promise<Plan> {
+    const plan = await em.findOne(Plan, { where: { id: planId } });
+    if (!plan || plan.projectId !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
+    return plan;
+  }
+
+  private async grantTo(
+    em: EntityManager,
+    project: CallerProject,
+    target: GrantTarget,
+    now: Date,
+    plan: Plan,
+    duration: string | null,
+    source: SubscriptionSource,
+    codeId: number | null,
+  ): Promise<Outcome> {
+    const { customer, created } = await this.findOrCreateCustomer(em, project, target, now);
+    const signup = created ? await em.find(Subscription, { where: { customerId: customer.id } }) : [];
+    const result = await this.subscriptions.grant(em, { projectId: project.id, customerId: customer.id, plan, duration, source, codeId, now });
+    // sign-up windows this call made that are still in the chain (a moved tail is reloaded as it is now)
+    const cancelled = new Set(result.changes.cancelled.map((w) => w.id));
+    const signupLeft = signup.filter((s) => !cancelled.has(s.id));
+    const reloaded = signupLeft.length ? await em.find(Subscription, { where: { id: In(signupLeft.map((s) => s.id)) } }) : [];
+    const windows = [...reloaded, ...result.created].sort((x, y) => x.validFrom.getTime() - y.validFrom.getTime() || x.id - y.id);
+    return { customer, created, windows, changes: result.changes };
+  }
+
+  /** The target customer, locked for the rest of the transaction; created when allowed. */
+  private async findOrCreateCustomer(
+    em: EntityManager,
+    project: CallerProject,
+    target: GrantTarget,
+    now: Date,
+  ): Promise<{ customer: Customer; created: boolean }> {
+    if ('customerId' in target) return { customer: await this.customers.lock(em, project.id, target.customerId), created: false };
+    const id = await this.customers.findIdByIdentifier(em, project.id, target.ref);
+    if (id !== undefined) return { customer: await this.customers.lock(em, project.id, id), created: false };
+    if (!target.autoCreate || !project.autoCreateCustomerAtRedemption) throw new DomainError('CUSTOMER_NOT_FOUND');
+
+    const byUsername = target.ref.type === 'username';
+    if (byUsername && !(target.ref.value.length >= 8 && target.ref.value.length <= 16 && USERNAME_PATTERN.test(target.ref.value))) {
+      throw new DomainError('VALIDATION_FAILED', 'customer.value is not a valid username for a new customer', [
+        { field: 'customer.value', message: 'a username has 8 to 16 characters: letters, digits, _ . - (starting with a letter or digit)' },
+      ]);
+    }
+    const customer = await this.customers.createInTransaction(
+      em,
+      project.id,
+      {
+        username: byUsername ? target.ref.value : this.customers.generatedUsername(),
+        temporary: !byUsername,
+        identifiers: byUsername ? [] : [{ type: target.ref.type, value: target.ref.value }],
+      },
+      now,
+    );
+    return { customer, created: true };
+  }
+
+  private async toResult(em: EntityManager, outcome: Outcome, dryRun: boolean): Promise<RedemptionResult> {
+    const views = await this.subscriptions.views(em, outcome.windows);
+    const customer = { id: outcome.customer.id as number | null, username: outcome.customer.username, created: outcome.created };
+    if (!dryRun) return { customer, subscriptions: views };
+    // Nothing a dry run creates exists afterwards: the ids of new things are null.
+    const change = (w: WindowChange): WindowChangeView => ({
+      id: w.id,
+      planId: w.planId,
+      validFrom: w.validFrom.toISOString(),
+      validTo: w.validTo ? w.validTo.toISOString() : null,
+    });
+    return {
+      dryRun: true,
+      customer: { ...customer, id: outcome.created ? null : customer.id },
+      subscriptions: views.map((v) => ({ ...v, id: null as unknown as number })),
+      changes: {
+        ended: outcome.changes.ended.map(change),
+        cancelled: outcome.changes.cancelled.map(change),
+        moved: outcome.changes.moved.map(change),
+        created: outcome.changes.created.map((w) => ({ id: null, planId: w.planId, validFrom: w.validFrom.toISOString(), validTo: w.validTo ? w.validTo.toISOString() : null })),
+      },
+    };
+  }
+}
