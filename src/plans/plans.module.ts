@@ -1,8 +1,17 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Feature } from './entities/feature.entity';
+import { Plan } from './entities/plan.entity';
+import { Quota } from './entities/quota.entity';
+import { FeaturesController } from './features.controller';
+import { FeaturesService } from './features.service';
+import { PlansController } from './plans.controller';
 import { PlansService } from './plans.service';
 
 @Module({
-  providers: [PlansService],
-  exports: [PlansService],
+  imports: [TypeOrmModule.forFeature([Feature, Plan, Quota])],
+  controllers: [FeaturesController, PlansController],
+  providers: [PlansService, FeaturesService],
+  exports: [PlansService, FeaturesService],
 })
 export class PlansModule {}

@@ -1,9 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { CodeBatch } from '../codes/entities/code-batch.entity';
+import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
+import { Page, likePattern, toPage } from '../common/http/pagination';
+import { violatedConstraint } from '../database/pg-errors';
+import { Subscription } from '../subscriptions/entities/subscription.entity';
+import { CreatePlanDto, PlanListQueryDto, PlanView, QuotaInputDto, UpdatePlanDto } from './dto/plan.dto';
+import { Feature } from './entities/feature.entity';
 import { Plan } from './entities/plan.entity';
+import { Quota } from './entities/quota.entity';
+import { QuotaWithFeature, toPlanView } from './plans.mapper';
+import { changedFields, guardSlug, PLAN_SLUG_INDEX } from './write-helpers';
 
+/** Foreign keys (ON DELETE RESTRICT) that keep a referenced plan from being deleted. */
+const PLAN_REFERENCES = new Set(['subscriptions_plan_fk', 'codes_plan_fk', 'code_batches_plan_fk']);
+
+type QuotaRow = Pick<Quota, 'planId' | 'featureId' | 'limit' | 'priority' | 'resetInterval'>;
+
+/** The project's plans and their quotas (product.md 4); every query is limited to the caller's project. */
 @Injectable()
 export class PlansService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -19,4 +35,160 @@ export class PlansService {
   listFreePlans(projectId: string, manager: EntityManager = this.dataSource.manager): Promise<Plan[]> {
     return manager.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });
   }
+
+  /** Plans with their quotas, in id order; `search` is a case-insensitive substring of the name or slug. */
+  async list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
+    const qb = this.dataSource.manager
+      .createQueryBuilder(Plan, 'p')
+      .where('p.project_id = :projectId', { projectId })
+      .orderBy('p.id', 'ASC');
+    if (query.search) qb.andWhere('(p.name ILIKE :pattern OR p.slug ILIKE :pattern)', { pattern: likePattern(query.search) });
+    const [plans, total] = await qb
+      .skip((query.page - 1) * query.pageSize)
+      .take(query.pageSize)
+      .getManyAndCount();
+    return toPage(await this.toViews(this.dataSource.manager, projectId, plans), total, query);
+  }
+
+  /** One plan with its quotas and their features. */
+  async get(projectId: string, planId: number, manager: EntityManager = this.dataSource.manager): Promise<PlanView> {
+    const plan = await this.getPlanEntity(projectId, planId, manager);
+    const [view] = await this.toViews(manager, projectId, [plan]);
+    return view;
+  }
+
+  /** A plan and its quotas in one transaction; each quota's feature must belong to the project. */
+  async create(projectId: string, dto: CreatePlanDto): Promise<PlanView> {
+    return guardSlug(PLAN_SLUG_INDEX, () =>
+      this.dataSource.transaction(async (em) => {
+        const quotas = dto.quotas ?? [];
+        await this.lockFeatures(em, projectId, quotas);
+        const plan = await em.save(
+          em.create(Plan, { projectId, slug: dto.slug, name: dto.name, value: dto.value, group: dto.group }),
+        );
+        if (quotas.length > 0) await em.insert(Quota, quotas.map((q) => quotaRow(plan.id, q)));
+        return this.get(projectId, plan.id, em);
+      }),
+    );
+  }
+
+  /**
+   * Changes `name`, `slug` and the whole list of `quotas`: a quota whose feature stays keeps its
+   * id and createdAt (and is updated in place), the others are deleted or created. `group` and
+   * `value` are accepted only when equal to the stored ones (PLAN_FIELD_IMMUTABLE otherwise).
+   */
+  async update(projectId: string, planId: number, dto: UpdatePlanDto): Promise<PlanView> {
+    return guardSlug(PLAN_SLUG_INDEX, () =>
+      this.dataSource.transaction(async (em) => {
+        // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
+        const plan = await em.findOne(Plan, { where: { id: planId, projectId }, lock: { mode: 'for_no_key_update' } });
+        if (!plan) throw new DomainError('PLAN_NOT_FOUND');
+        if (dto.group !== undefined && dto.group !== plan.group) {
+          throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The group of a plan cannot be changed.');
+        }
+        if (dto.value !== undefined && dto.value !== plan.value) {
+          throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The value of a plan cannot be changed.');
+        }
+        const changes = changedFields(plan, dto, ['name', 'slug'] as const);
+        const quotasChanged = dto.quotas ? await this.replaceQuotas(em, projectId, plan.id, dto.quotas) : false;
+        if (Object.keys(changes).length > 0 || quotasChanged) {
+          // A quota change is a change of the plan too: its updatedAt moves.
+          await em.update(Plan, { id: plan.id, projectId }, { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' });
+        }
+        return this.get(projectId, plan.id, em);
+      }),
+    );
+  }
+
+  /** PLAN_IN_USE while subscriptions, codes or code batches refer to the plan; its quotas go with it. */
+  async remove(projectId: string, planId: number): Promise<{ success: true }> {
+    try {
+      await this.dataSource.transaction(async (em) => {
+        // The row lock waits for writers that are adding a reference (their foreign key check holds a key-share lock).
+        const plan = await em.findOne(Plan, { where: { id: planId, projectId }, lock: { mode: 'pessimistic_write' } });
+        if (!plan) throw new DomainError('PLAN_NOT_FOUND');
+        const where = { where: { planId: plan.id, projectId } };
+        const inUse =
+          (await em.exists(Subscription, where)) || (await em.exists(Code, where)) || (await em.exists(CodeBatch, where));
+        if (inUse) throw new DomainError('PLAN_IN_USE');
+        await em.delete(Plan, { id: plan.id, projectId });
+      });
+    } catch (error) {
+      if (PLAN_REFERENCES.has(violatedConstraint(error) ?? '')) throw new DomainError('PLAN_IN_USE');
+      throw error;
+    }
+    return { success: true };
+  }
+
+  /**
+   * FEATURE_NOT_FOUND unless every quota's feature is one of the project's. The features are
+   * key-share locked until the transaction ends, so a concurrent delete waits and then sees the quota.
+   */
+  private async lockFeatures(em: EntityManager, projectId: string, quotas: QuotaInputDto[]): Promise<void> {
+    const ids = quotas.map((q) => q.featureId);
+    if (ids.length === 0) return;
+    const found = await em.find(Feature, {
+      select: { id: true },
+      where: { projectId, id: In(ids) },
+      lock: { mode: 'for_key_share' },
+    });
+    const known = new Set(found.map((f) => f.id));
+    const missing = ids.find((id) => !known.has(id));
+    if (missing !== undefined) throw new DomainError('FEATURE_NOT_FOUND', `Feature ${missing} not found.`);
+  }
+
+  /** Replaces the plan's quotas with `inputs`; true when anything changed. */
+  private async replaceQuotas(em: EntityManager, projectId: string, planId: number, inputs: QuotaInputDto[]): Promise<boolean> {
+    await this.lockFeatures(em, projectId, inputs);
+    const existing = await em.find(Quota, { where: { planId } });
+    const byFeature = new Map(existing.map((q) => [q.featureId, q]));
+    const wanted = new Set(inputs.map((q) => q.featureId));
+
+    const removed = existing.filter((q) => !wanted.has(q.featureId)).map((q) => q.id);
+    if (removed.length > 0) await em.delete(Quota, { id: In(removed), planId });
+
+    const added: QuotaRow[] = [];
+    let updated = 0;
+    for (const input of inputs) {
+      const row = quotaRow(planId, input);
+      const current = byFeature.get(input.featureId);
+      if (!current) {
+        added.push(row);
+      } else if (current.limit !== row.limit || current.priority !== row.priority || current.resetInterval !== row.resetInterval) {
+        await em.update(Quota, { id: current.id, planId }, { limit: row.limit, priority: row.priority, resetInterval: row.resetInterval });
+        updated++;
+      }
+    }
+    if (added.length > 0) await em.insert(Quota, added);
+    return removed.length + added.length + updated > 0;
+  }
+
+  /** Views of `plans` with their quotas (quota id order), read in one query. */
+  private async toViews(em: EntityManager, projectId: string, plans: Plan[]): Promise<PlanView[]> {
+    if (plans.length === 0) return [];
+    const quotas = (await em
+      .createQueryBuilder(Quota, 'q')
+      .innerJoinAndSelect('q.feature', 'f')
+      .innerJoin('q.plan', 'p')
+      .where('q.plan_id IN (:...planIds)', { planIds: plans.map((p) => p.id) })
+      .andWhere('p.project_id = :projectId', { projectId })
+      .orderBy('q.id', 'ASC')
+      .getMany()) as QuotaWithFeature[];
+    const byPlan = new Map<number, QuotaWithFeature[]>();
+    for (const q of quotas) {
+      const list = byPlan.get(q.planId);
+      if (list) list.push(q);
+      else byPlan.set(q.planId, [q]);
+    }
+    return plans.map((p) => toPlanView(p, byPlan.get(p.id) ?? []));
+  }
 }
+
+/** A quota's columns from its input: priority 0 and no reset unless given. */
+const quotaRow = (planId: number, q: QuotaInputDto): QuotaRow => ({
+  planId,
+  featureId: q.featureId,
+  limit: q.limit,
+  priority: q.priority ?? 0,
+  resetInterval: q.resetInterval ?? null,
+});

@@ -1,0 +1,51 @@
+import { ValidateBy, ValidateIf, ValidationOptions, buildMessage } from 'class-validator';
+import { isValidIsoDuration } from '../../subscriptions/chain/duration';
+
+/** Plan and feature slugs (product.md 4). */
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const SLUG_MESSAGE = 'slug must be 1 to 64 characters of a-z 0-9 _ -, starting with a letter or digit';
+
+/**
+ * May be left out, but when sent it must not be `null`: unlike `@IsOptional()`, a `null`
+ * still runs the other validators (and fails them) instead of reaching a NOT NULL column.
+ */
+export const OptionalNotNull = () => ValidateIf((_: object, value: unknown) => value !== undefined);
+
+/**
+ * Decimal places of a number as written in JSON (`1.25` → 2, `1e-7` → 7, `1e21` → 0).
+ * class-validator's `maxDecimalPlaces` crashes on exponent notation, hence this.
+ */
+export function decimalPlaces(value: number): number {
+  const match = /^-?\d+(?:\.(\d+))?(?:e([+-]\d+))?$/i.exec(String(value));
+  if (!match) return Number.POSITIVE_INFINITY;
+  return Math.max(0, (match[1]?.length ?? 0) - Number(match[2] ?? 0));
+}
+
+/** A finite number with at most `places` decimal places. */
+export function MaxDecimalPlaces(places: number, options?: ValidationOptions) {
+  return ValidateBy(
+    {
+      name: 'maxDecimalPlaces',
+      constraints: [places],
+      validator: {
+        validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && decimalPlaces(value) <= places,
+        defaultMessage: buildMessage((each) => `${each}$property must have at most $constraint1 decimal places`, options),
+      },
+    },
+    options,
+  );
+}
+
+/** An ISO 8601 duration such as `P1D`, `P1M`, `PT1H` (positive; rules in subscriptions/chain/duration.ts). */
+export function IsIsoDuration(options?: ValidationOptions) {
+  return ValidateBy(
+    {
+      name: 'isIsoDuration',
+      validator: {
+        validate: (value: unknown) => isValidIsoDuration(value),
+        defaultMessage: buildMessage((each) => `${each}$property must be a positive ISO 8601 duration such as P1D, P1M or PT1H`, options),
+      },
+    },
+    options,
+  );
+}

@@ -1,0 +1,57 @@
+import { Body, Controller, Delete, Get, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { CallerProject } from '../auth/caller';
+import { CurrentProject } from '../auth/caller';
+import { PrivateApi } from '../auth/decorators';
+import { IdParam } from '../common/http/id-param';
+import { PageQueryDto } from '../common/http/pagination';
+import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { SuccessView } from '../projects/dto/project.dto';
+import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
+import { FeaturesService } from './features.service';
+
+@ApiTags('Features')
+@PrivateApi()
+@Controller('api/private/v1/features')
+export class FeaturesController {
+  constructor(private readonly features: FeaturesService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List features, newest first; `search` matches the name or slug' })
+  @ApiEnvelope(FeatureView, { paged: true })
+  list(@CurrentProject() project: CallerProject, @Query() query: PageQueryDto) {
+    return this.features.list(project.id, query);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create a feature' })
+  @ApiEnvelope(FeatureView, { status: 201 })
+  @ApiErrors('SLUG_TAKEN')
+  create(@CurrentProject() project: CallerProject, @Body() dto: CreateFeatureDto) {
+    return this.features.create(project.id, dto);
+  }
+
+  @Get(':featureId')
+  @ApiOperation({ summary: 'Read a feature' })
+  @ApiEnvelope(FeatureView)
+  @ApiErrors('FEATURE_NOT_FOUND')
+  get(@CurrentProject() project: CallerProject, @IdParam('featureId') featureId: number) {
+    return this.features.get(project.id, featureId);
+  }
+
+  @Patch(':featureId')
+  @ApiOperation({ summary: 'Change any of a feature\'s fields' })
+  @ApiEnvelope(FeatureView)
+  @ApiErrors('FEATURE_NOT_FOUND', 'SLUG_TAKEN')
+  update(@CurrentProject() project: CallerProject, @IdParam('featureId') featureId: number, @Body() dto: UpdateFeatureDto) {
+    return this.features.update(project.id, featureId, dto);
+  }
+
+  @Delete(':featureId')
+  @ApiOperation({ summary: 'Delete a feature that no quota uses' })
+  @ApiEnvelope(SuccessView)
+  @ApiErrors('FEATURE_NOT_FOUND', 'FEATURE_IN_USE')
+  remove(@CurrentProject() project: CallerProject, @IdParam('featureId') featureId: number) {
+    return this.features.remove(project.id, featureId);
+  }
+}
