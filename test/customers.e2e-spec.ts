@@ -232,6 +232,10 @@ describe('customers', () => {
       expect(after.body.data.username).toBe(c.username);
       expect(after.body.data.identifiers.map((i: { value: string }) => i.value)).toContain('mine@example.com');
       expectError(await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ username: 'short' }), 400, 'VALIDATION_FAILED');
+      for (const body of [{ username: null }, { enabled: null }, { password: null }, { identifiers: null }, { identifiers: [[]] }, { identifiers: ['x'] }]) {
+        expectError(await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send(body), 400, 'VALIDATION_FAILED');
+      }
+      expectError(await t.http.post('/api/private/v1/customers').set(A()).send({ username: uname(), identifiers: [[]] }), 400, 'VALIDATION_FAILED');
       expectError(await t.http.patch('/api/private/v1/customers/99999999').set(A()).send({ enabled: true }), 404, 'CUSTOMER_NOT_FOUND');
     });
   });

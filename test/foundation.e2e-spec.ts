@@ -240,6 +240,8 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
         .expect(200);
       expect(patched.body.data).toMatchObject({ name: 'Renamed', autoCreateCustomerAtRedemption: true, requireSignature: true });
       expectError(await t.http.get('/api/admin/v1/projects/prj_doesnotexist').set(admin), 404, 'PROJECT_NOT_FOUND');
+      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ name: null }), 400, 'VALIDATION_FAILED');
+      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ requireSignature: null }), 400, 'VALIDATION_FAILED');
     });
 
     it('creates keys shown once, lists them without secrets, and deletes them', async () => {
@@ -277,6 +279,7 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expectError(await t.http.patch(`/api/admin/v1/projects/${project.id}/keys/${pk.id}`).set(admin).send({ enabled: false }), 404, 'API_KEY_NOT_FOUND');
       expectError(await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'secret' }), 400, 'VALIDATION_FAILED');
       expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/abc`).set(admin).send({}), 400, 'VALIDATION_FAILED');
+      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${pk.id}`).set(admin).send({ enabled: null }), 400, 'VALIDATION_FAILED');
     });
 
     it('rejects out-of-range paging', async () => {

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { OptionalNotNull } from '../../common/http/validators';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -60,25 +61,25 @@ export class CreateCustomerDto {
   password?: string;
 
   @ApiPropertyOptional({ type: [IdentifierInputDto], description: 'Extra identifiers; the `username` one is mirrored automatically.' })
-  @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => IdentifierInputDto)
+  @IsOptional() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => IdentifierInputDto)
   identifiers?: IdentifierInputDto[];
 }
 
 export class UpdateCustomerDto {
   @ApiPropertyOptional({ example: 'ada_byron', minLength: 8, maxLength: 16 })
-  @IsOptional() @IsString() @Length(8, 16) @Matches(USERNAME_PATTERN, { message: 'username may hold letters, digits, _ . - and must start with a letter or digit' })
+  @OptionalNotNull() @IsString() @Length(8, 16) @Matches(USERNAME_PATTERN, { message: 'username may hold letters, digits, _ . - and must start with a letter or digit' })
   username?: string;
 
   @ApiPropertyOptional({ example: false })
-  @IsOptional() @IsBoolean()
+  @OptionalNotNull() @IsBoolean()
   enabled?: boolean;
 
   @ApiPropertyOptional({ minLength: 8, maxLength: 128, description: 'Updates the password credential, or creates it.' })
-  @IsOptional() @IsString() @Length(8, 128)
+  @OptionalNotNull() @IsString() @Length(8, 128)
   password?: string;
 
   @ApiPropertyOptional({ type: [IdentifierInputDto], description: 'The complete list of extra identifiers; pairs that stay keep their id.' })
-  @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => IdentifierInputDto)
+  @OptionalNotNull() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => IdentifierInputDto)
   identifiers?: IdentifierInputDto[];
 }
 

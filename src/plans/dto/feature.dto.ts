@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsBoolean, IsString, Length, Matches, MaxLength } from 'class-validator';
-import { OptionalNotNull, SLUG_MESSAGE, SLUG_PATTERN } from './validators';
+import { OptionalNotNull } from '../../common/http/validators';
+import { SLUG_MESSAGE, SLUG_PATTERN } from './slug';
 
 export class CreateFeatureDto {
   @ApiProperty({ example: 'api-calls', pattern: SLUG_PATTERN.source, description: 'Unique within the project.' })

@@ -17,7 +17,8 @@ import {
 } from 'class-validator';
 import { MAX_INT4, PageQueryDto } from '../../common/http/pagination';
 import { FeatureView } from './feature.dto';
-import { IsIsoDuration, MaxDecimalPlaces, OptionalNotNull, SLUG_MESSAGE, SLUG_PATTERN } from './validators';
+import { IsIsoDuration, MaxDecimalPlaces, OptionalNotNull } from '../../common/http/validators';
+import { SLUG_MESSAGE, SLUG_PATTERN } from './slug';
 
 /** `numeric(14,2)`: twelve digits before the point. */
 export const MAX_PLAN_VALUE = 999_999_999_999.99;

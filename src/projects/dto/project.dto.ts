@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { OptionalNotNull } from '../../common/http/validators';
 import type { ApiKeyKind } from '../entities/api-key.entity';
 
 export class CreateProjectDto {
@@ -8,15 +9,15 @@ export class CreateProjectDto {
   name: string;
 
   @ApiPropertyOptional({ default: false, description: 'Whether redemption may create a missing customer.' })
-  @IsOptional() @IsBoolean()
+  @OptionalNotNull() @IsBoolean()
   autoCreateCustomerAtRedemption?: boolean;
 
   @ApiPropertyOptional({ default: false, description: 'Whether public requests must be signed.' })
-  @IsOptional() @IsBoolean()
+  @OptionalNotNull() @IsBoolean()
   requireSignature?: boolean;
 }
 
-export class UpdateProjectDto extends PartialType(CreateProjectDto) {}
+export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {}
 
 export class ProjectView {
   @ApiProperty({ example: 'prj_k3v7q2m9x4t6b8n5c1zd' }) id: string;
@@ -39,11 +40,11 @@ export class CreateApiKeyDto {
 
 export class UpdateApiKeyDto {
   @ApiPropertyOptional({ example: false })
-  @IsOptional() @IsBoolean()
+  @OptionalNotNull() @IsBoolean()
   enabled?: boolean;
 
   @ApiPropertyOptional({ example: 'backend (old)', maxLength: 100 })
-  @IsOptional() @IsString() @MaxLength(100)
+  @OptionalNotNull() @IsString() @MaxLength(100)
   name?: string;
 }
 

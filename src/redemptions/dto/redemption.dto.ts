@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
-import { IsIsoDuration } from '../../subscriptions/dto/is-iso-duration';
+import { IsIsoDuration } from '../../common/http/validators';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {

@@ -1,9 +1,8 @@
 import { ValidateBy, ValidateIf, ValidationOptions, buildMessage } from 'class-validator';
 import { isValidIsoDuration } from '../../subscriptions/chain/duration';
 
-/** Plan and feature slugs (product.md 4). */
-export const SLUG_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-export const SLUG_MESSAGE = 'slug must be 1 to 64 characters of a-z 0-9 _ -, starting with a letter or digit';
+// Shared class-validator decorators for request DTOs.
+
 
 /**
  * May be left out, but when sent it must not be `null`: unlike `@IsOptional()`, a `null`

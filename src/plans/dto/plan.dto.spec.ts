@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { CreatePlanDto, UpdatePlanDto } from './plan.dto';
-import { decimalPlaces } from './validators';
+import { decimalPlaces } from '../../common/http/validators';
 
 const errorsOf = (cls: new () => object, body: object) =>
   validateSync(plainToInstance(cls, body), { whitelist: true, forbidNonWhitelisted: true }).map((e) => e.property);

@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto';
+
+/** `Idempotency-Key`: 1 to 255 printable ASCII characters, no space (product.md 7). */
+export const IDEMPOTENCY_KEY_FORMAT = /^[\x21-\x7E]{1,255}$/;
+
+/**
+ * JSON with the keys of every object sorted, so that `{"a":1,"b":2}` and `{"b":2,"a":1}` are
+ * the same request. Array order is kept. `undefined` (a request without a body) is the empty
+ * string, which no JSON text is, so "no body" and `{}` stay different requests.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  return serialize(value);
+}
+
+function serialize(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    // Parsed JSON holds only strings, finite numbers, booleans and null here.
+    return JSON.stringify(value) ?? 'null';
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => serialize(item === undefined ? null : item)).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const members = Object.keys(record)
+    .filter((key) => record[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${serialize(record[key])}`);
+  return `{${members.join(',')}}`;
+}
+
+/**
+ * SHA-256 (hex, 64 characters) of the method, the path with its query string and the
+ * canonical JSON body: what makes two requests "the same request" for one key.
+ */
+export function requestFingerprint(method: string, pathWithQuery: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method.toUpperCase()}\n${pathWithQuery}\n${canonicalJson(body)}`)
+    .digest('hex');
+}
