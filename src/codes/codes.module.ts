@@ -1,4 +1,13 @@
 import { Module } from '@nestjs/common';
+import { PlansModule } from '../plans/plans.module';
+import { CodesController } from './codes.controller';
+import { CodesService } from './codes.service';
 
-@Module({})
+/** Redeemable codes (product.md 5). `CodesService` is exported for the redemption engine. */
+@Module({
+  imports: [PlansModule],
+  controllers: [CodesController],
+  providers: [CodesService],
+  exports: [CodesService],
+})
 export class CodesModule {}

@@ -1,0 +1,68 @@
+import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { type CallerProject, CurrentProject } from '../auth/caller';
+import { PrivateApi } from '../auth/decorators';
+import { RawResponse } from '../common/http/envelope.interceptor';
+import { IdParam } from '../common/http/id-param';
+import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { CodesService } from './codes.service';
+import { CodeBatchView, CodeView, CreateCodeBatchDto, ExportCodesQueryDto, ListCodesQueryDto } from './dto/code.dto';
+
+@ApiTags('Private: codes')
+@PrivateApi()
+@Controller('api/private/v1/codes')
+export class CodesController {
+  constructor(private readonly codes: CodesService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a batch of codes; every code is in the answer, in plaintext' })
+  @ApiEnvelope(CodeBatchView, { status: 201 })
+  @ApiErrors('PLAN_NOT_FOUND')
+  create(@CurrentProject() project: CallerProject, @Body() dto: CreateCodeBatchDto) {
+    return this.codes.createBatch(project.id, dto);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List codes (newest first; filters status, planId, batchId; search on the code or the note)' })
+  @ApiEnvelope(CodeView, { paged: true })
+  list(@CurrentProject() project: CallerProject, @Query() query: ListCodesQueryDto) {
+    return this.codes.list(project.id, query);
+  }
+
+  /** Declared before `:codeId` so that `export` is not read as an id. */
+  @Get('export')
+  @RawResponse()
+  @ApiOperation({ summary: 'Export the codes of one batch as CSV' })
+  @ApiProduces('text/csv')
+  @ApiOkResponse({
+    description: 'CSV: code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id',
+    schema: { type: 'string' },
+  })
+  @ApiErrors('CODE_NOT_FOUND')
+  async export(@CurrentProject() project: CallerProject, @Query() query: ExportCodesQueryDto, @Res() res: Response) {
+    const csv = await this.codes.exportBatchCsv(project.id, query.batchId);
+    res
+      .status(200)
+      .type('text/csv; charset=utf-8')
+      .setHeader('Content-Disposition', `attachment; filename="${csv.filename}"`)
+      .send(csv.body);
+  }
+
+  @Get(':codeId')
+  @ApiOperation({ summary: 'Read a code' })
+  @ApiEnvelope(CodeView)
+  @ApiErrors('CODE_NOT_FOUND')
+  get(@CurrentProject() project: CallerProject, @IdParam('codeId') codeId: number) {
+    return this.codes.get(project.id, codeId);
+  }
+
+  @Post(':codeId/revoke')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Revoke a code (available or expired); revoking again answers the same' })
+  @ApiEnvelope(CodeView)
+  @ApiErrors('CODE_NOT_FOUND', 'CODE_ALREADY_REDEEMED')
+  revoke(@CurrentProject() project: CallerProject, @IdParam('codeId') codeId: number) {
+    return this.codes.revoke(project.id, codeId);
+  }
+}

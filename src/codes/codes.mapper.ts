@@ -1,0 +1,71 @@
+import { formatCode } from './code-format';
+import type { CodeBatchView, CodeStatus, CodeView } from './dto/code.dto';
+import type { CodeBatch } from './entities/code-batch.entity';
+import type { Code } from './entities/code.entity';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/**
+ * The status a caller sees (product.md 5): an available code whose `expiresAt` has come is
+ * `expired`; otherwise the stored status.
+ */
+export function effectiveStatus(code: Pick<Code, 'status' | 'expiresAt'>, now: Date = new Date()): CodeStatus {
+  if (code.status === 'available' && code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime()) return 'expired';
+  return code.status;
+}
+
+/** A code as the private interface shows it; `planName` comes from the code's plan. */
+export const toCodeView = (code: Code, planName: string, now: Date = new Date()): CodeView => ({
+  id: code.id,
+  code: formatCode(code.code),
+  planId: code.planId,
+  planName,
+  duration: code.duration,
+  permanent: code.duration === null,
+  status: effectiveStatus(code, now),
+  batchId: code.batchId,
+  note: code.note,
+  expiresAt: iso(code.expiresAt),
+  redeemedAt: iso(code.redeemedAt),
+  redeemedByCustomerId: code.redeemedByCustomerId,
+  createdAt: code.createdAt.toISOString(),
+  updatedAt: code.updatedAt.toISOString(),
+});
+
+/** A new batch with every code in plaintext (shown in the create answer). */
+export const toCodeBatchView = (batch: CodeBatch, planName: string, codes: string[]): CodeBatchView => ({
+  batchId: batch.id,
+  planId: batch.planId,
+  planName,
+  duration: batch.duration,
+  permanent: batch.duration === null,
+  count: batch.count,
+  expiresAt: iso(batch.expiresAt),
+  note: batch.note,
+  createdAt: batch.createdAt.toISOString(),
+  codes: codes.map(formatCode),
+});
+
+export const CSV_HEADER = ['code', 'status', 'plan_id', 'plan_name', 'duration', 'expires_at', 'redeemed_at', 'redeemed_by_customer_id'];
+
+/** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+export function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** One CSV row of the export, in the order of `CSV_HEADER`. */
+export const toCsvRow = (code: Code, planName: string, now: Date): string =>
+  [
+    formatCode(code.code),
+    effectiveStatus(code, now),
+    code.planId,
+    planName,
+    code.duration,
+    iso(code.expiresAt),
+    iso(code.redeemedAt),
+    code.redeemedByCustomerId,
+  ]
+    .map(csvField)
+    .join(',');

@@ -1,0 +1,211 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { DomainError } from '../common/errors/domain-error';
+import { likePattern, Page, toPage } from '../common/http/pagination';
+import { Plan } from '../plans/entities/plan.entity';
+import { PlansService } from '../plans/plans.service';
+import { generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
+import { CSV_HEADER, effectiveStatus, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
+import { CodeBatchView, CodeView, CreateCodeBatchDto, ListCodesQueryDto } from './dto/code.dto';
+import { CodeBatch } from './entities/code-batch.entity';
+import { Code } from './entities/code.entity';
+
+/** Rounds of regeneration for codes that collided with existing ones (80 bits: practically never). */
+const MAX_INSERT_ROUNDS = 5;
+
+export interface CsvExport {
+  filename: string;
+  body: string;
+}
+
+/**
+ * Redeemable codes (product.md 5): batches, list and read, revoke, CSV export, and the two
+ * steps the redemption engine runs inside its own transaction (`lockCodeForRedemption`,
+ * `markRedeemed`). Every query is filtered by the caller's project.
+ */
+@Injectable()
+export class CodesService {
+  private readonly logger = new Logger(CodesService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly plans: PlansService,
+  ) {}
+
+  /**
+   * One batch row and `count` codes in one transaction. The codes go in with one
+   * `INSERT ... SELECT FROM unnest(...)` per round; a code that collides with an existing one
+   * (globally unique index) is skipped by `ON CONFLICT DO NOTHING` and regenerated.
+   */
+  async createBatch(projectId: string, dto: CreateCodeBatchDto): Promise<CodeBatchView> {
+    const count = dto.count ?? 1;
+    return this.dataSource.transaction(async (em) => {
+      const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
+      const batch = await em.getRepository(CodeBatch).save(
+        em.create(CodeBatch, {
+          projectId,
+          planId: plan.id,
+          duration: dto.duration ?? null,
+          count,
+          expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : null,
+          note: dto.note ?? null,
+        }),
+      );
+
+      const inserted: string[] = [];
+      for (let round = 0; inserted.length < count; round++) {
+        if (round === MAX_INSERT_ROUNDS) throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
+        if (round > 0) this.logger.warn({ batchId: batch.id, round }, 'Code collision; regenerating');
+        const candidates = new Set(generateCodes(count - inserted.length));
+        const rows: Array<{ code: string }> = await em.query(
+          `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, note, expires_at)
+           SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::varchar, $6::timestamptz
+             FROM unnest($7::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
+           ON CONFLICT (code) DO NOTHING
+           RETURNING code`,
+          [projectId, batch.id, plan.id, batch.duration, batch.note, batch.expiresAt, [...candidates]],
+        );
+        const accepted = new Set(rows.map((r) => r.code));
+        for (const code of candidates) if (accepted.has(code)) inserted.push(code);
+      }
+      return toCodeBatchView(batch, plan.name, inserted);
+    });
+  }
+
+  async list(projectId: string, query: ListCodesQueryDto): Promise<Page<CodeView>> {
+    const now = new Date();
+    const qb = this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+      .where('c.project_id = :projectId', { projectId })
+      .orderBy('c.id', 'DESC');
+
+    switch (query.status) {
+      case undefined:
+        break;
+      case 'available':
+        qb.andWhere(`c.status = 'available' AND (c.expires_at IS NULL OR c.expires_at > :now)`, { now });
+        break;
+      case 'expired':
+        qb.andWhere(`c.status = 'available' AND c.expires_at <= :now`, { now });
+        break;
+      case 'redeemed':
+      case 'revoked':
+        qb.andWhere('c.status = :status', { status: query.status });
+        break;
+    }
+    if (query.planId !== undefined) qb.andWhere('c.plan_id = :planId', { planId: query.planId });
+    if (query.batchId !== undefined) qb.andWhere('c.batch_id = :batchId', { batchId: query.batchId });
+    if (query.search) {
+      const fragment = normaliseCodeFragment(query.search);
+      qb.andWhere(fragment ? '(c.code LIKE :codePattern OR c.note ILIKE :pattern)' : 'c.note ILIKE :pattern', {
+        pattern: likePattern(query.search),
+        codePattern: `%${fragment}%`,
+      });
+    }
+
+    const [rows, total] = await qb
+      .offset((query.page - 1) * query.pageSize)
+      .limit(query.pageSize)
+      .getManyAndCount();
+    return toPage(
+      rows.map((c) => toCodeView(c, c.plan!.name, now)),
+      total,
+      query,
+    );
+  }
+
+  async get(projectId: string, codeId: number): Promise<CodeView> {
+    const code = await this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+      .where('c.id = :codeId AND c.project_id = :projectId', { codeId, projectId })
+      .getOne();
+    if (!code) throw new DomainError('CODE_NOT_FOUND');
+    return toCodeView(code, code.plan!.name);
+  }
+
+  /**
+   * Available or expired → revoked. Revoking a revoked code answers the same; a redeemed code
+   * is `409 CODE_ALREADY_REDEEMED`. The row is locked so a concurrent redemption waits.
+   */
+  async revoke(projectId: string, codeId: number): Promise<CodeView> {
+    return this.dataSource.transaction(async (em) => {
+      const code = await em.findOne(Code, { where: { id: codeId, projectId }, lock: { mode: 'pessimistic_write' } });
+      if (!code) throw new DomainError('CODE_NOT_FOUND');
+      if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
+      if (code.status === 'available') {
+        const now = new Date();
+        await em
+          .createQueryBuilder()
+          .update(Code)
+          .set({ status: 'revoked', updatedAt: now })
+          .where('id = :id AND project_id = :projectId', { id: code.id, projectId })
+          .execute();
+        code.status = 'revoked';
+        code.updatedAt = now;
+      }
+      return toCodeView(code, await this.planName(em, projectId, code.planId));
+    });
+  }
+
+  /** The codes of one batch as CSV; an unknown batch, or one of another project, is CODE_NOT_FOUND. */
+  async exportBatchCsv(projectId: string, batchId: number): Promise<CsvExport> {
+    const batch = await this.dataSource.manager.findOne(CodeBatch, { where: { id: batchId, projectId } });
+    if (!batch) throw new DomainError('CODE_NOT_FOUND', 'Code batch not found.');
+    const now = new Date();
+    const codes = await this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+      .where('c.batch_id = :batchId AND c.project_id = :projectId', { batchId, projectId })
+      .orderBy('c.id', 'ASC')
+      .getMany();
+    const lines = [CSV_HEADER.join(','), ...codes.map((c) => toCsvRow(c, c.plan!.name, now))];
+    return { filename: `codes-batch-${batchId}.csv`, body: lines.join('\r\n') + '\r\n' };
+  }
+
+  /**
+   * For the redemption engine, inside its transaction: finds the code a person typed in this
+   * project and locks its row (`SELECT ... FOR UPDATE`), so that of two concurrent redemptions
+   * the second waits and then sees the code redeemed. Checks, in order: format and existence
+   * (`CODE_NOT_FOUND`), `CODE_REVOKED`, `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`.
+   */
+  async lockCodeForRedemption(manager: EntityManager, projectId: string, rawCode: string, now: Date = new Date()): Promise<Code> {
+    const normalised = normaliseCode(rawCode);
+    if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
+    const code = await manager.findOne(Code, {
+      where: { code: normalised, projectId },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!code) throw new DomainError('CODE_NOT_FOUND');
+    if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
+    if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
+    if (effectiveStatus(code, now) === 'expired') throw new DomainError('CODE_EXPIRED');
+    return code;
+  }
+
+  /**
+   * For the redemption engine, inside the same transaction, after `lockCodeForRedemption`:
+   * records the redemption on the locked code and returns it updated.
+   */
+  async markRedeemed(manager: EntityManager, code: Code, customerId: number, now: Date = new Date()): Promise<Code> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(Code)
+      .set({ status: 'redeemed', redeemedAt: now, redeemedByCustomerId: customerId, updatedAt: now })
+      .where(`id = :id AND project_id = :projectId AND status = 'available'`, { id: code.id, projectId: code.projectId })
+      .execute();
+    // The row is locked by lockCodeForRedemption; this only fires if that step was skipped.
+    if (result.affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
+    code.status = 'redeemed';
+    code.redeemedAt = now;
+    code.redeemedByCustomerId = customerId;
+    code.updatedAt = now;
+    return code;
+  }
+
+  /** Joins the plan, selecting only what a view needs (its id and name). */
+  private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
+    return qb.innerJoin('c.plan', 'p').addSelect(['p.id', 'p.name']);
+  }
+
+  private async planName(manager: EntityManager, projectId: string, planId: number): Promise<string> {
+    const plan = await manager.findOne(Plan, { where: { id: planId, projectId }, select: { id: true, name: true } });
+    return plan?.name ?? '';
+  }
+}
