@@ -4,7 +4,15 @@ import { DomainError } from '../errors/domain-error';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const parseJson = json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: false });
+/** The exact bytes are kept on `req.rawBody`: request signatures are computed over them. */
+const parseJson = json({
+  limit: BODY_LIMIT_BYTES,
+  type: () => true,
+  strict: false,
+  verify: (req, _res, buf) => {
+    (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
+  },
+});
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
