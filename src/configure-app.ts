@@ -38,6 +38,7 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Private API key `sk_...`' }, SECURITY.private)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'Public API key `pk_...`' }, SECURITY.public)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Operators\' `ADMIN_TOKEN`' }, SECURITY.admin)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A customer token from `POST /api/public/v1/auth/login`' }, SECURITY.customer)
     .build();
   return SwaggerModule.createDocument(app, config);
 }

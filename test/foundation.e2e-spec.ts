@@ -298,7 +298,7 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
 
     it('serves the OpenAPI document with the three security schemes and the error schema', async () => {
       const res = await t.http.get('/docs-json').expect(200);
-      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['adminToken', 'privateKey', 'publicKey']);
+      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['adminToken', 'customerToken', 'privateKey', 'publicKey']);
       expect(res.body.components.schemas.ApiErrorResponse).toBeDefined();
       const info = res.body.paths['/api/private/v1/info'].get;
       expect(info.security).toEqual([{ privateKey: [] }]);

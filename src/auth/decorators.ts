@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrors } from '../common/swagger/api-responses';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 
-export const SECURITY = { private: 'privateKey', public: 'publicKey', admin: 'adminToken' } as const;
+export const SECURITY = { private: 'privateKey', public: 'publicKey', admin: 'adminToken', customer: 'customerToken' } as const;
 
 /** Guard, Swagger security and the key errors of the private interface, as one decorator. */
 export const PrivateApi = () =>
