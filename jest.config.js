@@ -1,6 +1,8 @@
 /** Two tiers: pure unit tests next to the code, HTTP tests on a real PostgreSQL under test/. */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true, diagnostics: false }];
 module.exports = {
+  // HTTP tests boot the app and a database per file: hooks and tests may take longer than 5 s.
+  testTimeout: 60000,
   globalSetup: '<rootDir>/test/global-setup.mjs',
   globalTeardown: '<rootDir>/test/global-teardown.mjs',
   projects: [
@@ -17,7 +19,6 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
-      testTimeout: 60000,
     },
   ],
 };
