@@ -1,19 +1,13 @@
 import { CodesService } from '../src/codes/codes.service';
 import { DomainError } from '../src/common/errors/domain-error';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { expectError } from './support/expect';
+import { insertPlan as insertPlanRow } from './support/fixtures';
 
 const FORMATTED = /^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const CSV_HEADER = 'code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id';
 
-function expectError(res: { status: number; body: any; headers: Record<string, string> }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual({
-    ok: false,
-    requestId: res.headers['x-request-id'],
-    error: expect.objectContaining({ code, message: expect.any(String) }),
-  });
-}
 
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 const unformat = (code: string) => code.replace(/-/g, '');
@@ -26,13 +20,8 @@ describe('codes', () => {
   let planA2: number;
   let planB: number;
 
-  const insertPlan = async (projectId: string, slug: string, name: string, value: number, group = 'tier'): Promise<number> => {
-    const rows = await t.dataSource.query(
-      'INSERT INTO plans (project_id, slug, name, value, plan_group) VALUES ($1,$2,$3,$4,$5) RETURNING id',
-      [projectId, slug, name, value, group],
-    );
-    return rows[0].id;
-  };
+  const insertPlan = (projectId: string, slug: string, name: string, value: number, group = 'tier') =>
+    insertPlanRow(t.dataSource, { projectId, slug, name, value, group });
   const createBatch = (p: TestProject, body: object) => t.http.post('/api/private/v1/codes').set(bearer(p.privateKey)).send(body);
   const newBatch = async (body: object, p: TestProject = a) => (await createBatch(p, body).expect(201)).body.data;
   const list = (p: TestProject, query: string) => t.http.get(`/api/private/v1/codes?${query}`).set(bearer(p.privateKey));

@@ -1,6 +1,7 @@
 import * as bcrypt from 'bcrypt';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
+import { insertPlan as insertPlanRow } from './support/fixtures';
 
 describe('customers', () => {
   let t: TestApp;
@@ -17,13 +18,8 @@ describe('customers', () => {
     return res.body.data;
   }
 
-  async function insertPlan(projectId: string, slug: string, value: number, group: string): Promise<number> {
-    const rows = await t.dataSource.query(
-      'INSERT INTO plans (project_id, slug, name, value, plan_group) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [projectId, slug, slug.toUpperCase(), value, group],
-    );
-    return rows[0].id;
-  }
+  const insertPlan = (projectId: string, slug: string, value: number, group: string) =>
+    insertPlanRow(t.dataSource, { projectId, slug, name: slug.toUpperCase(), value, group });
 
   beforeAll(async () => {
     t = await createTestApp();

@@ -1,17 +1,10 @@
 import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { expectError } from './support/expect';
 import { expressRoutes } from './support/routes';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 
-function expectError(res: { status: number; body: any; headers: Record<string, string> }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual({
-    ok: false,
-    requestId: res.headers['x-request-id'],
-    error: expect.objectContaining({ code, message: expect.any(String) }),
-  });
-}
 
 describe('foundation: envelope, errors, keys, info, admin', () => {
   let t: TestApp;

@@ -1,5 +1,6 @@
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
+import { insertPlan as insertPlanRow } from './support/fixtures';
 
 const DAY = 86_400_000;
 const ms = (iso: string) => new Date(iso).getTime();
@@ -13,13 +14,8 @@ describe('redemption, activation and the chain', () => {
   const next = () => ++seq;
   let plans: { free: number; basic: number; pro: number; max: number };
 
-  async function insertPlan(projectId: string, name: string, value: number, group: string): Promise<number> {
-    const [row] = await t.dataSource.query(
-      'INSERT INTO plans (project_id, slug, name, value, plan_group) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-      [projectId, `${name.toLowerCase()}-${next()}`, name, value, group],
-    );
-    return row.id;
-  }
+  const insertPlan = (projectId: string, name: string, value: number, group: string) =>
+    insertPlanRow(t.dataSource, { projectId, name, value, group });
 
   async function codes(planId: number, duration: string | null, count = 1, auth = A()): Promise<string[]> {
     const res = await t.http.post('/api/private/v1/codes').set(auth).send({ planId, duration, count });

@@ -1,0 +1,296 @@
+#!/usr/bin/env node
+/**
+ * The operator's tool (product.md 1 and 9): manages projects and keys straight against the
+ * database, the same operations as the admin interface, through `ProjectsService`.
+ *
+ *   npm run cli -- projects:create --name "Acme Notes"      (development, ts-node)
+ *   node dist/cli.js projects:create --name "Acme Notes"    (compiled, e.g. in the container)
+ *
+ * Results are printed as JSON on stdout; failures as `error: CODE: message` on stderr with exit
+ * code 1.
+ */
+import 'reflect-metadata';
+import { Console } from 'node:console';
+import type { INestApplicationContext } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { Command } from 'commander';
+import { Client } from 'pg';
+import { DomainError } from './common/errors/domain-error';
+import { ParseIdPipe } from './common/http/id-param';
+import { PageQueryDto } from './common/http/pagination';
+import { flattenValidationErrors } from './common/http/validation';
+import { validateEnv } from './config/env';
+import { CreateApiKeyDto, CreateProjectDto, UpdateApiKeyDto, UpdateProjectDto } from './projects/dto/project.dto';
+import type { ProjectsService } from './projects/projects.service';
+
+/** An error the CLI reports as `error: CODE: message` (DomainError has the same shape). */
+class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const ENVIRONMENT_HELP = `
+Environment:
+  DATABASE_URL            PostgreSQL connection string of the service's database (required)
+  SECRET_ENCRYPTION_KEY   the service's key for signing secrets, 32 bytes as base64 (required,
+                          except for "migrate"); must be the one the service runs with
+  DB_POOL_SIZE            optional, as for the service
+
+Output: the result as JSON on stdout. Errors: "error: CODE: message" on stderr, exit code 1.`;
+
+/** `true`/`false` (also `1`/`0`, `yes`/`no`) become booleans; anything else is left for validation to refuse. */
+function parseBoolean(value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(v)) return true;
+  if (['false', '0', 'no'].includes(v)) return false;
+  return value;
+}
+
+/** Drops undefined fields, so that an option not given is a field not sent. */
+function defined(plain: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined));
+}
+
+/** Builds a DTO as the HTTP validation pipe would, and refuses it the same way (VALIDATION_FAILED). */
+async function toDto<T extends object>(cls: new () => T, plain: Record<string, unknown>): Promise<T> {
+  const dto = plainToInstance(cls, defined(plain), { enableImplicitConversion: false });
+  const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: false });
+  if (errors.length > 0) {
+    const details = flattenValidationErrors(errors);
+    const summary = details.length === 1 ? details[0].message : `${details.length} fields are not valid`;
+    throw new DomainError('VALIDATION_FAILED', summary, details);
+  }
+  return dto;
+}
+
+/** A numeric key id, checked by the same pipe as the admin interface's path parameter. */
+const toKeyId = (value: string): number => new ParseIdPipe().transform(value, { type: 'param', data: 'keyId' });
+
+/** Checks the environment this command needs before anything connects. */
+function requireEnv(names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
+  const missing = names.filter((n) => !process.env[n]);
+  if (missing.length > 0) {
+    throw new CliError('INVALID_CONFIGURATION', `${missing.join(' and ')} must be set (see --help)`);
+  }
+  if (names.includes('SECRET_ENCRYPTION_KEY')) {
+    try {
+      validateEnv(process.env);
+    } catch (error) {
+      throw new CliError('INVALID_CONFIGURATION', (error as Error).message);
+    }
+  }
+}
+
+/** Fails fast on an unreachable database (the Nest TypeORM module would retry for half a minute). */
+async function checkDatabase(url: string): Promise<void> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10000, application_name: 'subscription-service-cli' });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new CliError('DATABASE_UNAVAILABLE', `cannot connect to DATABASE_URL: ${(error as Error).message}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Runs `fn` with `ProjectsService` from a Nest application context, closed afterwards. */
+async function withProjects<T>(fn: (projects: ProjectsService) => Promise<T>): Promise<T> {
+  requireEnv(['DATABASE_URL', 'SECRET_ENCRYPTION_KEY']);
+  await checkDatabase(process.env.DATABASE_URL!);
+  // Loaded only now: the whole application is slow to load, and --help or a refused input needs none of it.
+  const [{ NestFactory }, { AppModule }, { ProjectsService }] = await Promise.all([
+    import('@nestjs/core'),
+    import('./app.module'),
+    import('./projects/projects.service'),
+  ]);
+  let app: INestApplicationContext | undefined;
+  try {
+    app = await NestFactory.createApplicationContext(AppModule.forRoot(), { logger: false, abortOnError: false });
+    return await fn(app.get(ProjectsService));
+  } finally {
+    await app?.close();
+  }
+}
+
+function print(result: unknown): void {
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}
+
+function reportError(error: unknown): void {
+  if (error instanceof DomainError || error instanceof CliError) {
+    process.stderr.write(`error: ${error.code}: ${error.message}\n`);
+    const details = error instanceof DomainError ? error.details ?? [] : [];
+    for (const d of details) process.stderr.write(`  - ${d.field}: ${d.message}\n`);
+  } else {
+    const message = error instanceof Error ? error.message : JSON.stringify(error);
+    const hint = /relation ".*" does not exist/.test(message) ? ' (are the migrations applied? see the migrate command)' : '';
+    process.stderr.write(`error: INTERNAL_ERROR: ${message}${hint}\n`);
+  }
+}
+
+/** Wraps an action: prints its result, or the error with exit code 1. */
+const run =
+  <A extends unknown[]>(action: (...args: A) => Promise<unknown>) =>
+  async (...args: A): Promise<void> => {
+    try {
+      print(await action(...args));
+      process.exitCode = 0;
+    } catch (error) {
+      reportError(error);
+      process.exitCode = 1;
+    }
+  };
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('subscription-service-cli')
+    .description('Operator tool of the subscription service: projects, API keys and migrations, straight against the database.')
+    .addHelpText('after', ENVIRONMENT_HELP)
+    .showHelpAfterError('(run with --help for usage)');
+
+  program
+    .command('projects:create')
+    .description('Create a project')
+    .requiredOption('--name <name>', 'project name (1 to 200 characters)')
+    .option('--auto-create-customer', 'redemption may create a missing customer (autoCreateCustomerAtRedemption)')
+    .option('--require-signature', 'public requests must be signed (requireSignature)')
+    .action(
+      run(async (opts: { name: string; autoCreateCustomer?: boolean; requireSignature?: boolean }) => {
+        const dto = await toDto(CreateProjectDto, {
+          name: opts.name,
+          autoCreateCustomerAtRedemption: opts.autoCreateCustomer ?? false,
+          requireSignature: opts.requireSignature ?? false,
+        });
+        return withProjects((projects) => projects.create(dto));
+      }),
+    );
+
+  program
+    .command('projects:list')
+    .description('List projects, newest first (a page object)')
+    .option('--page <n>', 'page number, from 1')
+    .option('--page-size <n>', 'items per page, 1 to 100 (default 10)')
+    .option('--search <text>', 'case-insensitive substring of the name')
+    .action(
+      run(async (opts: { page?: string; pageSize?: string; search?: string }) => {
+        const query = await toDto(PageQueryDto, { page: opts.page, pageSize: opts.pageSize, search: opts.search });
+        return withProjects((projects) => projects.list(query));
+      }),
+    );
+
+  program
+    .command('projects:get')
+    .description('Show one project')
+    .argument('<projectId>')
+    .action(run(async (projectId: string) => withProjects((projects) => projects.get(projectId))));
+
+  program
+    .command('projects:update')
+    .description("Change a project's name or settings")
+    .argument('<projectId>')
+    .option('--name <name>', 'new name')
+    .option('--auto-create-customer <bool>', 'true or false')
+    .option('--require-signature <bool>', 'true or false')
+    .action(
+      run(async (projectId: string, opts: { name?: string; autoCreateCustomer?: string; requireSignature?: string }) => {
+        const dto = await toDto(UpdateProjectDto, {
+          name: opts.name,
+          autoCreateCustomerAtRedemption: parseBoolean(opts.autoCreateCustomer),
+          requireSignature: parseBoolean(opts.requireSignature),
+        });
+        return withProjects((projects) => projects.update(projectId, dto));
+      }),
+    );
+
+  program
+    .command('projects:delete')
+    .description('Delete a project; its keys then answer 404 PROJECT_NOT_FOUND')
+    .argument('<projectId>')
+    .action(run(async (projectId: string) => withProjects((projects) => projects.remove(projectId))));
+
+  program
+    .command('keys:create')
+    .description('Create a key; the key (and a public key\'s signing secret) is shown only this once')
+    .argument('<projectId>')
+    .requiredOption('--kind <kind>', 'private or public')
+    .option('--name <name>', 'a label for the key (at most 100 characters)')
+    .action(
+      run(async (projectId: string, opts: { kind: string; name?: string }) => {
+        const dto = await toDto(CreateApiKeyDto, { kind: opts.kind, name: opts.name });
+        return withProjects((projects) => projects.createKey(projectId, dto));
+      }),
+    );
+
+  program
+    .command('keys:list')
+    .description("List a project's keys, without secrets")
+    .argument('<projectId>')
+    .action(run(async (projectId: string) => withProjects((projects) => projects.listKeys(projectId))));
+
+  program
+    .command('keys:update')
+    .description('Enable, disable or rename a key')
+    .argument('<projectId>')
+    .argument('<keyId>')
+    .option('--enabled <bool>', 'true or false')
+    .option('--name <name>', 'new label')
+    .action(
+      run(async (projectId: string, keyId: string, opts: { enabled?: string; name?: string }) => {
+        const id = toKeyId(keyId);
+        const dto = await toDto(UpdateApiKeyDto, { enabled: parseBoolean(opts.enabled), name: opts.name });
+        return withProjects((projects) => projects.updateKey(projectId, id, dto));
+      }),
+    );
+
+  program
+    .command('keys:delete')
+    .description('Delete a key')
+    .argument('<projectId>')
+    .argument('<keyId>')
+    .action(
+      run(async (projectId: string, keyId: string) => {
+        const id = toKeyId(keyId);
+        return withProjects((projects) => projects.removeKey(projectId, id));
+      }),
+    );
+
+  program
+    .command('migrate')
+    .description('Apply pending migrations under the advisory lock (safe beside starting replicas); needs DATABASE_URL only')
+    .action(
+      run(async () => {
+        requireEnv(['DATABASE_URL']);
+        const url = process.env.DATABASE_URL!;
+        await checkDatabase(url);
+        const { migrateWithLock } = await import('./database/migrator');
+        const applied = await migrateWithLock(url, (msg) => process.stderr.write(`${msg}\n`));
+        return { applied };
+      }),
+    );
+
+  return program;
+}
+
+if (require.main === module) {
+  // stdout carries the result only: whatever a library logs with console.* goes to stderr.
+  const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
+  for (const method of ['log', 'info', 'warn', 'debug', 'trace'] as const) console[method] = toStderr[method].bind(toStderr);
+
+  buildProgram()
+    .parseAsync(process.argv)
+    .then(() => {
+      // Leave once the output is flushed, whatever handles a library may have left open.
+      process.stdout.write('', () => process.exit(process.exitCode ?? 0));
+    })
+    .catch((error: unknown) => {
+      reportError(error);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,107 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { createTestDatabase } from './support/database';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The operator's tool as an operator runs it (`npm run cli -- ...` is `ts-node --transpile-only
+ * src/cli.ts ...`), as a child process against a migrated database of its own. Every start
+ * costs a few seconds, so independent invocations run side by side.
+ */
+describe('cli', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let env: NodeJS.ProcessEnv;
+
+  const cli = (...args: string[]) =>
+    new Promise<Run>((done, fail) => {
+      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args], {
+        cwd: resolve(__dirname, '..'),
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // A hung CLI is a failure, not a hung test run.
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('error', fail);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        done({ code, stdout, stderr });
+      });
+    });
+
+  /** A successful run's JSON output. */
+  const ok = (run: Run) => {
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    return JSON.parse(run.stdout);
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'silent',
+    };
+  }, 60_000);
+  afterAll(() => db?.drop());
+
+  it('manages a project and its keys, and reports errors with a code and exit status 1', async () => {
+    const [created, unknown, invalid] = await Promise.all([
+      cli('projects:create', '--name', 'CLI project', '--auto-create-customer'),
+      cli('projects:get', 'prj_doesnotexist0000000'),
+      cli('projects:create', '--name', ''),
+    ]);
+
+    const project = ok(created);
+    expect(project).toEqual({
+      id: expect.stringMatching(/^prj_[a-z2-7]{20}$/),
+      name: 'CLI project',
+      autoCreateCustomerAtRedemption: true,
+      requireSignature: false,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toMatch(/^error: PROJECT_NOT_FOUND: /);
+
+    expect(invalid.code).toBe(1);
+    expect(invalid.stdout).toBe('');
+    expect(invalid.stderr).toMatch(/^error: VALIDATION_FAILED: /);
+    expect(invalid.stderr).toContain('name');
+
+    const key = ok(await cli('keys:create', project.id, '--kind', 'private', '--name', 'backend'));
+    expect(key).toEqual({
+      id: expect.any(Number),
+      kind: 'private',
+      name: 'backend',
+      prefix: key.key.slice(0, 8),
+      enabled: true,
+      createdAt: expect.any(String),
+      key: expect.stringMatching(/^sk_[A-Za-z0-9]{40}$/),
+    });
+
+    const [listed, disabled] = await Promise.all([
+      cli('keys:list', project.id),
+      cli('keys:update', project.id, String(key.id), '--enabled', 'false'),
+    ]);
+    expect(listed.stdout).not.toContain(key.key);
+    const keys = ok(listed);
+    expect(keys).toEqual([expect.objectContaining({ id: key.id, kind: 'private', name: 'backend', prefix: key.prefix })]);
+    expect(keys[0]).not.toHaveProperty('key');
+    expect(keys[0]).not.toHaveProperty('signingSecret');
+
+    expect(ok(disabled)).toEqual(expect.objectContaining({ id: key.id, enabled: false, name: 'backend' }));
+  }, 120_000);
+});
