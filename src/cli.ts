@@ -20,7 +20,7 @@ import { DomainError } from './common/errors/domain-error';
 import { ParseIdPipe } from './common/http/id-param';
 import { PageQueryDto } from './common/http/pagination';
 import { flattenValidationErrors } from './common/http/validation';
-import { validateEnv } from './config/env';
+import { loadDotEnv, validateEnv } from './config/env';
 import { CreateApiKeyDto, CreateProjectDto, UpdateApiKeyDto, UpdateProjectDto } from './projects/dto/project.dto';
 import type { ProjectsService } from './projects/projects.service';
 
@@ -74,6 +74,7 @@ const toKeyId = (value: string): number => new ParseIdPipe().transform(value, { 
 
 /** Checks the environment this command needs before anything connects. */
 function requireEnv(names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
+  loadDotEnv();
   const missing = names.filter((n) => !process.env[n]);
   if (missing.length > 0) {
     throw new CliError('INVALID_CONFIGURATION', `${missing.join(' and ')} must be set (see --help)`);

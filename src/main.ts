@@ -4,7 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
-import { validateEnv } from './config/env';
+import { loadDotEnv, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
 import { seedDemoProject } from './demo/demo-seed';
@@ -13,7 +13,11 @@ const DATA_DIR = '.data';
 const say = (msg: string) => process.stdout.write(JSON.stringify({ level: 30, time: Date.now(), msg }) + '\n');
 
 async function bootstrap(): Promise<void> {
+  loadDotEnv();
   let embedded: EmbeddedDatabase | undefined;
+  if (!process.env.DATABASE_URL && process.env.NODE_ENV === 'production') {
+    throw new Error('DATABASE_URL is required when NODE_ENV=production (the embedded PostgreSQL is for local use only)');
+  }
   if (!process.env.DATABASE_URL) {
     say(`DATABASE_URL is not set: starting an embedded PostgreSQL with its data under ${DATA_DIR}/`);
     embedded = await startEmbeddedPostgres(DATA_DIR, say);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -80,4 +81,9 @@ export function validateEnv(raw: Record<string, unknown>): EnvironmentVariables 
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return env;
+}
+
+/** Reads `./.env` into `process.env` (variables already set win), for `main.ts` and the CLI. */
+export function loadDotEnv(file = '.env'): void {
+  if (existsSync(file)) process.loadEnvFile(file);
 }
