@@ -40,12 +40,24 @@ async function bootstrap(): Promise<void> {
     });
     app.useLogger(app.get(Logger));
     configureApp(app);
-    app.enableShutdownHooks();
-    const close = app.close.bind(app);
-    app.close = async () => {
-      await close();
-      await stopEmbedded();
+    // SIGTERM / SIGINT: stop accepting, finish requests in flight, close the pool, then stop the
+    // embedded database (Nest's own shutdown hooks would not reach that last step).
+    let closing = false;
+    const shutdown = (signal: NodeJS.Signals) => {
+      if (closing) return;
+      closing = true;
+      say(`${signal}: shutting down`);
+      app
+        .close()
+        .then(stopEmbedded)
+        .then(() => process.exit(0))
+        .catch((error: unknown) => {
+          process.stderr.write(`shutdown failed: ${String(error)}\n`);
+          process.exit(1);
+        });
     };
+    process.once('SIGTERM', shutdown);
+    process.once('SIGINT', shutdown);
 
     await app.listen(env.PORT, env.HOST);
     const url = `http://localhost:${env.PORT}`;
