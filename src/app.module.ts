@@ -15,6 +15,7 @@ import { CustomersModule } from './customers/customers.module';
 import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { RedemptionsModule } from './redemptions/redemptions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
+import { PublicModule } from './public/public.module';
 import { loggerOptions } from './common/http/logging';
 import { jsonBodyMiddleware } from './common/http/body-parser';
 
@@ -34,7 +35,7 @@ export class AppModule implements NestModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, validate: validateEnv, cache: true }),
+        ConfigModule.forRoot({ isGlobal: true, validate: validateEnv, cache: true, ignoreEnvFile: true }),
         AppConfigModule,
         LoggerModule.forRootAsync({ inject: [AppConfig], useFactory: (config: AppConfig) => loggerOptions(config.get('LOG_LEVEL')) }),
         TypeOrmModule.forRootAsync({
@@ -50,6 +51,7 @@ export class AppModule implements NestModule {
         SubscriptionsModule,
         CodesModule,
         RedemptionsModule,
+        PublicModule,
         InfoModule,
         HealthModule,
       ],

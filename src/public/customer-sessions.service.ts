@@ -1,0 +1,157 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import * as bcrypt from 'bcrypt';
+import { DataSource } from 'typeorm';
+import type { CallerProject } from '../auth/caller';
+import { randomToken, sha256Hex } from '../common/crypto/random';
+import { DomainError } from '../common/errors/domain-error';
+import { AppConfig } from '../config/app-config';
+import { CustomersService } from '../customers/customers.service';
+import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
+import { LoginDto, LoginResult } from './dto/public.dto';
+import { LoginThrottle } from './login-throttle.service';
+
+/** How often every replica deletes expired sessions and ended login-failure windows. */
+export const SESSION_PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+/** `last_used_at` is written at most this often per session, not on every request. */
+const LAST_USED_RESOLUTION_MS = 60 * 1000;
+
+/** The customer a valid token stands for, as the customer-token guard puts it on the request. */
+export interface CustomerSessionRef {
+  sessionId: number;
+  customerId: number;
+}
+
+interface PasswordRow {
+  enabled: boolean;
+  secret_hash: string | null;
+}
+
+interface SessionRow {
+  id: number;
+  project_id: string;
+  customer_id: number;
+  live: boolean;
+  enabled: boolean;
+  last_used_at: Date | null;
+}
+
+/**
+ * Public login, logout and customer tokens (product.md 8). A token is 32 random bytes
+ * (base64url); only its SHA-256 is stored, in `customer_sessions`, with an expiry of
+ * `CUSTOMER_TOKEN_TTL_DAYS`. Deleting a customer deletes its sessions (ON DELETE CASCADE).
+ */
+@Injectable()
+export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('CustomerSessions');
+  private pruneTimer?: NodeJS.Timeout;
+  /** A bcrypt hash of a random secret at the configured cost: compared against when there is no real hash. */
+  private dummyHash: string;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly customers: CustomersService,
+    private readonly throttle: LoginThrottle,
+    private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.dummyHash = await bcrypt.hash(randomToken(), this.config.get('BCRYPT_COST'));
+    this.pruneTimer = setInterval(() => void this.pruneQuietly(), SESSION_PRUNE_INTERVAL_MS);
+    this.pruneTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.pruneTimer = undefined;
+  }
+
+  /**
+   * A wrong password, an unknown customer and a customer without a password all end in the
+   * same INVALID_CREDENTIALS after the same work: the same two queries and exactly one bcrypt
+   * comparison (against a dummy hash when there is no real one). Only a correct password
+   * reveals that the customer is disabled.
+   */
+  async login(project: CallerProject, dto: LoginDto, address: string | undefined): Promise<LoginResult> {
+    const attempt = this.throttle.attemptFor(project.id, dto.identifier, address);
+    await this.throttle.begin(attempt);
+
+    const customerId = await this.customers.findIdByIdentifier(this.dataSource.manager, project.id, dto.identifier);
+    const rows: PasswordRow[] = await this.dataSource.query(
+      `SELECT c.enabled, cr.secret_hash
+         FROM customers c
+         LEFT JOIN customer_credentials cr ON cr.customer_id = c.id AND cr.type = $3
+        WHERE c.id = $1 AND c.project_id = $2`,
+      [customerId ?? 0, project.id, CREDENTIAL_PASSWORD],
+    );
+    const row = rows[0];
+    const hash = row?.secret_hash ?? this.dummyHash;
+    const matches = await bcrypt.compare(dto.password, hash);
+    if (customerId === undefined || !row?.secret_hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
+
+    if (!row.enabled) {
+      await this.throttle.notAFailure(attempt);
+      throw new DomainError('CUSTOMER_DISABLED');
+    }
+    await this.throttle.succeeded(attempt);
+
+    const token = randomToken();
+    const [session]: Array<{ expires_at: Date }> = await this.dataSource.query(
+      `INSERT INTO customer_sessions (project_id, customer_id, token_hash, expires_at)
+       VALUES ($1, $2, $3, now() + make_interval(days => $4))
+       RETURNING expires_at`,
+      [project.id, customerId, sha256Hex(token), this.config.get('CUSTOMER_TOKEN_TTL_DAYS')],
+    );
+    return {
+      token,
+      tokenType: 'Bearer',
+      expiresAt: new Date(session.expires_at).toISOString(),
+      customer: await this.customers.get(project.id, customerId),
+    };
+  }
+
+  /**
+   * The session of a presented token, checked in this order: unknown or expired → 401
+   * INVALID_CUSTOMER_TOKEN; another project's → 403 CUSTOMER_PROJECT_MISMATCH; disabled
+   * customer → 403 CUSTOMER_DISABLED. (A deleted customer's sessions no longer exist: 401.)
+   */
+  async authenticate(project: CallerProject, token: string | undefined): Promise<CustomerSessionRef> {
+    if (!token || token.length > 256) throw new DomainError('INVALID_CUSTOMER_TOKEN');
+    const rows: SessionRow[] = await this.dataSource.query(
+      `SELECT s.id, s.project_id, s.customer_id, s.expires_at > now() AS live, c.enabled, s.last_used_at
+         FROM customer_sessions s
+         JOIN customers c ON c.id = s.customer_id
+        WHERE s.token_hash = $1`,
+      [sha256Hex(token)],
+    );
+    const row = rows[0];
+    if (!row || !row.live) throw new DomainError('INVALID_CUSTOMER_TOKEN');
+    if (row.project_id !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
+    if (!row.enabled) throw new DomainError('CUSTOMER_DISABLED');
+    if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
+      await this.dataSource.query('UPDATE customer_sessions SET last_used_at = now() WHERE id = $1', [row.id]);
+    }
+    return { sessionId: row.id, customerId: row.customer_id };
+  }
+
+  async logout(session: CustomerSessionRef): Promise<{ success: true }> {
+    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1', [session.sessionId]);
+    return { success: true };
+  }
+
+  async pruneExpired(): Promise<number> {
+    const [{ n }]: Array<{ n: number }> = await this.dataSource.query(
+      'WITH gone AS (DELETE FROM customer_sessions WHERE expires_at < now() RETURNING 1) SELECT count(*)::int AS n FROM gone',
+    );
+    return n;
+  }
+
+  private async pruneQuietly(): Promise<void> {
+    try {
+      await this.pruneExpired();
+      await this.throttle.pruneExpired();
+    } catch (error) {
+      this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'Pruning customer sessions failed');
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { CallerProject } from '../auth/caller';
+import { CurrentProject } from '../auth/caller';
+import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { CustomerRecord } from '../customers/dto/customer.dto';
+import { CustomersService } from '../customers/customers.service';
+import { RedemptionResult } from '../redemptions/dto/redemption.dto';
+import { RedemptionsService } from '../redemptions/redemptions.service';
+import { CustomerSubscriptionView, SubscriptionListQueryDto } from '../subscriptions/dto/subscription.dto';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { CurrentCustomer, CustomerApi } from './customer-auth';
+import type { CustomerSessionRef } from './customer-sessions.service';
+import { PublicRedeemDto } from './dto/public.dto';
+
+/** The logged-in customer's own data (product.md 8): the same services as the private interface. */
+@ApiTags('Public')
+@Controller('api/public/v1/me')
+export class MeController {
+  constructor(
+    private readonly customers: CustomersService,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly redemptions: RedemptionsService,
+  ) {}
+
+  @Get()
+  @CustomerApi()
+  @ApiOperation({ summary: 'The logged-in customer: the full record with credentials and identifiers' })
+  @ApiEnvelope(CustomerRecord)
+  get(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef) {
+    return this.customers.get(project.id, me.customerId);
+  }
+
+  @Get('subscriptions')
+  @CustomerApi()
+  @ApiOperation({ summary: 'The logged-in customer\'s subscription windows: live ones first; `history=true` adds ended and cancelled ones' })
+  @ApiEnvelope(CustomerSubscriptionView, { isArray: true })
+  listSubscriptions(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef, @Query() query: SubscriptionListQueryDto) {
+    return this.subscriptions.listForCustomer(project.id, me.customerId, query.history);
+  }
+
+  @Post('redemptions')
+  @HttpCode(200)
+  @CustomerApi()
+  @ApiOperation({ summary: 'Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption' })
+  @ApiEnvelope(RedemptionResult)
+  @ApiErrors(
+    'VALIDATION_FAILED',
+    'CODE_NOT_FOUND',
+    'CODE_ALREADY_REDEEMED',
+    'CODE_REVOKED',
+    'CODE_EXPIRED',
+    'REDUNDANT_PERMANENT_PURCHASE',
+    'PERMANENT_TAIL_CONFLICT',
+    'INVALID_PLAN_VALUE',
+    'INVALID_SUBSCRIPTION_CHAIN',
+  )
+  redeem(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef, @Body() dto: PublicRedeemDto) {
+    return this.redemptions.redeemFor(project, { customerId: me.customerId }, dto.code);
+  }
+}

@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { CustomersModule } from '../customers/customers.module';
+import { RedemptionsModule } from '../redemptions/redemptions.module';
+import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { CustomerTokenGuard } from './customer-auth';
+import { CustomerSessionsService } from './customer-sessions.service';
+import { LoginThrottle } from './login-throttle.service';
+import { MeController } from './me.controller';
+import { PublicAuthController } from './public-auth.controller';
+
+/**
+ * The public interface beyond its info endpoint (product.md 8): customer login and logout, and
+ * the logged-in customer's own endpoints. Request signatures are checked by the public key
+ * guard (`src/auth`), whose nonce store is `request-nonces.service.ts` here.
+ */
+@Module({
+  imports: [CustomersModule, SubscriptionsModule, RedemptionsModule],
+  controllers: [PublicAuthController, MeController],
+  providers: [CustomerSessionsService, LoginThrottle, CustomerTokenGuard],
+})
+export class PublicModule {}
