@@ -3,6 +3,8 @@ import { Reflector } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SECURITY } from './auth/decorators';
+import { AppConfig } from './config/app-config';
+import { trustProxySetting } from './config/env';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { requestIdMiddleware } from './common/http/request-id';
@@ -14,6 +16,7 @@ import { createValidationPipe } from './common/http/validation';
  */
 export function configureApp(app: NestExpressApplication): void {
   app.disable('x-powered-by');
+  app.set('trust proxy', trustProxySetting(app.get(AppConfig).get('TRUST_PROXY')));
   app.use(requestIdMiddleware);
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));

@@ -296,6 +296,12 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       const info = res.body.paths['/api/private/v1/info'].get;
       expect(info.security).toEqual([{ privateKey: [] }]);
       expect(Object.keys(info.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+      // codes of the class-wide key decorator and of the handler share a status without hiding each other
+      const redeem = res.body.paths['/api/private/v1/redemptions'].post.responses;
+      expect(redeem['400'].description).toEqual(expect.stringContaining('VALIDATION_FAILED'));
+      expect(redeem['400'].description).toEqual(expect.stringContaining('INVALID_SUBSCRIPTION_CHAIN'));
+      expect(redeem['403'].description).toEqual(expect.stringContaining('API_KEY_DISABLED'));
+      expect(redeem['403'].description).toEqual(expect.stringContaining('CUSTOMER_PROJECT_MISMATCH'));
     });
   });
 });
@@ -310,5 +316,31 @@ describe('admin interface without ADMIN_TOKEN', () => {
   it('does not exist: 404 ROUTE_NOT_FOUND', async () => {
     const res = await t.http.get('/api/admin/v1/projects').set(admin);
     expectError(res, 404, 'ROUTE_NOT_FOUND');
+  });
+});
+
+describe('base URL behind a proxy and PUBLIC_BASE_URL', () => {
+  it('takes the forwarded protocol and host only when TRUST_PROXY says so', async () => {
+    const trusted = await createTestApp({ TRUST_PROXY: '1' });
+    try {
+      const p = await trusted.createProject();
+      const res = await trusted.http
+        .get('/api/private/v1/info')
+        .set(bearer(p.privateKey))
+        .set('X-Forwarded-Proto', 'https')
+        .set('X-Forwarded-Host', 'subs.example.com')
+        .expect(200);
+      expect(res.body.data.api.baseUrl).toBe('https://subs.example.com/api/private/v1');
+    } finally {
+      await trusted.close();
+    }
+    const plain = await createTestApp({ PUBLIC_BASE_URL: 'https://api.example.org/' });
+    try {
+      const p = await plain.createProject();
+      const res = await plain.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey).set('X-Forwarded-Proto', 'https').expect(200);
+      expect(res.body.data.api.baseUrl).toBe('https://api.example.org/api/public/v1');
+    } finally {
+      await plain.close();
+    }
   });
 });

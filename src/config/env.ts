@@ -64,6 +64,14 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   CUSTOMER_TOKEN_TTL_DAYS: number = 30;
 
+  /**
+   * Express `trust proxy`: unset or `false` (client address is the peer), `true`, a hop count
+   * such as `1`, or addresses/subnets such as `10.0.0.0/8,loopback`. Needed behind an ingress so
+   * that per-address login limits see the real client.
+   */
+  @IsOptional() @IsString() @Matches(/^(true|false|\d{1,2}|[0-9A-Za-z.:/,\s-]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a list of addresses/subnets' })
+  TRUST_PROXY?: string;
+
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional() @Transform(toBool) @IsBoolean()
   EMBEDDED_DATABASE: boolean = false;
@@ -86,4 +94,11 @@ export function validateEnv(raw: Record<string, unknown>): EnvironmentVariables 
 /** Reads `./.env` into `process.env` (variables already set win), for `main.ts` and the CLI. */
 export function loadDotEnv(file = '.env'): void {
   if (existsSync(file)) process.loadEnvFile(file);
+}
+
+/** The `trust proxy` value Express expects for a `TRUST_PROXY` setting. */
+export function trustProxySetting(value: string | undefined): boolean | number | string {
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }

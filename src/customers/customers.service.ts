@@ -67,20 +67,28 @@ export class CustomersService {
     return bcrypt.hash(password, this.config.get('BCRYPT_COST'));
   }
 
+  /**
+   * Newest first. `search` matches identifier values only: the username is one of them (the
+   * mirrored `username` identifier), so one trigram-indexed column serves both.
+   */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
-    const params: unknown[] = [projectId];
-    let where = 'c.project_id = $1';
+    const offset = (query.page - 1) * query.pageSize;
+    let total: number;
+    let ids: number[];
     if (query.search) {
-      params.push(likePattern(query.search));
-      where += ` AND (c.username ILIKE $2 OR c.id IN (
-        SELECT i.customer_id FROM customer_identifiers i WHERE i.project_id = $1 AND i.value ILIKE $2))`;
+      const params = [projectId, likePattern(query.search)];
+      const matches = 'SELECT DISTINCT customer_id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
+      [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches}) m`, params);
+      ids = (await this.dataSource.query(`${matches} ORDER BY customer_id DESC LIMIT ${query.pageSize} OFFSET ${offset}`, params)).map(
+        (r: { customer_id: number }) => r.customer_id,
+      );
+    } else {
+      [{ total }] = await this.dataSource.query('SELECT count(*)::int AS total FROM customers WHERE project_id = $1', [projectId]);
+      ids = (
+        await this.dataSource.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC LIMIT ${query.pageSize} OFFSET ${offset}`, [projectId])
+      ).map((r: { id: number }) => r.id);
     }
-    const [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM customers c WHERE ${where}`, params);
-    const ids: Array<{ id: number }> = await this.dataSource.query(
-      `SELECT c.id FROM customers c WHERE ${where} ORDER BY c.id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
-      params,
-    );
-    const customers = await this.loadMany(this.dataSource.manager, ids.map((r) => r.id));
+    const customers = await this.loadMany(this.dataSource.manager, ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
   }
 

@@ -3,16 +3,12 @@ import type { Request } from 'express';
 import type { CallerProject } from '../auth/caller';
 import { AppConfig } from '../config/app-config';
 import { REQUEST_ID_HEADER } from '../common/http/request-id';
+import { SIGNATURE_HEADERS } from '../auth/signature';
 import { PrivateInfo, ProjectSummary, PublicInfo } from './info.dto';
 import { RouteCatalog } from './route-catalog.service';
 
 export const PRIVATE_PREFIX = '/api/private/v1';
 export const PUBLIC_PREFIX = '/api/public/v1';
-export const SIGNATURE_HEADERS = {
-  timestamp: 'X-Service-Timestamp',
-  nonce: 'X-Service-Nonce',
-  signature: 'X-Service-Signature',
-} as const;
 
 @Injectable()
 export class InfoService {
@@ -55,7 +51,7 @@ export class InfoService {
   private baseUrl(req: Request): string {
     const configured = this.config.get('PUBLIC_BASE_URL');
     if (configured) return configured.replace(/\/+$/, '');
-    return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    return `${req.protocol}://${req.host ?? 'localhost'}`;
   }
 }
 

@@ -41,26 +41,44 @@ export function ApiEnvelope(model: Type<unknown>, options: EnvelopeOptions = {})
   );
 }
 
-/** Documents the error answers of an operation: one response per status, listing the codes. */
+const ERROR_CODES = Symbol('api-error-codes');
+
+/**
+ * Documents the error answers of an operation: one response per status, listing every code of
+ * that status. Codes given at several levels (a class-wide auth decorator and the handler itself)
+ * are merged per handler, so one status never hides the codes of another decorator.
+ */
 export function ApiErrors(...codes: ErrorCode[]) {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
+    if (descriptor && key !== undefined) {
+      documentErrors(target, key, descriptor, codes);
+      return;
+    }
+    const proto = (target as { prototype: object }).prototype;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const method = Object.getOwnPropertyDescriptor(proto, name);
+      if (name !== 'constructor' && typeof method?.value === 'function') documentErrors(proto, name, method, codes);
+    }
+  };
+}
+
+function documentErrors(proto: object, key: string | symbol, descriptor: PropertyDescriptor, codes: ErrorCode[]): void {
+  const handler = descriptor.value as object;
+  const merged = [...new Set([...((Reflect.getMetadata(ERROR_CODES, handler) as ErrorCode[] | undefined) ?? []), ...codes])];
+  Reflect.defineMetadata(ERROR_CODES, merged, handler);
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) {
-    const status = ERROR_STATUS[code];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  for (const code of merged) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  ApiExtraModels(ApiErrorResponse)(proto, key, descriptor);
+  for (const [status, list] of byStatus) {
+    ApiResponse({
+      status,
+      description: `Error codes: ${list.join(', ')}`,
+      schema: {
+        allOf: [
+          { $ref: getSchemaPath(ApiErrorResponse) },
+          { properties: { error: { properties: { code: { type: 'string', enum: list } } } } },
+        ],
+      },
+    })(proto, key, descriptor);
   }
-  return applyDecorators(
-    ApiExtraModels(ApiErrorResponse),
-    ...[...byStatus.entries()].map(([status, list]) =>
-      ApiResponse({
-        status,
-        description: `Error codes: ${list.join(', ')}`,
-        schema: {
-          allOf: [
-            { $ref: getSchemaPath(ApiErrorResponse) },
-            { properties: { error: { properties: { code: { type: 'string', enum: list } } } } },
-          ],
-        },
-      }),
-    ),
-  );
 }
