@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { PeriodicTask } from '../common/periodic-task';
 
 /** How long a key is remembered (product.md 7). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -32,19 +33,16 @@ interface RecordRow {
  */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('Idempotency');
-  private pruneTimer?: NodeJS.Timeout;
+  private readonly pruning = new PeriodicTask('Pruning idempotency records', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => this.pruneExpired());
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   onModuleInit(): void {
-    this.pruneTimer = setInterval(() => void this.pruneExpiredQuietly(), IDEMPOTENCY_PRUNE_INTERVAL_MS);
-    this.pruneTimer.unref();
+    this.pruning.start();
   }
 
   onModuleDestroy(): void {
-    if (this.pruneTimer) clearInterval(this.pruneTimer);
-    this.pruneTimer = undefined;
+    this.pruning.stop();
   }
 
   /**
@@ -112,14 +110,5 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
        SELECT count(*)::int AS n FROM gone`,
     );
     return n;
-  }
-
-  private async pruneExpiredQuietly(): Promise<void> {
-    try {
-      const n = await this.pruneExpired();
-      if (n > 0) this.logger.log({ pruned: n }, 'Expired idempotency records deleted');
-    } catch (err) {
-      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'Pruning idempotency records failed');
-    }
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import * as bcrypt from 'bcrypt';
 import { DataSource } from 'typeorm';
@@ -10,6 +10,7 @@ import { CustomersService } from '../customers/customers.service';
 import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
 import { LoginDto, LoginResult } from './dto/public.dto';
 import { LoginThrottle } from './login-throttle.service';
+import { PeriodicTask } from '../common/periodic-task';
 
 /** How often every replica deletes expired sessions and ended login-failure windows. */
 export const SESSION_PRUNE_INTERVAL_MS = 10 * 60 * 1000;
@@ -43,8 +44,10 @@ interface SessionRow {
  */
 @Injectable()
 export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('CustomerSessions');
-  private pruneTimer?: NodeJS.Timeout;
+  private readonly pruning = new PeriodicTask('Pruning customer sessions', SESSION_PRUNE_INTERVAL_MS, async () => {
+    await this.pruneExpired();
+    await this.throttle.pruneExpired();
+  });
   /** A bcrypt hash of a random secret at the configured cost: compared against when there is no real hash. */
   private dummyHash: string;
 
@@ -57,13 +60,11 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.dummyHash = await bcrypt.hash(randomToken(), this.config.get('BCRYPT_COST'));
-    this.pruneTimer = setInterval(() => void this.pruneQuietly(), SESSION_PRUNE_INTERVAL_MS);
-    this.pruneTimer.unref();
+    this.pruning.start();
   }
 
   onModuleDestroy(): void {
-    if (this.pruneTimer) clearInterval(this.pruneTimer);
-    this.pruneTimer = undefined;
+    this.pruning.stop();
   }
 
   /**
@@ -146,12 +147,4 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     return n;
   }
 
-  private async pruneQuietly(): Promise<void> {
-    try {
-      await this.pruneExpired();
-      await this.throttle.pruneExpired();
-    } catch (error) {
-      this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'Pruning customer sessions failed');
-    }
-  }
 }

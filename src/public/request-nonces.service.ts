@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { PeriodicTask } from '../common/periodic-task';
 
 /** How often every replica deletes nonces whose window has passed (cheap: indexed on expires_at). */
 export const NONCE_PRUNE_INTERVAL_MS = 60 * 1000;
@@ -12,19 +13,16 @@ export const NONCE_PRUNE_INTERVAL_MS = 60 * 1000;
  */
 @Injectable()
 export class RequestNonceStore implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('RequestNonces');
-  private pruneTimer?: NodeJS.Timeout;
+  private readonly pruning = new PeriodicTask('Pruning request nonces', NONCE_PRUNE_INTERVAL_MS, () => this.pruneExpired());
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   onModuleInit(): void {
-    this.pruneTimer = setInterval(() => void this.pruneQuietly(), NONCE_PRUNE_INTERVAL_MS);
-    this.pruneTimer.unref();
+    this.pruning.start();
   }
 
   onModuleDestroy(): void {
-    if (this.pruneTimer) clearInterval(this.pruneTimer);
-    this.pruneTimer = undefined;
+    this.pruning.stop();
   }
 
   /**
@@ -49,13 +47,5 @@ export class RequestNonceStore implements OnModuleInit, OnModuleDestroy {
       [now],
     );
     return n;
-  }
-
-  private async pruneQuietly(): Promise<void> {
-    try {
-      await this.pruneExpired();
-    } catch (error) {
-      this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'Pruning request nonces failed');
-    }
   }
 }
