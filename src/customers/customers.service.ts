@@ -72,23 +72,16 @@ export class CustomersService {
    * mirrored `username` identifier), so one trigram-indexed column serves both.
    */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
-    const offset = (query.page - 1) * query.pageSize;
-    let total: number;
-    let ids: number[];
-    if (query.search) {
-      const params = [projectId, likePattern(query.search)];
-      const matches = 'SELECT DISTINCT customer_id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
-      [{ total }] = await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches}) m`, params);
-      ids = (await this.dataSource.query(`${matches} ORDER BY customer_id DESC LIMIT ${query.pageSize} OFFSET ${offset}`, params)).map(
-        (r: { customer_id: number }) => r.customer_id,
-      );
-    } else {
-      [{ total }] = await this.dataSource.query('SELECT count(*)::int AS total FROM customers WHERE project_id = $1', [projectId]);
-      ids = (
-        await this.dataSource.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC LIMIT ${query.pageSize} OFFSET ${offset}`, [projectId])
-      ).map((r: { id: number }) => r.id);
-    }
-    const customers = await this.loadMany(this.dataSource.manager, ids);
+    const matches = query.search
+      ? { sql: 'SELECT DISTINCT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2', params: [projectId, likePattern(query.search)] }
+      : { sql: 'SELECT id FROM customers WHERE project_id = $1', params: [projectId] };
+    // One scan gives both the page and the total; only a page past the end needs a separate count.
+    const rows: Array<{ id: number; total: number }> = await this.dataSource.query(
+      `SELECT id, count(*) OVER ()::int AS total FROM (${matches.sql}) m ORDER BY id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
+      matches.params,
+    );
+    const total = rows.length > 0 ? rows[0].total : (await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches.sql}) m`, matches.params))[0].total;
+    const customers = await this.loadMany(this.dataSource.manager, rows.map((r) => r.id));
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
   }
 
