@@ -72,16 +72,26 @@ export class CustomersService {
    * mirrored `username` identifier), so one trigram-indexed column serves both.
    */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
-    const matches = query.search
-      ? { sql: 'SELECT DISTINCT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2', params: [projectId, likePattern(query.search)] }
-      : { sql: 'SELECT id FROM customers WHERE project_id = $1', params: [projectId] };
-    // One scan gives both the page and the total; only a page past the end needs a separate count.
-    const rows: Array<{ id: number; total: number }> = await this.dataSource.query(
-      `SELECT id, count(*) OVER ()::int AS total FROM (${matches.sql}) m ORDER BY id DESC LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
-      matches.params,
-    );
-    const total = rows.length > 0 ? rows[0].total : (await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches.sql}) m`, matches.params))[0].total;
-    const customers = await this.loadMany(this.dataSource.manager, rows.map((r) => r.id));
+    const limit = `LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`;
+    let ids: number[];
+    let total: number;
+    if (query.search) {
+      // One trigram scan gives both the page and the total; a page past the end counts separately.
+      const params = [projectId, likePattern(query.search)];
+      const matches = 'SELECT DISTINCT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
+      const rows: Array<{ id: number; total: number }> = await this.dataSource.query(
+        `SELECT id, count(*) OVER ()::int AS total FROM (${matches}) m ORDER BY id DESC ${limit}`,
+        params,
+      );
+      ids = rows.map((r) => r.id);
+      total = rows.length > 0 ? rows[0].total : (await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches}) m`, params))[0].total;
+    } else {
+      // Without a term the page walks the (project_id, id) index; the count is an index-only scan.
+      const rows: Array<{ id: number }> = await this.dataSource.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC ${limit}`, [projectId]);
+      ids = rows.map((r) => r.id);
+      [{ total }] = await this.dataSource.query('SELECT count(*)::int AS total FROM customers WHERE project_id = $1', [projectId]);
+    }
+    const customers = await this.loadMany(this.dataSource.manager, ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
   }
 
