@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
 import { expressRoutes } from './support/routes';
@@ -341,6 +342,25 @@ describe('base URL behind a proxy and PUBLIC_BASE_URL', () => {
       expect(res.body.data.api.baseUrl).toBe('https://api.example.org/api/public/v1');
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe('API key cache across replicas', () => {
+  it('a replica sees a key disabled elsewhere after at most API_KEY_CACHE_TTL_MS', async () => {
+    const t = await createTestApp({ API_KEY_CACHE_TTL_MS: '800' });
+    try {
+      const p = await t.createProject();
+      const replica = await t.startReplica();
+      const other = request(replica.getHttpServer());
+      await other.get('/api/private/v1/info').set(bearer(p.privateKey)).expect(200); // now cached there
+      await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${p.privateKeyId}`).set(admin).send({ enabled: false }).expect(200);
+      expectError(await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)), 403, 'API_KEY_DISABLED'); // this process: at once
+      await other.get('/api/private/v1/info').set(bearer(p.privateKey)).expect(200); // the replica: still cached
+      await new Promise((resolve) => setTimeout(resolve, 900));
+      expectError(await other.get('/api/private/v1/info').set(bearer(p.privateKey)), 403, 'API_KEY_DISABLED');
+    } finally {
+      await t.close();
     }
   });
 });

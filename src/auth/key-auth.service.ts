@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { sha256Hex } from '../common/crypto/random';
@@ -21,26 +22,37 @@ interface KeyRow {
   require_signature: boolean | null;
 }
 
+const CACHE_MAX_ENTRIES = 10_000;
+
 /**
  * Turns a presented key into the caller's project (product.md 1): one indexed lookup by the
  * key's SHA-256 (a key is 238 random bits, so a fast hash is the right tool, not bcrypt).
+ *
+ * Known keys are cached for `API_KEY_CACHE_TTL_MS` (a few seconds): every change made through
+ * this process (admin API, demo seed) clears the cache at once; another replica sees a disabled
+ * key or a deleted project after at most that time. Unknown keys are never cached.
  */
 @Injectable()
 export class KeyAuthService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly cache = new Map<string, { row: KeyRow; until: number }>();
+  private readonly ttlMs: number;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    config: AppConfig,
+  ) {
+    this.ttlMs = config.get('API_KEY_CACHE_TTL_MS');
+  }
+
+  /** Forget every cached key: called after any change to projects or keys. */
+  invalidate(): void {
+    this.cache.clear();
+  }
 
   async authenticate(kind: ApiKeyKind, presented: string | undefined): Promise<Caller> {
     if (!presented || !KEY_FORMAT[kind].test(presented)) throw new DomainError('INVALID_API_KEY');
-    const rows: KeyRow[] = await this.dataSource.query(
-      `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
-              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
-              p.require_signature
-         FROM api_keys k
-         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
-        WHERE k.key_hash = $1 AND k.kind = $2`,
-      [sha256Hex(presented), kind],
-    );
-    const row = rows[0];
+    const hash = sha256Hex(presented);
+    const row = await this.lookup(hash, kind);
     if (!row) throw new DomainError('INVALID_API_KEY');
     if (!row.enabled) throw new DomainError('API_KEY_DISABLED');
     if (!row.project_id) throw new DomainError('PROJECT_NOT_FOUND');
@@ -55,5 +67,27 @@ export class KeyAuthService {
         requireSignature: row.require_signature!,
       },
     };
+  }
+
+  private async lookup(hash: string, kind: ApiKeyKind): Promise<KeyRow | undefined> {
+    const key = `${kind}:${hash}`;
+    const now = Date.now();
+    const cached = this.cache.get(key);
+    if (cached && cached.until > now) return cached.row;
+    const rows: KeyRow[] = await this.dataSource.query(
+      `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
+              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
+              p.require_signature
+         FROM api_keys k
+         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
+        WHERE k.key_hash = $1 AND k.kind = $2`,
+      [hash, kind],
+    );
+    const row = rows[0];
+    if (row && this.ttlMs > 0) {
+      if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(key, { row, until: now + this.ttlMs });
+    }
+    return row;
   }
 }

@@ -60,6 +60,10 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(4) @Max(15)
   BCRYPT_COST: number = 10;
 
+  /** How long a known API key is remembered by one process; 0 turns the cache off. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  API_KEY_CACHE_TTL_MS: number = 5000;
+
   /** Lifetime of a customer token issued by the public login, in days. */
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(3650)
   CUSTOMER_TOKEN_TTL_DAYS: number = 30;
@@ -71,6 +75,58 @@ export class EnvironmentVariables {
    */
   @IsOptional() @IsString() @Matches(/^(true|false|\d{1,2}|[0-9A-Za-z.:/,\s-]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a list of addresses/subnets' })
   TRUST_PROXY?: string;
+
+  /** Time allowed to receive a whole request (headers and body) from a client, in ms (Node's `server.requestTimeout`). */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  REQUEST_TIMEOUT_MS: number = 30_000;
+
+  /** How long an idle keep-alive connection stays open, in ms; above the idle timeout of the load balancer in front. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
+
+  /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are cut, in ms. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
+  SHUTDOWN_TIMEOUT_MS: number = 25_000;
+
+  /** `GET /metrics` (Prometheus text format) and the HTTP metrics behind it. */
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  METRICS_ENABLED: boolean = true;
+
+  /** Only read to choose defaults (`RATE_LIMIT_ENABLED`). */
+  @IsOptional() @IsString()
+  NODE_ENV?: string;
+
+  /**
+   * Rate limits per API key and per client address on `/api/private` and `/api/public`
+   * (product.md 10). Unset: on when `NODE_ENV=production`, off otherwise (development, tests).
+   */
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  RATE_LIMIT_ENABLED?: boolean;
+
+  /** Length of a fixed rate-limit window, in seconds; a window starts with its first request. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  RATE_LIMIT_WINDOW_SECONDS: number = 60;
+
+  /** Requests per API key per window; 0 = no per-key limit. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(10_000_000)
+  RATE_LIMIT_PER_KEY: number = 600;
+
+  /** Requests per client address (`req.ip`, see `TRUST_PROXY`) per window; 0 = no per-address limit. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(10_000_000)
+  RATE_LIMIT_PER_ADDRESS: number = 1200;
+
+  /** Where the counters live, shared by every replica: `postgres` (a table) or `redis` (needs `REDIS_URL`). */
+  @IsOptional() @IsIn(['postgres', 'redis'])
+  RATE_LIMIT_STORE: 'postgres' | 'redis' = 'postgres';
+
+  @ValidateIf((env: EnvironmentVariables, v) => env.RATE_LIMIT_STORE === 'redis' || (v !== undefined && v !== ''))
+  @IsString({ message: 'REDIS_URL is required when RATE_LIMIT_STORE=redis' })
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  /** Prefix of every Redis key the service writes (several services or environments can share one Redis). */
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX: up to 64 characters of A-Za-z0-9:_.-' })
+  REDIS_KEY_PREFIX: string = 'subscription-service:';
 
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional() @Transform(toBool) @IsBoolean()
@@ -88,6 +144,7 @@ export function validateEnv(raw: Record<string, unknown>): EnvironmentVariables 
     });
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
+  env.RATE_LIMIT_ENABLED ??= env.NODE_ENV === 'production';
   return env;
 }
 

@@ -155,15 +155,27 @@ export class CustomersService {
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
   async findIdByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
-    const rows: Array<{ id: number }> =
-      ref.type === 'username'
-        ? await em.query('SELECT id FROM customers WHERE project_id = $1 AND lower(username) = lower($2)', [projectId, ref.value])
-        : await em.query('SELECT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND type = $2 AND value = $3', [
-            projectId,
-            ref.type,
-            ref.value,
-          ]);
+    const rows: Array<{ id: number }> = await em.query(`SELECT c.id ${this.byIdentifier(ref)}`, [projectId, ...this.identifierParams(ref)]);
     return rows[0]?.id;
+  }
+
+  /** Like `findIdByIdentifier`, and locks the customer row for the rest of the transaction, in one statement. */
+  async lockByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
+    const rows: Array<{ id: number; username: string }> = await em.query(
+      `SELECT c.id, c.username ${this.byIdentifier(ref)} FOR UPDATE OF c`,
+      [projectId, ...this.identifierParams(ref)],
+    );
+    return rows[0] ? em.create(Customer, { id: rows[0].id, username: rows[0].username, projectId }) : undefined;
+  }
+
+  private byIdentifier(ref: CustomerRefDto): string {
+    return ref.type === 'username'
+      ? 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)'
+      : 'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3';
+  }
+
+  private identifierParams(ref: CustomerRefDto): string[] {
+    return ref.type === 'username' ? [ref.value] : [ref.type, ref.value];
   }
 
   async get(projectId: string, customerId: number): Promise<CustomerRecord> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { KeyAuthService } from '../auth/key-auth.service';
 import { randomBase32Lower, randomBase62, sha256Hex } from '../common/crypto/random';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
@@ -29,6 +30,7 @@ export class ProjectsService {
   constructor(
     @InjectRepository(Project) private readonly projects: Repository<Project>,
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly keyAuth: KeyAuthService,
     config: AppConfig,
   ) {
     this.secretBox = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
@@ -63,12 +65,15 @@ export class ProjectsService {
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
     const project = await this.find(projectId);
     Object.assign(project, dto);
-    return toProjectView(await this.projects.save(project));
+    const saved = await this.projects.save(project);
+    this.keyAuth.invalidate();
+    return toProjectView(saved);
   }
 
   async remove(projectId: string): Promise<{ success: true }> {
     await this.find(projectId);
     await this.projects.softDelete({ id: projectId });
+    this.keyAuth.invalidate();
     return { success: true };
   }
 
@@ -101,12 +106,15 @@ export class ProjectsService {
     const key = await this.findKey(projectId, keyId);
     if (dto.enabled !== undefined) key.enabled = dto.enabled;
     if (dto.name !== undefined) key.name = dto.name;
-    return toApiKeyView(await this.keys.save(key));
+    const saved = await this.keys.save(key);
+    this.keyAuth.invalidate();
+    return toApiKeyView(saved);
   }
 
   async removeKey(projectId: string, keyId: number): Promise<{ success: true }> {
     const key = await this.findKey(projectId, keyId);
     await this.keys.delete({ id: key.id, projectId });
+    this.keyAuth.invalidate();
     return { success: true };
   }
 

@@ -24,6 +24,7 @@ interface Outcome {
   /** Windows that exist after the call and were created by it (sign-up ones included). */
   windows: Subscription[];
   changes: ChainPlan;
+  planNames: Map<number, string>;
 }
 
 /** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
@@ -115,7 +116,7 @@ export class RedemptionsService {
     const signupLeft = signup.filter((s) => !cancelled.has(s.id));
     const reloaded = signupLeft.length ? await em.find(Subscription, { where: { id: In(signupLeft.map((s) => s.id)) } }) : [];
     const windows = [...reloaded, ...result.created].sort((x, y) => x.validFrom.getTime() - y.validFrom.getTime() || x.id - y.id);
-    return { customer, created, windows, changes: result.changes };
+    return { customer, created, windows, changes: result.changes, planNames: result.planNames };
   }
 
   /** The target customer, locked for the rest of the transaction; created when allowed. */
@@ -126,8 +127,8 @@ export class RedemptionsService {
     now: Date,
   ): Promise<{ customer: Customer; created: boolean }> {
     if ('customerId' in target) return { customer: await this.customers.lock(em, project.id, target.customerId), created: false };
-    const id = await this.customers.findIdByIdentifier(em, project.id, target.ref);
-    if (id !== undefined) return { customer: await this.customers.lock(em, project.id, id), created: false };
+    const existing = await this.customers.lockByIdentifier(em, project.id, target.ref);
+    if (existing) return { customer: existing, created: false };
     if (!target.autoCreate || !project.autoCreateCustomerAtRedemption) throw new DomainError('CUSTOMER_NOT_FOUND');
 
     const byUsername = target.ref.type === 'username';
@@ -150,7 +151,7 @@ export class RedemptionsService {
   }
 
   private async toResult(em: EntityManager, outcome: Outcome, dryRun: boolean): Promise<RedemptionResult> {
-    const views = await this.subscriptions.views(em, outcome.windows);
+    const views = await this.subscriptions.views(em, outcome.windows, outcome.planNames);
     const customer = { id: outcome.customer.id as number | null, username: outcome.customer.username, created: outcome.created };
     if (!dryRun) return { customer, subscriptions: views };
     // Nothing a dry run creates exists afterwards: the ids of new things are null.

@@ -6,7 +6,7 @@ import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { ChainPlan, ChainWindow, planGrant } from './chain/chain-engine';
 import { CustomerSubscriptionView, SubscriptionView } from './dto/subscription.dto';
-import { Subscription, SubscriptionSource } from './entities/subscription.entity';
+import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
 
 export interface GrantInput {
   projectId: string;
@@ -22,10 +22,20 @@ export interface GrantInput {
 export interface GrantResult {
   created: Subscription[];
   changes: ChainPlan;
+  /** Names of the plans in the chain, for answers that show them without another query. */
+  planNames: Map<number, string>;
+}
+
+interface InsertedRow {
+  id: number;
+  status: SubscriptionStatus;
+  created_at: Date;
+  updated_at: Date;
 }
 
 interface WindowRow {
   id: number;
+  name: string;
   source: SubscriptionSource;
   code_id: number | null;
   plan_id: number;
@@ -48,7 +58,7 @@ export class SubscriptionsService {
 
   async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
     const rows: WindowRow[] = await em.query(
-      `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, s.valid_from, s.valid_to
+      `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
          FROM subscriptions s JOIN plans p ON p.id = s.plan_id
         WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
           AND (s.valid_to IS NULL OR s.valid_to > $3)`,
@@ -63,29 +73,50 @@ export class SubscriptionsService {
     }));
     const changes = planGrant(chain, { planId: input.plan.id, planValue: input.plan.value, duration: input.duration }, input.now);
 
-    const repo = em.getRepository(Subscription);
-    for (const w of changes.ended) await repo.update({ id: w.id }, { validTo: w.validTo });
-    for (const w of changes.cancelled) await repo.update({ id: w.id }, { status: 'cancelled' });
-    for (const w of changes.moved) await repo.update({ id: w.id }, { validFrom: w.validFrom, validTo: w.validTo });
+    for (const w of changes.ended) await em.query('UPDATE subscriptions SET valid_to = $2, updated_at = now() WHERE id = $1', [w.id, w.validTo]);
+    for (const w of changes.cancelled) await em.query(`UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1`, [w.id]);
+    for (const w of changes.moved) {
+      await em.query('UPDATE subscriptions SET valid_from = $2, valid_to = $3, updated_at = now() WHERE id = $1', [w.id, w.validFrom, w.validTo]);
+    }
     // The granted window comes first; a second one is the permanent tail re-created after it,
     // which keeps the origin of the tail it replaces.
     const tail = rows.find((r) => r.valid_to === null);
-    const created = await repo.save(
-      changes.created.map((w, index) =>
-        repo.create({
-          projectId: input.projectId,
-          customerId: input.customerId,
-          planId: w.planId,
-          group: input.plan.group,
-          validFrom: w.validFrom,
-          validTo: w.validTo,
-          status: 'active',
-          source: index === 0 || !tail ? input.source : tail.source,
-          codeId: index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
-        }),
-      ),
+    const values = changes.created.map((w, index) => [
+      input.projectId,
+      input.customerId,
+      w.planId,
+      input.plan.group,
+      w.validFrom,
+      w.validTo,
+      index === 0 || !tail ? input.source : tail.source,
+      index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
+    ]);
+    const inserted: InsertedRow[] = values.length
+      ? await em.query(
+          `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id)
+           VALUES ${values.map((_, i) => `(${Array.from({ length: 8 }, (__, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')}
+           RETURNING id, status, created_at, updated_at`,
+          values.flat(),
+        )
+      : [];
+    const created = inserted.map((row, i) =>
+      em.create(Subscription, {
+        id: row.id,
+        projectId: input.projectId,
+        customerId: input.customerId,
+        planId: values[i][2] as number,
+        group: input.plan.group,
+        validFrom: changes.created[i].validFrom,
+        validTo: changes.created[i].validTo,
+        status: row.status,
+        source: values[i][6] as SubscriptionSource,
+        codeId: values[i][7] as number | null,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      }),
     );
-    return { created, changes };
+    const planNames = new Map<number, string>([...rows.map((r): [number, string] => [r.plan_id, r.name]), [input.plan.id, input.plan.name]]);
+    return { created, changes, planNames };
   }
 
   /** Sign-up: every free plan of the project as a permanent grant, in order of id; redundant ones skipped. */
@@ -121,25 +152,25 @@ export class SubscriptionsService {
     return rows.map((s) => toCustomerSubscriptionView(s, s.plan!));
   }
 
-  /** Plan names for a set of windows, in one query. */
-  async views(em: EntityManager, subscriptions: Subscription[]): Promise<SubscriptionView[]> {
-    const ids = [...new Set(subscriptions.map((s) => s.planId))];
-    const plans = ids.length ? await em.find(Plan, { where: { id: In(ids) } }) : [];
-    const byId = new Map(plans.map((p) => [p.id, p]));
-    return subscriptions.map((s) => toSubscriptionView(s, byId.get(s.planId)!));
+  /** Views of windows; plan names come from `known` where given, the others in one query. */
+  async views(em: EntityManager, subscriptions: Subscription[], known = new Map<number, string>()): Promise<SubscriptionView[]> {
+    const missing = [...new Set(subscriptions.map((s) => s.planId))].filter((id) => !known.has(id));
+    const names = new Map(known);
+    if (missing.length) for (const p of await em.find(Plan, { where: { id: In(missing) } })) names.set(p.id, p.name);
+    return subscriptions.map((s) => toSubscriptionView(s, names.get(s.planId)!));
   }
 }
 
-export const toSubscriptionView = (s: Subscription, plan: Plan): SubscriptionView => ({
+export const toSubscriptionView = (s: Subscription, planName: string): SubscriptionView => ({
   id: s.id,
   planId: s.planId,
-  planName: plan.name,
+  planName,
   validFrom: s.validFrom.toISOString(),
   validTo: s.validTo ? s.validTo.toISOString() : null,
 });
 
 export const toCustomerSubscriptionView = (s: Subscription, plan: Plan): CustomerSubscriptionView => ({
-  ...toSubscriptionView(s, plan),
+  ...toSubscriptionView(s, plan.name),
   group: s.group,
   status: s.status,
   source: s.source,
