@@ -243,14 +243,64 @@ export class CustomersService {
     }
   }
 
-  /** Customers by id with their identifiers (and credentials), keeping the order of `ids`. */
+  /**
+   * Customers by id with their identifiers (and credentials), keeping the order of `ids`: one
+   * statement, the children aggregated as JSON, so a page or a record is one round trip.
+   */
   private async loadMany(em: EntityManager, ids: number[], projectId?: string, withCredentials = false): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const customers = await em.find(Customer, {
-      where: projectId ? { id: In(ids), projectId } : { id: In(ids) },
-      relations: withCredentials ? { identifiers: true, credentials: true } : { identifiers: true },
-    });
-    const byId = new Map(customers.map((c) => [c.id, c]));
+    const rows: CustomerRow[] = await em.query(
+      `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+              (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
+                        'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
+                 FROM customer_identifiers i WHERE i.customer_id = c.id) AS identifiers,
+              ${withCredentials ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
+                 FROM customer_credentials k WHERE k.customer_id = c.id)` : `'[]'::json`} AS credentials
+         FROM customers c
+        WHERE c.id = ANY($1::int[]) ${projectId ? 'AND c.project_id = $2' : ''}`,
+      projectId ? [ids, projectId] : [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(em, r)]));
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }
+
+}
+
+interface CustomerRow {
+  id: number;
+  project_id: string;
+  username: string;
+  enabled: boolean;
+  temporary: boolean;
+  created_at: Date;
+  updated_at: Date;
+  identifiers: Array<{ id: number; type: string; value: string; readonly: boolean; created_at: string; updated_at: string }>;
+  credentials: Array<{ id: number; type: number; created_at: string }>;
+}
+
+function toCustomerEntity(em: EntityManager, r: CustomerRow): Customer {
+  return em.create(Customer, {
+    id: r.id,
+    projectId: r.project_id,
+    username: r.username,
+    enabled: r.enabled,
+    temporary: r.temporary,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    identifiers: r.identifiers.map((i) =>
+      em.create(CustomerIdentifier, {
+        id: i.id,
+        projectId: r.project_id,
+        customerId: r.id,
+        type: i.type,
+        value: i.value,
+        readonly: i.readonly,
+        createdAt: new Date(i.created_at),
+        updatedAt: new Date(i.updated_at),
+      }),
+    ),
+    credentials: r.credentials.map((k) =>
+      em.create(CustomerCredential, { id: k.id, customerId: r.id, type: k.type, createdAt: new Date(k.created_at) }),
+    ),
+  });
 }
