@@ -18,6 +18,8 @@ import { IdempotencyModule } from './idempotency/idempotency.module';
 import { PublicModule } from './public/public.module';
 import { loggerOptions } from './common/http/logging';
 import { jsonBodyMiddleware } from './common/http/body-parser';
+import { MetricsModule } from './metrics/metrics.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 @Global()
 @Module({ providers: [AppConfig], exports: [AppConfig] })
@@ -45,7 +47,10 @@ export class AppModule implements NestModule {
         }),
         AuthModule,
         ProjectsModule,
+        // global interceptors run in this order: rate limit, idempotency, redemption metrics
+        RateLimitModule,
         IdempotencyModule,
+        MetricsModule,
         PlansModule,
         CustomersModule,
         SubscriptionsModule,

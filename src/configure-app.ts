@@ -1,7 +1,10 @@
+import type { Server, ServerResponse } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import helmet from 'helmet';
 import { SECURITY } from './auth/decorators';
 import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
@@ -9,15 +12,19 @@ import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { requestIdMiddleware } from './common/http/request-id';
 import { createValidationPipe } from './common/http/validation';
+import { MetricsService } from './metrics/metrics.service';
 
 /**
  * Everything the HTTP layer needs besides the modules, shared by `main.ts` and the tests so
  * that both run the same application. The app must be created with `bodyParser: false`.
  */
 export function configureApp(app: NestExpressApplication): void {
+  const config = app.get(AppConfig);
   app.disable('x-powered-by');
-  app.set('trust proxy', trustProxySetting(app.get(AppConfig).get('TRUST_PROXY')));
+  app.set('trust proxy', trustProxySetting(config.get('TRUST_PROXY')));
   app.use(requestIdMiddleware);
+  if (config.get('METRICS_ENABLED')) app.use(app.get(MetricsService).httpMiddleware());
+  app.use(securityHeaders());
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
   app.useGlobalPipes(createValidationPipe());
@@ -44,4 +51,71 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A customer token from `POST /api/public/v1/auth/login`' }, SECURITY.customer)
     .build();
   return SwaggerModule.createDocument(app, config);
+}
+
+/**
+ * helmet's security headers on every answer. The API answers JSON only, so its Content Security
+ * Policy allows nothing at all; Swagger UI under `/docs` gets a policy of its own that lets it run
+ * (same-origin scripts plus inline script and style, `data:` images), without
+ * `upgrade-insecure-requests` so that it also works over plain http on a developer's machine.
+ */
+export function securityHeaders(): RequestHandler {
+  const api = helmet({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+  });
+  const docs = helmet({
+    contentSecurityPolicy: {
+      useDefaults: true,
+      directives: {
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:', 'https:'],
+        upgradeInsecureRequests: null,
+      },
+    },
+  });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    const isDocs = path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-');
+    (isDocs ? docs : api)(req, res, next);
+  };
+}
+
+export interface HttpServerSettings {
+  /** Time to receive a whole request (headers and body), in ms: `REQUEST_TIMEOUT_MS`. */
+  requestTimeoutMs: number;
+  /** Idle keep-alive connections are closed after this, in ms: `KEEP_ALIVE_TIMEOUT_MS`. */
+  keepAliveTimeoutMs: number;
+}
+
+/**
+ * Timeouts of the Node HTTP server, applied by main.ts after `listen` (and by tests): slow or
+ * stalled clients cannot hold connections open, and idle keep-alive connections outlive the
+ * load balancer's own idle timeout (60 s on most), so that it never reuses one we are closing.
+ */
+export function configureHttpServer(server: Server, settings: HttpServerSettings): void {
+  server.requestTimeout = settings.requestTimeoutMs;
+  server.headersTimeout = Math.min(settings.requestTimeoutMs, 60_000);
+  server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+}
+
+/**
+ * Graceful stop of the HTTP server: stop accepting connections at once, let the requests in flight
+ * finish, and close each keep-alive connection as soon as it is idle (new answers carry
+ * `Connection: close`). After `graceMs` the remaining connections are cut. Resolves when every
+ * connection is closed; the database pool is closed after that (by `app.close()`).
+ */
+export function drainHttpServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    server.prependListener('request', (_req: unknown, res: ServerResponse) => {
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    });
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(deadline);
+      resolve();
+    });
+  });
 }

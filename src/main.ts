@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { configureApp } from './configure-app';
+import { configureApp, configureHttpServer, drainHttpServer } from './configure-app';
 import { loadDotEnv, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
@@ -40,15 +40,16 @@ async function bootstrap(): Promise<void> {
     });
     app.useLogger(app.get(Logger));
     configureApp(app);
-    // SIGTERM / SIGINT: stop accepting, finish requests in flight, close the pool, then stop the
-    // embedded database (Nest's own shutdown hooks would not reach that last step).
+    // SIGTERM / SIGINT: stop accepting, finish requests in flight (at most SHUTDOWN_TIMEOUT_MS),
+    // close the pool, then stop the embedded database (Nest's own shutdown hooks would not reach
+    // that last step).
     let closing = false;
     const shutdown = (signal: NodeJS.Signals) => {
       if (closing) return;
       closing = true;
       say(`${signal}: shutting down`);
-      app
-        .close()
+      drainHttpServer(app.getHttpServer(), env.SHUTDOWN_TIMEOUT_MS)
+        .then(() => app.close())
         .then(stopEmbedded)
         .then(() => process.exit(0))
         .catch((error: unknown) => {
@@ -60,6 +61,7 @@ async function bootstrap(): Promise<void> {
     process.once('SIGINT', shutdown);
 
     await app.listen(env.PORT, env.HOST);
+    configureHttpServer(app.getHttpServer(), { requestTimeoutMs: env.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS });
     const url = `http://localhost:${env.PORT}`;
     say(`listening on ${env.HOST}:${env.PORT}; API docs at ${url}/docs`);
     if (env.EMBEDDED_DATABASE) await seedDemoProject(app, url);

@@ -1,0 +1,29 @@
+import { Controller, Get, Header, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { DomainError } from '../common/errors/domain-error';
+import { RawResponse } from '../common/http/envelope.interceptor';
+import { AppConfig } from '../config/app-config';
+import { MetricsService } from './metrics.service';
+
+/**
+ * `GET /metrics` for Prometheus: outside the API prefixes, no key, no envelope, not in the API
+ * documentation. Not meant for the outside world: keep it off the ingress (scrape the pods).
+ */
+@ApiExcludeController()
+@Controller('metrics')
+export class MetricsController {
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  @RawResponse()
+  @Header('Cache-Control', 'no-store')
+  async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
+    if (!this.config.get('METRICS_ENABLED')) throw new DomainError('ROUTE_NOT_FOUND');
+    res.setHeader('Content-Type', this.metrics.contentType());
+    return this.metrics.render();
+  }
+}
