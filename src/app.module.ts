@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
+import { RoutesModule } from './common/routes/route-catalog.service';
 import { AppConfig } from './config/app-config';
 import { validateEnv } from './config/env';
 import { buildDataSourceOptions } from './database/data-source-options';
@@ -45,6 +46,7 @@ export class AppModule implements NestModule {
           useFactory: (config: AppConfig) =>
             buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
         }),
+        RoutesModule,
         AuthModule,
         ProjectsModule,
         // global interceptors run in this order: rate limit, idempotency, redemption metrics

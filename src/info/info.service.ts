@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { REQUEST_ID_HEADER } from '../common/http/request-id';
 import { SIGNATURE_HEADERS } from '../auth/signature';
 import { PrivateInfo, ProjectSummary, PublicInfo } from './info.dto';
-import { RouteCatalog } from './route-catalog.service';
+import { RouteCatalog } from '../common/routes/route-catalog.service';
 
 export const PRIVATE_PREFIX = '/api/private/v1';
 export const PUBLIC_PREFIX = '/api/public/v1';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 import { RedemptionMetricsInterceptor } from './redemption-metrics.interceptor';
@@ -10,7 +10,6 @@ import { RedemptionMetricsInterceptor } from './redemption-metrics.interceptor';
  * Import it after `IdempotencyModule` so that idempotent replays are not counted twice.
  */
 @Module({
-  imports: [DiscoveryModule],
   controllers: [MetricsController],
   providers: [MetricsService, { provide: APP_INTERCEPTOR, useClass: RedemptionMetricsInterceptor }],
   exports: [MetricsService],

@@ -1,6 +1,5 @@
-import { Injectable, OnApplicationBootstrap, RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { RouteCatalog } from '../common/routes/route-catalog.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -14,13 +13,6 @@ interface PoolStats {
   waitingCount: number;
   options?: { max?: number };
 }
-
-const joinPath = (...parts: string[]) =>
-  '/' +
-  parts
-    .flatMap((p) => p.split('/'))
-    .filter((p) => p.length > 0)
-    .join('/');
 
 /**
  * The Prometheus metrics of one application instance, in a registry of its own (two instances
@@ -59,8 +51,7 @@ export class MetricsService implements OnApplicationBootstrap {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
+    private readonly catalog: RouteCatalog,
   ) {
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (this.dataSource.driver as unknown as { master?: PoolStats }).master;
@@ -81,24 +72,9 @@ export class MetricsService implements OnApplicationBootstrap {
     gauge('db_pool_max_connections', 'Size limit of the PostgreSQL pool (DB_POOL_SIZE).', (p) => p.options?.max);
   }
 
-  /** Reads the route templates from the controllers, for requests refused before routing. */
+  /** The route templates, for labelling requests (also those refused before routing). */
   onApplicationBootstrap(): void {
-    const routes: Array<{ method: string; path: string }> = [];
-    for (const wrapper of this.discovery.getControllers()) {
-      const type = wrapper.metatype as (new (...args: unknown[]) => unknown) | undefined;
-      if (!type) continue;
-      const base = Reflect.getMetadata(PATH_METADATA, type) as string | string[] | undefined;
-      for (const name of this.scanner.getAllMethodNames(type.prototype)) {
-        const handler = (type.prototype as Record<string, unknown>)[name] as object;
-        const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (path === undefined || method === undefined) continue;
-        for (const b of Array.isArray(base) ? base : [base ?? '']) {
-          for (const p of Array.isArray(path) ? path : [path]) routes.push({ method: RequestMethod[method], path: joinPath(b, p) });
-        }
-      }
-    }
-    this.routes.setRoutes(routes);
+    this.routes.setRoutes(this.catalog.all());
   }
 
   /** Express middleware, installed first (configure-app.ts): times every request to the end of its answer. */

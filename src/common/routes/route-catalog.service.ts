@@ -1,6 +1,6 @@
-import { Injectable, OnApplicationBootstrap, RequestMethod } from '@nestjs/common';
+import { Global, Injectable, Module, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
 
 export interface Route {
   method: string;
@@ -15,19 +15,26 @@ const join = (...parts: string[]) =>
     .join('/');
 
 /**
- * The routes the running application really serves, read from the controllers' metadata once
- * at start (product.md 8: the info endpoints list them, never a hand-kept list).
+ * The routes the running application really serves, read from the controllers' metadata on
+ * first use, once the application is up (product.md 8: the info endpoints list them, never a
+ * hand-kept list; the metrics label requests with their templates).
  */
 @Injectable()
-export class RouteCatalog implements OnApplicationBootstrap {
-  private routes: Route[] = [];
+export class RouteCatalog {
+  private routes?: Route[];
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
   ) {}
 
-  onApplicationBootstrap(): void {
+  /** Every route, sorted by path then method. */
+  all(): Route[] {
+    this.routes ??= this.discover();
+    return this.routes;
+  }
+
+  private discover(): Route[] {
     const routes: Route[] = [];
     for (const wrapper of this.discovery.getControllers()) {
       const type = wrapper.metatype as (new (...args: unknown[]) => unknown) | undefined;
@@ -46,13 +53,17 @@ export class RouteCatalog implements OnApplicationBootstrap {
         }
       }
     }
-    this.routes = routes.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+    return routes.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
   }
 
   /** `<METHOD> <path>` for every route under `prefix`. */
   endpointsUnder(prefix: string): string[] {
-    return this.routes
+    return this.all()
       .filter((r) => r.path === prefix || r.path.startsWith(prefix + '/'))
       .map((r) => `${r.method} ${r.path}`);
   }
 }
+
+@Global()
+@Module({ imports: [DiscoveryModule], providers: [RouteCatalog], exports: [RouteCatalog] })
+export class RoutesModule {}
