@@ -168,36 +168,46 @@ export class CodesService {
   async lockCodeForRedemption(manager: EntityManager, projectId: string, rawCode: string, now: Date = new Date()): Promise<Code> {
     const normalised = normaliseCode(rawCode);
     if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
-    const code = await manager.findOne(Code, {
-      where: { code: normalised, projectId },
-      lock: { mode: 'pessimistic_write' },
-    });
-    if (!code) throw new DomainError('CODE_NOT_FOUND');
+    // One statement: the code row, locked, with its plan (the redemption needs both).
+    const rows: LockedCodeRow[] = await manager.query(
+      `SELECT c.id, c.project_id, c.batch_id, c.plan_id, c.code, c.duration, c.status, c.note, c.expires_at,
+              c.redeemed_at, c.redeemed_by_customer_id, c.created_at, c.updated_at,
+              p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name, p.value AS plan_value,
+              p.plan_group, p.created_at AS plan_created_at, p.updated_at AS plan_updated_at
+         FROM codes c LEFT JOIN plans p ON p.id = c.plan_id
+        WHERE c.code = $1 AND c.project_id = $2
+          FOR UPDATE OF c`,
+      [normalised, projectId],
+    );
+    const row = rows[0];
+    if (!row) throw new DomainError('CODE_NOT_FOUND');
+    const code = toLockedCode(manager, row);
     if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
     if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
     if (effectiveStatus(code, now) === 'expired') throw new DomainError('CODE_EXPIRED');
     return code;
   }
 
+
   /**
    * For the redemption engine, inside the same transaction, after `lockCodeForRedemption`:
    * records the redemption on the locked code and returns it updated.
    */
   async markRedeemed(manager: EntityManager, code: Code, customerId: number, now: Date = new Date()): Promise<Code> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(Code)
-      .set({ status: 'redeemed', redeemedAt: now, redeemedByCustomerId: customerId, updatedAt: now })
-      .where(`id = :id AND project_id = :projectId AND status = 'available'`, { id: code.id, projectId: code.projectId })
-      .execute();
+    const [, affected]: [unknown, number] = await manager.query(
+      `UPDATE codes SET status = 'redeemed', redeemed_at = $3, redeemed_by_customer_id = $4, updated_at = $3
+        WHERE id = $1 AND project_id = $2 AND status = 'available'`,
+      [code.id, code.projectId, now, customerId],
+    );
     // The row is locked by lockCodeForRedemption; this only fires if that step was skipped.
-    if (result.affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
+    if (affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
     code.status = 'redeemed';
     code.redeemedAt = now;
     code.redeemedByCustomerId = customerId;
     code.updatedAt = now;
     return code;
   }
+
 
   /** Joins the plan, selecting only what a view needs (its id and name). */
   private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
@@ -208,4 +218,59 @@ export class CodesService {
     const plan = await manager.findOne(Plan, { where: { id: planId, projectId }, select: { id: true, name: true } });
     return plan?.name ?? '';
   }
+}
+
+interface LockedCodeRow {
+  id: number;
+  project_id: string;
+  batch_id: number;
+  plan_id: number;
+  code: string;
+  duration: string | null;
+  status: Code['status'];
+  note: string | null;
+  expires_at: Date | null;
+  redeemed_at: Date | null;
+  redeemed_by_customer_id: number | null;
+  created_at: Date;
+  updated_at: Date;
+  plan_project_id: string | null;
+  plan_slug: string | null;
+  plan_name: string | null;
+  plan_value: string | null;
+  plan_group: string | null;
+  plan_created_at: Date | null;
+  plan_updated_at: Date | null;
+}
+
+/** A locked code row as an entity, with its plan attached when the plan exists. */
+function toLockedCode(em: EntityManager, r: LockedCodeRow): Code {
+  const code = em.create(Code, {
+    id: r.id,
+    projectId: r.project_id,
+    batchId: r.batch_id,
+    planId: r.plan_id,
+    code: r.code,
+    duration: r.duration,
+    status: r.status,
+    note: r.note,
+    expiresAt: r.expires_at,
+    redeemedAt: r.redeemed_at,
+    redeemedByCustomerId: r.redeemed_by_customer_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  });
+  if (r.plan_project_id !== null) {
+    code.plan = em.create(Plan, {
+      id: r.plan_id,
+      projectId: r.plan_project_id,
+      slug: r.plan_slug!,
+      name: r.plan_name!,
+      value: Number(r.plan_value),
+      group: r.plan_group!,
+      createdAt: r.plan_created_at!,
+      updatedAt: r.plan_updated_at!,
+    });
+  }
+  return code;
 }

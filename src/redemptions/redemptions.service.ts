@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import type { CallerProject } from '../auth/caller';
 import { CodesService } from '../codes/codes.service';
+import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
 import { CustomersService } from '../customers/customers.service';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
@@ -57,7 +58,7 @@ export class RedemptionsService {
   redeemFor(project: CallerProject, target: GrantTarget, rawCode: string, dryRun = false): Promise<RedemptionResult> {
     return this.run(dryRun, async (em, now) => {
       const code = await this.codes.lockCodeForRedemption(em, project.id, rawCode, now);
-      const plan = await this.planOf(em, project, code.planId);
+      const plan = this.planOf(project, code);
       const outcome = await this.grantTo(em, project, target, now, plan, code.duration, 'code', code.id);
       await this.codes.markRedeemed(em, code, outcome.customer.id, now);
       return outcome;
@@ -92,11 +93,11 @@ export class RedemptionsService {
   }
 
   /** A code's plan must belong to the code's project; anything else is corrupt data, refused. */
-  private async planOf(em: EntityManager, project: CallerProject, planId: number): Promise<Plan> {
-    const plan = await em.findOne(Plan, { where: { id: planId } });
-    if (!plan || plan.projectId !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
-    return plan;
+  private planOf(project: CallerProject, code: Code): Plan {
+    if (!code.plan || code.plan.projectId !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
+    return code.plan;
   }
+
 
   private async grantTo(
     em: EntityManager,
