@@ -23,7 +23,9 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,
-    logging: settings.logging ? ['query', 'error'] : ['error'],
+    // Failed queries are not logged here: they may carry parameters (hashes, identifiers), and the
+    // ones that matter reach the exception filter, which logs them without internals.
+    logging: settings.logging ? ['query', 'error'] : false,
     extra: {
       max: settings.poolSize ?? 10,
       connectionTimeoutMillis: 10000,
