@@ -288,6 +288,24 @@ describe('customers', () => {
       expect(past.body.data).toMatchObject({ data: [], total: 12, page: 9 });
     });
 
+    it('keeps the total exact through creations (also concurrent and direct), deletions and failures', async () => {
+      const q = await t.createProject();
+      const auth = bearer(q.privateKey);
+      const total = async () => (await t.http.get('/api/private/v1/customers').set(auth).expect(200)).body.data.total;
+      const made = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => t.http.post('/api/private/v1/customers').set(auth).send({ username: `counted${String(i).padStart(4, '0')}` })),
+      );
+      expect(made.map((r) => r.status)).toEqual(Array(8).fill(201));
+      expect(await total()).toBe(8);
+      await t.http.post('/api/private/v1/customers').set(auth).send({ username: 'counted0000' }).expect(409);
+      await t.dataSource.query(`INSERT INTO customers (project_id, username) VALUES ($1, 'direct0001'), ($1, 'direct0002')`, [q.id]);
+      expect(await total()).toBe(10);
+      await t.http.delete(`/api/private/v1/customers/${made[0].body.data.id}`).set(auth).expect(200);
+      expect(await total()).toBe(9);
+      const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM customers WHERE project_id = $1', [q.id]);
+      expect(n).toBe(9);
+    });
+
     it('accepts pageSize 1 and 100, refuses 0, 101, page 0 and non-integers', async () => {
       await t.http.get('/api/private/v1/customers?pageSize=1').set(bearer(p.privateKey)).expect(200);
       await t.http.get('/api/private/v1/customers?pageSize=100').set(bearer(p.privateKey)).expect(200);

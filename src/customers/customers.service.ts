@@ -86,10 +86,11 @@ export class CustomersService {
       ids = rows.map((r) => r.id);
       total = rows.length > 0 ? rows[0].total : (await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches}) m`, params))[0].total;
     } else {
-      // Without a term the page walks the (project_id, id) index; the count is an index-only scan.
+      // Without a term the page walks the (project_id, id) index and the total is the sum of the
+      // project's trigger-maintained counter slots (migration CustomerCounts).
       const rows: Array<{ id: number }> = await this.dataSource.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC ${limit}`, [projectId]);
       ids = rows.map((r) => r.id);
-      [{ total }] = await this.dataSource.query('SELECT count(*)::int AS total FROM customers WHERE project_id = $1', [projectId]);
+      [{ total }] = await this.dataSource.query('SELECT coalesce(sum(n), 0)::int AS total FROM customer_counts WHERE project_id = $1', [projectId]);
     }
     const customers = await this.loadMany(this.dataSource.manager, ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
