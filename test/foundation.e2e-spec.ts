@@ -290,13 +290,24 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expect(ready.body.data.info).toEqual({ database: { status: 'up' }, migrations: { status: 'up' } });
     });
 
-    it('serves the OpenAPI document with the three security schemes and the error schema', async () => {
+    it('serves the OpenAPI document: four security schemes, the error schema, and every API operation documented', async () => {
       const res = await t.http.get('/docs-json').expect(200);
       expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['adminToken', 'customerToken', 'privateKey', 'publicKey']);
       expect(res.body.components.schemas.ApiErrorResponse).toBeDefined();
       const info = res.body.paths['/api/private/v1/info'].get;
       expect(info.security).toEqual([{ privateKey: [] }]);
       expect(Object.keys(info.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404']));
+      // every operation under the API prefixes has a summary, a success answer and its error answers
+      for (const [path, item] of Object.entries<any>(res.body.paths)) {
+        if (!path.startsWith('/api/')) continue;
+        for (const [method, op] of Object.entries<any>(item)) {
+          const where = `${method.toUpperCase()} ${path}`;
+          expect({ where, summary: typeof op.summary }).toEqual({ where, summary: 'string' });
+          const statuses = Object.keys(op.responses);
+          expect({ where, success: statuses.some((st) => st.startsWith('2')) }).toEqual({ where, success: true });
+          expect({ where, errors: statuses.some((st) => st.startsWith('4')) }).toEqual({ where, errors: true });
+        }
+      }
       // codes of the class-wide key decorator and of the handler share a status without hiding each other
       const redeem = res.body.paths['/api/private/v1/redemptions'].post.responses;
       expect(redeem['400'].description).toEqual(expect.stringContaining('VALIDATION_FAILED'));
