@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { defer, mergeMap, Observable, of, throwError } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/caller';
 import { DomainError } from '../common/errors/domain-error';
+import { isJsonContentType } from '../common/http/body-parser';
 import { IDEMPOTENCY_KEY_FORMAT, requestFingerprint } from './idempotency-fingerprint';
 import { IdempotencyService } from './idempotency.service';
 
@@ -16,12 +17,6 @@ type Send = Response['send'];
 function isPrivateRoute(req: AuthenticatedRequest): boolean {
   const path = req.originalUrl.split('?', 1)[0];
   return path === PRIVATE_API_PREFIX || path.startsWith(`${PRIVATE_API_PREFIX}/`);
-}
-
-function isJsonType(contentType: unknown): boolean {
-  if (typeof contentType !== 'string') return false;
-  const type = contentType.split(';')[0].trim().toLowerCase();
-  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
 /**
@@ -99,7 +94,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       settled = true;
       res.send = originalSend;
       const status = res.statusCode;
-      const text = typeof body === 'string' && isJsonType(res.getHeader('Content-Type')) ? body : undefined;
+      const text = typeof body === 'string' && isJsonContentType(res.getHeader('Content-Type')) ? body : undefined;
       const write =
         status < 500 && text !== undefined
           ? store.complete(projectId, key, fingerprint, status, text)

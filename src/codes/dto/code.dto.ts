@@ -14,22 +14,12 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { MAX_INT4, PageQueryDto, toNumber } from '../../common/http/pagination';
-import { isValidIsoDuration } from '../../subscriptions/chain/duration';
+import { IsIsoDuration } from '../../common/http/validators';
 
 export const MAX_BATCH_SIZE = 10_000;
 
 export const CODE_STATUSES = ['available', 'redeemed', 'revoked', 'expired'] as const;
 export type CodeStatus = (typeof CODE_STATUSES)[number];
-
-/** A positive ISO 8601 duration (`P30D`, `P1M`, `PT12H`), by the rules of `duration.ts`. */
-const IsIsoDuration = () =>
-  ValidateBy({
-    name: 'isIsoDuration',
-    validator: {
-      validate: (value: unknown) => isValidIsoDuration(value),
-      defaultMessage: buildMessage(() => '$property must be a positive ISO 8601 duration such as P30D'),
-    },
-  });
 
 /** An ISO 8601 date or timestamp; a timestamp must name its offset (`Z` or `+02:00`). */
 const DATE_OR_ZONED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/i;

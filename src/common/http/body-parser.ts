@@ -20,8 +20,10 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined;
 }
 
-function isJson(req: Request): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+/** `application/json` or an `application/*+json` type, parameters ignored. */
+export function isJsonContentType(contentType: unknown): boolean {
+  if (typeof contentType !== 'string') return false;
+  const type = contentType.split(';')[0].trim().toLowerCase();
   return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
@@ -31,7 +33,7 @@ function isJson(req: Request): boolean {
  */
 export const jsonBodyMiddleware: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   if (!hasBody(req)) return next();
-  if (!isJson(req)) return next(new DomainError('UNSUPPORTED_MEDIA_TYPE'));
+  if (!isJsonContentType(req.headers['content-type'] ?? '')) return next(new DomainError('UNSUPPORTED_MEDIA_TYPE'));
   parseJson(req, res, (err?: unknown) => {
     if (!err) return next();
     const type = (err as { type?: string }).type;

@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { ValidateBy, ValidateIf, ValidationOptions, buildMessage } from 'class-validator';
 import { isValidIsoDuration } from '../../subscriptions/chain/duration';
 
@@ -48,3 +49,7 @@ export function IsIsoDuration(options?: ValidationOptions) {
     options,
   );
 }
+
+/** A query-string flag: `'true'` and `'false'` become booleans; anything else is left for `@IsBoolean()` to refuse. */
+export const QueryBoolean = () =>
+  Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
-import { IsIsoDuration } from '../../common/http/validators';
+import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {
@@ -40,7 +40,7 @@ export class ActivateDto {
 export class DryRunQueryDto {
   @ApiPropertyOptional({ default: false, description: 'Answer what the call would do, change nothing.' })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @QueryBoolean()
   @IsBoolean()
   dryRun: boolean = false;
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
+import { QueryBoolean } from '../../common/http/validators';
 import { IsBoolean, IsOptional } from 'class-validator';
 
 /** A window as returned by redemption and activation (interface.md 2.8). */
@@ -23,7 +23,7 @@ export class CustomerSubscriptionView extends SubscriptionView {
 export class SubscriptionListQueryDto {
   @ApiPropertyOptional({ default: false, description: 'Also list ended and cancelled windows, after the live ones.' })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @QueryBoolean()
   @IsBoolean()
   history: boolean = false;
 }
