@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { CallerProject } from '../auth/caller';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
@@ -110,13 +110,12 @@ export class RedemptionsService {
     codeId: number | null,
   ): Promise<Outcome> {
     const { customer, created } = await this.findOrCreateCustomer(em, project, target, now);
-    const signup = created ? await em.find(Subscription, { where: { customerId: customer.id } }) : [];
     const result = await this.subscriptions.grant(em, { projectId: project.id, customerId: customer.id, plan, duration, source, codeId, now });
-    // sign-up windows this call made that are still in the chain (a moved tail is reloaded as it is now)
-    const cancelled = new Set(result.changes.cancelled.map((w) => w.id));
-    const signupLeft = signup.filter((s) => !cancelled.has(s.id));
-    const reloaded = signupLeft.length ? await em.find(Subscription, { where: { id: In(signupLeft.map((s) => s.id)) } }) : [];
-    const windows = [...reloaded, ...result.created].sort((x, y) => x.validFrom.getTime() - y.validFrom.getTime() || x.id - y.id);
+    // A customer created by this call holds only windows this call made: its sign-up windows
+    // (as the grant left them; cancelled ones excluded) and the granted ones, read back at once.
+    const windows = created
+      ? await em.find(Subscription, { where: { customerId: customer.id, status: 'active' }, order: { validFrom: 'ASC', id: 'ASC' } })
+      : result.created;
     return { customer, created, windows, changes: result.changes, planNames: result.planNames };
   }
 
