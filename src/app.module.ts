@@ -17,13 +17,16 @@ import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { RedemptionsModule } from './redemptions/redemptions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { PublicModule } from './public/public.module';
-import { loggerOptions } from './common/http/logging';
+import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logging';
 import { jsonBodyMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 @Global()
-@Module({ providers: [AppConfig], exports: [AppConfig] })
+@Module({
+  providers: [AppConfig, { provide: ROOT_LOGGER, inject: [AppConfig], useFactory: (config: AppConfig) => createRootLogger(config.get('LOG_LEVEL')) }],
+  exports: [AppConfig, ROOT_LOGGER],
+})
 class AppConfigModule {}
 
 /** The whole service. `forRoot()` reads and validates the environment at the time it is called. */
@@ -40,7 +43,7 @@ export class AppModule implements NestModule {
       imports: [
         ConfigModule.forRoot({ isGlobal: true, validate: validateEnv, cache: true, ignoreEnvFile: true }),
         AppConfigModule,
-        LoggerModule.forRootAsync({ inject: [AppConfig], useFactory: (config: AppConfig) => loggerOptions(config.get('LOG_LEVEL')) }),
+        LoggerModule.forRootAsync({ inject: [ROOT_LOGGER], useFactory: loggerOptions }),
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
           useFactory: (config: AppConfig) =>
@@ -49,7 +52,6 @@ export class AppModule implements NestModule {
         RoutesModule,
         AuthModule,
         ProjectsModule,
-        // global interceptors run in this order: rate limit, idempotency, redemption metrics
         RateLimitModule,
         IdempotencyModule,
         MetricsModule,

@@ -1,6 +1,5 @@
 import type { Server, ServerResponse } from 'node:http';
 import { INestApplication } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -8,25 +7,33 @@ import helmet from 'helmet';
 import { SECURITY } from './auth/decorators';
 import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
-import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
+import { EnvelopeExpressAdapter } from './common/http/envelope';
+import { requestLogMiddleware, ROOT_LOGGER } from './common/http/logging';
 import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { requestIdMiddleware } from './common/http/request-id';
 import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
 
+/** The HTTP adapter every application is created with (`main.ts`, tests): Express plus the success envelope. */
+export const createHttpAdapter = (): EnvelopeExpressAdapter => new EnvelopeExpressAdapter();
+
 /**
  * Everything the HTTP layer needs besides the modules, shared by `main.ts` and the tests so
- * that both run the same application. The app must be created with `bodyParser: false`.
+ * that both run the same application. The app must be created with `createHttpAdapter()` and
+ * `bodyParser: false`.
  */
 export function configureApp(app: NestExpressApplication): void {
+  if (!(app.getHttpAdapter() instanceof EnvelopeExpressAdapter)) throw new Error('Create the application with createHttpAdapter()');
   const config = app.get(AppConfig);
   app.disable('x-powered-by');
+  // JSON answers of an API that changes under its clients: no ETag (Express would hash every body for it).
+  app.set('etag', false);
   app.set('trust proxy', trustProxySetting(config.get('TRUST_PROXY')));
   app.use(requestIdMiddleware);
+  app.use(requestLogMiddleware(app.get(ROOT_LOGGER)));
   if (config.get('METRICS_ENABLED')) app.use(app.get(MetricsService).httpMiddleware());
   app.use(securityHeaders());
   app.useGlobalFilters(new GlobalExceptionFilter());
-  app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
   app.useGlobalPipes(createValidationPipe());
   const document = buildOpenApi(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { configureApp, configureHttpServer, drainHttpServer } from './configure-app';
+import { configureApp, configureHttpServer, createHttpAdapter, drainHttpServer } from './configure-app';
 import { loadDotEnv, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
@@ -34,7 +34,7 @@ async function bootstrap(): Promise<void> {
     const env = validateEnv(process.env);
     if (env.DB_MIGRATE_ON_START) await migrateWithLock(env.DATABASE_URL, say);
 
-    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), {
+    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), createHttpAdapter(), {
       bodyParser: false,
       bufferLogs: true,
     });

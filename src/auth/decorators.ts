@@ -1,6 +1,7 @@
 import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrors } from '../common/swagger/api-responses';
+import { KeyRateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 import { NONCE_PATTERN, SIGNATURE_HEADERS, SIGNATURE_WINDOW_SECONDS } from './signature';
 
@@ -38,22 +39,22 @@ const ApiSignatureHeaders = () =>
     }),
   );
 
-/** Guard, Swagger security and the key errors of the private interface, as one decorator. */
+/** Guards (key, then its rate limit), Swagger security and the key errors of the private interface, as one decorator. */
 export const PrivateApi = () =>
   applyDecorators(
-    UseGuards(PrivateKeyGuard),
+    UseGuards(PrivateKeyGuard, KeyRateLimitGuard),
     ApiBearerAuth(SECURITY.private),
     ApiErrors('INVALID_API_KEY', 'API_KEY_DISABLED', 'PROJECT_NOT_FOUND', 'VALIDATION_FAILED'),
   );
 
 /**
- * Guard (key and request signature), Swagger security, signature headers and errors of the
+ * Guards (key and request signature, then the key's rate limit), Swagger security, signature headers and errors of the
  * public interface. `withCustomerToken` documents that the operation needs the public key AND
  * a customer token (the customer-token guard is added by `CustomerApi()` in `src/public`).
  */
 export const PublicApi = (options: { withCustomerToken?: boolean } = {}) =>
   applyDecorators(
-    UseGuards(PublicKeyGuard),
+    UseGuards(PublicKeyGuard, KeyRateLimitGuard),
     options.withCustomerToken ? ApiSecurity({ [SECURITY.public]: [], [SECURITY.customer]: [] }) : ApiSecurity(SECURITY.public),
     ApiSignatureHeaders(),
     ApiErrors('INVALID_API_KEY', 'API_KEY_DISABLED', 'PROJECT_NOT_FOUND', 'SIGNATURE_REQUIRED', 'INVALID_SIGNATURE', 'SIGNATURE_EXPIRED', 'NONCE_REUSED'),

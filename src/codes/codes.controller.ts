@@ -3,11 +3,11 @@ import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagg
 import type { Response } from 'express';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
-import { RawResponse } from '../common/http/envelope.interceptor';
 import { IdParam } from '../common/http/id-param';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { CodesService } from './codes.service';
 import { CodeBatchView, CodeView, CreateCodeBatchDto, ExportCodesQueryDto, ListCodesQueryDto } from './dto/code.dto';
+import { Idempotent } from '../idempotency/idempotency.decorator';
 
 @ApiTags('Private: codes')
 @PrivateApi()
@@ -16,6 +16,7 @@ export class CodesController {
   constructor(private readonly codes: CodesService) {}
 
   @Post()
+  @Idempotent()
   @ApiOperation({ summary: 'Create a batch of codes; every code is in the answer, in plaintext' })
   @ApiEnvelope(CodeBatchView, { status: 201 })
   @ApiErrors('PLAN_NOT_FOUND')
@@ -32,7 +33,6 @@ export class CodesController {
 
   /** Declared before `:codeId` so that `export` is not read as an id. */
   @Get('export')
-  @RawResponse()
   @ApiOperation({ summary: 'Export the codes of one batch as CSV' })
   @ApiProduces('text/csv')
   @ApiOkResponse({
@@ -58,6 +58,7 @@ export class CodesController {
   }
 
   @Post(':codeId/revoke')
+  @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Revoke a code (available or expired); revoking again answers the same' })
   @ApiEnvelope(CodeView)

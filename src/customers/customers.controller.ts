@@ -9,6 +9,7 @@ import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { SuccessView } from '../projects/dto/project.dto';
 import { CustomersService } from './customers.service';
 import { CreateCustomerDto, CustomerListItem, CustomerRecord, ResolveCustomerDto, UpdateCustomerDto } from './dto/customer.dto';
+import { Idempotent } from '../idempotency/idempotency.decorator';
 
 @ApiTags('Customers')
 @PrivateApi()
@@ -24,6 +25,7 @@ export class CustomersController {
   }
 
   @Post()
+  @Idempotent()
   @ApiOperation({ summary: 'Create a customer; every free plan of the project is granted to it' })
   @ApiEnvelope(CustomerListItem, { status: 201 })
   @ApiErrors('USERNAME_TAKEN', 'IDENTIFIER_TAKEN')
@@ -32,6 +34,7 @@ export class CustomersController {
   }
 
   @Post('resolve')
+  @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Find one customer by an identifier (type `username` included)' })
   @ApiEnvelope(CustomerRecord)
@@ -49,6 +52,7 @@ export class CustomersController {
   }
 
   @Patch(':customerId')
+  @Idempotent()
   @ApiOperation({ summary: 'Update a customer; `identifiers` replaces the whole list of extra identifiers' })
   @ApiEnvelope(CustomerRecord)
   @ApiErrors('CUSTOMER_NOT_FOUND', 'USERNAME_TAKEN', 'IDENTIFIER_TAKEN')
@@ -57,6 +61,7 @@ export class CustomersController {
   }
 
   @Delete(':customerId')
+  @Idempotent()
   @ApiOperation({ summary: 'Delete a customer with its identifiers, credentials, sessions and subscriptions' })
   @ApiEnvelope(SuccessView)
   @ApiErrors('CUSTOMER_NOT_FOUND')

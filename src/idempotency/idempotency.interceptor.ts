@@ -22,12 +22,11 @@ function isPrivateRoute(req: AuthenticatedRequest): boolean {
 /**
  * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7).
  *
- * A global interceptor (`APP_INTERCEPTOR`): it runs after the guards, so the caller's project is
- * known, and it is registered before `app.useGlobalInterceptors(EnvelopeInterceptor)`, so it is
- * the outer one and never sees a body before the envelope does.
+ * Put on each private POST, PATCH and DELETE handler by `@Idempotent()`: it runs after the
+ * guards, so the caller's project is known and a rate-limited request never claims a key.
  *
  * The stored answer is taken at `res.send`, the one place every JSON answer passes through,
- * whoever produced it: Nest's reply of the enveloped result (`res.json` → `res.send`) or the
+ * whoever produced it: Nest's reply of the result, enveloped by `EnvelopeExpressAdapter` (`res.json` → `res.send`) or the
  * global exception filter's error envelope. For a claimed request `res.send` is replaced, for
  * this response only, by one that first writes the record (or deletes the claim for a 5xx) and
  * only then hands the very same bytes to Express. So the record is final in the database before

@@ -1,16 +1,17 @@
-import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import { IdempotencyApiDocs } from './idempotency.docs';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { IdempotentRoutesCheck } from './idempotency.decorator';
 import { IdempotencyService } from './idempotency.service';
 
 /**
- * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7): a global interceptor
- * backed by the `idempotency_records` table, which also prunes expired records every 10 minutes.
+ * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7): the `@Idempotent()`
+ * interceptor backed by the `idempotency_records` table, which also prunes expired records
+ * every 10 minutes. Global, so that every controller's module can make the interceptor.
  */
+@Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [IdempotencyService, IdempotencyApiDocs, { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor }],
+  providers: [IdempotencyService, IdempotentRoutesCheck],
   exports: [IdempotencyService],
 })
 export class IdempotencyModule {}

@@ -2,7 +2,6 @@ import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DomainError } from '../common/errors/domain-error';
-import { RawResponse } from '../common/http/envelope.interceptor';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from './metrics.service';
 
@@ -19,11 +18,10 @@ export class MetricsController {
   ) {}
 
   @Get()
-  @RawResponse()
   @Header('Cache-Control', 'no-store')
-  async scrape(@Res({ passthrough: true }) res: Response): Promise<string> {
+  async scrape(@Res() res: Response): Promise<void> {
     if (!this.config.get('METRICS_ENABLED')) throw new DomainError('ROUTE_NOT_FOUND');
     res.setHeader('Content-Type', this.metrics.contentType());
-    return this.metrics.render();
+    res.send(await this.metrics.render());
   }
 }

@@ -9,6 +9,7 @@ import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { SuccessView } from '../projects/dto/project.dto';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { FeaturesService } from './features.service';
+import { Idempotent } from '../idempotency/idempotency.decorator';
 
 @ApiTags('Features')
 @PrivateApi()
@@ -24,6 +25,7 @@ export class FeaturesController {
   }
 
   @Post()
+  @Idempotent()
   @ApiOperation({ summary: 'Create a feature' })
   @ApiEnvelope(FeatureView, { status: 201 })
   @ApiErrors('SLUG_TAKEN')
@@ -40,6 +42,7 @@ export class FeaturesController {
   }
 
   @Patch(':featureId')
+  @Idempotent()
   @ApiOperation({ summary: 'Change any of a feature\'s fields' })
   @ApiEnvelope(FeatureView)
   @ApiErrors('FEATURE_NOT_FOUND', 'SLUG_TAKEN')
@@ -48,6 +51,7 @@ export class FeaturesController {
   }
 
   @Delete(':featureId')
+  @Idempotent()
   @ApiOperation({ summary: 'Delete a feature that no quota uses' })
   @ApiEnvelope(SuccessView)
   @ApiErrors('FEATURE_NOT_FOUND', 'FEATURE_IN_USE')

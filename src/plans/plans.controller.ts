@@ -8,6 +8,7 @@ import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { SuccessView } from '../projects/dto/project.dto';
 import { CreatePlanDto, PlanListQueryDto, PlanView, UpdatePlanDto } from './dto/plan.dto';
 import { PlansService } from './plans.service';
+import { Idempotent } from '../idempotency/idempotency.decorator';
 
 @ApiTags('Plans')
 @PrivateApi()
@@ -23,6 +24,7 @@ export class PlansController {
   }
 
   @Post()
+  @Idempotent()
   @ApiOperation({ summary: 'Create a plan with its quotas' })
   @ApiEnvelope(PlanView, { status: 201 })
   @ApiErrors('SLUG_TAKEN', 'FEATURE_NOT_FOUND')
@@ -39,6 +41,7 @@ export class PlansController {
   }
 
   @Patch(':planId')
+  @Idempotent()
   @ApiOperation({ summary: 'Change a plan\'s name, slug or whole list of quotas; group and value are fixed' })
   @ApiEnvelope(PlanView)
   @ApiErrors('PLAN_NOT_FOUND', 'FEATURE_NOT_FOUND', 'SLUG_TAKEN', 'PLAN_FIELD_IMMUTABLE')
@@ -47,6 +50,7 @@ export class PlansController {
   }
 
   @Delete(':planId')
+  @Idempotent()
   @ApiOperation({ summary: 'Delete a plan and its quotas, unless subscriptions or codes refer to it' })
   @ApiEnvelope(SuccessView)
   @ApiErrors('PLAN_NOT_FOUND', 'PLAN_IN_USE')

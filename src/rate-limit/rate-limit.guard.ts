@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { AuthenticatedRequest } from '../auth/caller';
 import { RateLimiter } from './rate-limiter.service';
 
 /** Longest address kept in a counter key (an untrusted `X-Forwarded-For` entry can be anything). */
@@ -21,6 +22,25 @@ export class AddressRateLimitGuard implements CanActivate {
     if (!this.limiter.appliesTo(req)) return true;
     const address = (req.ip ?? req.socket.remoteAddress ?? 'unknown').slice(0, MAX_ADDRESS_LENGTH);
     await this.limiter.consume('address', address, http.getResponse<Response>());
+    return true;
+  }
+}
+
+/**
+ * The per-key limit. `PrivateApi()` and `PublicApi()` put it right after their key guard, which
+ * has put the caller (and its key id) on the request; a refused request goes no further, so it
+ * never claims or stores an idempotency key and a retry after the window really runs.
+ */
+@Injectable()
+export class KeyRateLimitGuard implements CanActivate {
+  constructor(private readonly limiter: RateLimiter) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const req = http.getRequest<AuthenticatedRequest>();
+    if (req.caller && this.limiter.appliesTo(req)) {
+      await this.limiter.consume('key', String(req.caller.apiKeyId), http.getResponse<Response>());
+    }
     return true;
   }
 }

@@ -6,7 +6,7 @@ import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import { configureApp } from '../../src/configure-app';
+import { configureApp, createHttpAdapter } from '../../src/configure-app';
 import { createTestDatabase } from './database';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -36,7 +36,7 @@ export interface TestApp {
 async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
   Object.assign(process.env, env);
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot()] }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), { bodyParser: false, logger: false });
   configureApp(app);
   await app.init();
   return app;

@@ -1,27 +1,57 @@
-import type { IncomingMessage } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Params } from 'nestjs-pino';
+import pino, { Logger } from 'pino';
+import { requestIdOf } from './request-id';
+
+/** Injection token of the process's pino logger, for Nest's logger and the request lines. */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 /**
- * Structured JSON logs (pino): one line per request with its id, method, route and status;
- * every line logged while handling a request carries the same `reqId`. Keys, tokens,
- * signatures and passwords never reach a log.
+ * The process's one pino logger: JSON lines on stdout with `service` on every line. Keys,
+ * tokens, signatures and passwords never reach a log: nothing logs headers or bodies, and the
+ * redaction below is a second line of defence for objects passed to a logger by mistake.
  */
-export function loggerOptions(level: string): Params {
-  return {
-    pinoHttp: {
-      level,
-      genReqId: (req: IncomingMessage) => (req as IncomingMessage & { id?: string }).id ?? 'unknown',
-      customProps: () => ({ service: 'subscription-service' }),
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-service-key"]', 'req.headers["x-service-signature"]', '*.password'],
-        censor: '[redacted]',
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      quietReqLogger: false,
+export function createRootLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'subscription-service' },
+    redact: {
+      paths: ['*.headers.authorization', '*.headers["x-service-key"]', '*.headers["x-service-signature"]', 'password', '*.password'],
+      censor: '[redacted]',
     },
+  });
+}
+
+/**
+ * nestjs-pino serves as Nest's logger (`app.useLogger`) on top of `root`. Its per-request
+ * middleware (pino-http plus an AsyncLocalStorage context) is not mounted: on Node 20 the
+ * context alone turns on async hooks for every promise, and together they cost about half a
+ * millisecond of CPU per request, a third of a cached key lookup's whole budget (README,
+ * Benchmarks). `requestLogMiddleware` writes the request lines instead, and code that logs
+ * while handling a request names its `requestId` itself (the exception filter does).
+ */
+export function loggerOptions(root: Logger): Params {
+  return { pinoHttp: { logger: root }, forRoutes: [] };
+}
+
+/**
+ * One line per request when its answer is finished or the client goes away: request id,
+ * method, URL, status and duration; `info` for 2xx/3xx, `warn` for 4xx, `error` for 5xx and
+ * `warn` for aborted requests (the same levels pino-http used).
+ */
+export function requestLogMiddleware(root: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = Date.now();
+    res.once('close', () => {
+      const status = res.statusCode;
+      const finished = res.writableFinished;
+      const level = !finished ? 'warn' : status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+      if (!root.isLevelEnabled(level)) return;
+      root[level](
+        { reqId: requestIdOf(req), req: { method: req.method, url: req.originalUrl }, res: { statusCode: status }, responseTime: Date.now() - started },
+        finished ? 'request completed' : 'request aborted',
+      );
+    });
+    next();
   };
 }
