@@ -18,9 +18,27 @@ import { DateTime, Duration } from 'luxon';
 /** One component of a duration: a number and its unit letter. */
 const COMPONENT = /(\d+(?:[.,]\d+)?)([YMWDHS])/g;
 
+/**
+ * Parsed durations by their text. A project uses a handful (`P30D`, `P1M`, ...) and every
+ * redemption parses one, so they are kept; luxon's `Duration` is immutable. The map is emptied
+ * when it reaches `PARSED_LIMIT` entries, so odd inputs cannot grow it without bound.
+ */
+const parsed = new Map<string, Duration | null>();
+const PARSED_LIMIT = 1000;
+
 /** Parses an ISO 8601 duration; `null` when it is not a valid, positive duration. */
 export function parseIsoDuration(s: string): Duration | null {
   if (typeof s !== 'string') return null;
+  let duration = parsed.get(s);
+  if (duration === undefined) {
+    if (parsed.size >= PARSED_LIMIT) parsed.clear();
+    duration = parseUncached(s);
+    parsed.set(s, duration);
+  }
+  return duration;
+}
+
+function parseUncached(s: string): Duration | null {
   const duration = Duration.fromISO(s);
   if (!duration.isValid) return null;
   if (s.includes('-') || s.endsWith('T')) return null;
