@@ -7,6 +7,7 @@ import { RoutesModule } from './common/routes/route-catalog.service';
 import { AppConfig } from './config/app-config';
 import { validateEnv } from './config/env';
 import { buildDataSourceOptions } from './database/data-source-options';
+import { StatementsModule } from './database/statements';
 import { HealthModule } from './health/health.module';
 import { InfoModule } from './info/info.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -49,6 +50,7 @@ export class AppModule implements NestModule {
           useFactory: (config: AppConfig) =>
             buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
         }),
+        StatementsModule,
         RoutesModule,
         AuthModule,
         ProjectsModule,

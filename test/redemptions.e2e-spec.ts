@@ -330,3 +330,21 @@ describe('redemption, activation and the chain', () => {
     });
   });
 });
+
+describe('with DB_PREPARED_STATEMENTS=false (behind PgBouncer before 1.21)', () => {
+  let t: TestApp;
+  afterAll(() => t.close());
+
+  it('redeems, reads the customer back and refuses a second redemption the same way, with unnamed statements', async () => {
+    t = await createTestApp({ DB_PREPARED_STATEMENTS: 'false' });
+    const p = await t.createProject({ name: 'unprepared' });
+    const auth = bearer(p.privateKey);
+    const planId = await insertPlanRow(t.dataSource, { projectId: p.id, name: 'Pro', value: 20, group: 'tier' });
+    const raw = (await t.http.post('/api/private/v1/codes').set(auth).send({ planId, duration: 'P30D', count: 1 }).expect(201)).body.data.codes[0];
+    const c = (await t.http.post('/api/private/v1/customers').set(auth).send({ username: 'unprepared1' }).expect(201)).body.data;
+    const res = await t.http.post('/api/private/v1/redemptions').set(auth).send({ code: raw, customer: { type: 'username', value: c.username } }).expect(200);
+    expect(res.body.data.subscriptions).toEqual([expect.objectContaining({ planId, planName: 'Pro' })]);
+    expect((await t.http.get(`/api/private/v1/customers/${c.id}`).set(auth).expect(200)).body.data.username).toBe('unprepared1');
+    expectError(await t.http.post('/api/private/v1/redemptions').set(auth).send({ code: raw, customer: { type: 'username', value: c.username } }), 409, 'CODE_ALREADY_REDEEMED');
+  });
+});

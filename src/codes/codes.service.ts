@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { likePattern, Page, toPage } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
+import { Statement, Statements } from '../database/statements';
 import { generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
 import { CSV_HEADER, effectiveStatus, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
 import { CodeBatchView, CodeView, CreateCodeBatchDto, ListCodesQueryDto } from './dto/code.dto';
@@ -13,6 +14,24 @@ import { Code } from './entities/code.entity';
 
 /** Rounds of regeneration for codes that collided with existing ones (80 bits: practically never). */
 const MAX_INSERT_ROUNDS = 5;
+
+/** The code row, locked, with its plan (a redemption needs both): one statement. */
+const LOCK_CODE: Statement = {
+  name: 'codes.lock-for-redemption',
+  text: `SELECT c.id, c.project_id, c.batch_id, c.plan_id, c.code, c.duration, c.status, c.note, c.expires_at,
+                c.redeemed_at, c.redeemed_by_customer_id, c.created_at, c.updated_at,
+                p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name, p.value AS plan_value,
+                p.plan_group, p.created_at AS plan_created_at, p.updated_at AS plan_updated_at
+           FROM codes c LEFT JOIN plans p ON p.id = c.plan_id
+          WHERE c.code = $1 AND c.project_id = $2
+            FOR UPDATE OF c`,
+};
+
+const MARK_REDEEMED: Statement = {
+  name: 'codes.mark-redeemed',
+  text: `UPDATE codes SET status = 'redeemed', redeemed_at = $3, redeemed_by_customer_id = $4, updated_at = $3
+          WHERE id = $1 AND project_id = $2 AND status = 'available'`,
+};
 
 export interface CsvExport {
   filename: string;
@@ -31,6 +50,7 @@ export class CodesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
+    private readonly statements: Statements,
   ) {}
 
   /**
@@ -168,17 +188,7 @@ export class CodesService {
   async lockCodeForRedemption(manager: EntityManager, projectId: string, rawCode: string, now: Date = new Date()): Promise<Code> {
     const normalised = normaliseCode(rawCode);
     if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
-    // One statement: the code row, locked, with its plan (the redemption needs both).
-    const rows: LockedCodeRow[] = await manager.query(
-      `SELECT c.id, c.project_id, c.batch_id, c.plan_id, c.code, c.duration, c.status, c.note, c.expires_at,
-              c.redeemed_at, c.redeemed_by_customer_id, c.created_at, c.updated_at,
-              p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name, p.value AS plan_value,
-              p.plan_group, p.created_at AS plan_created_at, p.updated_at AS plan_updated_at
-         FROM codes c LEFT JOIN plans p ON p.id = c.plan_id
-        WHERE c.code = $1 AND c.project_id = $2
-          FOR UPDATE OF c`,
-      [normalised, projectId],
-    );
+    const rows = await this.statements.rows<LockedCodeRow>(manager, LOCK_CODE, [normalised, projectId]);
     const row = rows[0];
     if (!row) throw new DomainError('CODE_NOT_FOUND');
     const code = toLockedCode(manager, row);
@@ -194,11 +204,7 @@ export class CodesService {
    * records the redemption on the locked code and returns it updated.
    */
   async markRedeemed(manager: EntityManager, code: Code, customerId: number, now: Date = new Date()): Promise<Code> {
-    const [, affected]: [unknown, number] = await manager.query(
-      `UPDATE codes SET status = 'redeemed', redeemed_at = $3, redeemed_by_customer_id = $4, updated_at = $3
-        WHERE id = $1 AND project_id = $2 AND status = 'available'`,
-      [code.id, code.projectId, now, customerId],
-    );
+    const { rowCount: affected } = await this.statements.run(manager, MARK_REDEEMED, [code.id, code.projectId, now, customerId]);
     // The row is locked by lockCodeForRedemption; this only fires if that step was skipped.
     if (affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
     code.status = 'redeemed';

@@ -38,6 +38,10 @@ export class EnvironmentVariables {
   @IsOptional() @IsInt() @Transform(toInt) @Min(1) @Max(200)
   DB_POOL_SIZE: number = 10;
 
+  /** Hot queries as named prepared statements (parsed and planned once per connection); `false` behind PgBouncer < 1.21 in transaction mode. */
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  DB_PREPARED_STATEMENTS: boolean = true;
+
   /** Unset or empty: the admin interface answers 404. */
   @IsOptional() @ValidateIf((_, v) => v !== '') @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
   ADMIN_TOKEN?: string;

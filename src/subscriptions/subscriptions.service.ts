@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
+import { Statement, Statements } from '../database/statements';
 import { ChainPlan, ChainWindow, planGrant } from './chain/chain-engine';
 import { CustomerSubscriptionView, SubscriptionView } from './dto/subscription.dto';
 import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
@@ -44,6 +45,28 @@ interface WindowRow {
   valid_to: Date | null;
 }
 
+/** The customer's live windows in one plan group, with their plans' values and names. */
+const LIVE_CHAIN: Statement = {
+  name: 'subscriptions.live-chain',
+  text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+          WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
+            AND (s.valid_to IS NULL OR s.valid_to > $3)`,
+};
+const END_WINDOW: Statement = { name: 'subscriptions.end', text: 'UPDATE subscriptions SET valid_to = $2, updated_at = now() WHERE id = $1' };
+const CANCEL_WINDOW: Statement = { name: 'subscriptions.cancel', text: `UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1` };
+const MOVE_WINDOW: Statement = {
+  name: 'subscriptions.move',
+  text: 'UPDATE subscriptions SET valid_from = $2, valid_to = $3, updated_at = now() WHERE id = $1',
+};
+/** INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail). */
+const insertWindows = (count: number): Statement => ({
+  name: `subscriptions.insert-${count}`,
+  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id)
+         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 8 }, (__, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')}
+         RETURNING id, status, created_at, updated_at`,
+});
+
 /**
  * Applies the chain engine's decisions to the database. Every method takes the caller's
  * EntityManager: it runs inside the caller's transaction, which must already hold the
@@ -54,16 +77,11 @@ export class SubscriptionsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
+    private readonly statements: Statements,
   ) {}
 
   async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
-    const rows: WindowRow[] = await em.query(
-      `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
-         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-        WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
-          AND (s.valid_to IS NULL OR s.valid_to > $3)`,
-      [input.customerId, input.plan.group, input.now],
-    );
+    const rows = await this.statements.rows<WindowRow>(em, LIVE_CHAIN, [input.customerId, input.plan.group, input.now]);
     const chain: ChainWindow[] = rows.map((r) => ({
       id: r.id,
       planId: r.plan_id,
@@ -73,11 +91,9 @@ export class SubscriptionsService {
     }));
     const changes = planGrant(chain, { planId: input.plan.id, planValue: input.plan.value, duration: input.duration }, input.now);
 
-    for (const w of changes.ended) await em.query('UPDATE subscriptions SET valid_to = $2, updated_at = now() WHERE id = $1', [w.id, w.validTo]);
-    for (const w of changes.cancelled) await em.query(`UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1`, [w.id]);
-    for (const w of changes.moved) {
-      await em.query('UPDATE subscriptions SET valid_from = $2, valid_to = $3, updated_at = now() WHERE id = $1', [w.id, w.validFrom, w.validTo]);
-    }
+    for (const w of changes.ended) await this.statements.run(em, END_WINDOW, [w.id, w.validTo]);
+    for (const w of changes.cancelled) await this.statements.run(em, CANCEL_WINDOW, [w.id]);
+    for (const w of changes.moved) await this.statements.run(em, MOVE_WINDOW, [w.id, w.validFrom, w.validTo]);
     // The granted window comes first; a second one is the permanent tail re-created after it,
     // which keeps the origin of the tail it replaces.
     const tail = rows.find((r) => r.valid_to === null);
@@ -91,14 +107,7 @@ export class SubscriptionsService {
       index === 0 || !tail ? input.source : tail.source,
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
     ]);
-    const inserted: InsertedRow[] = values.length
-      ? await em.query(
-          `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id)
-           VALUES ${values.map((_, i) => `(${Array.from({ length: 8 }, (__, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')}
-           RETURNING id, status, created_at, updated_at`,
-          values.flat(),
-        )
-      : [];
+    const inserted = values.length ? await this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat()) : [];
     const created = inserted.map((row, i) =>
       em.create(Subscription, {
         id: row.id,
