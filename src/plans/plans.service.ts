@@ -6,6 +6,7 @@ import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, likePattern, toPage } from '../common/http/pagination';
 import { violatedConstraint } from '../database/pg-errors';
+import { Statement, Statements } from '../database/statements';
 import { Subscription } from '../subscriptions/entities/subscription.entity';
 import { CreatePlanDto, PlanListQueryDto, PlanView, QuotaInputDto, UpdatePlanDto } from './dto/plan.dto';
 import { Feature } from './entities/feature.entity';
@@ -22,7 +23,10 @@ type QuotaRow = Pick<Quota, 'planId' | 'featureId' | 'limit' | 'priority' | 'res
 /** The project's plans and their quotas (product.md 4); every query is limited to the caller's project. */
 @Injectable()
 export class PlansService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly statements: Statements,
+  ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
   async getPlanEntity(projectId: string, planId: number, manager: EntityManager = this.dataSource.manager): Promise<Plan> {
@@ -38,16 +42,19 @@ export class PlansService {
 
   /** Plans with their quotas, in id order; `search` is a case-insensitive substring of the name or slug. */
   async list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
-    const qb = this.dataSource.manager
-      .createQueryBuilder(Plan, 'p')
-      .where('p.project_id = :projectId', { projectId })
-      .orderBy('p.id', 'ASC');
-    if (query.search) qb.andWhere('(p.name ILIKE :pattern OR p.slug ILIKE :pattern)', { pattern: likePattern(query.search) });
-    const [plans, total] = await qb
-      .skip((query.page - 1) * query.pageSize)
-      .take(query.pageSize)
-      .getManyAndCount();
-    return toPage(await this.toViews(this.dataSource.manager, projectId, plans), total, query);
+    const search = query.search ? [likePattern(query.search)] : [];
+    const offset = (query.page - 1) * query.pageSize;
+    const rows = await this.statements.rows<PlanRow & { total: number }>(undefined, search.length ? PLAN_PAGE_SEARCH : PLAN_PAGE, [
+      projectId,
+      query.pageSize,
+      offset,
+      ...search,
+    ]);
+    // the total rides on the page's rows; a page past the end counts separately
+    const total = rows.length
+      ? rows[0].total
+      : (await this.statements.rows<{ total: number }>(undefined, search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT, [projectId, ...search]))[0].total;
+    return toPage(await this.toViews(this.dataSource.manager, projectId, rows.map(planFromRow)), total, query);
   }
 
   /** One plan with its quotas and their features. */
@@ -166,16 +173,10 @@ export class PlansService {
   /** Views of `plans` with their quotas (quota id order), read in one query. */
   private async toViews(em: EntityManager, projectId: string, plans: Plan[]): Promise<PlanView[]> {
     if (plans.length === 0) return [];
-    const quotas = (await em
-      .createQueryBuilder(Quota, 'q')
-      .innerJoinAndSelect('q.feature', 'f')
-      .innerJoin('q.plan', 'p')
-      .where('q.plan_id IN (:...planIds)', { planIds: plans.map((p) => p.id) })
-      .andWhere('p.project_id = :projectId', { projectId })
-      .orderBy('q.id', 'ASC')
-      .getMany()) as QuotaWithFeature[];
+    const rows = await this.statements.rows<QuotaFeatureRow>(em, PLAN_QUOTAS, [plans.map((p) => p.id), projectId]);
     const byPlan = new Map<number, QuotaWithFeature[]>();
-    for (const q of quotas) {
+    for (const row of rows) {
+      const q = quotaFromRow(row);
       const list = byPlan.get(q.planId);
       if (list) list.push(q);
       else byPlan.set(q.planId, [q]);
@@ -183,6 +184,98 @@ export class PlansService {
     return plans.map((p) => toPlanView(p, byPlan.get(p.id) ?? []));
   }
 }
+
+const PLAN_COLUMNS = 'p.id, p.project_id, p.slug, p.name, p.value, p.plan_group, p.created_at, p.updated_at';
+const PLAN_SEARCH = '(p.name ILIKE $4 OR p.slug ILIKE $4)';
+const PLAN_PAGE: Statement = {
+  name: 'plans.page',
+  text: `SELECT ${PLAN_COLUMNS}, count(*) OVER ()::int AS total FROM plans p WHERE p.project_id = $1 ORDER BY p.id LIMIT $2 OFFSET $3`,
+};
+const PLAN_PAGE_SEARCH: Statement = {
+  name: 'plans.page-search',
+  text: `SELECT ${PLAN_COLUMNS}, count(*) OVER ()::int AS total FROM plans p WHERE p.project_id = $1 AND ${PLAN_SEARCH} ORDER BY p.id LIMIT $2 OFFSET $3`,
+};
+const PLAN_COUNT: Statement = { name: 'plans.count', text: 'SELECT count(*)::int AS total FROM plans p WHERE p.project_id = $1' };
+const PLAN_COUNT_SEARCH: Statement = {
+  name: 'plans.count-search',
+  text: `SELECT count(*)::int AS total FROM plans p WHERE p.project_id = $1 AND ${PLAN_SEARCH.replaceAll('$4', '$2')}`,
+};
+/** The quotas of some plans of the project, each with its feature, in id order. */
+const PLAN_QUOTAS: Statement = {
+  name: 'plans.quotas',
+  text: `SELECT q.id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval, q.created_at, q.updated_at,
+                f.project_id AS f_project_id, f.slug AS f_slug, f.name AS f_name, f.description AS f_description,
+                f.metered AS f_metered, f.unit AS f_unit, f.created_at AS f_created_at, f.updated_at AS f_updated_at
+           FROM quotas q JOIN features f ON f.id = q.feature_id JOIN plans p ON p.id = q.plan_id
+          WHERE q.plan_id = ANY($1::int[]) AND p.project_id = $2
+          ORDER BY q.id`,
+};
+
+interface PlanRow {
+  id: number;
+  project_id: string;
+  slug: string;
+  name: string;
+  value: string;
+  plan_group: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface QuotaFeatureRow {
+  id: number;
+  plan_id: number;
+  feature_id: number;
+  quota_limit: string;
+  priority: number;
+  reset_interval: string | null;
+  created_at: Date;
+  updated_at: Date;
+  f_project_id: string;
+  f_slug: string;
+  f_name: string;
+  f_description: string;
+  f_metered: boolean;
+  f_unit: string;
+  f_created_at: Date;
+  f_updated_at: Date;
+}
+
+/** Rows of the statements above as entities (numeric columns arrive as text, as TypeORM's transformer expects). */
+const planFromRow = (r: PlanRow): Plan =>
+  Object.assign(new Plan(), {
+    id: r.id,
+    projectId: r.project_id,
+    slug: r.slug,
+    name: r.name,
+    value: Number(r.value),
+    group: r.plan_group,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  });
+
+const quotaFromRow = (r: QuotaFeatureRow): QuotaWithFeature =>
+  Object.assign(new Quota(), {
+    id: r.id,
+    planId: r.plan_id,
+    featureId: r.feature_id,
+    limit: Number(r.quota_limit),
+    priority: r.priority,
+    resetInterval: r.reset_interval,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    feature: Object.assign(new Feature(), {
+      id: r.feature_id,
+      projectId: r.f_project_id,
+      slug: r.f_slug,
+      name: r.f_name,
+      description: r.f_description,
+      metered: r.f_metered,
+      unit: r.f_unit,
+      createdAt: r.f_created_at,
+      updatedAt: r.f_updated_at,
+    }),
+  });
 
 /** A quota's columns from its input: priority 0 and no reset unless given. */
 const quotaRow = (planId: number, q: QuotaInputDto): QuotaRow => ({
