@@ -264,26 +264,44 @@ async function seed(url: string, projectId: string): Promise<void> {
   await db.connect();
   const t0 = Date.now();
   // Trigram indexes are rebuilt once after the load: far faster than maintaining them per row.
-  await db.query('DROP INDEX customers_username_trgm_idx; DROP INDEX customer_identifiers_value_trgm_idx');
-  const chunk = 100_000;
-  for (let from = 1; from <= CUSTOMERS; from += chunk) {
-    const to = Math.min(CUSTOMERS, from + chunk - 1);
+  // Likewise the search documents (migration CustomerSearch): their triggers are off during the
+  // load, the documents are written in one statement afterwards, as the triggers would write them.
+  await db.query('DROP INDEX customers_username_trgm_idx; DROP INDEX customer_identifiers_value_trgm_idx; DROP INDEX customer_search_doc_trgm_idx');
+  const searchTriggers = ['customer_search_insert', 'customer_search_update', 'customer_search_delete'];
+  await db.query(searchTriggers.map((t) => `ALTER TABLE customer_identifiers DISABLE TRIGGER ${t};`).join(' '));
+  try {
+    const chunk = 100_000;
+    for (let from = 1; from <= CUSTOMERS; from += chunk) {
+      const to = Math.min(CUSTOMERS, from + chunk - 1);
+      await db.query(
+        `WITH c AS (
+           INSERT INTO customers (project_id, username)
+           SELECT $1, 'user' || lpad(g::text, 7, '0') FROM generate_series($2::int, $3::int) g
+           RETURNING id, username)
+         INSERT INTO customer_identifiers (project_id, customer_id, type, value, readonly)
+         SELECT $1, c.id, v.type, v.value, v.readonly FROM c, LATERAL (VALUES
+           ('username', c.username, true),
+           ('email', c.username || '@mail' || (c.id % 100) || '.example', false),
+           ('external_user_id', 'ext-' || md5(c.username), false)) AS v(type, value, readonly)`,
+        [projectId, from, to],
+      );
+      process.stdout.write(`\rseeded ${to.toLocaleString()} customers`);
+    }
     await db.query(
-      `WITH c AS (
-         INSERT INTO customers (project_id, username)
-         SELECT $1, 'user' || lpad(g::text, 7, '0') FROM generate_series($2::int, $3::int) g
-         RETURNING id, username)
-       INSERT INTO customer_identifiers (project_id, customer_id, type, value, readonly)
-       SELECT $1, c.id, v.type, v.value, v.readonly FROM c, LATERAL (VALUES
-         ('username', c.username, true),
-         ('email', c.username || '@mail' || (c.id % 100) || '.example', false),
-         ('external_user_id', 'ext-' || md5(c.username), false)) AS v(type, value, readonly)`,
-      [projectId, from, to],
+      `INSERT INTO customer_search (customer_id, project_id, doc)
+         SELECT c.id, c.project_id, string_agg(lower(i.value), chr(31) ORDER BY i.id)
+           FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id
+          WHERE c.project_id = $1
+          GROUP BY c.id
+       ON CONFLICT (customer_id) DO UPDATE SET doc = EXCLUDED.doc`,
+      [projectId],
     );
-    process.stdout.write(`\rseeded ${to.toLocaleString()} customers`);
+  } finally {
+    await db.query(searchTriggers.map((t) => `ALTER TABLE customer_identifiers ENABLE TRIGGER ${t};`).join(' '));
   }
   await db.query('CREATE INDEX customers_username_trgm_idx ON customers USING gin (username gin_trgm_ops)');
   await db.query('CREATE INDEX customer_identifiers_value_trgm_idx ON customer_identifiers USING gin (value gin_trgm_ops)');
+  await db.query('CREATE INDEX customer_search_doc_trgm_idx ON customer_search USING gin (doc gin_trgm_ops) WITH (fastupdate = off)');
   await db.query('ANALYZE');
   await db.end();
   console.log(`\nseeding ${CUSTOMERS.toLocaleString()} customers with 3 identifiers each took ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -1,4 +1,6 @@
 import * as bcrypt from 'bcrypt';
+import request from 'supertest';
+import { searchWindows, TrigramStats } from '../src/customers/customers.service';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
 import { insertPlan as insertPlanRow } from './support/fixtures';
@@ -322,6 +324,169 @@ describe('customers', () => {
       expect(byIdentifier.data[0].username).toBe('lister0005');
       expect((await s('%')).body.data.total).toBe(0);
       expect((await s('lister_')).body.data.total).toBe(0);
+    });
+  });
+
+  describe('search', () => {
+    type Found = { total: number; data: Array<{ id: number; username: string }> };
+    let p: TestProject;
+    const P = () => bearer(p.privateKey);
+    const search = async (term: string, extra = '', http = t.http, auth = P()): Promise<Found> =>
+      (await http.get(`/api/private/v1/customers?search=${encodeURIComponent(term)}${extra}`).set(auth).expect(200)).body.data;
+    const names = (found: Found) => found.data.map((c) => c.username);
+    const make = async (username: string, identifiers: Array<{ type: string; value: string }> = []) =>
+      (await t.http.post('/api/private/v1/customers').set(P()).send({ username, identifiers }).expect(201)).body.data as { id: number };
+    const patch = (id: number, body: Record<string, unknown>) => t.http.patch(`/api/private/v1/customers/${id}`).set(P()).send(body).expect(200);
+    const trigramStats = async (): Promise<TrigramStats | undefined> => {
+      const [row] = await t.dataSource.query(
+        `SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs FROM pg_stats_ext_exprs
+          WHERE statistics_name = 'customer_search_trgm_stats' AND NOT inherited`,
+      );
+      return row?.elems ? { frequencies: new Map(row.elems.map((e: string, i: number) => [e, row.freqs[i]])), unlisted: row.freqs[row.elems.length] } : undefined;
+    };
+
+    beforeAll(async () => {
+      p = await t.createProject();
+    });
+
+    it('finds an identifier added by PATCH, and no longer once it is replaced or removed', async () => {
+      const c = await make('patched0001');
+      expect((await search('Added-Later')).total).toBe(0);
+      await patch(c.id, { identifiers: [{ type: 'email', value: 'added-later@patch.example' }] });
+      expect(names(await search('Added-Later'))).toEqual(['patched0001']);
+      await patch(c.id, { identifiers: [{ type: 'email', value: 'replaced@patch.example' }] });
+      expect((await search('added-later')).total).toBe(0);
+      expect(names(await search('REPLACED@'))).toEqual(['patched0001']);
+      await patch(c.id, { identifiers: [] });
+      expect((await search('replaced@')).total).toBe(0);
+      expect(names(await search('patched0001'))).toEqual(['patched0001']);
+    });
+
+    it('finds a renamed customer by its new username, not by the old one', async () => {
+      const c = await make('oldname0001', [{ type: 'email', value: 'keeps@rename.example' }]);
+      await patch(c.id, { username: 'NewName0001' });
+      expect((await search('oldname0001')).total).toBe(0);
+      expect(names(await search('newname0001'))).toEqual(['NewName0001']);
+      expect(names(await search('keeps@rename'))).toEqual(['NewName0001']);
+    });
+
+    it('drops a deleted customer from the page and the total', async () => {
+      const first = await make('deleted0001');
+      await make('deleted0002');
+      expect((await search('deleted000')).total).toBe(2);
+      await t.http.delete(`/api/private/v1/customers/${first.id}`).set(P()).expect(200);
+      const after = await search('deleted000');
+      expect({ total: after.total, names: names(after) }).toEqual({ total: 1, names: ['deleted0002'] });
+    });
+
+    it('never matches across two values of one customer', async () => {
+      await make('spanfirst01', [{ type: 'email', value: 'secondvalue@span.example' }, { type: 'phone', value: '+4412345' }]);
+      for (const term of ['first01second', 'first01 second', 'first01\nsecond', 'first01\u001fsecond', 'example+44', '\u001f+44', 'e\u001f']) {
+        expect({ term, total: (await search(term)).total }).toEqual({ term, total: 0 });
+      }
+      for (const term of ['spanfirst01', 'second', 'span.example', '+4412345']) {
+        expect({ term, found: names(await search(term)) }).toEqual({ term, found: ['spanfirst01'] });
+      }
+    });
+
+    it('finds a value that holds the separator character of the search documents', async () => {
+      await make('oddvalue01', [{ type: 'note', value: 'left\u001fRight' }]);
+      expect(names(await search('t\u001fr'))).toEqual(['oddvalue01']);
+      expect(names(await search('\u001f'))).toEqual(['oddvalue01']);
+      expect(names(await search('right'))).toEqual(['oddvalue01']);
+      expect((await search('leftright')).total).toBe(0);
+      expect((await search('e01\u001fleft')).total).toBe(0);
+    });
+
+    it('takes %, _ and \\ in a term literally', async () => {
+      await make('literal0001', [{ type: 'coupon', value: '50%_OFF\\now' }]);
+      await make('literal0002', [{ type: 'coupon', value: '50xxOFFxnow' }]);
+      expect(names(await search('50%_off\\'))).toEqual(['literal0001']);
+      expect(names(await search('%_'))).toEqual(['literal0001']);
+      expect(names(await search('f\\N'))).toEqual(['literal0001']);
+      expect(names(await search('off'))).toEqual(['literal0002', 'literal0001']);
+      for (const term of ['50__off', '50%off', '50_%off', '\\\\', 'f\\\\n', 'literal000_']) {
+        expect({ term, total: (await search(term)).total }).toEqual({ term, total: 0 });
+      }
+    });
+
+    it('counts a customer once when several of its values match; pages newest first; a page past the end is empty', async () => {
+      for (let i = 1; i <= 5; i++) await make(`twins00000${i}`, [{ type: 'email', value: `twins00000${i}@twins.example` }, { type: 'external_id', value: `TWINS-${i}` }]);
+      const first = await search('twins', '&pageSize=2');
+      expect({ total: first.total, names: names(first) }).toEqual({ total: 5, names: ['twins000005', 'twins000004'] });
+      expect(names(await search('twins', '&pageSize=2&page=3'))).toEqual(['twins000001']);
+      for (const page of ['4', '10000000000']) {
+        const past = await search('twins', `&pageSize=2&page=${page}`);
+        expect({ total: past.total, data: past.data }).toEqual({ total: 5, data: [] });
+      }
+      expect((await search('TWINS-3')).total).toBe(1);
+    });
+
+    it('keeps the documents in step with identifiers written directly, also by concurrent transactions', async () => {
+      const c = await make('direct00001');
+      await t.dataSource.query(`INSERT INTO customer_identifiers (project_id, customer_id, type, value) VALUES ($1, $2, 'email', 'first@direct.example')`, [p.id, c.id]);
+      expect(names(await search('first@direct'))).toEqual(['direct00001']);
+      await t.dataSource.query(`UPDATE customer_identifiers SET value = 'moved@direct.example' WHERE customer_id = $1 AND type = 'email'`, [c.id]);
+      expect((await search('first@direct')).total).toBe(0);
+      expect(names(await search('moved@direct'))).toEqual(['direct00001']);
+      // two transactions add an identifier each: the second waits for the first, then writes both
+      const [one, two] = [t.dataSource.createQueryRunner(), t.dataSource.createQueryRunner()];
+      try {
+        await one.startTransaction();
+        await two.startTransaction();
+        await one.query(`INSERT INTO customer_identifiers (project_id, customer_id, type, value) VALUES ($1, $2, 'a', 'concurrent-one')`, [p.id, c.id]);
+        const second = two.query(`INSERT INTO customer_identifiers (project_id, customer_id, type, value) VALUES ($1, $2, 'b', 'concurrent-two')`, [p.id, c.id]);
+        await new Promise((r) => setTimeout(r, 200));
+        await one.commitTransaction();
+        await second;
+        await two.commitTransaction();
+      } finally {
+        await one.release();
+        await two.release();
+      }
+      expect(names(await search('concurrent-one'))).toEqual(['direct00001']);
+      expect(names(await search('concurrent-two'))).toEqual(['direct00001']);
+      await t.dataSource.query(`DELETE FROM customer_identifiers WHERE customer_id = $1 AND type IN ('a', 'email')`, [c.id]);
+      expect((await search('concurrent-one')).total).toBe(0);
+      expect((await search('moved@direct')).total).toBe(0);
+      expect(names(await search('concurrent-two'))).toEqual(['direct00001']);
+    });
+
+    it('finds the same customers when only the rare part of a term drives the index scan (after ANALYZE)', async () => {
+      const q = await t.createProject();
+      // 60 customers sharing most of their trigrams (nrwq, box, example), 3 of them on @box2.
+      await t.dataSource.query(
+        `WITH c AS (INSERT INTO customers (project_id, username) SELECT $1, 'nrwq' || lpad(g::text, 5, '0') FROM generate_series(1, 60) g RETURNING id, username)
+         INSERT INTO customer_identifiers (project_id, customer_id, type, value, readonly)
+         SELECT $1, c.id, v.type, v.value, v.readonly FROM c, LATERAL (VALUES
+           ('username', c.username, true),
+           ('email', c.username || '@box' || (substr(c.username, 5)::int % 20) || '.example', false)) AS v(type, value, readonly)`,
+        [q.id],
+      );
+      await t.http.post('/api/private/v1/customers').set(bearer(q.privateKey)).send({ username: 'decoy00001', identifiers: [{ type: 'email', value: 'decoy@mybox2.example' }] }).expect(201);
+      await t.dataSource.query('ANALYZE customer_search');
+      const stats = await trigramStats();
+      for (const term of ['@box2.', 'NRWQ00042@BOX']) expect({ term, windows: searchWindows(term, stats).length > 0 }).toEqual({ term, windows: true });
+      const replica = request((await t.startReplica()).getHttpServer()); // a fresh copy of the statistics
+      for (const http of [replica, t.http]) {
+        const box2 = await search('@box2.', '', http, bearer(q.privateKey));
+        expect({ total: box2.total, names: names(box2) }).toEqual({ total: 3, names: ['nrwq00042', 'nrwq00022', 'nrwq00002'] });
+        expect(names(await search('NRWQ00042@BOX', '', http, bearer(q.privateKey)))).toEqual(['nrwq00042']);
+        expect((await search('mybox2.', '', http, bearer(q.privateKey))).total).toBe(1);
+        expect((await search('nrwq000', '', http, bearer(q.privateKey))).total).toBe(60);
+      }
+    });
+
+    it('leaves every customer of the database with the document of its identifier values', async () => {
+      // (a customer inserted directly without identifiers has no document: nothing can match it)
+      const [{ n }] = await t.dataSource.query(
+        `SELECT count(*)::int AS n FROM customers c LEFT JOIN customer_search s ON s.customer_id = c.id
+          WHERE (s.customer_id IS NOT NULL AND s.project_id <> c.project_id)
+             OR coalesce(s.doc, '') <> (SELECT coalesce(string_agg(lower(i.value), chr(31) ORDER BY i.id), '') FROM customer_identifiers i WHERE i.customer_id = c.id)`,
+      );
+      expect(n).toBe(0);
+      const [{ orphans }] = await t.dataSource.query('SELECT count(*)::int AS orphans FROM customer_search s WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.id = s.customer_id)');
+      expect(orphans).toBe(0);
     });
   });
 

@@ -5,7 +5,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
-import { likePattern, Page, PageQueryDto, toPage } from '../common/http/pagination';
+import { likePattern, MAX_INT4, Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { toCustomerListItem, toCustomerRecord } from './customers.mapper';
@@ -54,6 +54,82 @@ function assertDistinctPairs(identifiers: IdentifierInputDto[] = []): void {
   });
 }
 
+/** Joins the identifier values of a customer in `customer_search.doc` (migration CustomerSearch). */
+export const SEARCH_SEPARATOR = '\u001f';
+/** Trigrams found in more documents than this are left out of a search's index scan. */
+const FREQUENT_TRIGRAM = 0.05;
+/** At most this many of a term's rarest trigrams go to the index scan. */
+const MAX_SCAN_TRIGRAMS = 8;
+const TRIGRAM_STATS_TTL_MS = 60_000;
+
+/** Frequencies (share of the documents) of the common trigrams; any other is at most `unlisted`. */
+export interface TrigramStats {
+  frequencies: Map<string, number>;
+  unlisted: number;
+}
+
+interface Trigram {
+  trigram: string;
+  /** the shortest part of the term, `term.slice(from, to)`, whose LIKE pattern yields this trigram */
+  from: number;
+  to: number;
+}
+
+const isWordChar = (c: string) => /[a-z0-9]/i.test(c);
+
+/**
+ * The trigrams pg_trgm extracts from `likePattern(term)` (ASCII terms): the words (runs of letters
+ * and digits), lower-cased, padded with two spaces in front and one behind where the term itself
+ * shows the word's edge (a non-word character), not where the edge is the pattern's `%`.
+ */
+function likeTrigrams(term: string): Trigram[] {
+  const found = new Map<string, Trigram>();
+  for (let i = 0; i < term.length; ) {
+    if (!isWordChar(term[i])) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < term.length && isWordChar(term[j])) j++;
+    // the padded word, each character with its position in the term
+    const chars: Array<[string, number]> = [];
+    if (i > 0) chars.push([' ', i - 1], [' ', i - 1]);
+    for (let k = i; k < j; k++) chars.push([term[k].toLowerCase(), k]);
+    if (j < term.length) chars.push([' ', j]);
+    for (let k = 0; k + 3 <= chars.length; k++) {
+      const trigram = chars[k][0] + chars[k + 1][0] + chars[k + 2][0];
+      if (!found.has(trigram)) found.set(trigram, { trigram, from: chars[k][1], to: chars[k + 2][1] + 1 });
+    }
+    i = j;
+  }
+  return [...found.values()];
+}
+
+/**
+ * The parts of a search term whose LIKE patterns should drive the trigram index scan, or none
+ * (then the whole pattern does): the term's rarest trigrams (under FREQUENT_TRIGRAM of the
+ * documents), merged into windows of the term as long as a window brings in no other trigram.
+ * Every window is a substring of the term, so each row the term matches matches every window:
+ * the windows narrow the scan, the full pattern decides. Only for ASCII terms, whose lower-casing
+ * is the same on a part as on the whole.
+ */
+export function searchWindows(term: string, stats: TrigramStats | undefined): string[] {
+  if (!stats || !/^[\x01-\x7f]*$/.test(term)) return [];
+  const all = likeTrigrams(term);
+  const frequency = (t: Trigram) => stats.frequencies.get(t.trigram) ?? stats.unlisted;
+  const rare = all.filter((t) => frequency(t) < FREQUENT_TRIGRAM);
+  if (rare.length === 0 || rare.length === all.length) return [];
+  const chosen = new Set(rare.sort((x, y) => frequency(x) - frequency(y)).slice(0, MAX_SCAN_TRIGRAMS).map((t) => t.trigram));
+  const onlyChosen = (from: number, to: number) => likeTrigrams(term.slice(from, to)).every((t) => chosen.has(t.trigram));
+  const windows: Array<{ from: number; to: number }> = [];
+  for (const t of all.filter((x) => chosen.has(x.trigram) && onlyChosen(x.from, x.to)).sort((x, y) => x.from - y.from || x.to - y.to)) {
+    const last = windows[windows.length - 1];
+    if (last && t.from < last.to && onlyChosen(last.from, Math.max(last.to, t.to))) last.to = Math.max(last.to, t.to);
+    else if (!last || t.to > last.to) windows.push({ from: t.from, to: t.to }); // else within the last window
+  }
+  return windows.map((w) => term.slice(w.from, w.to));
+}
+
 /** Customers of a project (interface.md 4.1, product.md 3). */
 @Injectable()
 export class CustomersService {
@@ -68,23 +144,47 @@ export class CustomersService {
   }
 
   /**
-   * Newest first. `search` matches identifier values only: the username is one of them (the
-   * mirrored `username` identifier), so one trigram-indexed column serves both.
+   * Newest first. `search` matches identifier values only (the username is one of them, the
+   * mirrored `username` identifier), case-insensitively: through the per-customer search document
+   * (migration CustomerSearch), one row per customer, so no DISTINCT; the page and the exact total
+   * come from one statement, also for a page past the end.
    */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
     const limit = `LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`;
     let ids: number[];
     let total: number;
     if (query.search) {
-      // One trigram scan gives both the page and the total; a page past the end counts separately.
-      const params = [projectId, likePattern(query.search)];
-      const matches = 'SELECT DISTINCT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
-      const rows: Array<{ id: number; total: number }> = await this.dataSource.query(
-        `SELECT id, count(*) OVER ()::int AS total FROM (${matches}) m ORDER BY id DESC ${limit}`,
+      const term = query.search;
+      let matches: string;
+      let params: string[];
+      if (term.includes(SEARCH_SEPARATOR)) {
+        // a document cannot tell a separator typed in the term from one between two values
+        params = [projectId, likePattern(term)];
+        matches = 'SELECT DISTINCT customer_id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
+      } else {
+        // `doc LIKE lower(pattern)` is what ILIKE does to each value. Its trigram scan reads the
+        // posting list of every trigram of the term, and those shared by most customers (`use`,
+        // `mai`) cost far more than they filter: the index scan then uses only the rare parts of
+        // the term (windows), and the full pattern is checked on what they find.
+        const windows = searchWindows(term, await this.trigramStats());
+        params = [projectId, likePattern(term), ...windows.map(likePattern)];
+        matches = windows.length === 0
+          ? 'SELECT customer_id FROM customer_search WHERE project_id = $1 AND doc LIKE lower($2)'
+          : `SELECT customer_id FROM (
+               SELECT customer_id, doc FROM customer_search
+                WHERE project_id = $1 AND ${windows.map((_, i) => `doc LIKE lower($${i + 3})`).join(' AND ')}
+               OFFSET 0) c
+              WHERE doc LIKE lower($2)`; // OFFSET 0: the full pattern stays out of the index scan
+      }
+      // one pass over the matches gives the total and the page (empty past the end)
+      const from = (query.page - 1) * query.pageSize;
+      const [first, last] = [from + 1, from + query.pageSize].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
+      const [row]: Array<{ total: number; ids: number[] }> = await this.dataSource.query(
+        `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
+           FROM (${matches}) m`,
         params,
       );
-      ids = rows.map((r) => r.id);
-      total = rows.length > 0 ? rows[0].total : (await this.dataSource.query(`SELECT count(*)::int AS total FROM (${matches}) m`, params))[0].total;
+      ({ ids, total } = row);
     } else {
       // Without a term the page walks the (project_id, id) index and the total is the sum of the
       // project's trigger-maintained counter slots (migration CustomerCounts).
@@ -94,6 +194,35 @@ export class CustomersService {
     }
     const customers = await this.loadMany(this.dataSource.manager, ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
+  }
+
+  private trigramStatsCache?: { loadedAt: number; stats: Promise<TrigramStats | undefined> };
+
+  /**
+   * The common trigrams of the search documents and their frequencies, as the last ANALYZE of
+   * customer_search found them (statistics object customer_search_trgm_stats), cached for a
+   * minute. Undefined when there are none yet (or they may not be read): every search then uses
+   * its whole term for the index scan, which is slower but finds the same customers.
+   */
+  private trigramStats(): Promise<TrigramStats | undefined> {
+    const now = Date.now();
+    if (!this.trigramStatsCache || now - this.trigramStatsCache.loadedAt > TRIGRAM_STATS_TTL_MS) {
+      const stats = this.dataSource
+        .query(
+          `SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs FROM pg_stats_ext_exprs
+            WHERE statistics_schemaname = current_schema() AND statistics_name = 'customer_search_trgm_stats' AND NOT inherited`,
+        )
+        .then(([row]: Array<{ elems: string[] | null; freqs: number[] | null }>) => {
+          if (!row?.elems?.length || !row.freqs) return undefined;
+          const frequencies = new Map(row.elems.map((e, i) => [e, row.freqs![i]]));
+          // most_common_elem_freqs ends with the least and greatest frequency listed: a trigram not
+          // listed is at most as frequent as the least listed one
+          return { frequencies, unlisted: row.freqs[row.elems.length] };
+        })
+        .catch(() => undefined);
+      this.trigramStatsCache = { loadedAt: now, stats };
+    }
+    return this.trigramStatsCache.stats;
   }
 
   /** Creates a customer with its free plans (product.md 6, sign-up), in one transaction. */
