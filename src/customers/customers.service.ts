@@ -20,6 +20,7 @@ import {
 import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
 import { CustomerIdentifier } from './entities/customer-identifier.entity';
 import { Customer } from './entities/customer.entity';
+import { Statement, Statements } from '../database/statements';
 
 export interface NewCustomer {
   username: string;
@@ -137,6 +138,7 @@ export class CustomersService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly subscriptions: SubscriptionsService,
     private readonly config: AppConfig,
+    private readonly statements: Statements,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -186,13 +188,13 @@ export class CustomersService {
       );
       ({ ids, total } = row);
     } else {
-      // Without a term the page walks the (project_id, id) index and the total is the sum of the
-      // project's trigger-maintained counter slots (migration CustomerCounts).
-      const rows: Array<{ id: number }> = await this.dataSource.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC ${limit}`, [projectId]);
-      ids = rows.map((r) => r.id);
-      [{ total }] = await this.dataSource.query('SELECT coalesce(sum(n), 0)::int AS total FROM customer_counts WHERE project_id = $1', [projectId]);
+      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(undefined, UNFILTERED_PAGE, [
+        projectId,
+        query.pageSize,
+        (query.page - 1) * query.pageSize,
+      ]);
     }
-    const customers = await this.loadMany(this.dataSource.manager, ids);
+    const customers = await this.loadMany(ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
   }
 
@@ -278,40 +280,31 @@ export class CustomersService {
   }
 
   async resolve(projectId: string, ref: CustomerRefDto): Promise<CustomerRecord> {
-    const id = await this.findIdByIdentifier(this.dataSource.manager, projectId, ref);
-    if (id === undefined) throw new DomainError('CUSTOMER_NOT_FOUND');
-    return this.get(projectId, id);
+    return this.record(BY_IDENTIFIER[kindOf(ref)].record, identifierParams(projectId, ref));
+  }
+
+  /** The full record that `statement` selects, or CUSTOMER_NOT_FOUND. */
+  private async record(statement: Statement, values: unknown[]): Promise<CustomerRecord> {
+    const [row] = await this.statements.rows<CustomerRow>(undefined, statement, values);
+    if (!row) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const customer = toCustomerEntity(row);
+    return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
   async findIdByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
-    const rows: Array<{ id: number }> = await em.query(`SELECT c.id ${this.byIdentifier(ref)}`, [projectId, ...this.identifierParams(ref)]);
+    const rows = await this.statements.rows<{ id: number }>(em, BY_IDENTIFIER[kindOf(ref)].id, identifierParams(projectId, ref));
     return rows[0]?.id;
   }
 
   /** Like `findIdByIdentifier`, and locks the customer row for the rest of the transaction, in one statement. */
   async lockByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
-    const rows: Array<{ id: number; username: string }> = await em.query(
-      `SELECT c.id, c.username ${this.byIdentifier(ref)} FOR UPDATE OF c`,
-      [projectId, ...this.identifierParams(ref)],
-    );
-    return rows[0] ? em.create(Customer, { id: rows[0].id, username: rows[0].username, projectId }) : undefined;
-  }
-
-  private byIdentifier(ref: CustomerRefDto): string {
-    return ref.type === 'username'
-      ? 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)'
-      : 'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3';
-  }
-
-  private identifierParams(ref: CustomerRefDto): string[] {
-    return ref.type === 'username' ? [ref.value] : [ref.type, ref.value];
+    const [row] = await this.statements.rows<{ id: number; username: string }>(em, BY_IDENTIFIER[kindOf(ref)].lock, identifierParams(projectId, ref));
+    return row ? Object.assign(new Customer(), { id: row.id, username: row.username, projectId }) : undefined;
   }
 
   async get(projectId: string, customerId: number): Promise<CustomerRecord> {
-    const [customer] = await this.loadMany(this.dataSource.manager, [customerId], projectId, true);
-    if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
-    return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
+    return this.record(CUSTOMER_RECORD, [customerId, projectId]);
   }
 
   async update(projectId: string, customerId: number, dto: UpdateCustomerDto): Promise<CustomerRecord> {
@@ -373,28 +366,59 @@ export class CustomersService {
     }
   }
 
-  /**
-   * Customers by id with their identifiers (and credentials), keeping the order of `ids`: one
-   * statement, the children aggregated as JSON, so a page or a record is one round trip.
-   */
-  private async loadMany(em: EntityManager, ids: number[], projectId?: string, withCredentials = false): Promise<Customer[]> {
+  /** Customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
+  private async loadMany(ids: number[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const rows: CustomerRow[] = await em.query(
-      `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
-              (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
-                        'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
-                 FROM customer_identifiers i WHERE i.customer_id = c.id) AS identifiers,
-              ${withCredentials ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
-                 FROM customer_credentials k WHERE k.customer_id = c.id)` : `'[]'::json`} AS credentials
-         FROM customers c
-        WHERE c.id = ANY($1::int[]) ${projectId ? 'AND c.project_id = $2' : ''}`,
-      projectId ? [ids, projectId] : [ids],
-    );
-    const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(em, r)]));
+    const rows = await this.statements.rows<CustomerRow>(undefined, CUSTOMERS_BY_IDS, [ids]);
+    const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(r)]));
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }
-
 }
+
+/**
+ * A customer row with its identifiers (and, for a full record, its credentials) aggregated as
+ * JSON: a page or a record is one round trip. `FROM` and `WHERE` follow.
+ */
+const recordSelect = (withCredentials: boolean) =>
+  `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+          (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
+                    'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
+             FROM customer_identifiers i WHERE i.customer_id = c.id) AS identifiers,
+          ${withCredentials ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
+             FROM customer_credentials k WHERE k.customer_id = c.id)` : `'[]'::json`} AS credentials`;
+
+/**
+ * A page without a term: the ids walk the (project_id, id) index, and the total is the sum of the
+ * project's trigger-maintained counter slots (migration CustomerCounts).
+ */
+const UNFILTERED_PAGE: Statement = {
+  name: 'customers.page',
+  text: `SELECT ARRAY(SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3) AS ids,
+                (SELECT coalesce(sum(n), 0)::int FROM customer_counts WHERE project_id = $1) AS total`,
+};
+const CUSTOMERS_BY_IDS: Statement = { name: 'customers.by-ids', text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[])` };
+const CUSTOMER_RECORD: Statement = { name: 'customers.record', text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2` };
+
+/** How a customer reference finds its customer: `username` case-insensitively, other types exactly. */
+type RefKind = 'username' | 'identifier';
+const kindOf = (ref: CustomerRefDto): RefKind => (ref.type === 'username' ? 'username' : 'identifier');
+const identifierParams = (projectId: string, ref: CustomerRefDto): string[] =>
+  ref.type === 'username' ? [projectId, ref.value] : [projectId, ref.type, ref.value];
+const REF_FROM: Record<RefKind, string> = {
+  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
+  identifier: 'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
+};
+/** Per kind of reference: the customer's id, the id locked (with the username), and the full record. */
+const BY_IDENTIFIER = Object.fromEntries(
+  (Object.keys(REF_FROM) as RefKind[]).map((kind) => [
+    kind,
+    {
+      id: { name: `customers.id-by-${kind}`, text: `SELECT c.id ${REF_FROM[kind]}` },
+      lock: { name: `customers.lock-by-${kind}`, text: `SELECT c.id, c.username ${REF_FROM[kind]} FOR UPDATE OF c` },
+      record: { name: `customers.record-by-${kind}`, text: `${recordSelect(true)} ${REF_FROM[kind]}` },
+    },
+  ]),
+) as Record<RefKind, Record<'id' | 'lock' | 'record', Statement>>;
 
 interface CustomerRow {
   id: number;
@@ -408,8 +432,8 @@ interface CustomerRow {
   credentials: Array<{ id: number; type: number; created_at: string }>;
 }
 
-function toCustomerEntity(em: EntityManager, r: CustomerRow): Customer {
-  return em.create(Customer, {
+function toCustomerEntity(r: CustomerRow): Customer {
+  return Object.assign(new Customer(), {
     id: r.id,
     projectId: r.project_id,
     username: r.username,
@@ -418,7 +442,7 @@ function toCustomerEntity(em: EntityManager, r: CustomerRow): Customer {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     identifiers: r.identifiers.map((i) =>
-      em.create(CustomerIdentifier, {
+      Object.assign(new CustomerIdentifier(), {
         id: i.id,
         projectId: r.project_id,
         customerId: r.id,
@@ -430,7 +454,7 @@ function toCustomerEntity(em: EntityManager, r: CustomerRow): Customer {
       }),
     ),
     credentials: r.credentials.map((k) =>
-      em.create(CustomerCredential, { id: k.id, customerId: r.id, type: k.type, createdAt: new Date(k.created_at) }),
+      Object.assign(new CustomerCredential(), { id: k.id, customerId: r.id, type: k.type, createdAt: new Date(k.created_at) }),
     ),
   });
 }
