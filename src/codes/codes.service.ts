@@ -191,7 +191,7 @@ export class CodesService {
     const rows = await this.statements.rows<LockedCodeRow>(manager, LOCK_CODE, [normalised, projectId]);
     const row = rows[0];
     if (!row) throw new DomainError('CODE_NOT_FOUND');
-    const code = toLockedCode(manager, row);
+    const code = toLockedCode(row);
     if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
     if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
     if (effectiveStatus(code, now) === 'expired') throw new DomainError('CODE_EXPIRED');
@@ -250,8 +250,8 @@ interface LockedCodeRow {
 }
 
 /** A locked code row as an entity, with its plan attached when the plan exists. */
-function toLockedCode(em: EntityManager, r: LockedCodeRow): Code {
-  const code = em.create(Code, {
+function toLockedCode(r: LockedCodeRow): Code {
+  const code = Object.assign(new Code(), {
     id: r.id,
     projectId: r.project_id,
     batchId: r.batch_id,
@@ -267,7 +267,7 @@ function toLockedCode(em: EntityManager, r: LockedCodeRow): Code {
     updatedAt: r.updated_at,
   });
   if (r.plan_project_id !== null) {
-    code.plan = em.create(Plan, {
+    code.plan = Object.assign(new Plan(), {
       id: r.plan_id,
       projectId: r.plan_project_id,
       slug: r.plan_slug!,

@@ -1,4 +1,4 @@
-import { applyDecorators, Injectable, NestInterceptor, RequestMethod, Type, UseInterceptors } from '@nestjs/common';
+import { applyDecorators, Injectable, RequestMethod, Type, UseInterceptors } from '@nestjs/common';
 import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService } from '@nestjs/core';
 import { ApiHeader } from '@nestjs/swagger';
@@ -17,12 +17,10 @@ const ApiIdempotencyKey = () =>
 
 /**
  * `Idempotency-Key` on a private POST, PATCH or DELETE (product.md 7), with its Swagger header.
- * `inner` interceptors run inside it, so they never see a replay or a refused key. A method
- * decorator rather than a global interceptor: reads pay nothing for it. `IdempotentRoutesCheck`
- * refuses to start an application where one of those handlers lacks it.
+ * A method decorator rather than a global interceptor: reads pay nothing for it.
+ * `IdempotentRoutesCheck` refuses to start an application where one of those handlers lacks it.
  */
-export const Idempotent = (...inner: Array<Type<NestInterceptor>>) =>
-  applyDecorators(UseInterceptors(IdempotencyInterceptor, ...inner), ApiIdempotencyKey());
+export const Idempotent = () => applyDecorators(UseInterceptors(IdempotencyInterceptor), ApiIdempotencyKey());
 
 const controllerPaths = (metatype: Type<unknown>): string[] => {
   const path: unknown = Reflect.getMetadata(PATH_METADATA, metatype);

@@ -4,9 +4,8 @@ import { MetricsService } from './metrics.service';
 
 /**
  * Prometheus metrics (`GET /metrics`). The HTTP middleware is installed by `configureApp` (it
- * must come first to time whole requests); `redemptions_total` is fed by
- * `RedemptionMetricsInterceptor` on the redemption routes. Global, so that their modules can
- * make that interceptor.
+ * must come first to time whole requests); `redemptions_total` is fed by the redemption
+ * service. Global, so that every module can record.
  */
 @Global()
 @Module({

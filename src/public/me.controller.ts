@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
@@ -12,7 +12,6 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { PublicRedeemDto } from './dto/public.dto';
-import { RedemptionMetricsInterceptor } from '../metrics/redemption-metrics.interceptor';
 
 /** The logged-in customer's own data (product.md 8): the same services as the private interface. */
 @ApiTags('Public')
@@ -41,7 +40,6 @@ export class MeController {
   }
 
   @Post('redemptions')
-  @UseInterceptors(RedemptionMetricsInterceptor)
   @HttpCode(200)
   @CustomerApi()
   @ApiOperation({ summary: 'Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption' })

@@ -7,7 +7,6 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './dto/redemption.dto';
 import { RedemptionsService } from './redemptions.service';
-import { RedemptionMetricsInterceptor } from '../metrics/redemption-metrics.interceptor';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 
 const CHAIN_ERRORS: ErrorCode[] = [
@@ -27,7 +26,7 @@ export class RedemptionsController {
   constructor(private readonly redemptions: RedemptionsService) {}
 
   @Post('redemptions')
-  @Idempotent(RedemptionMetricsInterceptor)
+  @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing' })
   @ApiEnvelope(RedemptionResult)
@@ -37,7 +36,7 @@ export class RedemptionsController {
   }
 
   @Post('codes/redeem')
-  @Idempotent(RedemptionMetricsInterceptor)
+  @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Alias of POST /redemptions: same body, answer, rules and errors' })
   @ApiEnvelope(RedemptionResult)
@@ -47,7 +46,7 @@ export class RedemptionsController {
   }
 
   @Post('subscriptions/activate')
-  @Idempotent(RedemptionMetricsInterceptor)
+  @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing' })
   @ApiEnvelope(RedemptionResult)

@@ -9,6 +9,7 @@ import { CustomersService } from '../customers/customers.service';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
+import { MetricsService } from '../metrics/metrics.service';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { ChainPlan, WindowChange } from '../subscriptions/chain/chain-engine';
@@ -48,6 +49,7 @@ export class RedemptionsService {
     private readonly customers: CustomersService,
     private readonly plans: PlansService,
     private readonly subscriptions: SubscriptionsService,
+    private readonly metrics: MetricsService,
   ) {}
 
   redeem(project: CallerProject, dto: RedeemCodeDto, dryRun = false): Promise<RedemptionResult> {
@@ -72,7 +74,23 @@ export class RedemptionsService {
     });
   }
 
+  /**
+   * Runs a redemption or activation and counts its outcome in `redemptions_total`: `success` or
+   * the error code. Dry runs are not counted; idempotent replays and refused keys never get here.
+   */
   private async run(dryRun: boolean, work: (em: EntityManager, now: Date) => Promise<Outcome>): Promise<RedemptionResult> {
+    if (dryRun) return this.execute(true, work);
+    try {
+      const result = await this.execute(false, work);
+      this.metrics.recordRedemption('success');
+      return result;
+    } catch (error) {
+      this.metrics.recordRedemption(error instanceof DomainError ? error.code : 'INTERNAL_ERROR');
+      throw error;
+    }
+  }
+
+  private async execute(dryRun: boolean, work: (em: EntityManager, now: Date) => Promise<Outcome>): Promise<RedemptionResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await inTransaction(this.dataSource, async (em) => {

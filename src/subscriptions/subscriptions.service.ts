@@ -109,7 +109,7 @@ export class SubscriptionsService {
     ]);
     const inserted = values.length ? await this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat()) : [];
     const created = inserted.map((row, i) =>
-      em.create(Subscription, {
+      Object.assign(new Subscription(), {
         id: row.id,
         projectId: input.projectId,
         customerId: input.customerId,

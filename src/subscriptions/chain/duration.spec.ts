@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { DateTime, Duration } from 'luxon';
 import { addIsoDuration, isValidIsoDuration, parseIsoDuration } from './duration';
 
 const utc = (iso: string): Date => new Date(iso);
@@ -78,6 +80,26 @@ describe('addIsoDuration', () => {
     ['2025-10-26T00:30:00.000Z', 'PT24H', '2025-10-27T00:30:00.000Z'],
   ])('%s + %s = %s', (from, iso, expected) => {
     expect(addIsoDuration(utc(from), iso).toISOString()).toBe(expected);
+  });
+
+  it('durations without years or months (added as plain milliseconds) give what the calendar arithmetic of luxon gives', () => {
+    const unit = fc.constantFrom('W', 'D', 'H', 'M', 'S');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 4_102_444_800_000 }),
+        fc.array(fc.tuple(unit, fc.integer({ min: 1, max: 500 })), { minLength: 1, maxLength: 3 }),
+        fc.boolean(),
+        (fromMs, parts, fraction) => {
+          const date = parts.filter(([u]) => u === 'W' || u === 'D').map(([u, n]) => `${n}${u}`).join('');
+          const time = parts.filter(([u]) => u !== 'W' && u !== 'D').map(([u, n]) => `${n}${u}`).join('');
+          const iso = `P${date}${time || fraction ? 'T' : ''}${time}${fraction ? '0.25S' : ''}`;
+          if (!isValidIsoDuration(iso)) return;
+          const expected = DateTime.fromMillis(fromMs, { zone: 'utc' }).plus(Duration.fromISO(iso)).toJSDate();
+          expect(addIsoDuration(new Date(fromMs), iso).toISOString()).toBe(expected.toISOString());
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('does not mutate its argument', () => {

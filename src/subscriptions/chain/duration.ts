@@ -76,7 +76,27 @@ export function addIsoDuration(from: Date, iso: string): Date {
   }
   const duration = parseIsoDuration(iso);
   if (duration === null) throw new RangeError(`not a valid ISO 8601 duration: ${String(iso)}`);
+  const fixed = fixedLength(duration);
+  if (fixed !== null) {
+    // weeks, days and time units have one length in UTC: plain arithmetic, as luxon would do
+    const end = new Date(from.getTime() + fixed);
+    if (Number.isNaN(end.getTime())) throw new RangeError('the result is outside the supported date range');
+    return end;
+  }
   const end = DateTime.fromMillis(from.getTime(), { zone: 'utc' }).plus(duration);
   if (!end.isValid) throw new RangeError('the result is outside the supported date range');
   return end.toJSDate();
+}
+
+const fixedLengths = new WeakMap<Duration, number | null>();
+
+/** The length in ms of a duration without years, quarters or months (whose length depends on the calendar); else null. */
+function fixedLength(duration: Duration): number | null {
+  let ms = fixedLengths.get(duration);
+  if (ms === undefined) {
+    const { years, quarters, months } = duration.toObject();
+    ms = years || quarters || months ? null : duration.as('milliseconds');
+    fixedLengths.set(duration, ms);
+  }
+  return ms;
 }
