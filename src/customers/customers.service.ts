@@ -399,11 +399,28 @@ const UNFILTERED_PAGE: Statement = {
 const CUSTOMERS_BY_IDS: Statement = { name: 'customers.by-ids', text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[])` };
 const CUSTOMER_RECORD: Statement = { name: 'customers.record', text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2` };
 
+/**
+ * A customer to lock in a statement of another module (`CodesService.lockCodeAndCustomer`):
+ * `from` is the `FROM ... WHERE` that selects it as alias `c`, with `$1` = the project and
+ * `$2...` = `values`; `name` tells the shapes apart.
+ */
+export interface CustomerLock {
+  name: string;
+  from: string;
+  values: unknown[];
+}
+
+/** The `CustomerLock` of a reference: the lookup of `lockByIdentifier`. */
+export function customerLockFor(ref: CustomerRefDto): CustomerLock {
+  const kind = kindOf(ref);
+  return { name: kind, from: REF_FROM[kind], values: refValues(ref) };
+}
+
 /** How a customer reference finds its customer: `username` case-insensitively, other types exactly. */
 type RefKind = 'username' | 'identifier';
 const kindOf = (ref: CustomerRefDto): RefKind => (ref.type === 'username' ? 'username' : 'identifier');
-const identifierParams = (projectId: string, ref: CustomerRefDto): string[] =>
-  ref.type === 'username' ? [projectId, ref.value] : [projectId, ref.type, ref.value];
+const refValues = (ref: CustomerRefDto): string[] => (ref.type === 'username' ? [ref.value] : [ref.type, ref.value]);
+const identifierParams = (projectId: string, ref: CustomerRefDto): string[] => [projectId, ...refValues(ref)];
 const REF_FROM: Record<RefKind, string> = {
   username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
   identifier: 'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',

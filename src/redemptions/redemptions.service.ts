@@ -5,7 +5,7 @@ import type { CallerProject } from '../auth/caller';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
-import { CustomersService } from '../customers/customers.service';
+import { customerLockFor, CustomersService } from '../customers/customers.service';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
@@ -59,6 +59,15 @@ export class RedemptionsService {
   /** Order of checks (product.md 6): the code, then the customer, then the chain. */
   redeemFor(project: CallerProject, target: GrantTarget, rawCode: string, dryRun = false): Promise<RedemptionResult> {
     return this.run(dryRun, async (em, now) => {
+      if ('ref' in target) {
+        // The code and the customer locked, and the code marked redeemed, in one statement.
+        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, customerLockFor(target.ref), now);
+        const plan = this.planOf(project, locked.code);
+        const customer = locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
+        const outcome = await this.grantTo(em, project, target, now, plan, locked.code.duration, 'code', locked.code.id, customer);
+        if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
+        return outcome;
+      }
       const code = await this.codes.lockCodeForRedemption(em, project.id, rawCode, now);
       const plan = this.planOf(project, code);
       const outcome = await this.grantTo(em, project, target, now, plan, code.duration, 'code', code.id);
@@ -126,8 +135,9 @@ export class RedemptionsService {
     duration: string | null,
     source: SubscriptionSource,
     codeId: number | null,
+    locked?: Customer | null,
   ): Promise<Outcome> {
-    const { customer, created } = await this.findOrCreateCustomer(em, project, target, now);
+    const { customer, created } = await this.findOrCreateCustomer(em, project, target, now, locked);
     const result = await this.subscriptions.grant(em, { projectId: project.id, customerId: customer.id, plan, duration, source, codeId, now });
     // A customer created by this call holds only windows this call made: its sign-up windows
     // (as the grant left them; cancelled ones excluded) and the granted ones, read back at once.
@@ -137,15 +147,19 @@ export class RedemptionsService {
     return { customer, created, windows, changes: result.changes, planNames: result.planNames };
   }
 
-  /** The target customer, locked for the rest of the transaction; created when allowed. */
+  /**
+   * The target customer, locked for the rest of the transaction; created when allowed. `locked`:
+   * the result of a lookup already made under lock (`null`: there is no such customer).
+   */
   private async findOrCreateCustomer(
     em: EntityManager,
     project: CallerProject,
     target: GrantTarget,
     now: Date,
+    locked?: Customer | null,
   ): Promise<{ customer: Customer; created: boolean }> {
     if ('customerId' in target) return { customer: await this.customers.lock(em, project.id, target.customerId), created: false };
-    const existing = await this.customers.lockByIdentifier(em, project.id, target.ref);
+    const existing = locked !== undefined ? locked : await this.customers.lockByIdentifier(em, project.id, target.ref);
     if (existing) return { customer: existing, created: false };
     if (!target.autoCreate || !project.autoCreateCustomerAtRedemption) throw new DomainError('CUSTOMER_NOT_FOUND');
 
