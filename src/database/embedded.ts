@@ -44,6 +44,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
     port,
     persistent: true,
     createPostgresUser: true,
+    // PostgreSQL's default of 128 MB is sized for the smallest machines; memory is only taken as pages are used
+    postgresFlags: ['-c', 'shared_buffers=512MB'],
     onLog: () => undefined,
     onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
   });
