@@ -252,7 +252,7 @@ export class CodesService {
    */
   async markRedeemed(manager: EntityManager, code: Code, customerId: number, now: Date = new Date()): Promise<Code> {
     const { rowCount: affected } = await this.statements.run(manager, MARK_REDEEMED, [code.id, code.projectId, now, customerId]);
-    // The row is locked by lockCodeForRedemption; this only fires if that step was skipped.
+    // The row is locked by lockCodeForRedemption or lockCodeAndCustomer; this only fires if that step was skipped.
     if (affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
     code.status = 'redeemed';
     code.redeemedAt = now;
@@ -296,7 +296,6 @@ interface LockedCodeRow {
   plan_updated_at: Date | null;
 }
 
-/** A locked code row as an entity, with its plan attached when the plan exists. */
 /** The locked code, or the first check it fails: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`. */
 function redeemableCode(row: LockedCodeRow | undefined, now: Date): Code {
   if (!row) throw new DomainError('CODE_NOT_FOUND');
@@ -307,6 +306,7 @@ function redeemableCode(row: LockedCodeRow | undefined, now: Date): Code {
   return code;
 }
 
+/** A locked code row as an entity, with its plan attached when the plan exists. */
 function toLockedCode(r: LockedCodeRow): Code {
   const code = Object.assign(new Code(), {
     id: r.id,
