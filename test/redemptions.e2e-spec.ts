@@ -303,15 +303,54 @@ describe('redemption, activation and the chain', () => {
       expect(n).toBe(1);
     });
 
-    it('20 concurrent redemptions of different codes for one customer: one valid chain holding all the time', async () => {
-      const c = await customer();
-      const batch = await codes(plans.pro, 'P1D', 20);
-      const results = await Promise.all(batch.map((raw) => redeem({ code: raw, customer: forUser(c) })));
-      expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
-      const pro = (await chain(c.id)).filter((w) => w.planId === plans.pro).sort((x, y) => ms(x.validFrom) - ms(y.validFrom));
-      expect(pro).toHaveLength(20);
-      for (let i = 1; i < pro.length; i++) expect(pro[i].validFrom).toBe(pro[i - 1].validTo);
-      expect(ms(pro[19].validTo!) - ms(pro[0].validFrom)).toBe(20 * DAY);
+    it('a redemption that waited for the customer\'s lock grants as of a time after a grant committed meanwhile', async () => {
+      const c = await customer(); // holds the permanent Free window of sign-up
+      const raw = await code(plans.pro, 'P1D');
+      const holder = t.dataSource.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      try {
+        await holder.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [c.id]);
+        const waiting = redeem({ code: raw, customer: forUser(c) }).then((r) => r);
+        await new Promise((r) => setTimeout(r, 300)); // the call has started and waits for the lock
+        // meanwhile a grant of Pro for a day commits, made later than the waiting call started
+        const at = new Date();
+        const dayAfter = new Date(at.getTime() + DAY);
+        await holder.query(`UPDATE subscriptions SET valid_to = $2 WHERE customer_id = $1 AND valid_to IS NULL`, [c.id, at]);
+        await holder.query(
+          `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+           VALUES ($1, $2, $3, 'tier', $4, $5, 'activation'), ($1, $2, $6, 'tier', $5, NULL, 'signup')`,
+          [a.id, c.id, plans.pro, at, dayAfter, plans.free],
+        );
+        await holder.commitTransaction();
+        const res = await waiting;
+        expect(res.status).toBe(200);
+        const live = (await chain(c.id)).map((w) => [w.planId, w.validFrom, w.validTo]);
+        const twoDays = new Date(at.getTime() + 2 * DAY).toISOString();
+        expect(live).toEqual([
+          [plans.pro, at.toISOString(), dayAfter.toISOString()],
+          [plans.pro, dayAfter.toISOString(), twoDays],
+          [plans.free, twoDays, null],
+        ]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
+    });
+
+    it('20 concurrent redemptions of different codes for one customer, for three customers at once: each a valid chain holding all the time', async () => {
+      // Many calls wait for one customer's lock: each must grant as of a time after the grants
+      // committed meanwhile, or it would read their ended windows as live (INVALID_SUBSCRIPTION_CHAIN).
+      const three = [await customer(), await customer(), await customer()];
+      const batches = await Promise.all(three.map(() => codes(plans.pro, 'P1D', 20)));
+      const results = await Promise.all(three.flatMap((c, k) => batches[k].map((raw) => redeem({ code: raw, customer: forUser(c) }))));
+      expect(results.map((r) => (r.status === 200 ? 200 : `${r.status} ${r.body.error?.code}`))).toEqual(Array(60).fill(200));
+      for (const c of three) {
+        const pro = (await chain(c.id)).filter((w) => w.planId === plans.pro).sort((x, y) => ms(x.validFrom) - ms(y.validFrom));
+        expect(pro).toHaveLength(20);
+        for (let i = 1; i < pro.length; i++) expect(pro[i].validFrom).toBe(pro[i - 1].validTo);
+        expect(ms(pro[19].validTo!) - ms(pro[0].validFrom)).toBe(20 * DAY);
+      }
     });
   });
 

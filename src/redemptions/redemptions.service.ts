@@ -138,7 +138,12 @@ export class RedemptionsService {
     locked?: Customer | null,
   ): Promise<Outcome> {
     const { customer, created } = await this.findOrCreateCustomer(em, project, target, now, locked);
-    const result = await this.subscriptions.grant(em, { projectId: project.id, customerId: customer.id, plan, duration, source, codeId, now });
+    // The grant's time is read once the customer's row is locked, so it is never earlier than that
+    // of a grant for the same customer that committed while this call waited for the lock (a chain
+    // read "as of" an earlier time would see that grant's ended windows as live). A customer
+    // created by this call keeps the call's time, that of its sign-up windows.
+    const at = created ? now : new Date(Math.max(now.getTime(), Date.now()));
+    const result = await this.subscriptions.grant(em, { projectId: project.id, customerId: customer.id, plan, duration, source, codeId, now: at });
     // A customer created by this call holds only windows this call made: its sign-up windows
     // (as the grant left them; cancelled ones excluded) and the granted ones, read back at once.
     const windows = created
