@@ -1,4 +1,6 @@
+import { EntityManager } from 'typeorm';
 import { CodesService } from '../src/codes/codes.service';
+import { customerLockFor } from '../src/customers/customers.service';
 import { DomainError } from '../src/common/errors/domain-error';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
@@ -379,8 +381,10 @@ describe('codes', () => {
       }
       return 'OK';
     };
-    const lock = (projectId: string, raw: string) =>
-      t.dataSource.transaction((em) => codes.lockCodeForRedemption(em, projectId, raw));
+    /** The code alone: the customer lookup finds nobody (id 0), so nothing is marked. */
+    const lockCode = async (em: EntityManager, projectId: string, raw: string) =>
+      (await codes.lockCodeAndCustomer(em, projectId, raw, customerLockFor(0), new Date())).code;
+    const lock = (projectId: string, raw: string) => t.dataSource.transaction((em) => lockCode(em, projectId, raw));
 
     it('finds a code however it is typed, only in its project, and checks it in order', async () => {
       const batch = await newBatch({ planId: planA, count: 4, expiresAt: inDays(1) });
@@ -408,7 +412,7 @@ describe('codes', () => {
       const now = new Date('2026-03-04T05:06:07.890Z');
       const attempt = () =>
         t.dataSource.transaction(async (em) => {
-          const code = await codes.lockCodeForRedemption(em, a.id, batch.codes[0]);
+          const code = await lockCode(em, a.id, batch.codes[0]);
           await new Promise((r) => setTimeout(r, 50)); // hold the lock so the other attempt waits on it
           return codes.markRedeemed(em, code, customerId, now);
         });

@@ -16,23 +16,11 @@ import { Code } from './entities/code.entity';
 /** Rounds of regeneration for codes that collided with existing ones (80 bits: practically never). */
 const MAX_INSERT_ROUNDS = 5;
 
-/** The code row with its plan (a redemption needs both), locked; `$code` and `$project` are parameter numbers. */
-const lockCodeSql = (code: string, project: string) =>
-  `SELECT c.id, c.project_id, c.batch_id, c.plan_id, c.code, c.duration, c.status, c.note, c.expires_at,
-          c.redeemed_at, c.redeemed_by_customer_id, c.created_at, c.updated_at,
-          p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name, p.value AS plan_value,
-          p.plan_group, p.created_at AS plan_created_at, p.updated_at AS plan_updated_at
-     FROM codes c LEFT JOIN plans p ON p.id = c.plan_id
-    WHERE c.code = ${code} AND c.project_id = ${project}
-      FOR UPDATE OF c`;
-
-const LOCK_CODE: Statement = { name: 'codes.lock-for-redemption', text: lockCodeSql('$1', '$2') };
-
 /**
- * The code and the customer locked in one statement, and the code marked redeemed by that
- * customer when it is still available: one round trip for what otherwise takes three. What is
- * returned is the code as it was before (so the caller's checks see `available`); if a check
- * then fails, the caller's transaction rolls the mark back with everything else.
+ * The code (with its plan) and the customer locked in one statement, and the code marked
+ * redeemed by that customer when it is still available: one round trip for what otherwise takes
+ * three. What is returned is the code as it was before (so the caller's checks see `available`);
+ * if a check then fails, the caller's transaction rolls the mark back with everything else.
  */
 const lockCodeWithCustomer = (customer: CustomerLock): Statement => {
   const code = `$${customer.values.length + 2}`;
@@ -40,7 +28,14 @@ const lockCodeWithCustomer = (customer: CustomerLock): Statement => {
   return {
     name: `codes.lock-with-customer-${customer.name}`,
     text: `WITH cust AS (SELECT c.id, c.username ${customer.from} FOR UPDATE OF c),
-                code AS (${lockCodeSql(code, '$1')}),
+                code AS (
+                  SELECT c.id, c.project_id, c.batch_id, c.plan_id, c.code, c.duration, c.status, c.note, c.expires_at,
+                         c.redeemed_at, c.redeemed_by_customer_id, c.created_at, c.updated_at,
+                         p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name, p.value AS plan_value,
+                         p.plan_group, p.created_at AS plan_created_at, p.updated_at AS plan_updated_at
+                    FROM codes c LEFT JOIN plans p ON p.id = c.plan_id
+                   WHERE c.code = ${code} AND c.project_id = $1
+                     FOR UPDATE OF c),
                 marked AS (
                   UPDATE codes SET status = 'redeemed', redeemed_at = ${now}, redeemed_by_customer_id = (SELECT id FROM cust), updated_at = ${now}
                    WHERE id = (SELECT id FROM code) AND status = 'available' AND EXISTS (SELECT 1 FROM cust)
@@ -209,21 +204,11 @@ export class CodesService {
   /**
    * For the redemption engine, inside its transaction: finds the code a person typed in this
    * project and locks its row (`SELECT ... FOR UPDATE`), so that of two concurrent redemptions
-   * the second waits and then sees the code redeemed. Checks, in order: format and existence
-   * (`CODE_NOT_FOUND`), `CODE_REVOKED`, `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`.
-   */
-  async lockCodeForRedemption(manager: EntityManager, projectId: string, rawCode: string, now: Date = new Date()): Promise<Code> {
-    const normalised = normaliseCode(rawCode);
-    if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
-    const [row] = await this.statements.rows<LockedCodeRow>(manager, LOCK_CODE, [normalised, projectId]);
-    return redeemableCode(row, now);
-  }
-
-  /**
-   * `lockCodeForRedemption` and, in the same statement, the customer `customer` selects (locked,
-   * `null` when there is none); when both pass, the code is already marked redeemed by that
-   * customer (`marked`), so `markRedeemed` is only needed for a customer created afterwards.
-   * The checks and their order are those of `lockCodeForRedemption`.
+   * the second waits and then sees the code redeemed; in the same statement, locks the customer
+   * `customer` selects (`null` when there is none). When both are there the code is already
+   * marked redeemed by that customer (`marked`), so `markRedeemed` is only needed for a customer
+   * created afterwards. Checks, in order: format and existence (`CODE_NOT_FOUND`),
+   * `CODE_REVOKED`, `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`.
    */
   async lockCodeAndCustomer(
     manager: EntityManager,
@@ -241,7 +226,7 @@ export class CodesService {
       statement,
       [projectId, ...customer.values, normalised, now],
     );
-    const code = redeemableCode(row.id === null ? undefined : row, now);
+    const code = redeemableCode(row.id === null ? undefined : row, now); // no code: one row of nulls
     return { code, customer: row.customer_id === null ? null : { id: row.customer_id, username: row.customer_username! }, marked: row.marked };
   }
 
@@ -252,7 +237,7 @@ export class CodesService {
    */
   async markRedeemed(manager: EntityManager, code: Code, customerId: number, now: Date = new Date()): Promise<Code> {
     const { rowCount: affected } = await this.statements.run(manager, MARK_REDEEMED, [code.id, code.projectId, now, customerId]);
-    // The row is locked by lockCodeForRedemption or lockCodeAndCustomer; this only fires if that step was skipped.
+    // The row is locked by lockCodeAndCustomer; this only fires if that step was skipped.
     if (affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
     code.status = 'redeemed';
     code.redeemedAt = now;

@@ -410,10 +410,11 @@ export interface CustomerLock {
   values: unknown[];
 }
 
-/** The `CustomerLock` of a reference: the lookup of `lockByIdentifier`. */
-export function customerLockFor(ref: CustomerRefDto): CustomerLock {
-  const kind = kindOf(ref);
-  return { name: kind, from: REF_FROM[kind], values: refValues(ref) };
+/** The `CustomerLock` of a reference (the lookup of `lockByIdentifier`), or of a customer id. */
+export function customerLockFor(customer: CustomerRefDto | number): CustomerLock {
+  if (typeof customer === 'number') return { name: 'id', from: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2', values: [customer] };
+  const kind = kindOf(customer);
+  return { name: kind, from: REF_FROM[kind], values: refValues(customer) };
 }
 
 /** How a customer reference finds its customer: `username` case-insensitively, other types exactly. */

@@ -59,19 +59,14 @@ export class RedemptionsService {
   /** Order of checks (product.md 6): the code, then the customer, then the chain. */
   redeemFor(project: CallerProject, target: GrantTarget, rawCode: string, dryRun = false): Promise<RedemptionResult> {
     return this.run(dryRun, async (em, now) => {
-      if ('ref' in target) {
-        // The code and the customer locked, and the code marked redeemed, in one statement.
-        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, customerLockFor(target.ref), now);
-        const plan = this.planOf(project, locked.code);
-        const customer = locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
-        const outcome = await this.grantTo(em, project, target, now, plan, locked.code.duration, 'code', locked.code.id, customer);
-        if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
-        return outcome;
-      }
-      const code = await this.codes.lockCodeForRedemption(em, project.id, rawCode, now);
-      const plan = this.planOf(project, code);
-      const outcome = await this.grantTo(em, project, target, now, plan, code.duration, 'code', code.id);
-      await this.codes.markRedeemed(em, code, outcome.customer.id, now);
+      // The code and the customer locked, and the code marked redeemed, in one statement.
+      const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
+      const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
+      const plan = this.planOf(project, locked.code);
+      const customer = locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
+      const outcome = await this.grantTo(em, project, target, now, plan, locked.code.duration, 'code', locked.code.id, customer);
+      // only a customer created by this call was not there to be marked as the redeemer
+      if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
       return outcome;
     });
   }
@@ -163,7 +158,11 @@ export class RedemptionsService {
     now: Date,
     locked?: Customer | null,
   ): Promise<{ customer: Customer; created: boolean }> {
-    if ('customerId' in target) return { customer: await this.customers.lock(em, project.id, target.customerId), created: false };
+    if ('customerId' in target) {
+      // a known id comes only with a code: `redeemFor` has looked it up under lock with the code
+      if (!locked) throw new DomainError('CUSTOMER_NOT_FOUND');
+      return { customer: locked, created: false };
+    }
     const existing = locked !== undefined ? locked : await this.customers.lockByIdentifier(em, project.id, target.ref);
     if (existing) return { customer: existing, created: false };
     if (!target.autoCreate || !project.autoCreateCustomerAtRedemption) throw new DomainError('CUSTOMER_NOT_FOUND');
