@@ -19,23 +19,35 @@ import { DateTime, Duration } from 'luxon';
 const COMPONENT = /(\d+(?:[.,]\d+)?)([YMWDHS])/g;
 
 /**
- * Parsed durations by their text. A project uses a handful (`P30D`, `P1M`, ...) and every
- * redemption parses one, so they are kept; luxon's `Duration` is immutable. The map is emptied
- * when it reaches `PARSED_LIMIT` entries, so odd inputs cannot grow it without bound.
+ * Parsed durations by their text, with their fixed length in ms when they have one (no years,
+ * quarters or months, whose length depends on the calendar). A project uses a handful (`P30D`,
+ * `P1M`, ...) and every redemption adds one, so they are kept; luxon's `Duration` is immutable.
+ * The map is emptied when it reaches `PARSED_LIMIT` entries, so odd inputs cannot grow it
+ * without bound.
  */
-const parsed = new Map<string, Duration | null>();
+const parsed = new Map<string, { duration: Duration; fixedMs: number | null } | null>();
 const PARSED_LIMIT = 1000;
+
+function parsedEntry(s: string): { duration: Duration; fixedMs: number | null } | null {
+  let entry = parsed.get(s);
+  if (entry === undefined) {
+    if (parsed.size >= PARSED_LIMIT) parsed.clear();
+    const duration = parseUncached(s);
+    if (duration === null) {
+      entry = null;
+    } else {
+      const { years, quarters, months } = duration.toObject();
+      entry = { duration, fixedMs: years || quarters || months ? null : duration.as('milliseconds') };
+    }
+    parsed.set(s, entry);
+  }
+  return entry;
+}
 
 /** Parses an ISO 8601 duration; `null` when it is not a valid, positive duration. */
 export function parseIsoDuration(s: string): Duration | null {
   if (typeof s !== 'string') return null;
-  let duration = parsed.get(s);
-  if (duration === undefined) {
-    if (parsed.size >= PARSED_LIMIT) parsed.clear();
-    duration = parseUncached(s);
-    parsed.set(s, duration);
-  }
-  return duration;
+  return parsedEntry(s)?.duration ?? null;
 }
 
 function parseUncached(s: string): Duration | null {
@@ -74,12 +86,12 @@ export function addIsoDuration(from: Date, iso: string): Date {
   if (!(from instanceof Date) || Number.isNaN(from.getTime())) {
     throw new RangeError('from must be a valid Date');
   }
-  const duration = parseIsoDuration(iso);
-  if (duration === null) throw new RangeError(`not a valid ISO 8601 duration: ${String(iso)}`);
-  const fixed = fixedLength(duration);
-  if (fixed !== null) {
+  const entry = typeof iso === 'string' ? parsedEntry(iso) : null;
+  if (entry === null) throw new RangeError(`not a valid ISO 8601 duration: ${String(iso)}`);
+  const { duration, fixedMs } = entry;
+  if (fixedMs !== null) {
     // weeks, days and time units have one length in UTC: plain arithmetic, as luxon would do
-    const end = new Date(from.getTime() + fixed);
+    const end = new Date(from.getTime() + fixedMs);
     if (Number.isNaN(end.getTime())) throw new RangeError('the result is outside the supported date range');
     return end;
   }
@@ -88,15 +100,3 @@ export function addIsoDuration(from: Date, iso: string): Date {
   return end.toJSDate();
 }
 
-const fixedLengths = new WeakMap<Duration, number | null>();
-
-/** The length in ms of a duration without years, quarters or months (whose length depends on the calendar); else null. */
-function fixedLength(duration: Duration): number | null {
-  let ms = fixedLengths.get(duration);
-  if (ms === undefined) {
-    const { years, quarters, months } = duration.toObject();
-    ms = years || quarters || months ? null : duration.as('milliseconds');
-    fixedLengths.set(duration, ms);
-  }
-  return ms;
-}
