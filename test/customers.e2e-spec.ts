@@ -194,6 +194,16 @@ describe('customers', () => {
       expect(resolved.body.data.id).toBe(c.id);
     });
 
+    it('clears temporary when only a password is set, and not on other changes', async () => {
+      const c = await createCustomer();
+      await t.dataSource.query('UPDATE customers SET temporary = true WHERE id = $1', [c.id]);
+      const enabled = await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ enabled: true }).expect(200);
+      expect(enabled.body.data.temporary).toBe(true);
+      const res = await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ password: 'a-new-password' }).expect(200);
+      expect(res.body.data.temporary).toBe(false);
+      expect(res.body.data.username).toBe(c.username);
+    });
+
     it('replaces the extra identifiers, keeping ids of the pairs that stay', async () => {
       const c = await createCustomer({ identifiers: [{ type: 'email', value: 'keep@example.com' }, { type: 'email', value: 'drop@example.com' }] });
       const keepId = c.identifiers.find((i: { value: string }) => i.value === 'keep@example.com').id;
@@ -224,6 +234,8 @@ describe('customers', () => {
       const off = await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ enabled: false }).expect(200);
       expect(off.body.data.enabled).toBe(false);
       expectError(await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ username: other.username.toUpperCase(), enabled: true }), 409, 'USERNAME_TAKEN');
+      // the same case too: the mirrored identifier would collide first if it were written first
+      expectError(await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ username: other.username, enabled: true }), 409, 'USERNAME_TAKEN');
       expectError(await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send({ identifiers: [{ type: 'email', value: 'theirs@example.com' }] }), 409, 'IDENTIFIER_TAKEN');
       const after = await t.http.get(`/api/private/v1/customers/${c.id}`).set(A()).expect(200);
       expect(after.body.data.enabled).toBe(false);

@@ -313,13 +313,14 @@ export class CustomersService {
     try {
       await this.dataSource.transaction(async (em) => {
         const customer = await this.lock(em, projectId, customerId);
-        if (dto.username !== undefined && dto.username !== customer.username) {
-          customer.username = dto.username;
-          await em.update(CustomerIdentifier, { customerId, type: 'username', readonly: true }, { value: dto.username });
-        }
+        const renamed = dto.username !== undefined && dto.username !== customer.username;
+        if (renamed) customer.username = dto.username!;
         if (dto.enabled !== undefined) customer.enabled = dto.enabled;
         if (dto.username !== undefined || passwordHash) customer.temporary = false;
+        // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
+        // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
         await em.save(customer);
+        if (renamed) await em.update(CustomerIdentifier, { customerId, type: 'username', readonly: true }, { value: dto.username });
         if (passwordHash) await this.setPassword(em, customerId, passwordHash);
         if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
       });
