@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
+import { RequestId } from '../common/http/request-id';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { CodesService } from './codes.service';
 import { CodeBatchView, CodeView, CreateCodeBatchDto, ExportCodesQueryDto, ListCodesQueryDto } from './dto/code.dto';
@@ -20,8 +21,8 @@ export class CodesController {
   @ApiOperation({ summary: 'Create a batch of codes; every code is in the answer, in plaintext' })
   @ApiEnvelope(CodeBatchView, { status: 201 })
   @ApiErrors('PLAN_NOT_FOUND')
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreateCodeBatchDto) {
-    return this.codes.createBatch(project.id, dto);
+  create(@CurrentProject() project: CallerProject, @Body() dto: CreateCodeBatchDto, @RequestId() reqId: string) {
+    return this.codes.createBatch(project.id, dto, reqId);
   }
 
   @Get()

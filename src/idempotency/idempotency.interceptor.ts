@@ -4,6 +4,7 @@ import { defer, mergeMap, Observable, of, throwError } from 'rxjs';
 import type { AuthenticatedRequest } from '../auth/caller';
 import { DomainError } from '../common/errors/domain-error';
 import { isJsonContentType } from '../common/http/body-parser';
+import { requestIdOf } from '../common/http/request-id';
 import { IDEMPOTENCY_KEY_FORMAT, requestFingerprint } from './idempotency-fingerprint';
 import { IdempotencyService } from './idempotency.service';
 
@@ -52,7 +53,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const key = req.headers['idempotency-key'];
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_FORMAT.test(key)) {
-      const message = `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters without spaces`;
+      const message = `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`;
       return throwError(() => new DomainError('VALIDATION_FAILED', message, [{ field: IDEMPOTENCY_KEY_HEADER, message }]));
     }
 
@@ -80,6 +81,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   /** Makes the first `res.send` of this response store the answer before it is sent. */
   private recordAnswer(res: Response, projectId: string, key: string, fingerprint: string): void {
     const { store, logger } = this;
+    const reqId = requestIdOf(res.req);
     const originalSend: Send = res.send;
     let settled = false;
 
@@ -101,7 +103,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
             store.release(projectId, key, fingerprint);
       write
         .catch((err: unknown) => {
-          logger.error({ err: err instanceof Error ? err.message : String(err), status }, 'Storing the idempotent answer failed');
+          logger.error({ reqId, err: err instanceof Error ? err.message : String(err), status }, 'Storing the idempotent answer failed');
           // Better a key that may be retried than one stuck "in use" for 24 hours.
           return store.release(projectId, key, fingerprint).catch(() => undefined);
         })
@@ -109,7 +111,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           try {
             originalSend.call(res, body);
           } catch (err) {
-            logger.error({ err: err instanceof Error ? err.message : String(err) }, 'Sending the idempotent answer failed');
+            logger.error({ reqId, err: err instanceof Error ? err.message : String(err) }, 'Sending the idempotent answer failed');
             res.destroy();
           }
         });
@@ -124,7 +126,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       settled = true;
       res.send = originalSend;
       store.release(projectId, key, fingerprint).catch((err: unknown) => {
-        logger.error({ err: err instanceof Error ? err.message : String(err) }, 'Releasing an idempotency key failed');
+        logger.error({ reqId, err: err instanceof Error ? err.message : String(err) }, 'Releasing an idempotency key failed');
       });
     });
   }

@@ -24,6 +24,7 @@ const config = (values: Partial<EnvironmentVariables>) =>
 class FakeResponse {
   headers: Record<string, string> = {};
   locals: Record<string, unknown> = {};
+  req = { id: 'req-under-test' };
   setHeader(name: string, value: string) {
     this.headers[name] = value;
   }
@@ -81,9 +82,15 @@ describe('RateLimiter', () => {
     for (const path of ['/api/admin/v1/projects', '/healthz', '/readyz', '/metrics', '/docs', '/api/privateer']) expect(applies(path)).toBe(false);
   });
 
-  it('lets the request through when the store fails', async () => {
-    const res = new FakeResponse();
-    await expect(limiterWith(new FakeStore(() => new Error('down'))).consume('address', '10.0.0.1', res as unknown as Response)).resolves.toBeUndefined();
-    expect(res.headers).toEqual({});
+  it('lets the request through when the store fails, and logs it with the request id', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error');
+    try {
+      const res = new FakeResponse();
+      await expect(limiterWith(new FakeStore(() => new Error('down'))).consume('address', '10.0.0.1', res as unknown as Response)).resolves.toBeUndefined();
+      expect(res.headers).toEqual({});
+      expect(logged).toHaveBeenCalledWith(expect.objectContaining({ reqId: 'req-under-test', err: 'down' }), expect.any(String));
+    } finally {
+      logged.mockRestore();
+    }
   });
 });

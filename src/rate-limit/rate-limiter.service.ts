@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError } from '../common/errors/domain-error';
+import { requestIdOf } from '../common/http/request-id';
 import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { RATE_LIMIT_STORE, RateLimitStore, WindowHit } from './rate-limit.store';
@@ -65,7 +66,7 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
     try {
       hit = await this.store.hit(`${kind}:${subject}`, this.windowSeconds);
     } catch (error) {
-      this.reportFailure(error);
+      this.reportFailure(error, requestIdOf(res.req));
       return;
     }
     // never more than a window (a stored end is rounded to the millisecond), never less than 1 s
@@ -94,10 +95,10 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
     res.setHeader('RateLimit-Reset', String(resetSeconds));
   }
 
-  private reportFailure(error: unknown): void {
+  private reportFailure(error: unknown, reqId: string): void {
     const now = Date.now();
     if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     this.lastFailureLog = now;
-    this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'Rate-limit store failed; requests are let through');
+    this.logger.error({ reqId, err: error instanceof Error ? error.message : String(error) }, 'Rate-limit store failed; requests are let through');
   }
 }

@@ -28,7 +28,7 @@ export function createRootLogger(level: string): Logger {
  * context alone turns on async hooks for every promise, and together they cost about half a
  * millisecond of CPU per request, a third of a cached key lookup's whole budget (README,
  * Benchmarks). `requestLogMiddleware` writes the request lines instead, and code that logs
- * while handling a request names its `requestId` itself (the exception filter does).
+ * while handling a request names its `reqId` itself, as the request lines do.
  */
 export function loggerOptions(root: Logger): Params {
   return { pinoHttp: { logger: root }, forRoutes: [] };
