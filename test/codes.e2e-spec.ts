@@ -387,10 +387,11 @@ describe('codes', () => {
     const lock = (projectId: string, raw: string) => t.dataSource.transaction((em) => lockCode(em, projectId, raw));
 
     it('finds a code however it is typed, only in its project, and checks it in order', async () => {
-      const batch = await newBatch({ planId: planA, count: 4, expiresAt: inDays(1) });
-      const [plain, revoked, redeemed, expired] = batch.codes;
+      const batch = await newBatch({ planId: planA, count: 5, expiresAt: inDays(1) });
+      const [plain, revoked, redeemed, expired, redeemedThenExpired] = batch.codes;
       await t.dataSource.query(`UPDATE codes SET status = 'revoked', expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(revoked)]);
-      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(redeemed)]);
+      await t.dataSource.query(`UPDATE codes SET status = 'redeemed' WHERE code = $1`, [unformat(redeemed)]);
+      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(redeemedThenExpired)]);
       await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(expired)]);
 
       const typed = ` ${plain.toLowerCase().replace(/-/g, ' ')} `.replace(/0/g, 'o').replace(/1/g, 'i');
@@ -401,6 +402,8 @@ describe('codes', () => {
       expect(await errorCodeOf(lock(a.id, revoked))).toBe('CODE_REVOKED');
       expect(await errorCodeOf(lock(a.id, redeemed))).toBe('CODE_ALREADY_REDEEMED');
       expect(await errorCodeOf(lock(a.id, expired))).toBe('CODE_EXPIRED');
+      // product.md 6 lists CODE_EXPIRED before CODE_ALREADY_REDEEMED
+      expect(await errorCodeOf(lock(a.id, redeemedThenExpired))).toBe('CODE_EXPIRED');
     });
 
     it('markRedeemed records the redemption; of two concurrent redemptions exactly one wins', async () => {

@@ -128,11 +128,14 @@ describe('redemption, activation and the chain', () => {
       expectError(await redeem({ code: await code(plans.basic, 'P1D'), customer: nobody }), 404, 'CUSTOMER_NOT_FOUND');
     });
 
-    it('CODE_ALREADY_REDEEMED on the second use', async () => {
+    it('CODE_ALREADY_REDEEMED on the second use; CODE_EXPIRED first once the code has expired', async () => {
       const c = await customer();
       const raw = await code(plans.basic, 'P1D');
       await redeem({ code: raw, customer: forUser(c) }).expect(200);
       expectError(await redeem({ code: raw, customer: forUser(c) }), 409, 'CODE_ALREADY_REDEEMED');
+      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 second' WHERE code = $1`, [raw.replace(/-/g, '')]);
+      expectError(await redeem({ code: raw, customer: forUser(c) }), 409, 'CODE_EXPIRED');
+      expect(await codeStatus(raw)).toBe('redeemed');
       const [row] = await t.dataSource.query('SELECT status, redeemed_by_customer_id, redeemed_at FROM codes WHERE code = $1', [raw.replace(/-/g, '')]);
       expect(row).toMatchObject({ status: 'redeemed', redeemed_by_customer_id: c.id });
       expect(row.redeemed_at).toBeInstanceOf(Date);
@@ -285,6 +288,23 @@ describe('redemption, activation and the chain', () => {
       expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: plans.max, duration: null }), 409, 'REDUNDANT_PERMANENT_PURCHASE');
       expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: plans.basic, duration: 'P1X' }), 400, 'VALIDATION_FAILED');
       expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: 99999999, duration: 'P1D' }), 404, 'PLAN_NOT_FOUND');
+    });
+
+    it('activation creates a missing customer only with autoCreate and the project setting, as a redemption does', async () => {
+      const activate = (project: TestProject, body: Record<string, unknown>) => t.http.post('/api/private/v1/subscriptions/activate').set(bearer(project.privateKey)).send(body);
+      const off = await t.createProject({ autoCreateCustomerAtRedemption: false });
+      const offPlan = await insertPlan(off.id, 'Paid', 10, 'tier');
+      const email = { type: 'email', value: `activated${next()}@example.com` };
+      expectError(await activate(off, { customer: email, planId: offPlan, duration: 'P1D', autoCreate: true }), 404, 'CUSTOMER_NOT_FOUND');
+      expectError(await activate(a, { customer: email, planId: plans.pro, duration: 'P1D' }), 404, 'CUSTOMER_NOT_FOUND');
+      const res = await activate(a, { customer: email, planId: plans.pro, duration: 'P1D', autoCreate: true }).expect(200);
+      expect(res.body.data.customer).toEqual({ id: expect.any(Number), username: expect.stringMatching(/^u_/), created: true });
+      // the sign-up grant (Free, permanent) and the activated window
+      expect(res.body.data.subscriptions.map((s: { planId: number }) => s.planId).sort()).toEqual([plans.free, plans.pro].sort());
+      const made = await t.http.get(`/api/private/v1/customers/${res.body.data.customer.id}`).set(A()).expect(200);
+      expect(made.body.data).toMatchObject({ temporary: true, identifiers: expect.arrayContaining([expect.objectContaining(email)]) });
+      const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM customers WHERE project_id = $1', [off.id]);
+      expect(n).toBe(0);
     });
   });
 

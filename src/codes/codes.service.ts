@@ -80,7 +80,7 @@ export class CodesService {
    * `INSERT ... SELECT FROM unnest(...)` per round; a code that collides with an existing one
    * (globally unique index) is skipped by `ON CONFLICT DO NOTHING` and regenerated.
    */
-  async createBatch(projectId: string, dto: CreateCodeBatchDto): Promise<CodeBatchView> {
+  async createBatch(projectId: string, dto: CreateCodeBatchDto, reqId?: string): Promise<CodeBatchView> {
     const count = dto.count ?? 1;
     return this.dataSource.transaction(async (em) => {
       const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
@@ -98,7 +98,7 @@ export class CodesService {
       const inserted: string[] = [];
       for (let round = 0; inserted.length < count; round++) {
         if (round === MAX_INSERT_ROUNDS) throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
-        if (round > 0) this.logger.warn({ batchId: batch.id, round }, 'Code collision; regenerating');
+        if (round > 0) this.logger.warn({ reqId, batchId: batch.id, round }, 'Code collision; regenerating');
         const candidates = new Set(generateCodes(count - inserted.length));
         const rows: Array<{ code: string }> = await em.query(
           `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, note, expires_at)
@@ -207,8 +207,8 @@ export class CodesService {
    * the second waits and then sees the code redeemed; in the same statement, locks the customer
    * `customer` selects (`null` when there is none). When both are there the code is already
    * marked redeemed by that customer (`marked`), so `markRedeemed` is only needed for a customer
-   * created afterwards. Checks, in order: format and existence (`CODE_NOT_FOUND`),
-   * `CODE_REVOKED`, `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`.
+   * created afterwards. Checks, in order (product.md 6): format and existence
+   * (`CODE_NOT_FOUND`), `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`.
    */
   async lockCodeAndCustomer(
     manager: EntityManager,
@@ -281,13 +281,17 @@ interface LockedCodeRow {
   plan_updated_at: Date | null;
 }
 
-/** The locked code, or the first check it fails: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`. */
+/**
+ * The locked code, or the first check it fails, in the order of product.md 6: `CODE_NOT_FOUND`,
+ * `CODE_REVOKED`, `CODE_EXPIRED` (its `expiresAt` has come, whatever its status; a redeemed code
+ * keeps showing `redeemed` in the lists), `CODE_ALREADY_REDEEMED`.
+ */
 function redeemableCode(row: LockedCodeRow | undefined, now: Date): Code {
   if (!row) throw new DomainError('CODE_NOT_FOUND');
   const code = toLockedCode(row);
   if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
+  if (effectiveStatus({ status: 'available', expiresAt: code.expiresAt }, now) === 'expired') throw new DomainError('CODE_EXPIRED');
   if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
-  if (effectiveStatus(code, now) === 'expired') throw new DomainError('CODE_EXPIRED');
   return code;
 }
 
