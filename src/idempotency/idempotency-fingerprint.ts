@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 
-/** `Idempotency-Key`: 1 to 255 printable ASCII characters, no space (product.md 7). */
-export const IDEMPOTENCY_KEY_FORMAT = /^[\x21-\x7E]{1,255}$/;
+/**
+ * `Idempotency-Key`: 1 to 255 printable ASCII characters, the space included (product.md 7).
+ * Spaces around the value are not part of it: HTTP drops them before the value arrives.
+ */
+export const IDEMPOTENCY_KEY_FORMAT = /^[\x20-\x7E]{1,255}$/;
 
 /**
  * JSON with the keys of every object sorted, so that `{"a":1,"b":2}` and `{"b":2,"a":1}` are
