@@ -516,5 +516,27 @@ describe('customers', () => {
       const still = await t.http.get(`/api/private/v1/customers/${c.id}`).set(A()).expect(200);
       expect(still.body.data.enabled).toBe(true);
     });
+
+    it('stores the project on every credential, on create and update, and the database refuses a customer of another project', async () => {
+      const credentialRows = (customerId: number) =>
+        t.dataSource.query('SELECT type, project_id FROM customer_credentials WHERE customer_id = $1', [customerId]);
+      const created = await createCustomer({ password: 'created-with-pw' });
+      const later = await createCustomer();
+      const inB = await createCustomer({ password: 'created-in-b' }, B());
+      expect(await credentialRows(created.id)).toEqual([{ type: 1, project_id: a.id }]);
+      expect(await credentialRows(inB.id)).toEqual([{ type: 1, project_id: b.id }]);
+      expect(await credentialRows(later.id)).toEqual([]);
+
+      // a password set by update: replaced on one customer, created on the other
+      await t.http.patch(`/api/private/v1/customers/${created.id}`).set(A()).send({ password: 'replaced-pw' }).expect(200);
+      await t.http.patch(`/api/private/v1/customers/${later.id}`).set(A()).send({ password: 'set-by-update' }).expect(200);
+      expect(await credentialRows(created.id)).toEqual([{ type: 1, project_id: a.id }]);
+      expect(await credentialRows(later.id)).toEqual([{ type: 1, project_id: a.id }]);
+
+      // the foreign key includes project_id: a credential cannot name another project's customer
+      await expect(
+        t.dataSource.query(`INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, 2, 'x')`, [b.id, later.id]),
+      ).rejects.toMatchObject({ driverError: { constraint: 'customer_credentials_customer_fk' } });
+    });
   });
 });

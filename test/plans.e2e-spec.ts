@@ -687,6 +687,30 @@ describe('features, plans and quotas', () => {
       expect((await t.http.get(`${FEATURES}/${f.id}`).set(A()).expect(200)).body.data).toEqual(f);
       expect((await t.http.get(`${PLANS}/${plan.id}`).set(A()).expect(200)).body.data).toEqual(plan);
     });
+
+    it('stores the project on every quota, on create and update, and the database refuses a plan or feature of another project', async () => {
+      const quotaRows = (planId: number) =>
+        t.dataSource.query('SELECT feature_id, project_id FROM quotas WHERE plan_id = $1 ORDER BY feature_id', [planId]);
+      const [f, g] = [await createFeature(), await createFeature()];
+      const plan = await createPlan({ quotas: [{ featureId: f.id, limit: 1 }] });
+      const bFeature = await createFeature({}, B());
+      const bPlan = await createPlan({ quotas: [{ featureId: bFeature.id, limit: 1 }] }, B());
+      expect(await quotaRows(plan.id)).toEqual([{ feature_id: f.id, project_id: a.id }]);
+      expect(await quotaRows(bPlan.id)).toEqual([{ feature_id: bFeature.id, project_id: b.id }]);
+
+      // an update that keeps one quota, changes it and adds another
+      await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ quotas: [{ featureId: f.id, limit: 2 }, { featureId: g.id, limit: 3 }] }).expect(200);
+      expect(await quotaRows(plan.id)).toEqual([
+        { feature_id: f.id, project_id: a.id },
+        { feature_id: g.id, project_id: a.id },
+      ]);
+
+      // the foreign keys include project_id: a quota cannot name another project's plan or feature
+      const insert = (projectId: string, planId: number, featureId: number) =>
+        t.dataSource.query('INSERT INTO quotas (project_id, plan_id, feature_id, quota_limit) VALUES ($1, $2, $3, 1)', [projectId, planId, featureId]);
+      await expect(insert(b.id, plan.id, bFeature.id)).rejects.toMatchObject({ driverError: { constraint: 'quotas_plan_fk' } });
+      await expect(insert(a.id, plan.id, bFeature.id)).rejects.toMatchObject({ driverError: { constraint: 'quotas_feature_fk' } });
+    });
   });
 
   describe('documentation', () => {

@@ -249,7 +249,7 @@ export class CodesService {
 
   /** Joins the plan, selecting only what a view needs (its id and name). */
   private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
-    return qb.innerJoin('c.plan', 'p').addSelect(['p.id', 'p.name']);
+    return qb.innerJoin('c.plan', 'p', 'p.project_id = c.project_id').addSelect(['p.id', 'p.name']);
   }
 
   private async planName(manager: EntityManager, projectId: string, planId: number): Promise<string> {

@@ -194,7 +194,7 @@ export class CustomersService {
         (query.page - 1) * query.pageSize,
       ]);
     }
-    const customers = await this.loadMany(ids);
+    const customers = await this.loadMany(projectId, ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
   }
 
@@ -264,7 +264,7 @@ export class CustomersService {
           ),
         );
         const credentials = input.passwordHash
-          ? [await tx.save(tx.create(CustomerCredential, { customerId: customer.id, type: CREDENTIAL_PASSWORD, secretHash: input.passwordHash }))]
+          ? [await tx.save(tx.create(CustomerCredential, { projectId, customerId: customer.id, type: CREDENTIAL_PASSWORD, secretHash: input.passwordHash }))]
           : [];
         await this.subscriptions.grantSignup(tx, projectId, customer.id, now);
         return Object.assign(customer, { identifiers, credentials });
@@ -320,8 +320,8 @@ export class CustomersService {
         // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
         // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
         await em.save(customer);
-        if (renamed) await em.update(CustomerIdentifier, { customerId, type: 'username', readonly: true }, { value: dto.username });
-        if (passwordHash) await this.setPassword(em, customerId, passwordHash);
+        if (renamed) await em.update(CustomerIdentifier, { projectId, customerId, type: 'username', readonly: true }, { value: dto.username });
+        if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
         if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
       });
     } catch (error) {
@@ -345,32 +345,33 @@ export class CustomersService {
     return customer;
   }
 
-  private async setPassword(em: EntityManager, customerId: number, secretHash: string): Promise<void> {
+  private async setPassword(em: EntityManager, projectId: string, customerId: number, secretHash: string): Promise<void> {
     await em.query(
-      `INSERT INTO customer_credentials (customer_id, type, secret_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (customer_id, type) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, updated_at = now()`,
-      [customerId, CREDENTIAL_PASSWORD, secretHash],
+      `INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (customer_id, type) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, updated_at = now()
+        WHERE customer_credentials.project_id = EXCLUDED.project_id`,
+      [projectId, customerId, CREDENTIAL_PASSWORD, secretHash],
     );
   }
 
   /** Replaces the extra identifiers; pairs that stay keep their id and createdAt (product.md 3). */
   private async replaceIdentifiers(em: EntityManager, projectId: string, customerId: number, wanted: IdentifierInputDto[]) {
-    const current = await em.find(CustomerIdentifier, { where: { customerId, readonly: false } });
+    const current = await em.find(CustomerIdentifier, { where: { projectId, customerId, readonly: false } });
     const key = (i: { type: string; value: string }) => `${i.type}\u0000${i.value}`;
     const wantedKeys = new Set(wanted.map(key));
     const currentKeys = new Set(current.map(key));
     const gone = current.filter((i) => !wantedKeys.has(key(i))).map((i) => i.id);
-    if (gone.length) await em.delete(CustomerIdentifier, { id: In(gone) });
+    if (gone.length) await em.delete(CustomerIdentifier, { id: In(gone), projectId });
     const added = wanted.filter((i) => !currentKeys.has(key(i)));
     if (added.length) {
       await em.save(added.map((i) => em.create(CustomerIdentifier, { ...i, projectId, customerId, readonly: false })));
     }
   }
 
-  /** Customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
-  private async loadMany(ids: number[]): Promise<Customer[]> {
+  /** The project's customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
+  private async loadMany(projectId: string, ids: number[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const rows = await this.statements.rows<CustomerRow>(undefined, CUSTOMERS_BY_IDS, [ids]);
+    const rows = await this.statements.rows<CustomerRow>(undefined, CUSTOMERS_BY_IDS, [ids, projectId]);
     const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(r)]));
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }
@@ -384,9 +385,9 @@ const recordSelect = (withCredentials: boolean) =>
   `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
           (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
                     'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
-             FROM customer_identifiers i WHERE i.customer_id = c.id) AS identifiers,
+             FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
           ${withCredentials ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
-             FROM customer_credentials k WHERE k.customer_id = c.id)` : `'[]'::json`} AS credentials`;
+             FROM customer_credentials k WHERE k.customer_id = c.id AND k.project_id = c.project_id)` : `'[]'::json`} AS credentials`;
 
 /**
  * A page without a term: the ids walk the (project_id, id) index, and the total is the sum of the
@@ -397,7 +398,10 @@ const UNFILTERED_PAGE: Statement = {
   text: `SELECT ARRAY(SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3) AS ids,
                 (SELECT coalesce(sum(n), 0)::int FROM customer_counts WHERE project_id = $1) AS total`,
 };
-const CUSTOMERS_BY_IDS: Statement = { name: 'customers.by-ids', text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[])` };
+const CUSTOMERS_BY_IDS: Statement = {
+  name: 'customers.by-ids',
+  text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[]) AND c.project_id = $2`,
+};
 const CUSTOMER_RECORD: Statement = { name: 'customers.record', text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2` };
 
 /**
@@ -425,7 +429,8 @@ const refValues = (ref: CustomerRefDto): string[] => (ref.type === 'username' ? 
 const identifierParams = (projectId: string, ref: CustomerRefDto): string[] => [projectId, ...refValues(ref)];
 const REF_FROM: Record<RefKind, string> = {
   username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
-  identifier: 'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
+  identifier:
+    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
 };
 /** Per kind of reference: the customer's id, the id locked (with the username), and the full record. */
 const BY_IDENTIFIER = Object.fromEntries(
@@ -473,7 +478,7 @@ function toCustomerEntity(r: CustomerRow): Customer {
       }),
     ),
     credentials: r.credentials.map((k) =>
-      Object.assign(new CustomerCredential(), { id: k.id, customerId: r.id, type: k.type, createdAt: new Date(k.created_at) }),
+      Object.assign(new CustomerCredential(), { id: k.id, projectId: r.project_id, customerId: r.id, type: k.type, createdAt: new Date(k.created_at) }),
     ),
   });
 }

@@ -70,7 +70,7 @@ export class FeaturesService {
       await this.dataSource.transaction(async (em) => {
         // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
         const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
-        if (await em.exists(Quota, { where: { featureId: feature.id } })) throw new DomainError('FEATURE_IN_USE');
+        if (await em.exists(Quota, { where: { featureId: feature.id, projectId } })) throw new DomainError('FEATURE_IN_USE');
         await em.delete(Feature, { id: feature.id, projectId });
       });
     } catch (error) {

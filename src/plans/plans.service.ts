@@ -18,7 +18,7 @@ import { changedFields, guardSlug, PLAN_SLUG_INDEX } from './write-helpers';
 /** Foreign keys (ON DELETE RESTRICT) that keep a referenced plan from being deleted. */
 const PLAN_REFERENCES = new Set(['subscriptions_plan_fk', 'codes_plan_fk', 'code_batches_plan_fk']);
 
-type QuotaRow = Pick<Quota, 'planId' | 'featureId' | 'limit' | 'priority' | 'resetInterval'>;
+type QuotaRow = Pick<Quota, 'projectId' | 'planId' | 'featureId' | 'limit' | 'priority' | 'resetInterval'>;
 
 /** The project's plans and their quotas (product.md 4); every query is limited to the caller's project. */
 @Injectable()
@@ -73,7 +73,7 @@ export class PlansService {
         const plan = await em.save(
           em.create(Plan, { projectId, slug: dto.slug, name: dto.name, value: dto.value, group: dto.group }),
         );
-        if (quotas.length > 0) await em.insert(Quota, quotas.map((q) => quotaRow(plan.id, q)));
+        if (quotas.length > 0) await em.insert(Quota, quotas.map((q) => quotaRow(projectId, plan.id, q)));
         return this.get(projectId, plan.id, em);
       }),
     );
@@ -147,22 +147,22 @@ export class PlansService {
   /** Replaces the plan's quotas with `inputs`; true when anything changed. */
   private async replaceQuotas(em: EntityManager, projectId: string, planId: number, inputs: QuotaInputDto[]): Promise<boolean> {
     await this.lockFeatures(em, projectId, inputs);
-    const existing = await em.find(Quota, { where: { planId } });
+    const existing = await em.find(Quota, { where: { planId, projectId } });
     const byFeature = new Map(existing.map((q) => [q.featureId, q]));
     const wanted = new Set(inputs.map((q) => q.featureId));
 
     const removed = existing.filter((q) => !wanted.has(q.featureId)).map((q) => q.id);
-    if (removed.length > 0) await em.delete(Quota, { id: In(removed), planId });
+    if (removed.length > 0) await em.delete(Quota, { id: In(removed), planId, projectId });
 
     const added: QuotaRow[] = [];
     let updated = 0;
     for (const input of inputs) {
-      const row = quotaRow(planId, input);
+      const row = quotaRow(projectId, planId, input);
       const current = byFeature.get(input.featureId);
       if (!current) {
         added.push(row);
       } else if (current.limit !== row.limit || current.priority !== row.priority || current.resetInterval !== row.resetInterval) {
-        await em.update(Quota, { id: current.id, planId }, { limit: row.limit, priority: row.priority, resetInterval: row.resetInterval });
+        await em.update(Quota, { id: current.id, planId, projectId }, { limit: row.limit, priority: row.priority, resetInterval: row.resetInterval });
         updated++;
       }
     }
@@ -203,11 +203,11 @@ const PLAN_COUNT_SEARCH: Statement = {
 /** The quotas of some plans of the project, each with its feature, in id order. */
 const PLAN_QUOTAS: Statement = {
   name: 'plans.quotas',
-  text: `SELECT q.id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval, q.created_at, q.updated_at,
+  text: `SELECT q.id, q.project_id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval, q.created_at, q.updated_at,
                 f.project_id AS f_project_id, f.slug AS f_slug, f.name AS f_name, f.description AS f_description,
                 f.metered AS f_metered, f.unit AS f_unit, f.created_at AS f_created_at, f.updated_at AS f_updated_at
-           FROM quotas q JOIN features f ON f.id = q.feature_id JOIN plans p ON p.id = q.plan_id
-          WHERE q.plan_id = ANY($1::int[]) AND p.project_id = $2
+           FROM quotas q JOIN features f ON f.id = q.feature_id AND f.project_id = q.project_id
+          WHERE q.plan_id = ANY($1::int[]) AND q.project_id = $2
           ORDER BY q.id`,
 };
 
@@ -224,6 +224,7 @@ interface PlanRow {
 
 interface QuotaFeatureRow {
   id: number;
+  project_id: string;
   plan_id: number;
   feature_id: number;
   quota_limit: string;
@@ -257,6 +258,7 @@ const planFromRow = (r: PlanRow): Plan =>
 const quotaFromRow = (r: QuotaFeatureRow): QuotaWithFeature =>
   Object.assign(new Quota(), {
     id: r.id,
+    projectId: r.project_id,
     planId: r.plan_id,
     featureId: r.feature_id,
     limit: Number(r.quota_limit),
@@ -278,7 +280,8 @@ const quotaFromRow = (r: QuotaFeatureRow): QuotaWithFeature =>
   });
 
 /** A quota's columns from its input: priority 0 and no reset unless given. */
-const quotaRow = (planId: number, q: QuotaInputDto): QuotaRow => ({
+const quotaRow = (projectId: string, planId: number, q: QuotaInputDto): QuotaRow => ({
+  projectId,
   planId,
   featureId: q.featureId,
   limit: q.limit,

@@ -20,6 +20,7 @@ const LAST_USED_RESOLUTION_MS = 60 * 1000;
 /** The customer a valid token stands for, as the customer-token guard puts it on the request. */
 export interface CustomerSessionRef {
   sessionId: number;
+  projectId: string;
   customerId: number;
 }
 
@@ -81,7 +82,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const rows: PasswordRow[] = await this.dataSource.query(
       `SELECT c.enabled, cr.secret_hash
          FROM customers c
-         LEFT JOIN customer_credentials cr ON cr.customer_id = c.id AND cr.type = $3
+         LEFT JOIN customer_credentials cr ON cr.customer_id = c.id AND cr.project_id = c.project_id AND cr.type = $3
         WHERE c.id = $1 AND c.project_id = $2`,
       [customerId ?? 0, project.id, CREDENTIAL_PASSWORD],
     );
@@ -121,7 +122,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const rows: SessionRow[] = await this.dataSource.query(
       `SELECT s.id, s.project_id, s.customer_id, s.expires_at > now() AS live, c.enabled, s.last_used_at
          FROM customer_sessions s
-         JOIN customers c ON c.id = s.customer_id
+         JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
         WHERE s.token_hash = $1`,
       [sha256Hex(token)],
     );
@@ -130,13 +131,13 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     if (row.project_id !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
     if (!row.enabled) throw new DomainError('CUSTOMER_DISABLED');
     if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-      await this.dataSource.query('UPDATE customer_sessions SET last_used_at = now() WHERE id = $1', [row.id]);
+      await this.dataSource.query('UPDATE customer_sessions SET last_used_at = now() WHERE id = $1 AND project_id = $2', [row.id, project.id]);
     }
-    return { sessionId: row.id, customerId: row.customer_id };
+    return { sessionId: row.id, projectId: project.id, customerId: row.customer_id };
   }
 
   async logout(session: CustomerSessionRef): Promise<{ success: true }> {
-    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1', [session.sessionId]);
+    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [session.sessionId, session.projectId]);
     return { success: true };
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
@@ -45,19 +45,29 @@ interface WindowRow {
   valid_to: Date | null;
 }
 
-/** The customer's live windows in one plan group, with their plans' values and names. */
+/**
+ * The customer's live windows in one plan group, with their plans' values and names. The index
+ * (customer_id, plan_group) finds them; the project is a filter on what it finds.
+ */
 const LIVE_CHAIN: Statement = {
   name: 'subscriptions.live-chain',
   text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
           WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
-            AND (s.valid_to IS NULL OR s.valid_to > $3)`,
+            AND (s.valid_to IS NULL OR s.valid_to > $3) AND s.project_id = $4`,
 };
-const END_WINDOW: Statement = { name: 'subscriptions.end', text: 'UPDATE subscriptions SET valid_to = $2, updated_at = now() WHERE id = $1' };
-const CANCEL_WINDOW: Statement = { name: 'subscriptions.cancel', text: `UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1` };
+/** Changes to one window (by primary key) of the project: `$1` the window, `$2` the project. */
+const END_WINDOW: Statement = {
+  name: 'subscriptions.end',
+  text: 'UPDATE subscriptions SET valid_to = $3, updated_at = now() WHERE id = $1 AND project_id = $2',
+};
+const CANCEL_WINDOW: Statement = {
+  name: 'subscriptions.cancel',
+  text: `UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1 AND project_id = $2`,
+};
 const MOVE_WINDOW: Statement = {
   name: 'subscriptions.move',
-  text: 'UPDATE subscriptions SET valid_from = $2, valid_to = $3, updated_at = now() WHERE id = $1',
+  text: 'UPDATE subscriptions SET valid_from = $3, valid_to = $4, updated_at = now() WHERE id = $1 AND project_id = $2',
 };
 /** INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail). */
 const insertWindows = (count: number): Statement => ({
@@ -81,7 +91,7 @@ export class SubscriptionsService {
   ) {}
 
   async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
-    const rows = await this.statements.rows<WindowRow>(em, LIVE_CHAIN, [input.customerId, input.plan.group, input.now]);
+    const rows = await this.statements.rows<WindowRow>(em, LIVE_CHAIN, [input.customerId, input.plan.group, input.now, input.projectId]);
     const chain: ChainWindow[] = rows.map((r) => ({
       id: r.id,
       planId: r.plan_id,
@@ -91,9 +101,9 @@ export class SubscriptionsService {
     }));
     const changes = planGrant(chain, { planId: input.plan.id, planValue: input.plan.value, duration: input.duration }, input.now);
 
-    for (const w of changes.ended) await this.statements.run(em, END_WINDOW, [w.id, w.validTo]);
-    for (const w of changes.cancelled) await this.statements.run(em, CANCEL_WINDOW, [w.id]);
-    for (const w of changes.moved) await this.statements.run(em, MOVE_WINDOW, [w.id, w.validFrom, w.validTo]);
+    for (const w of changes.ended) await this.statements.run(em, END_WINDOW, [w.id, input.projectId, w.validTo]);
+    for (const w of changes.cancelled) await this.statements.run(em, CANCEL_WINDOW, [w.id, input.projectId]);
+    for (const w of changes.moved) await this.statements.run(em, MOVE_WINDOW, [w.id, input.projectId, w.validFrom, w.validTo]);
     // The granted window comes first; a second one is the permanent tail re-created after it,
     // which keeps the origin of the tail it replaces.
     const tail = rows.find((r) => r.valid_to === null);
@@ -150,7 +160,7 @@ export class SubscriptionsService {
     const qb = this.dataSource
       .getRepository(Subscription)
       .createQueryBuilder('s')
-      .innerJoinAndSelect('s.plan', 'p')
+      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
       .where('s.customer_id = :customerId AND s.project_id = :projectId', { customerId, projectId })
       .addSelect(`CASE WHEN s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now()) THEN 0 ELSE 1 END`, 'ended')
       .orderBy('ended', 'ASC')
@@ -161,11 +171,17 @@ export class SubscriptionsService {
     return rows.map((s) => toCustomerSubscriptionView(s, s.plan!));
   }
 
-  /** Views of windows; plan names come from `known` where given, the others in one query. */
+  /**
+   * Views of windows; plan names come from `known` where given, the others in one query, each
+   * plan looked up in its window's project.
+   */
   async views(em: EntityManager, subscriptions: Subscription[], known = new Map<number, string>()): Promise<SubscriptionView[]> {
-    const missing = [...new Set(subscriptions.map((s) => s.planId))].filter((id) => !known.has(id));
+    const missing = new Map(subscriptions.filter((s) => !known.has(s.planId)).map((s) => [s.planId, s.projectId]));
     const names = new Map(known);
-    if (missing.length) for (const p of await em.find(Plan, { where: { id: In(missing) } })) names.set(p.id, p.name);
+    if (missing.size) {
+      const where = [...missing].map(([id, projectId]) => ({ id, projectId }));
+      for (const p of await em.find(Plan, { select: { id: true, name: true }, where })) names.set(p.id, p.name);
+    }
     return subscriptions.map((s) => toSubscriptionView(s, names.get(s.planId)!));
   }
 }

@@ -10,11 +10,18 @@ export class CustomerCredential {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;
 
+  /** The customer's project: the foreign key includes it, so the customer cannot be another project's. */
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
   @Column({ name: 'customer_id', type: 'int' })
   customerId: number;
 
   @ManyToOne(() => Customer, (c) => c.credentials, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'customer_id', foreignKeyConstraintName: 'customer_credentials_customer_fk' })
+  @JoinColumn([
+    { name: 'customer_id', referencedColumnName: 'id', foreignKeyConstraintName: 'customer_credentials_customer_fk' },
+    { name: 'project_id', referencedColumnName: 'projectId' },
+  ])
   customer?: Customer;
 
   /** 1: password (bcrypt). */

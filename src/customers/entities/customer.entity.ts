@@ -4,7 +4,8 @@ import { CustomerCredential } from './customer-credential.entity';
 import { CustomerIdentifier } from './customer-identifier.entity';
 
 @Entity({ name: 'customers' })
-@Index('customers_project_id_idx', ['projectId', 'id'])
+// unique: the target of the credentials' foreign key (customer_id, project_id)
+@Index('customers_project_id_idx', ['projectId', 'id'], { unique: true })
 // unique per project, compared case-insensitively: UNIQUE (project_id, lower(username)), in the migration
 @Index('customers_project_username_uq', { synchronize: false })
 @Index('customers_username_trgm_idx', { synchronize: false })

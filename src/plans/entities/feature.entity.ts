@@ -3,6 +3,8 @@ import { CreatedAt, UpdatedAt } from '../../common/entity-columns';
 
 @Entity({ name: 'features' })
 @Index('features_project_slug_uq', ['projectId', 'slug'], { unique: true })
+// the target of the quotas' foreign key (feature_id, project_id): a quota's feature is of the quota's project
+@Index('features_project_id_uq', ['projectId', 'id'], { unique: true })
 export class Feature {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;

@@ -5,6 +5,8 @@ import { Quota } from './quota.entity';
 @Entity({ name: 'plans' })
 @Index('plans_project_slug_uq', ['projectId', 'slug'], { unique: true })
 @Index('plans_project_group_idx', ['projectId', 'group'])
+// the target of the quotas' foreign key (plan_id, project_id): a quota's plan is of the quota's project
+@Index('plans_project_id_uq', ['projectId', 'id'], { unique: true })
 export class Plan {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;

@@ -10,18 +10,28 @@ export class Quota {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;
 
+  /** The plan's project (and the feature's): both foreign keys include it, so neither can be another project's. */
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
   @Column({ name: 'plan_id', type: 'int' })
   planId: number;
 
   @ManyToOne(() => Plan, (p) => p.quotas, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'plan_id', foreignKeyConstraintName: 'quotas_plan_fk' })
+  @JoinColumn([
+    { name: 'plan_id', referencedColumnName: 'id', foreignKeyConstraintName: 'quotas_plan_fk' },
+    { name: 'project_id', referencedColumnName: 'projectId' },
+  ])
   plan?: Plan;
 
   @Column({ name: 'feature_id', type: 'int' })
   featureId: number;
 
   @ManyToOne(() => Feature, { onDelete: 'RESTRICT' })
-  @JoinColumn({ name: 'feature_id', foreignKeyConstraintName: 'quotas_feature_fk' })
+  @JoinColumn([
+    { name: 'feature_id', referencedColumnName: 'id', foreignKeyConstraintName: 'quotas_feature_fk' },
+    { name: 'project_id', referencedColumnName: 'projectId' },
+  ])
   feature?: Feature;
 
   @Column({ name: 'quota_limit', type: 'numeric', precision: 20, scale: 4, transformer: numericTransformer })
