@@ -537,6 +537,10 @@ describe('customers', () => {
       await expect(
         t.dataSource.query(`INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, 2, 'x')`, [b.id, later.id]),
       ).rejects.toMatchObject({ driverError: { constraint: 'customer_credentials_customer_fk' } });
+
+      // an insert of the previous version, without the column (during a rolling update): filled from the customer
+      await t.dataSource.query(`INSERT INTO customer_credentials (customer_id, type, secret_hash) VALUES ($1, 2, 'x')`, [inB.id]);
+      expect(await credentialRows(inB.id)).toContainEqual({ type: 2, project_id: b.id });
     });
   });
 });

@@ -710,6 +710,11 @@ describe('features, plans and quotas', () => {
         t.dataSource.query('INSERT INTO quotas (project_id, plan_id, feature_id, quota_limit) VALUES ($1, $2, $3, 1)', [projectId, planId, featureId]);
       await expect(insert(b.id, plan.id, bFeature.id)).rejects.toMatchObject({ driverError: { constraint: 'quotas_plan_fk' } });
       await expect(insert(a.id, plan.id, bFeature.id)).rejects.toMatchObject({ driverError: { constraint: 'quotas_feature_fk' } });
+
+      // an insert of the previous version, without the column (during a rolling update): filled from the plan
+      const h = await createFeature();
+      await t.dataSource.query('INSERT INTO quotas (plan_id, feature_id, quota_limit) VALUES ($1, $2, 1)', [plan.id, h.id]);
+      expect(await quotaRows(plan.id)).toContainEqual({ feature_id: h.id, project_id: a.id });
     });
   });
 

@@ -1,5 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** The tables whose missing `project_id` a trigger fills from the parent row `via` names. */
+const FILLED = [
+  { table: 'quotas', parent: 'plans', via: 'plan_id' },
+  { table: 'customer_credentials', parent: 'customers', via: 'customer_id' },
+];
+
 /**
  * `project_id` on the last two tenant tables without it, `quotas` and `customer_credentials`,
  * filled from the parent row (plans, customers). Their foreign keys now include it, so the parent
@@ -38,31 +44,24 @@ export class TenantColumns1795352000000 implements MigrationInterface {
     await q.query(`ALTER TABLE "customer_credentials" ADD CONSTRAINT "customer_credentials_customer_fk" FOREIGN KEY ("customer_id", "project_id") REFERENCES "customers"("id","project_id") ON DELETE CASCADE ON UPDATE NO ACTION`);
 
     // For the version still running during the rollout only (see above).
-    await q.query(`
-      CREATE FUNCTION quotas_fill_project_id() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        SELECT p.project_id INTO NEW.project_id FROM plans p WHERE p.id = NEW.plan_id;
-        RETURN NEW;
-      END $$`);
-    await q.query(`
-      CREATE TRIGGER quotas_fill_project_id BEFORE INSERT ON quotas
-        FOR EACH ROW WHEN (NEW.project_id IS NULL) EXECUTE FUNCTION quotas_fill_project_id()`);
-    await q.query(`
-      CREATE FUNCTION customer_credentials_fill_project_id() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        SELECT c.project_id INTO NEW.project_id FROM customers c WHERE c.id = NEW.customer_id;
-        RETURN NEW;
-      END $$`);
-    await q.query(`
-      CREATE TRIGGER customer_credentials_fill_project_id BEFORE INSERT ON customer_credentials
-        FOR EACH ROW WHEN (NEW.project_id IS NULL) EXECUTE FUNCTION customer_credentials_fill_project_id()`);
+    for (const { table, parent, via } of FILLED) {
+      await q.query(`
+        CREATE FUNCTION ${table}_fill_project_id() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          SELECT p.project_id INTO NEW.project_id FROM ${parent} p WHERE p.id = NEW.${via};
+          RETURN NEW;
+        END $$`);
+      await q.query(`
+        CREATE TRIGGER ${table}_fill_project_id BEFORE INSERT ON ${table}
+          FOR EACH ROW WHEN (NEW.project_id IS NULL) EXECUTE FUNCTION ${table}_fill_project_id()`);
+    }
   }
 
   public async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER customer_credentials_fill_project_id ON customer_credentials`);
-    await q.query(`DROP FUNCTION customer_credentials_fill_project_id()`);
-    await q.query(`DROP TRIGGER quotas_fill_project_id ON quotas`);
-    await q.query(`DROP FUNCTION quotas_fill_project_id()`);
+    for (const { table } of FILLED) {
+      await q.query(`DROP TRIGGER ${table}_fill_project_id ON ${table}`);
+      await q.query(`DROP FUNCTION ${table}_fill_project_id()`);
+    }
 
     await q.query(`ALTER TABLE "customer_credentials" DROP CONSTRAINT "customer_credentials_customer_fk"`);
     await q.query(`ALTER TABLE "quotas" DROP CONSTRAINT "quotas_feature_fk"`);
