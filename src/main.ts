@@ -4,16 +4,22 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp, configureHttpServer, createHttpAdapter, drainHttpServer } from './configure-app';
+import { createRootLogger } from './common/http/logging';
 import { loadDotEnv, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
 import { seedDemoProject } from './demo/demo-seed';
 
 const DATA_DIR = '.data';
-const say = (msg: string) => process.stdout.write(JSON.stringify({ level: 30, time: Date.now(), msg }) + '\n');
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 async function bootstrap(): Promise<void> {
   loadDotEnv();
+  // Start-up lines (before the application and its logger exist) are `info` lines of the same
+  // pino logger set-up, so LOG_LEVEL applies to them too; an invalid level is reported by the
+  // validation below.
+  const early = createRootLogger(LEVELS.has(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL! : 'info');
+  const say = (msg: string) => early.info(msg);
   let embedded: EmbeddedDatabase | undefined;
   if (!process.env.DATABASE_URL && process.env.NODE_ENV === 'production') {
     throw new Error('DATABASE_URL is required when NODE_ENV=production (the embedded PostgreSQL is for local use only)');
