@@ -10,9 +10,11 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * `expired`; otherwise the stored status.
  */
 export function effectiveStatus(code: Pick<Code, 'status' | 'expiresAt'>, now: Date = new Date()): CodeStatus {
-  if (code.status === 'available' && code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime()) return 'expired';
-  return code.status;
+  return code.status === 'available' && hasExpired(code, now) ? 'expired' : code.status;
 }
+
+/** Whether the code's `expiresAt` has come (whatever its status). */
+export const hasExpired = (code: Pick<Code, 'expiresAt'>, now: Date): boolean => code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime();
 
 /** A code as the private interface shows it; `planName` comes from the code's plan. */
 export const toCodeView = (code: Code, planName: string, now: Date = new Date()): CodeView => ({

@@ -8,7 +8,7 @@ import { PlansService } from '../plans/plans.service';
 import { Statement, Statements } from '../database/statements';
 import type { CustomerLock } from '../customers/customers.service';
 import { generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
-import { CSV_HEADER, effectiveStatus, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
+import { CSV_HEADER, hasExpired, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
 import { CodeBatchView, CodeView, CreateCodeBatchDto, ListCodesQueryDto } from './dto/code.dto';
 import { CodeBatch } from './entities/code-batch.entity';
 import { Code } from './entities/code.entity';
@@ -290,7 +290,7 @@ function redeemableCode(row: LockedCodeRow | undefined, now: Date): Code {
   if (!row) throw new DomainError('CODE_NOT_FOUND');
   const code = toLockedCode(row);
   if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
-  if (effectiveStatus({ status: 'available', expiresAt: code.expiresAt }, now) === 'expired') throw new DomainError('CODE_EXPIRED');
+  if (hasExpired(code, now)) throw new DomainError('CODE_EXPIRED');
   if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
   return code;
 }
