@@ -246,6 +246,9 @@ describe('customers', () => {
         expectError(await t.http.patch(`/api/private/v1/customers/${c.id}`).set(A()).send(body), 400, 'VALIDATION_FAILED');
       }
       expectError(await t.http.post('/api/private/v1/customers').set(A()).send({ username: uname(), identifiers: [[]] }), 400, 'VALIDATION_FAILED');
+      // on create, null stands for absent, as for the other optional fields there (it was a 500)
+      const noIdentifiers = await t.http.post('/api/private/v1/customers').set(A()).send({ username: uname(), identifiers: null }).expect(201);
+      expect(noIdentifiers.body.data.identifiers.map((i: { type: string }) => i.type)).toEqual(['username']);
       expectError(await t.http.patch('/api/private/v1/customers/99999999').set(A()).send({ enabled: true }), 404, 'CUSTOMER_NOT_FOUND');
     });
   });

@@ -156,6 +156,31 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expect(small.body.error.details).toEqual([{ field: 'pad', message: 'pad is not a known field' }]);
     });
 
+    it('400 VALIDATION_FAILED for a body nested deeper than 32 levels (it would exhaust the validator\'s stack), not a 500', async () => {
+      const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+      for (const text of [nested(3000), `{"name":${nested(33)}}`]) {
+        const res = await t.http.post('/api/admin/v1/projects').set(admin).set('Content-Type', 'application/json').send(text);
+        expectError(res, 400, 'VALIDATION_FAILED');
+        expect(res.body.error.details).toEqual([{ field: expect.any(String), message: 'nests deeper than 32 levels of arrays and objects' }]);
+      }
+      // 32 levels are parsed, then judged by the validation as usual
+      expectError(await t.http.post('/api/admin/v1/projects').set(admin).set('Content-Type', 'application/json').send(`{"name":${nested(31)}}`), 400, 'VALIDATION_FAILED');
+    });
+
+    it('400 VALIDATION_FAILED for U+0000 anywhere in a body or a URL (PostgreSQL text cannot hold it), naming where', async () => {
+      const inBody = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'a\u0000b' });
+      expectError(inBody, 400, 'VALIDATION_FAILED');
+      expect(inBody.body.error.details).toEqual([{ field: 'name', message: expect.stringContaining('U+0000') }]);
+      const nestedKey = await t.http.post('/api/private/v1/customers/resolve').set(bearer(project.privateKey)).send({ customer: { type: 'email', value: 'x\u0000' } });
+      expect(nestedKey.body.error.details).toEqual([{ field: 'customer.value', message: expect.stringContaining('U+0000') }]);
+      const inQuery = await t.http.get('/api/private/v1/customers?page=1&search=a%00b').set(bearer(project.privateKey));
+      expectError(inQuery, 400, 'VALIDATION_FAILED');
+      expect(inQuery.body.error.details).toEqual([{ field: 'search', message: expect.stringContaining('U+0000') }]);
+      const inPath = await t.http.get('/api/admin/v1/projects/prj_%00').set(admin);
+      expectError(inPath, 400, 'VALIDATION_FAILED');
+      expect(inPath.body.error.details).toEqual([{ field: 'path', message: expect.stringContaining('U+0000') }]);
+    });
+
     it('400 VALIDATION_FAILED with details', async () => {
       const res = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: '', requireSignature: 'yes' });
       expectError(res, 400, 'VALIDATION_FAILED');
@@ -314,6 +339,10 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expect(redeem['400'].description).toEqual(expect.stringContaining('INVALID_SUBSCRIPTION_CHAIN'));
       expect(redeem['403'].description).toEqual(expect.stringContaining('API_KEY_DISABLED'));
       expect(redeem['403'].description).toEqual(expect.stringContaining('CUSTOMER_PROJECT_MISMATCH'));
+      // the CSV export: CSV on success only, its errors are the JSON envelope
+      const exported = res.body.paths['/api/private/v1/codes/export'].get.responses;
+      expect(Object.keys(exported['200'].content)).toEqual(['text/csv']);
+      expect(Object.keys(exported['404'].content)).toEqual(['application/json']);
     });
   });
 });

@@ -288,6 +288,8 @@ describe('redemption, activation and the chain', () => {
       expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: plans.max, duration: null }), 409, 'REDUNDANT_PERMANENT_PURCHASE');
       expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: plans.basic, duration: 'P1X' }), 400, 'VALIDATION_FAILED');
       expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: 99999999, duration: 'P1D' }), 404, 'PLAN_NOT_FOUND');
+      // beyond a PostgreSQL integer: refused by the validation (it was a 500)
+      expectError(await t.http.post('/api/private/v1/subscriptions/activate').set(A()).send({ customer: forUser(c), planId: 2 ** 31, duration: 'P1D' }), 400, 'VALIDATION_FAILED');
     });
 
     it('activation creates a missing customer only with autoCreate and the project setting, as a redemption does', async () => {

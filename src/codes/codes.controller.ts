@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
@@ -35,10 +35,10 @@ export class CodesController {
   /** Declared before `:codeId` so that `export` is not read as an id. */
   @Get('export')
   @ApiOperation({ summary: 'Export the codes of one batch as CSV' })
-  @ApiProduces('text/csv')
+  // only the success is CSV: the errors are the JSON envelope, as everywhere
   @ApiOkResponse({
     description: 'CSV: code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id',
-    schema: { type: 'string' },
+    content: { 'text/csv': { schema: { type: 'string' } } },
   })
   @ApiErrors('CODE_NOT_FOUND')
   async export(@CurrentProject() project: CallerProject, @Query() query: ExportCodesQueryDto, @Res() res: Response) {

@@ -42,9 +42,10 @@ function mapUniqueViolation(error: unknown): never {
   throw error;
 }
 
-function assertDistinctPairs(identifiers: IdentifierInputDto[] = []): void {
+/** `null` (allowed on create, as for every optional field there) is no identifiers. */
+function assertDistinctPairs(identifiers: IdentifierInputDto[] | null = []): void {
   const seen = new Set<string>();
-  identifiers.forEach((i, index) => {
+  (identifiers ?? []).forEach((i, index) => {
     const key = `${i.type}\u0000${i.value}`;
     if (seen.has(key)) {
       throw new DomainError('VALIDATION_FAILED', 'identifiers must not repeat a (type, value) pair', [

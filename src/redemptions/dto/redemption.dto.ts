@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsBoolean, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
+import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
@@ -24,8 +25,8 @@ export class ActivateDto {
   @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
   customer: CustomerRefDto;
 
-  @ApiProperty({ example: 3 })
-  @IsInt() @Min(1)
+  @ApiProperty({ example: 3, minimum: 1, maximum: MAX_INT4 })
+  @IsInt() @Min(1) @Max(MAX_INT4)
   planId: number;
 
   @ApiPropertyOptional({ example: 'P30D', nullable: true, type: String, description: 'ISO 8601 duration; null or absent: permanent.' })
