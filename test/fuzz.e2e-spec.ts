@@ -405,6 +405,32 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     );
   });
 
+  it("tenancy: another project's id with this project's key is 404 *_NOT_FOUND on every private and public operation that takes one", async () => {
+    const failures: string[] = [];
+    const checked = new Set<string>();
+    for (const op of ops.filter((o) => o.iface !== 'admin')) {
+      for (const name of op.pathParams.filter((n) => foreign[n] !== undefined)) {
+        for (const value of foreign[name]) {
+          const body = validBody(op);
+          const sent = await build(op, { params: { ...(await validParams(op)), [name]: value }, body: body === undefined ? undefined : jsonText(body) });
+          const res = await exchange(sent);
+          requests++;
+          checked.add(op.key);
+          let code: unknown;
+          try {
+            code = JSON.parse(res.text)?.error?.code;
+          } catch {
+            code = undefined;
+          }
+          if (res.status !== 404 || typeof code !== 'string' || !code.endsWith('_NOT_FOUND')) failures.push(describeExchange(sent, res, []));
+        }
+      }
+    }
+    // every private and public operation with an id in its path was tried
+    expect([...checked].sort()).toEqual(ops.filter((o) => o.iface !== 'admin' && o.pathParams.length > 0).map((o) => o.key).sort());
+    expect(failures).toEqual([]);
+  });
+
   it('query parameters: junk values, repeated, unknown and very long', async () => {
     await forEachOperation(
       'query',
