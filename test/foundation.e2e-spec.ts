@@ -301,6 +301,44 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${pk.id}`).set(admin).send({ enabled: null }), 400, 'VALIDATION_FAILED');
     });
 
+    it('a change that waited for a concurrent delete finds the project or key gone: 404, never a 500, a key for a deleted project, or a deleted key back', async () => {
+      const p = (await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'Raced' }).expect(201)).body.data;
+      const key = (await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private' }).expect(201)).body.data;
+      /** Runs `statement` in a transaction held open while `calls` start (and wait for its locks), then commits. */
+      const whileHeld = async (statement: string, params: unknown[], calls: () => request.Test[]) => {
+        const holder = t.dataSource.createQueryRunner();
+        await holder.connect();
+        await holder.startTransaction();
+        try {
+          await holder.query(statement, params);
+          const waiting = calls().map((call) => call.then((res) => res)); // sent now, not when awaited
+          await new Promise((r) => setTimeout(r, 300)); // the calls have started and wait for the row
+          await holder.commitTransaction();
+          return await Promise.all(waiting);
+        } finally {
+          if (holder.isTransactionActive) await holder.rollbackTransaction();
+          await holder.release();
+        }
+      };
+      const [renamed, removed] = await whileHeld('DELETE FROM api_keys WHERE id = $1', [key.id], () => [
+        t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${key.id}`).set(admin).send({ name: 'renamed' }),
+        t.http.delete(`/api/admin/v1/projects/${p.id}/keys/${key.id}`).set(admin),
+      ]);
+      expectError(renamed, 404, 'API_KEY_NOT_FOUND');
+      expectError(removed, 404, 'API_KEY_NOT_FOUND');
+      const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [p.id]);
+      expect(n).toBe(0);
+
+      const [created, updated] = await whileHeld('UPDATE projects SET deleted_at = now() WHERE id = $1', [p.id], () => [
+        t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private' }),
+        t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ name: 'Renamed after its deletion' }),
+      ]);
+      expectError(created, 404, 'PROJECT_NOT_FOUND');
+      expectError(updated, 404, 'PROJECT_NOT_FOUND');
+      const [row] = await t.dataSource.query('SELECT name, (SELECT count(*)::int FROM api_keys WHERE project_id = $1) AS keys FROM projects WHERE id = $1', [p.id]);
+      expect(row).toEqual({ name: 'Raced', keys: 0 });
+    });
+
     it('rejects out-of-range paging', async () => {
       for (const q of ['page=0', 'pageSize=0', 'pageSize=101', 'page=1.5', 'page=abc']) {
         expectError(await t.http.get(`/api/admin/v1/projects?${q}`).set(admin), 400, 'VALIDATION_FAILED');

@@ -1,6 +1,5 @@
 import request from 'supertest';
 import { CustomersService } from '../src/customers/customers.service';
-import { requestFingerprint } from '../src/idempotency/idempotency-fingerprint';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
@@ -16,6 +15,8 @@ describe('idempotency (product.md 7)', () => {
   let seq = 0;
   const newKey = () => `k-${Date.now().toString(36)}-${++seq}`;
   const uname = () => `idem${String(++seq).padStart(6, '0')}`;
+  /** The request's fingerprint as the service stores it (keyed by its SECRET_ENCRYPTION_KEY). */
+  const fingerprint = (method: string, path: string, body: unknown) => t.app.get(IdempotencyService).fingerprint(method, path, body);
 
   const post = (key: string | undefined, body: object, auth = A()) => {
     const req = t.http.post(CUSTOMERS).set(auth);
@@ -58,7 +59,7 @@ describe('idempotency (product.md 7)', () => {
 
       const stored = await record(a.id, key);
       expect(stored).toEqual({
-        fingerprint: requestFingerprint('POST', CUSTOMERS, body),
+        fingerprint: fingerprint('POST', CUSTOMERS, body),
         response_status: 201,
         response_body: first.text, // the exact JSON text that was sent
         fresh: true,
@@ -184,7 +185,7 @@ describe('idempotency (product.md 7)', () => {
       await t.dataSource.query(
         `INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)
          VALUES ($1, $2, $3, NULL, NULL, now() + interval '1 hour')`,
-        [a.id, running, requestFingerprint('POST', CUSTOMERS, body)],
+        [a.id, running, fingerprint('POST', CUSTOMERS, body)],
       );
       expectError(await post(running, body), 409, 'IDEMPOTENCY_KEY_IN_USE');
 
@@ -252,7 +253,7 @@ describe('idempotency (product.md 7)', () => {
       expect(other.status).toBe(201);
       expect(other.headers['idempotent-replayed']).toBeUndefined();
       expect(await record(a.id, key)).toEqual({
-        fingerprint: requestFingerprint('POST', CUSTOMERS, otherBody),
+        fingerprint: fingerprint('POST', CUSTOMERS, otherBody),
         response_status: 201,
         response_body: other.text,
         fresh: true,

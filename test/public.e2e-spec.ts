@@ -252,6 +252,14 @@ describe('public interface: signatures, login, customer endpoints', () => {
       expect(byEmail.body.data.customer.id).toBe(withEmail.body.data.id);
     });
 
+    it('every character of a 128-character password counts (bcrypt alone reads 72 bytes)', async () => {
+      const long = `${'k'.repeat(100)}${'z'.repeat(28)}`;
+      const c = await customer(open, { password: long });
+      await login(open, c.username, long).expect(200);
+      expectError(await login(open, c.username, `${'k'.repeat(100)}${'y'.repeat(28)}`), 401, 'INVALID_CREDENTIALS');
+      expectError(await login(open, c.username, 'k'.repeat(72)), 401, 'INVALID_CREDENTIALS');
+    });
+
     it('wrong password, unknown customer and customer without password: the same 401 after the same work', async () => {
       const withPassword = await customer(open);
       const withoutPassword = await customer(open, { password: null });

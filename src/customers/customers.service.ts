@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import * as bcrypt from 'bcrypt';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
+import { hashPassword } from '../common/crypto/passwords';
 import { likePattern, MAX_INT4, Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
@@ -143,7 +143,7 @@ export class CustomersService {
   ) {}
 
   hashPassword(password: string): Promise<string> {
-    return bcrypt.hash(password, this.config.get('BCRYPT_COST'));
+    return hashPassword(password, this.config.get('BCRYPT_COST'));
   }
 
   /**

@@ -14,5 +14,8 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return pg?.code === '23505' && (constraint === undefined || pg.constraint === constraint);
 }
 
+/** A PostgreSQL foreign key violation (23503): the row referred to is gone (or never was). */
+export const isForeignKeyViolation = (error: unknown): boolean => pgErrorOf(error)?.code === '23503';
+
 /** Which constraint a unique violation hit. */
 export const violatedConstraint = (error: unknown): string | undefined => pgErrorOf(error)?.constraint;

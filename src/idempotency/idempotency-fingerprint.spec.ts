@@ -1,4 +1,5 @@
-import { canonicalJson, IDEMPOTENCY_KEY_FORMAT, requestFingerprint } from './idempotency-fingerprint';
+import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson, fingerprintKey, IDEMPOTENCY_KEY_FORMAT, requestFingerprint } from './idempotency-fingerprint';
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and keeps array order', () => {
@@ -15,14 +16,28 @@ describe('canonicalJson', () => {
 });
 
 describe('requestFingerprint', () => {
+  const secret = randomBytes(32).toString('base64');
+  const key = fingerprintKey(secret);
+  const fp = (method: string, path: string, body: unknown) => requestFingerprint(key, method, path, body);
+
   it('is 64 hex characters and changes with the method, the path, the query and the body', () => {
-    const base = requestFingerprint('POST', '/api/private/v1/customers', { username: 'someuser01' });
+    const base = fp('POST', '/api/private/v1/customers', { username: 'someuser01' });
     expect(base).toMatch(/^[0-9a-f]{64}$/);
-    expect(requestFingerprint('post', '/api/private/v1/customers', { username: 'someuser01' })).toBe(base);
-    expect(requestFingerprint('PATCH', '/api/private/v1/customers', { username: 'someuser01' })).not.toBe(base);
-    expect(requestFingerprint('POST', '/api/private/v1/customers?x=1', { username: 'someuser01' })).not.toBe(base);
-    expect(requestFingerprint('POST', '/api/private/v1/customers', { username: 'someuser02' })).not.toBe(base);
-    expect(requestFingerprint('POST', '/api/private/v1/customers', undefined)).not.toBe(requestFingerprint('POST', '/api/private/v1/customers', {}));
+    expect(fp('post', '/api/private/v1/customers', { username: 'someuser01' })).toBe(base);
+    expect(fp('PATCH', '/api/private/v1/customers', { username: 'someuser01' })).not.toBe(base);
+    expect(fp('POST', '/api/private/v1/customers?x=1', { username: 'someuser01' })).not.toBe(base);
+    expect(fp('POST', '/api/private/v1/customers', { username: 'someuser02' })).not.toBe(base);
+    expect(fp('POST', '/api/private/v1/customers', undefined)).not.toBe(fp('POST', '/api/private/v1/customers', {}));
+  });
+
+  it('is keyed: another secret gives another fingerprint, and none is the plain hash a password could be tried against', () => {
+    const body = { username: 'someuser01', password: 'correct horse' };
+    const base = fp('POST', '/api/private/v1/customers', body);
+    expect(fingerprintKey(secret)).toEqual(key);
+    expect(requestFingerprint(fingerprintKey(randomBytes(32).toString('base64')), 'POST', '/api/private/v1/customers', body)).not.toBe(base);
+    const plain = createHash('sha256').update(`POST\n/api/private/v1/customers\n${canonicalJson(body)}`).digest('hex');
+    expect(base).not.toBe(plain);
+    expect(key.equals(Buffer.from(secret, 'base64'))).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 
 /**
  * `Idempotency-Key`: 1 to 255 printable ASCII characters, the space included (product.md 7).
@@ -31,11 +31,21 @@ function serialize(value: unknown): string {
 }
 
 /**
- * SHA-256 (hex, 64 characters) of the method, the path with its query string and the
- * canonical JSON body: what makes two requests "the same request" for one key.
+ * The key of the fingerprints, derived from SECRET_ENCRYPTION_KEY (HKDF-SHA-256, its own label):
+ * the same on every replica, and never the encryption key itself.
  */
-export function requestFingerprint(method: string, pathWithQuery: string, body: unknown): string {
-  return createHash('sha256')
+export function fingerprintKey(base64Secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(base64Secret, 'base64'), Buffer.alloc(0), 'idempotency-fingerprint v1', 32));
+}
+
+/**
+ * HMAC-SHA-256 (hex, 64 characters) of the method, the path with its query string and the
+ * canonical JSON body: what makes two requests "the same request" for one key. Keyed, because a
+ * body may hold a password: a plain hash stored for 24 hours beside the rest of the request would
+ * let whoever reads the table try passwords at hash speed instead of bcrypt's.
+ */
+export function requestFingerprint(key: Buffer, method: string, pathWithQuery: string, body: unknown): string {
+  return createHmac('sha256', key)
     .update(`${method.toUpperCase()}\n${pathWithQuery}\n${canonicalJson(body)}`)
     .digest('hex');
 }

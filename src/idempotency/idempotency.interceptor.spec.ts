@@ -9,6 +9,7 @@ describe('IdempotencyInterceptor', () => {
   it('when the answer cannot be stored: releases the key, still sends the answer, and logs under the request id', async () => {
     const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const store = {
+      fingerprint: () => 'f'.repeat(64),
       claim: jest.fn().mockResolvedValue({ kind: 'claimed' }),
       complete: jest.fn().mockRejectedValue(new Error('connection lost')),
       release: jest.fn().mockResolvedValue(undefined),
@@ -36,7 +37,7 @@ describe('IdempotencyInterceptor', () => {
     res.send('{"ok":true}');
     await new Promise((r) => setImmediate(r));
 
-    expect(store.complete).toHaveBeenCalledWith('prj_a', 'key-1', expect.any(String), 201, '{"ok":true}');
+    expect(store.complete).toHaveBeenCalledWith('prj_a', 'key-1', 'f'.repeat(64), 201, '{"ok":true}');
     expect(store.release).toHaveBeenCalledWith('prj_a', 'key-1', expect.any(String));
     expect(sent).toEqual(['{"ok":true}']);
     expect(errors).toHaveBeenCalledWith(expect.objectContaining({ reqId: 'trace-idem', err: 'connection lost', status: 201 }), 'Storing the idempotent answer failed');

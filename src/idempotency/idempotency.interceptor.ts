@@ -5,7 +5,7 @@ import type { AuthenticatedRequest } from '../auth/caller';
 import { DomainError } from '../common/errors/domain-error';
 import { isJsonContentType } from '../common/http/body-parser';
 import { requestIdOf } from '../common/http/request-id';
-import { IDEMPOTENCY_KEY_FORMAT, requestFingerprint } from './idempotency-fingerprint';
+import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
 import { IdempotencyService } from './idempotency.service';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -58,7 +58,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
 
     const projectId = caller.project.id;
-    const fingerprint = requestFingerprint(req.method, req.originalUrl, req.body);
+    const fingerprint = this.store.fingerprint(req.method, req.originalUrl, req.body);
     return defer(() => this.store.claim(projectId, key, fingerprint)).pipe(
       mergeMap((outcome) => {
         switch (outcome.kind) {

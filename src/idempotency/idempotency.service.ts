@@ -2,6 +2,8 @@ import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { PeriodicTask } from '../common/periodic-task';
+import { AppConfig } from '../config/app-config';
+import { fingerprintKey, requestFingerprint } from './idempotency-fingerprint';
 
 /** How long a key is remembered (product.md 7). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -35,7 +37,16 @@ interface RecordRow {
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly pruning = new PeriodicTask('Pruning idempotency records', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => this.pruneExpired());
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly fingerprintKey: Buffer;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource, config: AppConfig) {
+    this.fingerprintKey = fingerprintKey(config.get('SECRET_ENCRYPTION_KEY'));
+  }
+
+  /** What makes two requests "the same request" for one key (see `requestFingerprint`). */
+  fingerprint(method: string, pathWithQuery: string, body: unknown): string {
+    return requestFingerprint(this.fingerprintKey, method, pathWithQuery, body);
+  }
 
   onModuleInit(): void {
     this.pruning.start();

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { KeyAuthService } from '../auth/key-auth.service';
 import { randomBase32Lower, randomBase62, sha256Hex } from '../common/crypto/random';
@@ -63,36 +63,42 @@ export class ProjectsService {
   }
 
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
-    const project = await this.find(projectId);
-    Object.assign(project, dto);
-    const saved = await this.projects.save(project);
+    const saved = await this.projects.manager.transaction(async (em) => {
+      const project = await this.find(projectId, em, 'pessimistic_write');
+      return em.save(Object.assign(project, dto));
+    });
     this.keyAuth.invalidate();
     return toProjectView(saved);
   }
 
   async remove(projectId: string): Promise<{ success: true }> {
-    await this.find(projectId);
-    await this.projects.softDelete({ id: projectId });
+    await this.projects.manager.transaction(async (em) => {
+      await this.find(projectId, em, 'pessimistic_write');
+      await em.softDelete(Project, { id: projectId });
+    });
     this.keyAuth.invalidate();
     return { success: true };
   }
 
   /** Makes a key; the plaintext (and a public key's signing secret) leaves the service only here. */
   async createKey(projectId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyView> {
-    await this.find(projectId);
     const key = `${dto.kind === 'private' ? 'sk' : 'pk'}_${randomBase62(40)}`;
     const signingSecret = dto.kind === 'public' ? `ss_${randomBase62(40)}` : undefined;
-    const saved = await this.keys.save(
-      this.keys.create({
-        projectId,
-        kind: dto.kind,
-        name: dto.name ?? null,
-        prefix: key.slice(0, 8),
-        keyHash: sha256Hex(key),
-        enabled: true,
-        signingSecretEnc: signingSecret ? this.secretBox.encrypt(signingSecret) : null,
-      }),
-    );
+    // the project's row is held (shared) until the key is in: a delete cannot slip in between
+    const saved = await this.projects.manager.transaction(async (em) => {
+      await this.find(projectId, em, 'pessimistic_read');
+      return em.save(
+        em.create(ApiKey, {
+          projectId,
+          kind: dto.kind,
+          name: dto.name ?? null,
+          prefix: key.slice(0, 8),
+          keyHash: sha256Hex(key),
+          enabled: true,
+          signingSecretEnc: signingSecret ? this.secretBox.encrypt(signingSecret) : null,
+        }),
+      );
+    });
     return { ...toApiKeyView(saved), key, ...(signingSecret ? { signingSecret } : {}) };
   }
 
@@ -103,30 +109,39 @@ export class ProjectsService {
   }
 
   async updateKey(projectId: string, keyId: number, dto: UpdateApiKeyDto): Promise<ApiKeyView> {
-    const key = await this.findKey(projectId, keyId);
-    if (dto.enabled !== undefined) key.enabled = dto.enabled;
-    if (dto.name !== undefined) key.name = dto.name;
-    const saved = await this.keys.save(key);
+    const saved = await this.projects.manager.transaction(async (em) => {
+      const key = await this.findKey(projectId, keyId, em);
+      if (dto.enabled !== undefined) key.enabled = dto.enabled;
+      if (dto.name !== undefined) key.name = dto.name;
+      return em.save(key);
+    });
     this.keyAuth.invalidate();
     return toApiKeyView(saved);
   }
 
   async removeKey(projectId: string, keyId: number): Promise<{ success: true }> {
-    const key = await this.findKey(projectId, keyId);
-    await this.keys.delete({ id: key.id, projectId });
+    await this.projects.manager.transaction(async (em) => {
+      const key = await this.findKey(projectId, keyId, em);
+      await em.delete(ApiKey, { id: key.id, projectId });
+    });
     this.keyAuth.invalidate();
     return { success: true };
   }
 
-  private async find(projectId: string): Promise<Project> {
-    const project = await this.projects.findOne({ where: { id: projectId } });
+  /**
+   * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
+   * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).
+   */
+  private async find(projectId: string, em?: EntityManager, lock?: 'pessimistic_read' | 'pessimistic_write'): Promise<Project> {
+    const project = await (em ?? this.projects.manager).findOne(Project, { where: { id: projectId }, ...(lock ? { lock: { mode: lock } } : {}) });
     if (!project) throw new DomainError('PROJECT_NOT_FOUND', 'Project not found.');
     return project;
   }
 
-  private async findKey(projectId: string, keyId: number): Promise<ApiKey> {
-    await this.find(projectId);
-    const key = await this.keys.findOne({ where: { id: keyId, projectId } });
+  /** The project's key, locked for the rest of `em`'s transaction (the project's row held shared). */
+  private async findKey(projectId: string, keyId: number, em: EntityManager): Promise<ApiKey> {
+    await this.find(projectId, em, 'pessimistic_read');
+    const key = await em.findOne(ApiKey, { where: { id: keyId, projectId }, lock: { mode: 'pessimistic_write' } });
     if (!key) throw new DomainError('API_KEY_NOT_FOUND');
     return key;
   }

@@ -1,10 +1,11 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import * as bcrypt from 'bcrypt';
 import { DataSource } from 'typeorm';
 import type { CallerProject } from '../auth/caller';
+import { hashPassword, verifyPassword } from '../common/crypto/passwords';
 import { randomToken, sha256Hex } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
+import { isForeignKeyViolation } from '../database/pg-errors';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
 import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
@@ -60,7 +61,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.dummyHash = await bcrypt.hash(randomToken(), this.config.get('BCRYPT_COST'));
+    this.dummyHash = await hashPassword(randomToken(), this.config.get('BCRYPT_COST'));
     this.pruning.start();
   }
 
@@ -70,8 +71,8 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * A wrong password, an unknown customer and a customer without a password all end in the
-   * same INVALID_CREDENTIALS after the same work: the same two queries and exactly one bcrypt
-   * comparison (against a dummy hash when there is no real one). Only a correct password
+   * same INVALID_CREDENTIALS after the same work: the same two queries and the same bcrypt
+   * comparisons (against a dummy hash when there is no real one). Only a correct password
    * reveals that the customer is disabled.
    */
   async login(project: CallerProject, dto: LoginDto, address: string | undefined): Promise<LoginResult> {
@@ -88,7 +89,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     );
     const row = rows[0];
     const hash = row?.secret_hash ?? this.dummyHash;
-    const matches = await bcrypt.compare(dto.password, hash);
+    const matches = await verifyPassword(dto.password, hash);
     if (customerId === undefined || !row?.secret_hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
 
     if (!row.enabled) {
@@ -98,12 +99,21 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     await this.throttle.succeeded(attempt);
 
     const token = randomToken();
-    const [session]: Array<{ expires_at: Date }> = await this.dataSource.query(
-      `INSERT INTO customer_sessions (project_id, customer_id, token_hash, expires_at)
-       VALUES ($1, $2, $3, now() + make_interval(days => $4))
-       RETURNING expires_at`,
-      [project.id, customerId, sha256Hex(token), this.config.get('CUSTOMER_TOKEN_TTL_DAYS')],
-    );
+    // Only for a customer that still exists and may log in: one deleted or disabled since the
+    // password was checked gets no session (INVALID_CREDENTIALS, as for an unknown one).
+    const [session]: Array<{ expires_at: Date }> = await this.dataSource
+      .query(
+        `INSERT INTO customer_sessions (project_id, customer_id, token_hash, expires_at)
+         SELECT $1::varchar, c.id, $3::varchar, now() + make_interval(days => $4)
+           FROM customers c WHERE c.id = $2 AND c.project_id = $1::varchar AND c.enabled
+         RETURNING expires_at`,
+        [project.id, customerId, sha256Hex(token), this.config.get('CUSTOMER_TOKEN_TTL_DAYS')],
+      )
+      .catch((error: unknown) => {
+        if (isForeignKeyViolation(error)) return [];
+        throw error;
+      });
+    if (!session) throw new DomainError('INVALID_CREDENTIALS');
     return {
       token,
       tokenType: 'Bearer',
