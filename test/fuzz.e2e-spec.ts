@@ -515,4 +515,25 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       },
     );
   });
+
+  it('the same valid write sent 6 times at once, on every POST, PATCH and DELETE: each a 2xx or a 4xx envelope, never a 5xx', async () => {
+    const failures: string[] = [];
+    const writes = ops.filter((o) => o.method !== 'GET');
+    expect(writes.length).toBeGreaterThanOrEqual(20);
+    for (const op of writes) {
+      const body = validBody(op);
+      const sent = await build(op, { body: body === undefined ? undefined : jsonText(body) });
+      serverErrors.length = 0;
+      const answers = await Promise.all(Array.from({ length: 6 }, () => exchange(sent)));
+      requests += answers.length;
+      for (const res of answers) {
+        const problems = violations(op, res);
+        if (problems.length) failures.push(`${problems.join('; ')}\n  ${describeExchange(sent, res, serverErrors)}`);
+      }
+      // what a success used up
+      if (op.method === 'DELETE') disposable.delete(op.key);
+      if (op.key === 'POST /api/public/v1/auth/logout' && answers.some((r) => r.status < 300)) logoutToken = await login(p, tokenUsername);
+    }
+    expect(failures).toEqual([]);
+  });
 });
