@@ -285,8 +285,8 @@ export class CustomersService {
   }
 
   /** The full record that `statement` selects, or CUSTOMER_NOT_FOUND. */
-  private async record(statement: Statement, values: unknown[]): Promise<CustomerRecord> {
-    const [row] = await this.statements.rows<CustomerRow>(undefined, statement, values);
+  private async record(statement: Statement, values: unknown[], em?: EntityManager): Promise<CustomerRecord> {
+    const [row] = await this.statements.rows<CustomerRow>(em, statement, values);
     if (!row) throw new DomainError('CUSTOMER_NOT_FOUND');
     const customer = toCustomerEntity(row);
     return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
@@ -312,7 +312,7 @@ export class CustomersService {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     try {
-      await this.dataSource.transaction(async (em) => {
+      return await this.dataSource.transaction(async (em) => {
         const customer = await this.lock(em, projectId, customerId);
         const renamed = dto.username !== undefined && dto.username !== customer.username;
         if (renamed) customer.username = dto.username!;
@@ -324,11 +324,12 @@ export class CustomersService {
         if (renamed) await em.update(CustomerIdentifier, { projectId, customerId, type: 'username', readonly: true }, { value: dto.username });
         if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
         if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
+        // read back under the same lock: the answer is exactly what this change committed
+        return this.record(CUSTOMER_RECORD, [customerId, projectId], em);
       });
     } catch (error) {
       mapUniqueViolation(error);
     }
-    return this.get(projectId, customerId);
   }
 
   async remove(projectId: string, customerId: number): Promise<{ success: true }> {
