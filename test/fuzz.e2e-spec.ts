@@ -71,7 +71,6 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
   const serverErrors: string[] = [];
 
   const admin = () => bearer(ADMIN_TOKEN);
-  const api = (key: string) => ({ ...bearer(key), 'Content-Type': 'application/json' });
 
   async function post(path: string, auth: Record<string, string>, body: unknown, status = 201) {
     const res = await t.http.post(path).set(auth).send(body as object);

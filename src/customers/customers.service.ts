@@ -153,7 +153,7 @@ export class CustomersService {
    * come from one statement, also for a page past the end.
    */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
-    const limit = `LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`;
+    const from = (query.page - 1) * query.pageSize; // rows before the page
     let ids: number[];
     let total: number;
     if (query.search) {
@@ -180,7 +180,6 @@ export class CustomersService {
               WHERE doc LIKE lower($2)`; // OFFSET 0: the full pattern stays out of the index scan
       }
       // one pass over the matches gives the total and the page (empty past the end)
-      const from = (query.page - 1) * query.pageSize;
       const [first, last] = [from + 1, from + query.pageSize].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
       const [row]: Array<{ total: number; ids: number[] }> = await this.dataSource.query(
         `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
@@ -189,11 +188,7 @@ export class CustomersService {
       );
       ({ ids, total } = row);
     } else {
-      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(undefined, UNFILTERED_PAGE, [
-        projectId,
-        query.pageSize,
-        (query.page - 1) * query.pageSize,
-      ]);
+      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(undefined, UNFILTERED_PAGE, [projectId, query.pageSize, from]);
     }
     const customers = await this.loadMany(projectId, ids);
     return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
