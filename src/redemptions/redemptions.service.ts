@@ -187,7 +187,7 @@ export class RedemptionsService {
   }
 
   private async toResult(em: EntityManager, outcome: Outcome, dryRun: boolean): Promise<RedemptionResult> {
-    const views = await this.subscriptions.views(em, outcome.windows, outcome.planNames);
+    const views = await this.subscriptions.views(em, outcome.customer.projectId, outcome.windows, outcome.planNames);
     const customer = { id: outcome.customer.id as number | null, username: outcome.customer.username, created: outcome.created };
     if (!dryRun) return { customer, subscriptions: views };
     // Nothing a dry run creates exists afterwards: the ids of new things are null.

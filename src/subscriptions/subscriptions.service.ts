@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
@@ -171,16 +171,12 @@ export class SubscriptionsService {
     return rows.map((s) => toCustomerSubscriptionView(s, s.plan!));
   }
 
-  /**
-   * Views of windows; plan names come from `known` where given, the others in one query, each
-   * plan looked up in its window's project.
-   */
-  async views(em: EntityManager, subscriptions: Subscription[], known = new Map<number, string>()): Promise<SubscriptionView[]> {
-    const missing = new Map(subscriptions.filter((s) => !known.has(s.planId)).map((s) => [s.planId, s.projectId]));
+  /** Views of a project's windows; plan names come from `known` where given, the others in one query. */
+  async views(em: EntityManager, projectId: string, subscriptions: Subscription[], known = new Map<number, string>()): Promise<SubscriptionView[]> {
+    const missing = [...new Set(subscriptions.map((s) => s.planId))].filter((id) => !known.has(id));
     const names = new Map(known);
-    if (missing.size) {
-      const where = [...missing].map(([id, projectId]) => ({ id, projectId }));
-      for (const p of await em.find(Plan, { select: { id: true, name: true }, where })) names.set(p.id, p.name);
+    if (missing.length) {
+      for (const p of await em.find(Plan, { select: { id: true, name: true }, where: { id: In(missing), projectId } })) names.set(p.id, p.name);
     }
     return subscriptions.map((s) => toSubscriptionView(s, names.get(s.planId)!));
   }
