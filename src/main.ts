@@ -5,20 +5,19 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp, configureHttpServer, createHttpAdapter, drainHttpServer } from './configure-app';
 import { createRootLogger } from './common/http/logging';
-import { loadDotEnv, validateEnv } from './config/env';
+import { loadDotEnv, LOG_LEVELS, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
 import { seedDemoProject } from './demo/demo-seed';
 
 const DATA_DIR = '.data';
-const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 async function bootstrap(): Promise<void> {
   loadDotEnv();
   // Start-up lines (before the application and its logger exist) are `info` lines of the same
   // pino logger set-up, so LOG_LEVEL applies to them too; an invalid level is reported by the
   // validation below.
-  const early = createRootLogger(LEVELS.has(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL! : 'info');
+  const early = createRootLogger(LOG_LEVELS.includes(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL! : 'info');
   const say = (msg: string) => early.info(msg);
   let embedded: EmbeddedDatabase | undefined;
   if (!process.env.DATABASE_URL && process.env.NODE_ENV === 'production') {

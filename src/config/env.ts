@@ -20,6 +20,9 @@ const toBool = ({ value }: { value: unknown }) =>
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : Number(value);
 
+/** The values of LOG_LEVEL (pino's levels). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 /**
  * Every environment variable the service reads, validated once at start. A wrong value stops
  * the process with a message naming the variable (see `validateEnv`).
@@ -58,7 +61,7 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toBool) @IsBoolean()
   DB_MIGRATE_ON_START: boolean = true;
 
-  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsOptional() @IsIn(LOG_LEVELS)
   LOG_LEVEL: string = 'info';
 
   @IsOptional() @Transform(toInt) @IsInt() @Min(4) @Max(15)
