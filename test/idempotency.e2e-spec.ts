@@ -334,6 +334,10 @@ describe('idempotency (product.md 7)', () => {
       expect(hasHeader(doc.paths['/api/admin/v1/projects'].post)).toBe(false);
       const header = doc.paths[CUSTOMERS].post.parameters.filter((p: { name: string }) => p.name === 'Idempotency-Key');
       expect(header).toHaveLength(1); // not repeated by the replica of an earlier test
+      // the documented pattern is the one enforced: spaces inside a key included, a tab not
+      const pattern = new RegExp(header[0].schema.pattern);
+      expect(pattern.test('order 42 retry')).toBe(true);
+      expect(pattern.test('has\ttab')).toBe(false);
     });
   });
 });

@@ -2,6 +2,7 @@ import { applyDecorators, Injectable, RequestMethod, Type, UseInterceptors } fro
 import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService } from '@nestjs/core';
 import { ApiHeader } from '@nestjs/swagger';
+import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_METHODS, IdempotencyInterceptor, PRIVATE_API_PREFIX } from './idempotency.interceptor';
 
 const ApiIdempotencyKey = () =>
@@ -12,7 +13,7 @@ const ApiIdempotencyKey = () =>
       'Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers ' +
       'the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request ' +
       '422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE.',
-    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]{1,255}$' },
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_FORMAT.source },
   });
 
 /**
