@@ -109,9 +109,12 @@ async function getCustomer(projectId: string, id: number): Promise<unknown> {
 const CODE_SQL = `SELECT id, project_id, batch_id, plan_id, code, duration, status, note, expires_at, redeemed_at,
        redeemed_by_customer_id, created_at, updated_at
   FROM codes WHERE code = $1 AND project_id = $2 LIMIT 1 FOR UPDATE`;
-const PLAN_SQL = 'SELECT id, project_id, slug, name, value, plan_group, created_at, updated_at FROM plans WHERE id = $1 LIMIT 1';
-const CUSTOMER_BY_USERNAME_SQL = 'SELECT id FROM customers WHERE project_id = $1 AND lower(username) = lower($2)';
-const CUSTOMER_BY_IDENTIFIER_SQL = 'SELECT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND type = $2 AND value = $3';
+const PLAN_SQL =
+  'SELECT id, project_id, slug, name, value, plan_group, created_at, updated_at FROM plans WHERE id = $1 LIMIT 1';
+const CUSTOMER_BY_USERNAME_SQL =
+  'SELECT id FROM customers WHERE project_id = $1 AND lower(username) = lower($2)';
+const CUSTOMER_BY_IDENTIFIER_SQL =
+  'SELECT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND type = $2 AND value = $3';
 const LOCK_CUSTOMER_SQL = `SELECT id, project_id, username, enabled, temporary, created_at, updated_at
   FROM customers WHERE id = $1 AND project_id = $2 LIMIT 1 FOR UPDATE`;
 const WINDOWS_SQL = `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, s.valid_from, s.valid_to
@@ -126,7 +129,11 @@ const MARK_REDEEMED_SQL = `UPDATE codes SET status = $1, redeemed_at = $2, redee
 /** The normalisation of code-format.ts: case, spaces and dashes ignored; O reads as 0, I and L as 1. */
 function normaliseCode(raw: string): string | null {
   if (raw.length > 64) return null;
-  const s = raw.replace(/[\s-]+/g, '').toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1');
+  const s = raw
+    .replace(/[\s-]+/g, '')
+    .toUpperCase()
+    .replace(/O/g, '0')
+    .replace(/[IL]/g, '1');
   return /^[0-9A-HJKMNP-TV-Z]{16}$/.test(s) ? s : null;
 }
 
@@ -171,7 +178,12 @@ function parseRedeemBody(text: string): RedeemBody {
   return body as RedeemBody;
 }
 
-async function redeemOnce(client: PoolClient, projectId: string, code: string, ref: RedeemBody['customer']): Promise<unknown> {
+async function redeemOnce(
+  client: PoolClient,
+  projectId: string,
+  code: string,
+  ref: RedeemBody['customer'],
+): Promise<unknown> {
   const now = new Date();
   await client.query('BEGIN');
   try {
@@ -179,7 +191,8 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, r
     if (!codeRow) throw new HttpError(404, 'CODE_NOT_FOUND');
     if (codeRow.status === 'revoked') throw new HttpError(409, 'CODE_REVOKED');
     if (codeRow.status === 'redeemed') throw new HttpError(409, 'CODE_ALREADY_REDEEMED');
-    if (codeRow.expires_at !== null && codeRow.expires_at.getTime() <= now.getTime()) throw new HttpError(409, 'CODE_EXPIRED');
+    if (codeRow.expires_at !== null && codeRow.expires_at.getTime() <= now.getTime())
+      throw new HttpError(409, 'CODE_EXPIRED');
 
     const plan = (await client.query(PLAN_SQL, [codeRow.plan_id])).rows[0];
     if (!plan || plan.project_id !== projectId) throw new HttpError(409, 'CUSTOMER_PROJECT_MISMATCH');
@@ -198,16 +211,39 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, r
     for (const w of windows) if (w.valid_to !== null && w.valid_to > validFrom) validFrom = w.valid_to;
     const validTo = codeRow.duration === null ? null : addDuration(validFrom, codeRow.duration);
     const created = (
-      await client.query(INSERT_WINDOW_SQL, [projectId, customer.id, plan.id, plan.plan_group, validFrom, validTo, 'active', 'code', codeRow.id])
+      await client.query(INSERT_WINDOW_SQL, [
+        projectId,
+        customer.id,
+        plan.id,
+        plan.plan_group,
+        validFrom,
+        validTo,
+        'active',
+        'code',
+        codeRow.id,
+      ])
     ).rows[0];
 
-    const updated = await client.query(MARK_REDEEMED_SQL, ['redeemed', now, customer.id, now, codeRow.id, projectId]);
+    const updated = await client.query(MARK_REDEEMED_SQL, [
+      'redeemed',
+      now,
+      customer.id,
+      now,
+      codeRow.id,
+      projectId,
+    ]);
     if (updated.rowCount !== 1) throw new HttpError(409, 'CODE_ALREADY_REDEEMED');
     await client.query('COMMIT');
     return {
       customer: { id: customer.id, username: customer.username, created: false },
       subscriptions: [
-        { id: created.id, planId: plan.id, planName: plan.name, validFrom: validFrom.toISOString(), validTo: validTo ? validTo.toISOString() : null },
+        {
+          id: created.id,
+          planId: plan.id,
+          planName: plan.name,
+          validFrom: validFrom.toISOString(),
+          validTo: validTo ? validTo.toISOString() : null,
+        },
       ],
     };
   } catch (error) {
@@ -282,10 +318,19 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     send(res, 200, requestId, { ok: true, requestId, data });
   } catch (error) {
     if (error instanceof HttpError) {
-      send(res, error.status, requestId, { ok: false, requestId, error: { code: error.code, message: error.code } });
+      send(res, error.status, requestId, {
+        ok: false,
+        requestId,
+        error: { code: error.code, message: error.code },
+      });
     } else {
-      if (!closing) process.stderr.write(`baseline: ${error instanceof Error ? error.stack : String(error)}\n`);
-      send(res, 500, requestId, { ok: false, requestId, error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+      if (!closing)
+        process.stderr.write(`baseline: ${error instanceof Error ? error.stack : String(error)}\n`);
+      send(res, 500, requestId, {
+        ok: false,
+        requestId,
+        error: { code: 'INTERNAL_ERROR', message: 'internal error' },
+      });
     }
   }
 }

@@ -44,7 +44,8 @@ const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP)
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 /** A directory: the service and the baseline run with `--cpu-prof` and write their profiles there on exit. */
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
-const nodeFlags = (name: string) => (CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+const nodeFlags = (name: string) =>
+  CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
 const POOL_SIZE = 10; // the service's DB_POOL_SIZE default; the baseline gets the same
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -54,17 +55,36 @@ interface Reply {
   body: any;
 }
 
-function call(port: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+function call(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Reply> {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolvePromise, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method, path, agent, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: {
+          ...headers,
+          ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString();
-          resolvePromise({ status: res.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : text });
+          resolvePromise({
+            status: res.statusCode ?? 0,
+            body: text.startsWith('{') ? JSON.parse(text) : text,
+          });
         });
       },
     );
@@ -75,10 +95,15 @@ function call(port: number, method: string, path: string, headers: Record<string
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return s.length === 0
+    ? NaN
+    : s.length % 2
+      ? s[(s.length - 1) / 2]
+      : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -114,7 +139,10 @@ function cpuMsOf(pid: number | undefined): number {
 }
 
 /** Samples VmRSS of `pid` every 100 ms while `work` runs; returns its result and the peak in MiB. */
-async function withPeakRss<T>(pid: number | undefined, work: () => Promise<T>): Promise<{ value: T; peakRss: number }> {
+async function withPeakRss<T>(
+  pid: number | undefined,
+  work: () => Promise<T>,
+): Promise<{ value: T; peakRss: number }> {
   let peak = memoryOf(pid).rss;
   const timer = setInterval(() => {
     const { rss } = memoryOf(pid);
@@ -144,7 +172,13 @@ interface LoopResult {
 }
 
 /** `concurrency` loops issuing `make(i)` until `seconds` pass or `limit` requests were sent. */
-async function drive(scenario: string, concurrency: number, seconds: number, make: (i: number) => Promise<Reply>, limit = Infinity): Promise<LoopResult> {
+async function drive(
+  scenario: string,
+  concurrency: number,
+  seconds: number,
+  make: (i: number) => Promise<Reply>,
+  limit = Infinity,
+): Promise<LoopResult> {
   const latencies: number[] = [];
   let errors = 0;
   let issued = 0;
@@ -163,7 +197,15 @@ async function drive(scenario: string, concurrency: number, seconds: number, mak
   );
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   latencies.sort((a, b) => a - b);
-  return { scenario, requests: latencies.length, rps: round2(latencies.length / elapsed), p50: round2(pct(latencies, 50)), p95: round2(pct(latencies, 95)), p99: round2(pct(latencies, 99)), errors };
+  return {
+    scenario,
+    requests: latencies.length,
+    rps: round2(latencies.length / elapsed),
+    p50: round2(pct(latencies, 50)),
+    p95: round2(pct(latencies, 95)),
+    p99: round2(pct(latencies, 99)),
+    errors,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -193,10 +235,22 @@ interface CannonRun {
 }
 
 /** `request.setupRequest` may set a fresh path/body per request (it runs before every send). */
-async function cannon(scenario: string, target: Target, connections: number, seconds: number, req: autocannon.Request): Promise<CannonRun> {
+async function cannon(
+  scenario: string,
+  target: Target,
+  connections: number,
+  seconds: number,
+  req: autocannon.Request,
+): Promise<CannonRun> {
   const cpu0 = cpuMsOf(target.pid);
   const { value: r, peakRss } = await withPeakRss(target.pid, () =>
-    autocannon({ url: `http://127.0.0.1:${target.port}`, connections, duration: seconds, timeout: 10, requests: [req] }),
+    autocannon({
+      url: `http://127.0.0.1:${target.port}`,
+      connections,
+      duration: seconds,
+      timeout: 10,
+      requests: [req],
+    }),
   );
   const cpu = cpuMsOf(target.pid) - cpu0;
   return {
@@ -225,7 +279,12 @@ interface Row {
 }
 
 /** One autocannon run of the service only. */
-async function single(scenario: string, service: Target, connections: number, req: autocannon.Request): Promise<Row> {
+async function single(
+  scenario: string,
+  service: Target,
+  connections: number,
+  req: autocannon.Request,
+): Promise<Row> {
   const run = await cannon(scenario, service, connections, SECONDS, req);
   console.log(JSON.stringify(run));
   return { scenario, connections, service: [run], baseline: [] };
@@ -246,7 +305,8 @@ async function versus(
 ): Promise<Row> {
   const requests = new Map([service, baseline].map((t) => [t.name, req(t)]));
   if (WARMUP > 0) {
-    for (const t of [service, baseline]) await cannon(scenario, t, connections, WARMUP, requests.get(t.name)!);
+    for (const t of [service, baseline])
+      await cannon(scenario, t, connections, WARMUP, requests.get(t.name)!);
   }
   await afterWarmUp?.();
   const row: Row = { scenario, connections, service: [], baseline: [], ratios: [] };
@@ -274,9 +334,13 @@ async function seed(url: string, projectId: string): Promise<void> {
   // Trigram indexes are rebuilt once after the load: far faster than maintaining them per row.
   // Likewise the search documents (migration CustomerSearch): their triggers are off during the
   // load, the documents are written in one statement afterwards, as the triggers would write them.
-  await db.query('DROP INDEX customers_username_trgm_idx; DROP INDEX customer_identifiers_value_trgm_idx; DROP INDEX customer_search_doc_trgm_idx');
+  await db.query(
+    'DROP INDEX customers_username_trgm_idx; DROP INDEX customer_identifiers_value_trgm_idx; DROP INDEX customer_search_doc_trgm_idx',
+  );
   const searchTriggers = ['customer_search_insert', 'customer_search_update', 'customer_search_delete'];
-  await db.query(searchTriggers.map((t) => `ALTER TABLE customer_identifiers DISABLE TRIGGER ${t};`).join(' '));
+  await db.query(
+    searchTriggers.map((t) => `ALTER TABLE customer_identifiers DISABLE TRIGGER ${t};`).join(' '),
+  );
   try {
     const chunk = 100_000;
     for (let from = 1; from <= CUSTOMERS; from += chunk) {
@@ -305,17 +369,25 @@ async function seed(url: string, projectId: string): Promise<void> {
       [projectId],
     );
   } finally {
-    await db.query(searchTriggers.map((t) => `ALTER TABLE customer_identifiers ENABLE TRIGGER ${t};`).join(' '));
+    await db.query(
+      searchTriggers.map((t) => `ALTER TABLE customer_identifiers ENABLE TRIGGER ${t};`).join(' '),
+    );
   }
   await db.query('CREATE INDEX customers_username_trgm_idx ON customers USING gin (username gin_trgm_ops)');
-  await db.query('CREATE INDEX customer_identifiers_value_trgm_idx ON customer_identifiers USING gin (value gin_trgm_ops)');
-  await db.query('CREATE INDEX customer_search_doc_trgm_idx ON customer_search USING gin (doc gin_trgm_ops) WITH (fastupdate = off)');
+  await db.query(
+    'CREATE INDEX customer_identifiers_value_trgm_idx ON customer_identifiers USING gin (value gin_trgm_ops)',
+  );
+  await db.query(
+    'CREATE INDEX customer_search_doc_trgm_idx ON customer_search USING gin (doc gin_trgm_ops) WITH (fastupdate = off)',
+  );
   // As a database that has lived a while, not one loaded a second ago: hint bits and visibility
   // maps set, statistics fresh, dirty pages written (CHECKPOINT needs a superuser; skipped otherwise).
   await db.query('VACUUM (ANALYZE)');
   await db.query('CHECKPOINT').catch(() => undefined);
   await db.end();
-  console.log(`\nseeding ${CUSTOMERS.toLocaleString()} customers with 3 identifiers each took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `\nseeding ${CUSTOMERS.toLocaleString()} customers with 3 identifiers each took ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 async function waitReady(port: number, child: ChildProcess, name: string): Promise<void> {
@@ -332,12 +404,23 @@ async function waitReady(port: number, child: ChildProcess, name: string): Promi
 function startBaseline(dir: string, url: string, port: number): ChildProcess {
   const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
   const js = ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      esModuleInterop: true,
+    },
   }).outputText;
   const file = join(dir, 'baseline.js');
   writeFileSync(file, js);
   return spawn(process.execPath, [...nodeFlags('baseline'), file], {
-    env: { ...process.env, NODE_PATH: resolve(__dirname, '..', 'node_modules'), DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', DB_POOL_SIZE: String(POOL_SIZE) },
+    env: {
+      ...process.env,
+      NODE_PATH: resolve(__dirname, '..', 'node_modules'),
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DB_POOL_SIZE: String(POOL_SIZE),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -376,15 +459,32 @@ async function main(): Promise<void> {
     await migrateWithLock(url);
     const port = await freePort();
     serviceProcess = spawn(process.execPath, [...nodeFlags('service'), 'dist/main.js'], {
-      env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL, SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'), DB_MIGRATE_ON_START: 'false', DB_POOL_SIZE: String(POOL_SIZE) },
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        ADMIN_TOKEN,
+        LOG_LEVEL,
+        SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        DB_MIGRATE_ON_START: 'false',
+        DB_POOL_SIZE: String(POOL_SIZE),
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     await waitReady(port, serviceProcess, 'service');
     const service: Target = { name: 'service', port, pid: serviceProcess.pid };
 
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const project = (await call(port, 'POST', '/api/admin/v1/projects', admin, { name: 'bench', autoCreateCustomerAtRedemption: true })).body.data;
-    const key: string = (await call(port, 'POST', `/api/admin/v1/projects/${project.id}/keys`, admin, { kind: 'private' })).body.data.key;
+    const project = (
+      await call(port, 'POST', '/api/admin/v1/projects', admin, {
+        name: 'bench',
+        autoCreateCustomerAtRedemption: true,
+      })
+    ).body.data;
+    const key: string = (
+      await call(port, 'POST', `/api/admin/v1/projects/${project.id}/keys`, admin, { kind: 'private' })
+    ).body.data.key;
     const sk = { authorization: `Bearer ${key}` };
     const json = { ...sk, 'content-type': 'application/json' };
     await seed(url, project.id);
@@ -426,23 +526,46 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(x));
     };
     /** `BENCH_WARMUP_SECONDS` of the same requests on other customers (JIT, connections), then the measured run. */
-    const measure = async (scenario: string, make: (who: typeof sample[number]) => Promise<Reply>) => {
+    const measure = async (scenario: string, make: (who: (typeof sample)[number]) => Promise<Reply>) => {
       if (WARMUP > 0) await drive(`${scenario} warm-up`, 1, WARMUP, (i) => make(pickWarm(i)));
       await loop(drive(scenario, 1, SECONDS, (i) => make(pick(i))));
     };
-    await measure('GET /customers/:id (1 client)', (who) => call(port, 'GET', `/api/private/v1/customers/${who.id}`, sk));
-    await measure('POST /customers/resolve (1 client)', (who) => call(port, 'POST', '/api/private/v1/customers/resolve', sk, { customer: { type: 'email', value: who.email } }));
-    await measure('GET /customers (no term, 1 client)', () => call(port, 'GET', '/api/private/v1/customers', sk));
-    await measure('GET /customers?search=<rare> (1 client)', (who) => call(port, 'GET', `/api/private/v1/customers?search=${who.username}`, sk));
-    await measure('GET /customers?search=<common, 1%> (1 client)', () => call(port, 'GET', '/api/private/v1/customers?search=@mail42.', sk));
+    await measure('GET /customers/:id (1 client)', (who) =>
+      call(port, 'GET', `/api/private/v1/customers/${who.id}`, sk),
+    );
+    await measure('POST /customers/resolve (1 client)', (who) =>
+      call(port, 'POST', '/api/private/v1/customers/resolve', sk, {
+        customer: { type: 'email', value: who.email },
+      }),
+    );
+    await measure('GET /customers (no term, 1 client)', () =>
+      call(port, 'GET', '/api/private/v1/customers', sk),
+    );
+    await measure('GET /customers?search=<rare> (1 client)', (who) =>
+      call(port, 'GET', `/api/private/v1/customers?search=${who.username}`, sk),
+    );
+    await measure('GET /customers?search=<common, 1%> (1 client)', () =>
+      call(port, 'GET', '/api/private/v1/customers?search=@mail42.', sk),
+    );
 
     // --- many connections: reads
     const rows: Row[] = [];
-    rows.push(await single('GET /api/private/v1/info', service, READ_CONNECTIONS, { method: 'GET', path: '/api/private/v1/info', headers: sk }));
+    rows.push(
+      await single('GET /api/private/v1/info', service, READ_CONNECTIONS, {
+        method: 'GET',
+        path: '/api/private/v1/info',
+        headers: sk,
+      }),
+    );
     rows.push(
       await versus('GET /customers/:id', service, baseline, READ_CONNECTIONS, () => {
         const next = rotating(sample);
-        return { method: 'GET', path: '/', headers: sk, setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }) };
+        return {
+          method: 'GET',
+          path: '/',
+          headers: sk,
+          setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }),
+        };
       }),
     );
     {
@@ -452,7 +575,10 @@ async function main(): Promise<void> {
           method: 'POST',
           path: '/api/private/v1/customers/resolve',
           headers: json,
-          setupRequest: (r) => ({ ...r, body: JSON.stringify({ customer: { type: 'email', value: next().email } }) }),
+          setupRequest: (r) => ({
+            ...r,
+            body: JSON.stringify({ customer: { type: 'email', value: next().email } }),
+          }),
         }),
       );
     }
@@ -470,24 +596,64 @@ async function main(): Promise<void> {
 
     // --- plans and codes: two batches of codes, one per side, never shared
     const plans = [];
-    for (const [slug, value] of [['basic', 10], ['pro', 20], ['max', 40]] as const) {
-      plans.push((await call(port, 'POST', '/api/private/v1/plans', sk, { slug, name: slug.toUpperCase(), value, group: 'tier' })).body.data);
+    for (const [slug, value] of [
+      ['basic', 10],
+      ['pro', 20],
+      ['max', 40],
+    ] as const) {
+      plans.push(
+        (
+          await call(port, 'POST', '/api/private/v1/plans', sk, {
+            slug,
+            name: slug.toUpperCase(),
+            value,
+            group: 'tier',
+          })
+        ).body.data,
+      );
     }
     const plan = plans[1];
-    rows.push(await single('GET /plans', service, READ_CONNECTIONS, { method: 'GET', path: '/api/private/v1/plans', headers: sk }));
+    rows.push(
+      await single('GET /plans', service, READ_CONNECTIONS, {
+        method: 'GET',
+        path: '/api/private/v1/plans',
+        headers: sk,
+      }),
+    );
 
     const codes: string[] = [];
     await loop(
-      drive(`POST /codes (batch of ${BATCH.toLocaleString()})`, 1, 3600, async () => {
-        const reply = await call(port, 'POST', '/api/private/v1/codes', sk, { planId: plan.id, duration: 'P30D', count: BATCH });
-        codes.push(...(reply.body.data?.codes ?? []));
-        return reply;
-      }, Math.ceil((2 * CODES_PER_SIDE) / BATCH)),
+      drive(
+        `POST /codes (batch of ${BATCH.toLocaleString()})`,
+        1,
+        3600,
+        async () => {
+          const reply = await call(port, 'POST', '/api/private/v1/codes', sk, {
+            planId: plan.id,
+            duration: 'P30D',
+            count: BATCH,
+          });
+          codes.push(...(reply.body.data?.codes ?? []));
+          return reply;
+        },
+        Math.ceil((2 * CODES_PER_SIDE) / BATCH),
+      ),
     );
-    const codesOf = { service: codes.slice(0, CODES_PER_SIDE), baseline: codes.slice(CODES_PER_SIDE, 2 * CODES_PER_SIDE) };
+    const codesOf = {
+      service: codes.slice(0, CODES_PER_SIDE),
+      baseline: codes.slice(CODES_PER_SIDE, 2 * CODES_PER_SIDE),
+    };
     // distinct customers too: even positions for the service, odd ones for the baseline
-    const usernames: string[] = (await db.query('SELECT username FROM customers WHERE project_id = $1 ORDER BY id LIMIT $2', [project.id, 2 * CODES_PER_SIDE])).rows.map((r) => r.username);
-    const customersOf = { service: usernames.filter((_, i) => i % 2 === 0), baseline: usernames.filter((_, i) => i % 2 === 1) };
+    const usernames: string[] = (
+      await db.query('SELECT username FROM customers WHERE project_id = $1 ORDER BY id LIMIT $2', [
+        project.id,
+        2 * CODES_PER_SIDE,
+      ])
+    ).rows.map((r) => r.username);
+    const customersOf = {
+      service: usernames.filter((_, i) => i % 2 === 0),
+      baseline: usernames.filter((_, i) => i % 2 === 1),
+    };
 
     // --- redemptions: distinct codes and customers, service against baseline
     const used = { service: 0, baseline: 0 };
@@ -511,7 +677,13 @@ async function main(): Promise<void> {
             const list = codesOf[side.name];
             const who = customersOf[side.name];
             // past the end the codes repeat and answer 409 (counted as errors): raise BENCH_CODES
-            return { ...r, body: JSON.stringify({ code: list[i % list.length], customer: { type: 'username', value: who[i % who.length] } }) };
+            return {
+              ...r,
+              body: JSON.stringify({
+                code: list[i % list.length],
+                customer: { type: 'username', value: who[i % who.length] },
+              }),
+            };
           },
         }),
         analyze,
@@ -524,18 +696,32 @@ async function main(): Promise<void> {
     const serviceMem = memoryOf(service.pid);
     const baselineMem = memoryOf(baseline.pid);
     const cpu = cpus();
-    console.log(`\nmachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, PostgreSQL ${pgVersion}`);
+    console.log(
+      `\nmachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, PostgreSQL ${pgVersion}`,
+    );
     console.log(
       `settings: BENCH_CUSTOMERS=${CUSTOMERS} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARMUP} BENCH_CONNECTIONS=${READ_CONNECTIONS} BENCH_REDEEM_CONNECTIONS=${REDEEM_CONNECTIONS} BENCH_CODES=${CODES_PER_SIDE} (per side), pool ${POOL_SIZE}, LOG_LEVEL=${LOG_LEVEL}`,
     );
-    if (exhausted.length) console.log(`WARNING: codes ran out for ${exhausted.join(', ')} (used ${JSON.stringify(used)}): raise BENCH_CODES`);
+    if (exhausted.length)
+      console.log(
+        `WARNING: codes ran out for ${exhausted.join(', ')} (used ${JSON.stringify(used)}): raise BENCH_CODES`,
+      );
 
     console.log('\n1 client (hand-written keep-alive loop):\n');
-    console.log('| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|');
-    for (const r of loops) console.log(`| ${r.scenario} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} |`);
+    console.log(
+      '| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|',
+    );
+    for (const r of loops)
+      console.log(
+        `| ${r.scenario} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} |`,
+      );
 
-    console.log(`\nautocannon, ${SECONDS} s per run; rows with a baseline: median of ${ROUNDS} alternating rounds, ratio = median of the per-round service/baseline req/s:\n`);
-    console.log('| scenario | connections | req/s | p50 ms | p99 ms | errors | peak RSS MiB | CPU ms/req | baseline req/s | baseline p99 ms | baseline CPU ms/req | ratio |');
+    console.log(
+      `\nautocannon, ${SECONDS} s per run; rows with a baseline: median of ${ROUNDS} alternating rounds, ratio = median of the per-round service/baseline req/s:\n`,
+    );
+    console.log(
+      '| scenario | connections | req/s | p50 ms | p99 ms | errors | peak RSS MiB | CPU ms/req | baseline req/s | baseline p99 ms | baseline CPU ms/req | ratio |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const s = row.service;
@@ -543,15 +729,29 @@ async function main(): Promise<void> {
       const m = (runs: CannonRun[], f: (r: CannonRun) => number) => round2(median(runs.map(f)));
       const errors = s.reduce((n, r) => n + r.errors, 0);
       const peak = Math.max(...s.map((r) => r.peakRss));
-      const base = b.length ? `${m(b, (r) => r.rps)} | ${m(b, (r) => r.p99)} | ${m(b, (r) => r.cpuMsPerRequest)} | **${row.ratio}**` : '– | – | – | –';
-      console.log(`| ${row.scenario} | ${row.connections} | ${m(s, (r) => r.rps)} | ${m(s, (r) => r.p50)} | ${m(s, (r) => r.p99)} | ${errors} | ${round2(peak)} | ${m(s, (r) => r.cpuMsPerRequest)} | ${base} |`);
+      const base = b.length
+        ? `${m(b, (r) => r.rps)} | ${m(b, (r) => r.p99)} | ${m(b, (r) => r.cpuMsPerRequest)} | **${row.ratio}**`
+        : '– | – | – | –';
+      console.log(
+        `| ${row.scenario} | ${row.connections} | ${m(s, (r) => r.rps)} | ${m(s, (r) => r.p50)} | ${m(s, (r) => r.p99)} | ${errors} | ${round2(peak)} | ${m(s, (r) => r.cpuMsPerRequest)} | ${base} |`,
+      );
     }
     const baselineErrors = rows.flatMap((r) => r.baseline).reduce((n, r) => n + r.errors, 0);
-    const peakOf = (hwm: number, runs: CannonRun[]) => round2(Math.max(hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
+    const peakOf = (hwm: number, runs: CannonRun[]) =>
+      round2(Math.max(hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
     console.log('');
-    for (const row of rows.filter((r) => r.ratios)) console.log(`${row.scenario}: service/baseline req/s per round ${row.ratios!.join(', ')} → median ${row.ratio}`);
+    for (const row of rows.filter((r) => r.ratios))
+      console.log(
+        `${row.scenario}: service/baseline req/s per round ${row.ratios!.join(', ')} → median ${row.ratio}`,
+      );
     console.log(
-      `peak RSS over the whole run: service ${peakOf(serviceMem.hwm, rows.flatMap((r) => r.service))} MiB, baseline ${peakOf(baselineMem.hwm, rows.flatMap((r) => r.baseline))} MiB; baseline errors ${baselineErrors}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      `peak RSS over the whole run: service ${peakOf(
+        serviceMem.hwm,
+        rows.flatMap((r) => r.service),
+      )} MiB, baseline ${peakOf(
+        baselineMem.hwm,
+        rows.flatMap((r) => r.baseline),
+      )} MiB; baseline errors ${baselineErrors}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
   } finally {
     process.removeListener('SIGINT', onSignal);

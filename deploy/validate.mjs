@@ -68,7 +68,8 @@ function loadObjects(file) {
   const docs = YAML.parseAllDocuments(text, { version: '1.1', prettyErrors: true });
   const out = [];
   for (const doc of docs) {
-    if (doc.errors.length > 0) throw new RenderError(`${rel(file)}: ${doc.errors.map((e) => e.message).join('; ')}`);
+    if (doc.errors.length > 0)
+      throw new RenderError(`${rel(file)}: ${doc.errors.map((e) => e.message).join('; ')}`);
     const value = doc.toJS();
     if (value === null || value === undefined) continue;
     if (!isObject(value)) throw new RenderError(`${rel(file)}: a document is not a mapping`);
@@ -83,7 +84,15 @@ function loadObjects(file) {
 
 class RenderError extends Error {}
 
-const KUSTOMIZATION_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'patches', 'images', 'labels', 'namespace']);
+const KUSTOMIZATION_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'resources',
+  'patches',
+  'images',
+  'labels',
+  'namespace',
+]);
 
 /**
  * Where kustomize puts labels, for the kinds the renderer knows. Paths are arrays; `create`
@@ -95,7 +104,10 @@ const LABEL_PATHS = {
   Secret: { templates: [], selectors: [] },
   HorizontalPodAutoscaler: { templates: [], selectors: [] },
   Service: { templates: [], selectors: [{ path: ['spec', 'selector'], create: true }] },
-  PodDisruptionBudget: { templates: [], selectors: [{ path: ['spec', 'selector', 'matchLabels'], create: false }] },
+  PodDisruptionBudget: {
+    templates: [],
+    selectors: [{ path: ['spec', 'selector', 'matchLabels'], create: false }],
+  },
   Deployment: {
     templates: [{ path: ['spec', 'template', 'metadata', 'labels'], create: true }],
     selectors: [{ path: ['spec', 'selector', 'matchLabels'], create: true }],
@@ -105,19 +117,36 @@ const LABEL_PATHS = {
     selectors: [{ path: ['spec', 'selector', 'matchLabels'], create: false }],
   },
 };
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PersistentVolume', 'StorageClass', 'PriorityClass']);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'PersistentVolume',
+  'StorageClass',
+  'PriorityClass',
+]);
 
 /** Strategic-merge keys of the lists the patches may touch; other lists are replaced, as SMP does. */
 function mergeKeyFor(path, field) {
-  if (['containers', 'initContainers', 'ephemeralContainers', 'env', 'volumes', 'imagePullSecrets'].includes(field)) return 'name';
+  if (
+    ['containers', 'initContainers', 'ephemeralContainers', 'env', 'volumes', 'imagePullSecrets'].includes(
+      field,
+    )
+  )
+    return 'name';
   if (field === 'volumeMounts') return 'mountPath';
-  if (field === 'ports') return path.includes('containers') || path.includes('initContainers') ? 'containerPort' : 'port';
+  if (field === 'ports')
+    return path.includes('containers') || path.includes('initContainers') ? 'containerPort' : 'port';
   return undefined;
 }
 
 function strategicMerge(target, patch, path = []) {
   for (const [key, value] of Object.entries(patch)) {
-    if (key.startsWith('$')) throw new RenderError(`patch directive ${key} at ${path.join('.') || '(top)'} is not supported by the renderer`);
+    if (key.startsWith('$'))
+      throw new RenderError(
+        `patch directive ${key} at ${path.join('.') || '(top)'} is not supported by the renderer`,
+      );
     const here = [...path, key];
     if (value === null) {
       delete target[key];
@@ -127,8 +156,10 @@ function strategicMerge(target, patch, path = []) {
       const mk = mergeKeyFor(path, key);
       const merged = target[key];
       for (const item of value) {
-        if (!isObject(item) || item[mk] === undefined) throw new RenderError(`patch list ${here.join('.')}: every item needs its merge key "${mk}"`);
-        if (Object.keys(item).some((k) => k.startsWith('$'))) throw new RenderError(`patch directive in ${here.join('.')} is not supported by the renderer`);
+        if (!isObject(item) || item[mk] === undefined)
+          throw new RenderError(`patch list ${here.join('.')}: every item needs its merge key "${mk}"`);
+        if (Object.keys(item).some((k) => k.startsWith('$')))
+          throw new RenderError(`patch directive in ${here.join('.')} is not supported by the renderer`);
         const existing = merged.find((e) => isObject(e) && e[mk] === item[mk]);
         if (existing) strategicMerge(existing, item, here);
         else merged.push(clone(item));
@@ -146,7 +177,8 @@ function objectId(o) {
 }
 
 function podSpecOf(o) {
-  if (['Deployment', 'Job', 'StatefulSet', 'DaemonSet', 'ReplicaSet'].includes(o.kind)) return o.spec?.template?.spec;
+  if (['Deployment', 'Job', 'StatefulSet', 'DaemonSet', 'ReplicaSet'].includes(o.kind))
+    return o.spec?.template?.spec;
   if (o.kind === 'Pod') return o.spec;
   return undefined;
 }
@@ -192,7 +224,9 @@ function render(dir, stack = []) {
   }
   const unsupported = Object.keys(k).filter((f) => !KUSTOMIZATION_FIELDS.has(f));
   if (unsupported.length > 0) {
-    throw new RenderError(`${where}: ${unsupported.join(', ')} not supported by deploy/validate.mjs (supported: ${[...KUSTOMIZATION_FIELDS].slice(2).join(', ')}); extend the renderer or keep the manifests simple`);
+    throw new RenderError(
+      `${where}: ${unsupported.join(', ')} not supported by deploy/validate.mjs (supported: ${[...KUSTOMIZATION_FIELDS].slice(2).join(', ')}); extend the renderer or keep the manifests simple`,
+    );
   }
 
   // resources
@@ -204,15 +238,23 @@ function render(dir, stack = []) {
       objects.push(...render(target, [...stack, dir]));
     } else {
       // kustomize's default load restriction: files only from the kustomization's own tree.
-      if (!target.startsWith(dir + sep)) throw new RenderError(`${where}: file ${entry} is outside the kustomization's directory (kustomize refuses it)`);
+      if (!target.startsWith(dir + sep))
+        throw new RenderError(
+          `${where}: file ${entry} is outside the kustomization's directory (kustomize refuses it)`,
+        );
       objects.push(...loadObjects(target).map(clone));
     }
   }
   for (const o of objects) {
-    if (!LABEL_PATHS[o.kind]) throw new RenderError(`${where}: kind ${o.kind} (${o[ORIGIN]}) is unknown to the renderer; add its label paths to LABEL_PATHS`);
+    if (!LABEL_PATHS[o.kind])
+      throw new RenderError(
+        `${where}: kind ${o.kind} (${o[ORIGIN]}) is unknown to the renderer; add its label paths to LABEL_PATHS`,
+      );
     const pod = podSpecOf(o);
     if (pod && (pod.affinity || pod.topologySpreadConstraints)) {
-      throw new RenderError(`${where}: ${objectId(o)}: affinity/topologySpreadConstraints selectors are not handled by the renderer`);
+      throw new RenderError(
+        `${where}: ${objectId(o)}: affinity/topologySpreadConstraints selectors are not handled by the renderer`,
+      );
     }
   }
   const seen = new Set();
@@ -225,10 +267,13 @@ function render(dir, stack = []) {
   // patches (strategic merge; the target is named by the patch's own kind and metadata.name)
   for (const p of k.patches ?? []) {
     if (!isObject(p) || Object.keys(p).some((key) => key !== 'path')) {
-      throw new RenderError(`${where}: only "- path: FILE" strategic-merge patches are supported (no target, options or inline patch)`);
+      throw new RenderError(
+        `${where}: only "- path: FILE" strategic-merge patches are supported (no target, options or inline patch)`,
+      );
     }
     const file = resolve(dir, p.path);
-    if (!file.startsWith(dir + sep)) throw new RenderError(`${where}: patch ${p.path} is outside the kustomization's directory`);
+    if (!file.startsWith(dir + sep))
+      throw new RenderError(`${where}: patch ${p.path} is outside the kustomization's directory`);
     if (!existsSync(file)) throw new RenderError(`${where}: patch ${p.path} does not exist`);
     for (const patch of loadObjects(file)) {
       const matches = objects.filter(
@@ -239,7 +284,9 @@ function render(dir, stack = []) {
           (!patch.metadata?.namespace || o.metadata?.namespace === patch.metadata.namespace),
       );
       if (matches.length !== 1) {
-        throw new RenderError(`${where}: patch ${p.path} (${patch.kind}/${patch.metadata?.name}) matches ${matches.length} objects, expected 1`);
+        throw new RenderError(
+          `${where}: patch ${p.path} (${patch.kind}/${patch.metadata?.name}) matches ${matches.length} objects, expected 1`,
+        );
       }
       try {
         strategicMerge(matches[0], patch);
@@ -252,15 +299,19 @@ function render(dir, stack = []) {
   // namespace
   if (k.namespace !== undefined) {
     for (const o of objects) {
-      if (CLUSTER_SCOPED.has(o.kind)) throw new RenderError(`${where}: cluster-scoped ${o.kind} with a namespace is not supported`);
+      if (CLUSTER_SCOPED.has(o.kind))
+        throw new RenderError(`${where}: cluster-scoped ${o.kind} with a namespace is not supported`);
       o.metadata = { ...o.metadata, namespace: k.namespace };
     }
   }
 
   // labels
   for (const entry of k.labels ?? []) {
-    const bad = Object.keys(entry).filter((f) => !['pairs', 'includeSelectors', 'includeTemplates'].includes(f));
-    if (bad.length > 0) throw new RenderError(`${where}: labels.${bad.join(', ')} not supported by the renderer`);
+    const bad = Object.keys(entry).filter(
+      (f) => !['pairs', 'includeSelectors', 'includeTemplates'].includes(f),
+    );
+    if (bad.length > 0)
+      throw new RenderError(`${where}: labels.${bad.join(', ')} not supported by the renderer`);
     const pairs = Object.fromEntries(Object.entries(entry.pairs ?? {}).map(([key, v]) => [key, String(v)]));
     for (const o of objects) {
       setLabels(o, ['metadata', 'labels'], pairs, true);
@@ -276,7 +327,8 @@ function render(dir, stack = []) {
   // images
   for (const img of k.images ?? []) {
     const bad = Object.keys(img).filter((f) => !['name', 'newName', 'newTag', 'digest'].includes(f));
-    if (bad.length > 0 || !img.name) throw new RenderError(`${where}: images entries take name, newName, newTag, digest`);
+    if (bad.length > 0 || !img.name)
+      throw new RenderError(`${where}: images entries take name, newName, newTag, digest`);
     for (const o of objects) {
       for (const c of allContainers(podSpecOf(o))) {
         const cur = parseImage(String(c.image ?? ''));
@@ -306,9 +358,19 @@ function kustomizationDirs(root = DEPLOY_DIR) {
 /** Renders `dir` with `kubectl kustomize` when kubectl exists: the objects, or null. */
 function kubectlRender(dir) {
   const r = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });
-  if (r.error) return { skipped: r.error.code === 'ENOENT' ? 'kubectl not found: renderer not cross-checked' : `kubectl not usable (${r.error.message}): renderer not cross-checked` };
+  if (r.error)
+    return {
+      skipped:
+        r.error.code === 'ENOENT'
+          ? 'kubectl not found: renderer not cross-checked'
+          : `kubectl not usable (${r.error.message}): renderer not cross-checked`,
+    };
   if (r.status !== 0) return { error: (r.stderr || '').trim() || `exit code ${r.status}` };
-  return { objects: YAML.parseAllDocuments(r.stdout, { version: '1.1' }).map((d) => d.toJS()).filter(Boolean) };
+  return {
+    objects: YAML.parseAllDocuments(r.stdout, { version: '1.1' })
+      .map((d) => d.toJS())
+      .filter(Boolean),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,7 +423,9 @@ function unknownFields(Model, doc) {
         let parent = copy;
         for (const p of path) parent = parent[p];
         parent[key] = probe;
-        return schemaErrors(Model, copy).some((e) => e.instancePath === at || e.instancePath.startsWith(at + '/'));
+        return schemaErrors(Model, copy).some(
+          (e) => e.instancePath === at || e.instancePath.startsWith(at + '/'),
+        );
       });
       if (known) walk(node[key], here);
       else found.push(here.join('.'));
@@ -376,13 +440,17 @@ async function validateSchemas(objects, report) {
     const where = `${o[ORIGIN] ?? '?'}: ${o.kind}/${o.metadata?.name ?? '(no name)'}`;
     const Model = await modelFor(o.apiVersion, o.kind);
     if (!Model) {
-      report(`${where}: unknown apiVersion/kind ${o.apiVersion} ${o.kind} (not in the Kubernetes schemas of kubernetes-models)`);
+      report(
+        `${where}: unknown apiVersion/kind ${o.apiVersion} ${o.kind} (not in the Kubernetes schemas of kubernetes-models)`,
+      );
       continue;
     }
     const errors = schemaErrors(Model, o);
     for (const e of errors) {
       const extra = e.params?.allowedValues ? ` (${e.params.allowedValues.join(', ')})` : '';
-      report(`${where}: schema: ${e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(top)'} ${e.message}${extra}`);
+      report(
+        `${where}: schema: ${e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(top)'} ${e.message}${extra}`,
+      );
     }
     if (errors.length === 0) {
       for (const f of unknownFields(Model, o)) report(`${where}: schema: unknown field ${f}`);
@@ -411,14 +479,28 @@ function loadAppConfig() {
 // Policies
 
 const QUANTITY = /^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
-const FACTOR = { m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 };
+const FACTOR = {
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+};
 function quantity(q) {
   const m = QUANTITY.exec(String(q));
   return m ? Number(m[1]) * (m[2] ? FACTOR[m[2]] : 1) : NaN;
 }
 
 function selectorMatches(selector, labels) {
-  return isObject(selector) && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  return (
+    isObject(selector) &&
+    Object.keys(selector).length > 0 &&
+    Object.entries(selector).every(([k, v]) => labels?.[k] === v)
+  );
 }
 
 function preStopSleepSeconds(container) {
@@ -448,7 +530,8 @@ function effectiveEnv(container, objects, secretKeys) {
   for (const e of container.env ?? []) {
     if (e.value !== undefined) env[e.name] = String(e.value);
     else if (e.valueFrom?.secretKeyRef) env[e.name] = STAND_IN[e.valueFrom.secretKeyRef.key] ?? 'stand-in';
-    else if (e.valueFrom?.configMapKeyRef) env[e.name] = configMap(e.valueFrom.configMapKeyRef.name)?.data?.[e.valueFrom.configMapKeyRef.key];
+    else if (e.valueFrom?.configMapKeyRef)
+      env[e.name] = configMap(e.valueFrom.configMapKeyRef.name)?.data?.[e.valueFrom.configMapKeyRef.key];
   }
   return { env };
 }
@@ -464,7 +547,10 @@ function checkPolicies(objects, ctx, report) {
   const secretKeys = Object.keys({ ...ctx.secret?.stringData, ...ctx.secret?.data });
 
   if (ctx.rendered) {
-    for (const s of byKind('Secret')) report(`${id(s)}: Secrets must not be in a kustomization (kubectl apply -k would overwrite the real one); see deploy/secret.example.yaml`);
+    for (const s of byKind('Secret'))
+      report(
+        `${id(s)}: Secrets must not be in a kustomization (kubectl apply -k would overwrite the real one); see deploy/secret.example.yaml`,
+      );
     if (byKind('Deployment').length === 0) report(`${ctx.where}: no Deployment rendered`);
     if (byKind('Job').length === 0) report(`${ctx.where}: no migration Job rendered`);
   }
@@ -481,9 +567,12 @@ function checkPolicies(objects, ctx, report) {
     // Service account: none of its token in the pod.
     const sa = serviceAccounts.get(pod.serviceAccountName);
     if (pod.automountServiceAccountToken !== false && sa?.automountServiceAccountToken !== false) {
-      report(`${where}: automountServiceAccountToken must be false (the service never calls the Kubernetes API)`);
+      report(
+        `${where}: automountServiceAccountToken must be false (the service never calls the Kubernetes API)`,
+      );
     }
-    if (ctx.rendered && (!pod.serviceAccountName || !sa)) report(`${where}: serviceAccountName must name the ServiceAccount of this kustomization`);
+    if (ctx.rendered && (!pod.serviceAccountName || !sa))
+      report(`${where}: serviceAccountName must name the ServiceAccount of this kustomization`);
 
     const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
     for (const c of allContainers(pod)) {
@@ -492,25 +581,32 @@ function checkPolicies(objects, ctx, report) {
       const nonRoot = sc.runAsNonRoot ?? psc.runAsNonRoot;
       const uid = sc.runAsUser ?? psc.runAsUser;
       if (nonRoot !== true) report(`${cw}: runAsNonRoot must be true`);
-      if (!Number.isInteger(uid) || uid === 0) report(`${cw}: runAsUser must be a numeric non-root uid (the image's user "node" is 1000; the kubelet cannot verify a user name)`);
-      if ((sc.seccompProfile ?? psc.seccompProfile)?.type !== 'RuntimeDefault') report(`${cw}: seccompProfile must be RuntimeDefault`);
+      if (!Number.isInteger(uid) || uid === 0)
+        report(
+          `${cw}: runAsUser must be a numeric non-root uid (the image's user "node" is 1000; the kubelet cannot verify a user name)`,
+        );
+      if ((sc.seccompProfile ?? psc.seccompProfile)?.type !== 'RuntimeDefault')
+        report(`${cw}: seccompProfile must be RuntimeDefault`);
       if (sc.readOnlyRootFilesystem !== true) report(`${cw}: readOnlyRootFilesystem must be true`);
       if (sc.allowPrivilegeEscalation !== false) report(`${cw}: allowPrivilegeEscalation must be false`);
       if (!(sc.capabilities?.drop ?? []).includes('ALL')) report(`${cw}: capabilities.drop must include ALL`);
       if (sc.privileged === true) report(`${cw}: must not be privileged`);
       const tmp = (c.volumeMounts ?? []).find((m) => m.mountPath === '/tmp');
-      if (!tmp || !volumes.get(tmp.name)?.emptyDir) report(`${cw}: needs an emptyDir volume mounted at /tmp (the root filesystem is read-only)`);
+      if (!tmp || !volumes.get(tmp.name)?.emptyDir)
+        report(`${cw}: needs an emptyDir volume mounted at /tmp (the root filesystem is read-only)`);
 
       for (const res of ['cpu', 'memory']) {
         const req = c.resources?.requests?.[res];
         const lim = c.resources?.limits?.[res];
         if (req === undefined) report(`${cw}: resources.requests.${res} is missing`);
         if (lim === undefined) report(`${cw}: resources.limits.${res} is missing`);
-        if (req !== undefined && lim !== undefined && !(quantity(lim) >= quantity(req))) report(`${cw}: resources.limits.${res} (${lim}) is below the request (${req})`);
+        if (req !== undefined && lim !== undefined && !(quantity(lim) >= quantity(req)))
+          report(`${cw}: resources.limits.${res} (${lim}) is below the request (${req})`);
       }
 
       const img = parseImage(String(c.image ?? ''));
-      if (!img.digest && (!img.tag || img.tag === 'latest')) report(`${cw}: image ${c.image} must have a fixed tag or digest (not :latest)`);
+      if (!img.digest && (!img.tag || img.tag === 'latest'))
+        report(`${cw}: image ${c.image} must have a fixed tag or digest (not :latest)`);
       images.add(c.image);
     }
 
@@ -523,9 +619,11 @@ function checkPolicies(objects, ctx, report) {
           const p = c[name];
           if (!p) return report(`${cw}: ${name} is missing`);
           if (!p.httpGet) return report(`${cw}: ${name} must be an httpGet probe`);
-          if (path && p.httpGet.path !== path) report(`${cw}: ${name} must GET ${path}, not ${p.httpGet.path}`);
+          if (path && p.httpGet.path !== path)
+            report(`${cw}: ${name} must GET ${path}, not ${p.httpGet.path}`);
           const port = typeof p.httpGet.port === 'string' ? ports.get(p.httpGet.port) : p.httpGet.port;
-          if (port === undefined) report(`${cw}: ${name} port ${p.httpGet.port} is not a port of the container`);
+          if (port === undefined)
+            report(`${cw}: ${name} port ${p.httpGet.port} is not a port of the container`);
         };
         probe('livenessProbe', APP.livenessPath);
         probe('readinessProbe', APP.readinessPath);
@@ -534,26 +632,43 @@ function checkPolicies(objects, ctx, report) {
         const sleep = preStopSleepSeconds(c);
         const grace = pod.terminationGracePeriodSeconds ?? 30;
         if (sleep === undefined || sleep < 1) {
-          report(`${cw}: lifecycle.preStop must sleep a few seconds, so the pod leaves the endpoints before SIGTERM`);
+          report(
+            `${cw}: lifecycle.preStop must sleep a few seconds, so the pod leaves the endpoints before SIGTERM`,
+          );
         } else if (grace < sleep + APP.drainSeconds) {
-          report(`${where}: terminationGracePeriodSeconds ${grace} is shorter than the preStop sleep (${sleep} s) plus the drain time (${APP.drainSeconds} s)`);
+          report(
+            `${where}: terminationGracePeriodSeconds ${grace} is shorter than the preStop sleep (${sleep} s) plus the drain time (${APP.drainSeconds} s)`,
+          );
         }
 
         const { env } = effectiveEnv(c, objects, secretKeys.length > 0 ? secretKeys : APP.secretKeys);
         if (env.DB_MIGRATE_ON_START !== 'false') {
-          report(`${cw}: DB_MIGRATE_ON_START must be "false" (the migration Job applies migrations), found ${JSON.stringify(env.DB_MIGRATE_ON_START)}`);
+          report(
+            `${cw}: DB_MIGRATE_ON_START must be "false" (the migration Job applies migrations), found ${JSON.stringify(env.DB_MIGRATE_ON_START)}`,
+          );
         }
         const httpPort = (c.ports ?? [])[0]?.containerPort;
-        if (env.PORT !== undefined && Number(env.PORT) !== httpPort) report(`${cw}: PORT ${env.PORT} is not the container port ${httpPort}`);
-        if (!(c.envFrom ?? []).some((f) => f.configMapRef)) report(`${cw}: must take its configuration from a ConfigMap (envFrom.configMapRef)`);
+        if (env.PORT !== undefined && Number(env.PORT) !== httpPort)
+          report(`${cw}: PORT ${env.PORT} is not the container port ${httpPort}`);
+        if (!(c.envFrom ?? []).some((f) => f.configMapRef))
+          report(`${cw}: must take its configuration from a ConfigMap (envFrom.configMapRef)`);
         for (const f of c.envFrom ?? []) {
-          if (f.configMapRef && !objects.some((o) => o.kind === 'ConfigMap' && o.metadata?.name === f.configMapRef.name)) {
+          if (
+            f.configMapRef &&
+            !objects.some((o) => o.kind === 'ConfigMap' && o.metadata?.name === f.configMapRef.name)
+          ) {
             report(`${cw}: envFrom ConfigMap ${f.configMapRef.name} is not among the manifests`);
           }
         }
         const secretRef = (c.envFrom ?? []).find((f) => f.secretRef)?.secretRef;
-        if (!secretRef) report(`${cw}: must take DATABASE_URL, SECRET_ENCRYPTION_KEY and ADMIN_TOKEN from a Secret (envFrom.secretRef)`);
-        else if (secretName && secretRef.name !== secretName) report(`${cw}: envFrom Secret ${secretRef.name} is not the one of deploy/secret.example.yaml (${secretName})`);
+        if (!secretRef)
+          report(
+            `${cw}: must take DATABASE_URL, SECRET_ENCRYPTION_KEY and ADMIN_TOKEN from a Secret (envFrom.secretRef)`,
+          );
+        else if (secretName && secretRef.name !== secretName)
+          report(
+            `${cw}: envFrom Secret ${secretRef.name} is not the one of deploy/secret.example.yaml (${secretName})`,
+          );
 
         if (ctx.app) {
           try {
@@ -565,19 +680,30 @@ function checkPolicies(objects, ctx, report) {
         effectiveEnvs.set(w, env);
       }
 
-      const hpa = byKind('HorizontalPodAutoscaler').find((h) => h.spec?.scaleTargetRef?.kind === 'Deployment' && h.spec?.scaleTargetRef?.name === w.metadata?.name);
+      const hpa = byKind('HorizontalPodAutoscaler').find(
+        (h) =>
+          h.spec?.scaleTargetRef?.kind === 'Deployment' && h.spec?.scaleTargetRef?.name === w.metadata?.name,
+      );
       if (ctx.rendered && !hpa) report(`${where}: no HorizontalPodAutoscaler targets it`);
-      if (hpa && w.spec?.replicas !== undefined) report(`${where}: spec.replicas is set although ${hpa.metadata?.name} autoscales it (every apply would reset the count)`);
+      if (hpa && w.spec?.replicas !== undefined)
+        report(
+          `${where}: spec.replicas is set although ${hpa.metadata?.name} autoscales it (every apply would reset the count)`,
+        );
       const ru = w.spec?.strategy?.rollingUpdate;
-      if (w.spec?.strategy?.type === 'Recreate') report(`${where}: strategy Recreate stops every pod at once`);
-      if (ru && String(ru.maxUnavailable) !== '0') report(`${where}: rollingUpdate.maxUnavailable must be 0 (keep capacity during a rollout)`);
+      if (w.spec?.strategy?.type === 'Recreate')
+        report(`${where}: strategy Recreate stops every pod at once`);
+      if (ru && String(ru.maxUnavailable) !== '0')
+        report(`${where}: rollingUpdate.maxUnavailable must be 0 (keep capacity during a rollout)`);
 
       const podLabels = w.spec?.template?.metadata?.labels ?? {};
-      if (!selectorMatches(w.spec?.selector?.matchLabels, podLabels)) report(`${where}: selector does not match its pod template's labels`);
+      if (!selectorMatches(w.spec?.selector?.matchLabels, podLabels))
+        report(`${where}: selector does not match its pod template's labels`);
       if (ctx.rendered) {
         const svc = byKind('Service').filter((s) => selectorMatches(s.spec?.selector, podLabels));
         if (svc.length === 0) report(`${where}: no Service selects its pods`);
-        const pdb = byKind('PodDisruptionBudget').filter((p) => selectorMatches(p.spec?.selector?.matchLabels, podLabels));
+        const pdb = byKind('PodDisruptionBudget').filter((p) =>
+          selectorMatches(p.spec?.selector?.matchLabels, podLabels),
+        );
         if (pdb.length === 0) report(`${where}: no PodDisruptionBudget selects its pods`);
       }
     }
@@ -586,30 +712,45 @@ function checkPolicies(objects, ctx, report) {
       const c = (pod.containers ?? [])[0] ?? {};
       const cmd = [...(c.command ?? []), ...(c.args ?? [])];
       if ((pod.containers ?? []).length !== 1 || !isDeepStrictEqual(cmd, APP.migrateCommand)) {
-        report(`${where}: the Job must run ${APP.migrateCommand.join(' ')} (found: ${cmd.join(' ') || 'the image default'})`);
+        report(
+          `${where}: the Job must run ${APP.migrateCommand.join(' ')} (found: ${cmd.join(' ') || 'the image default'})`,
+        );
       }
       if (!Number.isInteger(w.spec?.backoffLimit)) report(`${where}: backoffLimit must be set`);
-      if (!Number.isInteger(w.spec?.ttlSecondsAfterFinished)) report(`${where}: ttlSecondsAfterFinished must be set`);
-      if (!['Never', 'OnFailure'].includes(pod.restartPolicy)) report(`${where}: restartPolicy must be Never or OnFailure`);
+      if (!Number.isInteger(w.spec?.ttlSecondsAfterFinished))
+        report(`${where}: ttlSecondsAfterFinished must be set`);
+      if (!['Never', 'OnFailure'].includes(pod.restartPolicy))
+        report(`${where}: restartPolicy must be Never or OnFailure`);
       const { env } = effectiveEnv(c, objects, secretKeys.length > 0 ? secretKeys : APP.secretKeys);
       if (!env.DATABASE_URL) report(`${where}: the migration Job needs DATABASE_URL from the Secret`);
       for (const e of c.env ?? []) {
         const ref = e.valueFrom?.secretKeyRef;
-        if (ref && secretName && ref.name !== secretName) report(`${where}: secretKeyRef ${ref.name} is not the Secret of deploy/secret.example.yaml (${secretName})`);
+        if (ref && secretName && ref.name !== secretName)
+          report(
+            `${where}: secretKeyRef ${ref.name} is not the Secret of deploy/secret.example.yaml (${secretName})`,
+          );
       }
       const podLabels = w.spec?.template?.metadata?.labels ?? {};
       for (const s of byKind('Service')) {
-        if (selectorMatches(s.spec?.selector, podLabels)) report(`${where}: Service ${s.metadata?.name} selects the Job's pod and would send it traffic`);
+        if (selectorMatches(s.spec?.selector, podLabels))
+          report(`${where}: Service ${s.metadata?.name} selects the Job's pod and would send it traffic`);
       }
     }
   }
 
-  if (ctx.rendered && images.size > 1) report(`${ctx.where}: the Deployment and the migration Job must use the same image (found ${[...images].join(', ')})`);
+  if (ctx.rendered && images.size > 1)
+    report(
+      `${ctx.where}: the Deployment and the migration Job must use the same image (found ${[...images].join(', ')})`,
+    );
 
   for (const cm of byKind('ConfigMap')) {
     for (const name of Object.keys(cm.data ?? {})) {
-      if (APP.secretKeys.includes(name)) report(`${id(cm)}: ${name} belongs in the Secret, not in a ConfigMap`);
-      else if (APP.fixedInDeployment.includes(name)) report(`${id(cm)}: ${name} is fixed in deployment.yaml's env (which overrides the ConfigMap); remove it here`);
+      if (APP.secretKeys.includes(name))
+        report(`${id(cm)}: ${name} belongs in the Secret, not in a ConfigMap`);
+      else if (APP.fixedInDeployment.includes(name))
+        report(
+          `${id(cm)}: ${name} is fixed in deployment.yaml's env (which overrides the ConfigMap); remove it here`,
+        );
       else if (ctx.app && !ctx.app.names.has(name) && !['NODE_OPTIONS', 'NODE_ENV'].includes(name)) {
         report(`${id(cm)}: ${name} is not a setting of the service (README, Configuration)`);
       }
@@ -617,33 +758,49 @@ function checkPolicies(objects, ctx, report) {
   }
 
   for (const s of byKind('Service')) {
-    const target = byKind('Deployment').find((d) => selectorMatches(s.spec?.selector, d.spec?.template?.metadata?.labels));
+    const target = byKind('Deployment').find((d) =>
+      selectorMatches(s.spec?.selector, d.spec?.template?.metadata?.labels),
+    );
     for (const p of s.spec?.ports ?? []) {
       if (typeof p.targetPort === 'string' && target) {
-        const named = (target.spec.template.spec.containers ?? []).some((c) => (c.ports ?? []).some((cp) => cp.name === p.targetPort));
-        if (!named) report(`${id(s)}: targetPort ${p.targetPort} is not a named port of ${target.metadata?.name}`);
+        const named = (target.spec.template.spec.containers ?? []).some((c) =>
+          (c.ports ?? []).some((cp) => cp.name === p.targetPort),
+        );
+        if (!named)
+          report(`${id(s)}: targetPort ${p.targetPort} is not a named port of ${target.metadata?.name}`);
       }
     }
   }
 
   for (const h of byKind('HorizontalPodAutoscaler')) {
     const where = id(h);
-    const target = objects.find((o) => o.kind === h.spec?.scaleTargetRef?.kind && o.metadata?.name === h.spec?.scaleTargetRef?.name);
-    if (!target) report(`${where}: scaleTargetRef ${h.spec?.scaleTargetRef?.kind}/${h.spec?.scaleTargetRef?.name} is not among the manifests`);
+    const target = objects.find(
+      (o) => o.kind === h.spec?.scaleTargetRef?.kind && o.metadata?.name === h.spec?.scaleTargetRef?.name,
+    );
+    if (!target)
+      report(
+        `${where}: scaleTargetRef ${h.spec?.scaleTargetRef?.kind}/${h.spec?.scaleTargetRef?.name} is not among the manifests`,
+      );
     const min = h.spec?.minReplicas ?? 1;
     const max = h.spec?.maxReplicas;
-    if (min < 2) report(`${where}: minReplicas must be at least 2 (one pod can be drained while another serves)`);
+    if (min < 2)
+      report(`${where}: minReplicas must be at least 2 (one pod can be drained while another serves)`);
     if (!(max >= min)) report(`${where}: maxReplicas must be at least minReplicas`);
-    if (!(h.spec?.metrics ?? []).some((m) => m.type === 'Resource' && m.resource?.name === 'cpu')) report(`${where}: needs a CPU Resource metric`);
+    if (!(h.spec?.metrics ?? []).some((m) => m.type === 'Resource' && m.resource?.name === 'cpu'))
+      report(`${where}: needs a CPU Resource metric`);
     const budget = Number(h.metadata?.annotations?.[APP.budgetAnnotation]);
     if (!Number.isInteger(budget) || budget <= 0) {
-      report(`${where}: annotation ${APP.budgetAnnotation} must give the PostgreSQL connections this service may use`);
+      report(
+        `${where}: annotation ${APP.budgetAnnotation} must give the PostgreSQL connections this service may use`,
+      );
     } else if (effectiveEnvs.has(target)) {
       const pool = Number(effectiveEnvs.get(target).DB_POOL_SIZE ?? 10);
       const surge = Number(target.spec?.strategy?.rollingUpdate?.maxSurge ?? 1);
       const needed = pool * (max + (Number.isInteger(surge) ? surge : 1)) + APP.migrationConnections;
       if (needed > budget) {
-        report(`${where}: DB_POOL_SIZE ${pool} x (maxReplicas ${max} + surge ${surge}) + ${APP.migrationConnections} (migration Job) = ${needed} connections, over the budget of ${budget}`);
+        report(
+          `${where}: DB_POOL_SIZE ${pool} x (maxReplicas ${max} + surge ${surge}) + ${APP.migrationConnections} (migration Job) = ${needed} connections, over the budget of ${budget}`,
+        );
       }
     }
   }
@@ -655,10 +812,12 @@ function checkSecretTemplate(secret, report) {
   if (secret?.kind !== 'Secret') return report(`${rel(SECRET_TEMPLATE)}: must hold one Secret`);
   const values = { ...secret.data, ...secret.stringData };
   const keys = Object.keys(values).sort();
-  if (!isDeepStrictEqual(keys, [...APP.secretKeys].sort())) report(`${where}: keys must be ${APP.secretKeys.join(', ')} (found ${keys.join(', ')})`);
+  if (!isDeepStrictEqual(keys, [...APP.secretKeys].sort()))
+    report(`${where}: keys must be ${APP.secretKeys.join(', ')} (found ${keys.join(', ')})`);
   if (secret.data) report(`${where}: use stringData with REPLACE_ME placeholders, not data`);
   for (const [k, v] of Object.entries(values)) {
-    if (!APP.placeholder.test(String(v))) report(`${where}: ${k} is not a REPLACE_ME placeholder; never commit a real value`);
+    if (!APP.placeholder.test(String(v)))
+      report(`${where}: ${k} is not a REPLACE_ME placeholder; never commit a real value`);
   }
 }
 
@@ -696,7 +855,8 @@ async function validateManifests({ useKubectl }) {
   const report = (msg) => problems.push(msg);
   const app = loadAppConfig();
   if (!app) {
-    const msg = 'dist/config/env.js not found: run `npm run build` first (the configuration is checked with the service\'s own rules)';
+    const msg =
+      "dist/config/env.js not found: run `npm run build` first (the configuration is checked with the service's own rules)";
     if (process.env.CI) report(msg);
     else console.log(`note: ${msg}; that check is skipped`);
   }
@@ -730,9 +890,12 @@ async function validateManifests({ useKubectl }) {
     await validateSchemas(objects, report);
     checkPolicies(objects, { where: rel(dir), rendered: true, app, secret }, report);
     const cross = useKubectl ? compareWithKubectl(dir, objects, report) : 'comparison skipped';
-    if (objects.some((o) => containsSecretValue(o))) report(`${rel(dir)}: a rendered object contains a Secret value`);
+    if (objects.some((o) => containsSecretValue(o)))
+      report(`${rel(dir)}: a rendered object contains a Secret value`);
     count += objects.length;
-    console.log(`${problems.length === before ? 'ok  ' : 'FAIL'} ${rel(dir)}: ${objects.length} objects (${objects.map((o) => o.kind).join(', ')}); ${cross}`);
+    console.log(
+      `${problems.length === before ? 'ok  ' : 'FAIL'} ${rel(dir)}: ${objects.length} objects (${objects.map((o) => o.kind).join(', ')}); ${cross}`,
+    );
   }
   return { problems, count, dirs: dirs.length };
 }
@@ -781,16 +944,39 @@ async function selfTest({ verbose = false } = {}) {
   if (verbose) for (const p of problems) console.log(`  (expected) ${p}`);
   if (problems.length === 0) failures.push(`${rel(BROKEN_FIXTURE)} was accepted`);
   for (const re of EXPECTED) {
-    if (!problems.some((p) => re.test(p))) failures.push(`${rel(BROKEN_FIXTURE)}: expected a problem matching ${re}`);
+    if (!problems.some((p) => re.test(p)))
+      failures.push(`${rel(BROKEN_FIXTURE)}: expected a problem matching ${re}`);
   }
 
   // Renderer cases.
-  const dep = { kind: 'Deployment', spec: { template: { spec: { containers: [{ name: 'a', image: 'x', env: [{ name: 'A', value: '1' }] }, { name: 'b', image: 'y' }] } } } };
-  strategicMerge(dep, { spec: { template: { spec: { containers: [{ name: 'a', env: [{ name: 'B', value: '2' }], resources: { limits: { cpu: '1' } } }] } } } });
+  const dep = {
+    kind: 'Deployment',
+    spec: {
+      template: {
+        spec: {
+          containers: [
+            { name: 'a', image: 'x', env: [{ name: 'A', value: '1' }] },
+            { name: 'b', image: 'y' },
+          ],
+        },
+      },
+    },
+  };
+  strategicMerge(dep, {
+    spec: {
+      template: {
+        spec: {
+          containers: [{ name: 'a', env: [{ name: 'B', value: '2' }], resources: { limits: { cpu: '1' } } }],
+        },
+      },
+    },
+  });
   const [a, b] = dep.spec.template.spec.containers;
-  if (!(a.image === 'x' && a.env.length === 2 && a.resources.limits.cpu === '1' && b.name === 'b')) failures.push('renderer: strategic merge of containers by name');
+  if (!(a.image === 'x' && a.env.length === 2 && a.resources.limits.cpu === '1' && b.name === 'b'))
+    failures.push('renderer: strategic merge of containers by name');
   const img = parseImage('registry.local:5000/team/app:1.2@sha256:abc');
-  if (!(img.name === 'registry.local:5000/team/app' && img.tag === '1.2' && img.digest === 'sha256:abc')) failures.push('renderer: image parsing');
+  if (!(img.name === 'registry.local:5000/team/app' && img.tag === '1.2' && img.digest === 'sha256:abc'))
+    failures.push('renderer: image parsing');
   try {
     strategicMerge({}, { $patch: 'delete' });
     failures.push('renderer: a $patch directive was accepted');
@@ -850,7 +1036,11 @@ async function main(argv) {
   }
   if (flags.has('--print')) {
     const dir = resolve(argv[argv.indexOf('--print') + 1] ?? '');
-    process.stdout.write(render(dir).map((o) => YAML.stringify(JSON.parse(JSON.stringify(o)))).join('---\n'));
+    process.stdout.write(
+      render(dir)
+        .map((o) => YAML.stringify(JSON.parse(JSON.stringify(o))))
+        .join('---\n'),
+    );
     return 0;
   }
 
@@ -869,10 +1059,14 @@ async function main(argv) {
   const { failures, count, expected } = await selfTest({ verbose: flags.has('--verbose') });
   for (const f of failures) console.error(`${PROBLEM_PREFIX} self-test: ${f}`);
   if (failures.length > 0) {
-    console.error(`deploy self-test: FAILED (${failures.length} check(s)); the validator no longer catches what it should`);
+    console.error(
+      `deploy self-test: FAILED (${failures.length} check(s)); the validator no longer catches what it should`,
+    );
     failed = true;
   } else {
-    console.log(`deploy self-test: ${rel(BROKEN_FIXTURE)} refused with ${count} problems, all ${expected} planted defects found; renderer cases ok`);
+    console.log(
+      `deploy self-test: ${rel(BROKEN_FIXTURE)} refused with ${count} problems, all ${expected} planted defects found; renderer cases ok`,
+    );
   }
   return failed ? 1 : 0;
 }
@@ -880,7 +1074,9 @@ async function main(argv) {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error) => {
-    console.error(`${PROBLEM_PREFIX} ${error instanceof RenderError ? error.message : error?.stack ?? error}`);
+    console.error(
+      `${PROBLEM_PREFIX} ${error instanceof RenderError ? error.message : (error?.stack ?? error)}`,
+    );
     process.exit(1);
   },
 );

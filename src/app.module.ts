@@ -25,7 +25,14 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 @Global()
 @Module({
-  providers: [AppConfig, { provide: ROOT_LOGGER, inject: [AppConfig], useFactory: (config: AppConfig) => createRootLogger(config.get('LOG_LEVEL')) }],
+  providers: [
+    AppConfig,
+    {
+      provide: ROOT_LOGGER,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => createRootLogger(config.get('LOG_LEVEL')),
+    },
+  ],
   exports: [AppConfig, ROOT_LOGGER],
 })
 class AppConfigModule {}

@@ -21,7 +21,12 @@ import { ParseIdPipe } from './common/http/id-param';
 import { PageQueryDto } from './common/http/pagination';
 import { flattenValidationErrors } from './common/http/validation';
 import { loadDotEnv, validateEnv } from './config/env';
-import { CreateApiKeyDto, CreateProjectDto, UpdateApiKeyDto, UpdateProjectDto } from './projects/dto/project.dto';
+import {
+  CreateApiKeyDto,
+  CreateProjectDto,
+  UpdateApiKeyDto,
+  UpdateProjectDto,
+} from './projects/dto/project.dto';
 import type { ProjectsService } from './projects/projects.service';
 
 /** An error the CLI reports as `error: CODE: message` (DomainError has the same shape). */
@@ -60,7 +65,11 @@ function defined(plain: Record<string, unknown>): Record<string, unknown> {
 /** Builds a DTO as the HTTP validation pipe would, and refuses it the same way (VALIDATION_FAILED). */
 async function toDto<T extends object>(cls: new () => T, plain: Record<string, unknown>): Promise<T> {
   const dto = plainToInstance(cls, defined(plain), { enableImplicitConversion: false });
-  const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: false });
+  const errors = await validate(dto, {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    stopAtFirstError: false,
+  });
   if (errors.length > 0) {
     const details = flattenValidationErrors(errors);
     const summary = details.length === 1 ? details[0].message : `${details.length} fields are not valid`;
@@ -70,7 +79,8 @@ async function toDto<T extends object>(cls: new () => T, plain: Record<string, u
 }
 
 /** A numeric key id, checked by the same pipe as the admin interface's path parameter. */
-const toKeyId = (value: string): number => new ParseIdPipe().transform(value, { type: 'param', data: 'keyId' });
+const toKeyId = (value: string): number =>
+  new ParseIdPipe().transform(value, { type: 'param', data: 'keyId' });
 
 /** Checks the environment this command needs before anything connects. */
 function requireEnv(names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
@@ -90,7 +100,11 @@ function requireEnv(names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): voi
 
 /** Fails fast on an unreachable database (the Nest TypeORM module would retry for half a minute). */
 async function checkDatabase(url: string): Promise<void> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10000, application_name: 'subscription-service-cli' });
+  const client = new Client({
+    connectionString: url,
+    connectionTimeoutMillis: 10000,
+    application_name: 'subscription-service-cli',
+  });
   try {
     await client.connect();
   } catch (error) {
@@ -112,7 +126,10 @@ async function withProjects<T>(fn: (projects: ProjectsService) => Promise<T>): P
   ]);
   let app: INestApplicationContext | undefined;
   try {
-    app = await NestFactory.createApplicationContext(AppModule.forRoot(), { logger: false, abortOnError: false });
+    app = await NestFactory.createApplicationContext(AppModule.forRoot(), {
+      logger: false,
+      abortOnError: false,
+    });
     return await fn(app.get(ProjectsService));
   } finally {
     await app?.close();
@@ -126,11 +143,13 @@ function print(result: unknown): void {
 function reportError(error: unknown): void {
   if (error instanceof DomainError || error instanceof CliError) {
     process.stderr.write(`error: ${error.code}: ${error.message}\n`);
-    const details = error instanceof DomainError ? error.details ?? [] : [];
+    const details = error instanceof DomainError ? (error.details ?? []) : [];
     for (const d of details) process.stderr.write(`  - ${d.field}: ${d.message}\n`);
   } else {
     const message = error instanceof Error ? error.message : JSON.stringify(error);
-    const hint = /relation ".*" does not exist/.test(message) ? ' (are the migrations applied? see the migrate command)' : '';
+    const hint = /relation ".*" does not exist/.test(message)
+      ? ' (are the migrations applied? see the migrate command)'
+      : '';
     process.stderr.write(`error: INTERNAL_ERROR: ${message}${hint}\n`);
   }
 }
@@ -152,7 +171,9 @@ export function buildProgram(): Command {
   const program = new Command();
   program
     .name('subscription-service-cli')
-    .description('Operator tool of the subscription service: projects, API keys and migrations, straight against the database.')
+    .description(
+      'Operator tool of the subscription service: projects, API keys and migrations, straight against the database.',
+    )
     .addHelpText('after', ENVIRONMENT_HELP)
     .showHelpAfterError('(run with --help for usage)');
 
@@ -160,7 +181,10 @@ export function buildProgram(): Command {
     .command('projects:create')
     .description('Create a project')
     .requiredOption('--name <name>', 'project name (1 to 200 characters)')
-    .option('--auto-create-customer', 'redemption may create a missing customer (autoCreateCustomerAtRedemption)')
+    .option(
+      '--auto-create-customer',
+      'redemption may create a missing customer (autoCreateCustomerAtRedemption)',
+    )
     .option('--require-signature', 'public requests must be signed (requireSignature)')
     .action(
       run(async (opts: { name: string; autoCreateCustomer?: boolean; requireSignature?: boolean }) => {
@@ -181,7 +205,11 @@ export function buildProgram(): Command {
     .option('--search <text>', 'case-insensitive substring of the name')
     .action(
       run(async (opts: { page?: string; pageSize?: string; search?: string }) => {
-        const query = await toDto(PageQueryDto, { page: opts.page, pageSize: opts.pageSize, search: opts.search });
+        const query = await toDto(PageQueryDto, {
+          page: opts.page,
+          pageSize: opts.pageSize,
+          search: opts.search,
+        });
         return withProjects((projects) => projects.list(query));
       }),
     );
@@ -200,14 +228,19 @@ export function buildProgram(): Command {
     .option('--auto-create-customer <bool>', 'true or false')
     .option('--require-signature <bool>', 'true or false')
     .action(
-      run(async (projectId: string, opts: { name?: string; autoCreateCustomer?: string; requireSignature?: string }) => {
-        const dto = await toDto(UpdateProjectDto, {
-          name: opts.name,
-          autoCreateCustomerAtRedemption: parseBoolean(opts.autoCreateCustomer),
-          requireSignature: parseBoolean(opts.requireSignature),
-        });
-        return withProjects((projects) => projects.update(projectId, dto));
-      }),
+      run(
+        async (
+          projectId: string,
+          opts: { name?: string; autoCreateCustomer?: string; requireSignature?: string },
+        ) => {
+          const dto = await toDto(UpdateProjectDto, {
+            name: opts.name,
+            autoCreateCustomerAtRedemption: parseBoolean(opts.autoCreateCustomer),
+            requireSignature: parseBoolean(opts.requireSignature),
+          });
+          return withProjects((projects) => projects.update(projectId, dto));
+        },
+      ),
     );
 
   program
@@ -218,7 +251,7 @@ export function buildProgram(): Command {
 
   program
     .command('keys:create')
-    .description('Create a key; the key (and a public key\'s signing secret) is shown only this once')
+    .description("Create a key; the key (and a public key's signing secret) is shown only this once")
     .argument('<projectId>')
     .requiredOption('--kind <kind>', 'private or public')
     .option('--name <name>', 'a label for the key (at most 100 characters)')
@@ -264,7 +297,9 @@ export function buildProgram(): Command {
 
   program
     .command('migrate')
-    .description('Apply pending migrations under the advisory lock (safe beside starting replicas); needs DATABASE_URL only')
+    .description(
+      'Apply pending migrations under the advisory lock (safe beside starting replicas); needs DATABASE_URL only',
+    )
     .action(
       run(async () => {
         requireEnv(['DATABASE_URL']);
@@ -282,7 +317,8 @@ export function buildProgram(): Command {
 if (require.main === module) {
   // stdout carries the result only: whatever a library logs with console.* goes to stderr.
   const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
-  for (const method of ['log', 'info', 'warn', 'debug', 'trace'] as const) console[method] = toStderr[method].bind(toStderr);
+  for (const method of ['log', 'info', 'warn', 'debug', 'trace'] as const)
+    console[method] = toStderr[method].bind(toStderr);
 
   buildProgram()
     .parseAsync(process.argv)

@@ -23,7 +23,8 @@ export const createHttpAdapter = (): EnvelopeExpressAdapter => new EnvelopeExpre
  * `bodyParser: false`.
  */
 export function configureApp(app: NestExpressApplication): void {
-  if (!(app.getHttpAdapter() instanceof EnvelopeExpressAdapter)) throw new Error('Create the application with createHttpAdapter()');
+  if (!(app.getHttpAdapter() instanceof EnvelopeExpressAdapter))
+    throw new Error('Create the application with createHttpAdapter()');
   const config = app.get(AppConfig);
   app.disable('x-powered-by');
   // JSON answers of an API that changes under its clients: no ETag (Express would hash every body for it).
@@ -52,10 +53,26 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
       ].join('\n'),
     )
     .setVersion('v1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Private API key `sk_...`' }, SECURITY.private)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'Public API key `pk_...`' }, SECURITY.public)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Operators\' `ADMIN_TOKEN`' }, SECURITY.admin)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A customer token from `POST /api/public/v1/auth/login`' }, SECURITY.customer)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'Private API key `sk_...`' },
+      SECURITY.private,
+    )
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'Public API key `pk_...`' },
+      SECURITY.public,
+    )
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: "Operators' `ADMIN_TOKEN`" },
+      SECURITY.admin,
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'A customer token from `POST /api/public/v1/auth/login`',
+      },
+      SECURITY.customer,
+    )
     .build();
   return SwaggerModule.createDocument(app, config);
 }
@@ -68,7 +85,10 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
  */
 export function securityHeaders(): RequestHandler {
   const api = helmet({
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+    },
   });
   const docs = helmet({
     contentSecurityPolicy: {

@@ -17,11 +17,15 @@ async function bootstrap(): Promise<void> {
   // Start-up lines (before the application and its logger exist) are `info` lines of the same
   // pino logger set-up, so LOG_LEVEL applies to them too; an invalid level is reported by the
   // validation below.
-  const early = createRootLogger(LOG_LEVELS.includes(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL! : 'info');
+  const early = createRootLogger(
+    LOG_LEVELS.includes(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL! : 'info',
+  );
   const say = (msg: string) => early.info(msg);
   let embedded: EmbeddedDatabase | undefined;
   if (!process.env.DATABASE_URL && process.env.NODE_ENV === 'production') {
-    throw new Error('DATABASE_URL is required when NODE_ENV=production (the embedded PostgreSQL is for local use only)');
+    throw new Error(
+      'DATABASE_URL is required when NODE_ENV=production (the embedded PostgreSQL is for local use only)',
+    );
   }
   if (!process.env.DATABASE_URL) {
     say(`DATABASE_URL is not set: starting an embedded PostgreSQL with its data under ${DATA_DIR}/`);
@@ -66,7 +70,10 @@ async function bootstrap(): Promise<void> {
     process.once('SIGINT', shutdown);
 
     await app.listen(env.PORT, env.HOST);
-    configureHttpServer(app.getHttpServer(), { requestTimeoutMs: env.REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS });
+    configureHttpServer(app.getHttpServer(), {
+      requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    });
     const url = `http://localhost:${env.PORT}`;
     say(`listening on ${env.HOST}:${env.PORT}; API docs at ${url}/docs`);
     if (env.EMBEDDED_DATABASE) await seedDemoProject(app, url);
@@ -77,6 +84,8 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(`Start-up failed: ${error instanceof Error ? error.message : JSON.stringify(error)}\n`);
+  process.stderr.write(
+    `Start-up failed: ${error instanceof Error ? error.message : JSON.stringify(error)}\n`,
+  );
   process.exit(1);
 });

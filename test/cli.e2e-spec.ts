@@ -20,11 +20,15 @@ describe('cli', () => {
 
   const cli = (...args: string[]) =>
     new Promise<Run>((done, fail) => {
-      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args], {
-        cwd: resolve(__dirname, '..'),
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args],
+        {
+          cwd: resolve(__dirname, '..'),
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       // A hung CLI is a failure, not a hung test run.
       const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
       let stdout = '';
@@ -98,7 +102,9 @@ describe('cli', () => {
     ]);
     expect(listed.stdout).not.toContain(key.key);
     const keys = ok(listed);
-    expect(keys).toEqual([expect.objectContaining({ id: key.id, kind: 'private', name: 'backend', prefix: key.prefix })]);
+    expect(keys).toEqual([
+      expect.objectContaining({ id: key.id, kind: 'private', name: 'backend', prefix: key.prefix }),
+    ]);
     expect(keys[0]).not.toHaveProperty('key');
     expect(keys[0]).not.toHaveProperty('signingSecret');
 

@@ -10,7 +10,6 @@ const FORMATTED = /^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const CSV_HEADER = 'code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id';
 
-
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 const unformat = (code: string) => code.replace(/-/g, '');
 
@@ -24,9 +23,12 @@ describe('codes', () => {
 
   const insertPlan = (projectId: string, slug: string, name: string, value: number, group = 'tier') =>
     insertPlanRow(t.dataSource, { projectId, slug, name, value, group });
-  const createBatch = (p: TestProject, body: object) => t.http.post('/api/private/v1/codes').set(bearer(p.privateKey)).send(body);
-  const newBatch = async (body: object, p: TestProject = a) => (await createBatch(p, body).expect(201)).body.data;
-  const list = (p: TestProject, query: string) => t.http.get(`/api/private/v1/codes?${query}`).set(bearer(p.privateKey));
+  const createBatch = (p: TestProject, body: object) =>
+    t.http.post('/api/private/v1/codes').set(bearer(p.privateKey)).send(body);
+  const newBatch = async (body: object, p: TestProject = a) =>
+    (await createBatch(p, body).expect(201)).body.data;
+  const list = (p: TestProject, query: string) =>
+    t.http.get(`/api/private/v1/codes?${query}`).set(bearer(p.privateKey));
   const idOf = async (code: string): Promise<number> =>
     (await t.dataSource.query('SELECT id FROM codes WHERE code = $1', [unformat(code)]))[0].id;
 
@@ -44,7 +46,13 @@ describe('codes', () => {
   describe('POST /codes (batch)', () => {
     it('creates a batch and answers every code in plaintext', async () => {
       const expiresAt = inDays(30);
-      const res = await createBatch(a, { planId: planA, duration: 'P30D', count: 3, expiresAt, note: 'launch' }).expect(201);
+      const res = await createBatch(a, {
+        planId: planA,
+        duration: 'P30D',
+        count: 3,
+        expiresAt,
+        note: 'launch',
+      }).expect(201);
       expect(res.body.ok).toBe(true);
       const data = res.body.data;
       expect(data).toEqual({
@@ -57,7 +65,11 @@ describe('codes', () => {
         expiresAt,
         note: 'launch',
         createdAt: expect.stringMatching(TIMESTAMP),
-        codes: [expect.stringMatching(FORMATTED), expect.stringMatching(FORMATTED), expect.stringMatching(FORMATTED)],
+        codes: [
+          expect.stringMatching(FORMATTED),
+          expect.stringMatching(FORMATTED),
+          expect.stringMatching(FORMATTED),
+        ],
       });
       expect(new Set(data.codes).size).toBe(3);
 
@@ -67,10 +79,18 @@ describe('codes', () => {
       );
       expect(rows.map((r: { code: string }) => r.code)).toEqual(data.codes.map(unformat));
       for (const row of rows) {
-        expect(row).toMatchObject({ project_id: a.id, plan_id: planA, duration: 'P30D', note: 'launch', status: 'available' });
+        expect(row).toMatchObject({
+          project_id: a.id,
+          plan_id: planA,
+          duration: 'P30D',
+          note: 'launch',
+          status: 'available',
+        });
         expect(row.expires_at.toISOString()).toBe(expiresAt);
       }
-      const [batch] = await t.dataSource.query('SELECT project_id, count FROM code_batches WHERE id = $1', [data.batchId]);
+      const [batch] = await t.dataSource.query('SELECT project_id, count FROM code_batches WHERE id = $1', [
+        data.batchId,
+      ]);
       expect(batch).toEqual({ project_id: a.id, count: 3 });
     });
 
@@ -103,7 +123,9 @@ describe('codes', () => {
         expect(new Set(codes).size).toBe(10_000);
         expect(codes.filter((c) => !FORMATTED.test(c))).toEqual([]);
         for (const c of codes) all.add(c);
-        const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM codes WHERE batch_id = $1', [res.body.data.batchId]);
+        const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM codes WHERE batch_id = $1', [
+          res.body.data.batchId,
+        ]);
         expect(n).toBe(10_000);
       }
       expect(all.size).toBe(10_000 * timings.length);
@@ -159,12 +181,22 @@ describe('codes', () => {
     let ids: number[];
 
     beforeAll(async () => {
-      batch = await newBatch({ planId: planA, count: 5, duration: 'P30D', expiresAt: inDays(10), note: 'Filter Batch' });
+      batch = await newBatch({
+        planId: planA,
+        count: 5,
+        duration: 'P30D',
+        expiresAt: inDays(10),
+        note: 'Filter Batch',
+      });
       ids = await Promise.all(batch.codes.map(idOf));
       // codes[0] expired, codes[1] revoked, codes[2] redeemed, codes[3] and codes[4] available
-      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 minute' WHERE id = $1`, [ids[0]]);
+      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 minute' WHERE id = $1`, [
+        ids[0],
+      ]);
       await t.dataSource.query(`UPDATE codes SET status = 'revoked' WHERE id = $1`, [ids[1]]);
-      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', redeemed_at = now() WHERE id = $1`, [ids[2]]);
+      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', redeemed_at = now() WHERE id = $1`, [
+        ids[2],
+      ]);
     });
 
     const codesOf = async (query: string) => {
@@ -172,7 +204,7 @@ describe('codes', () => {
       return res.body.data.data.map((c: { code: string }) => c.code);
     };
 
-    it('pages the project\'s codes, newest first, with the code view', async () => {
+    it("pages the project's codes, newest first, with the code view", async () => {
       const res = await list(a, `batchId=${batch.batchId}`).expect(200);
       expect(res.body.data).toMatchObject({ total: 5, page: 1, pageSize: 10, totalPages: 1 });
       const items = res.body.data.data;
@@ -206,8 +238,12 @@ describe('codes', () => {
       expect(await codesOf(`batchId=${batch.batchId}&status=expired`)).toEqual([batch.codes[0]]);
       expect(await codesOf(`batchId=${batch.batchId}&status=revoked`)).toEqual([batch.codes[1]]);
       expect(await codesOf(`batchId=${batch.batchId}&status=redeemed`)).toEqual([batch.codes[2]]);
-      expect(await codesOf(`batchId=${batch.batchId}&status=available`)).toEqual([batch.codes[4], batch.codes[3]]);
-      const expired = (await list(a, `batchId=${batch.batchId}&status=expired`).expect(200)).body.data.data[0];
+      expect(await codesOf(`batchId=${batch.batchId}&status=available`)).toEqual([
+        batch.codes[4],
+        batch.codes[3],
+      ]);
+      const expired = (await list(a, `batchId=${batch.batchId}&status=expired`).expect(200)).body.data
+        .data[0];
       expect(expired.status).toBe('expired');
     });
 
@@ -215,7 +251,9 @@ describe('codes', () => {
       const other = await newBatch({ planId: planA2, count: 2, note: 'plan filter' });
       const res = await list(a, `planId=${planA2}&pageSize=100`).expect(200);
       expect(res.body.data.data.every((c: { planId: number }) => c.planId === planA2)).toBe(true);
-      expect(res.body.data.data.map((c: { code: string }) => c.code)).toEqual(expect.arrayContaining(other.codes));
+      expect(res.body.data.data.map((c: { code: string }) => c.code)).toEqual(
+        expect.arrayContaining(other.codes),
+      );
       expect(await codesOf(`planId=${planA2}&batchId=${batch.batchId}`)).toEqual([]);
     });
 
@@ -230,7 +268,16 @@ describe('codes', () => {
     });
 
     it('400 VALIDATION_FAILED for bad paging or filters', async () => {
-      for (const q of ['page=0', 'pageSize=0', 'pageSize=101', 'page=1.5', 'status=lost', 'planId=x', 'batchId=-1', 'colour=red']) {
+      for (const q of [
+        'page=0',
+        'pageSize=0',
+        'pageSize=101',
+        'page=1.5',
+        'status=lost',
+        'planId=x',
+        'batchId=-1',
+        'colour=red',
+      ]) {
         expectError(await list(a, q), 400, 'VALIDATION_FAILED');
       }
     });
@@ -243,23 +290,43 @@ describe('codes', () => {
       const res = await t.http.get(`/api/private/v1/codes/${id}`).set(bearer(a.privateKey)).expect(200);
       const listed = (await list(a, `batchId=${batch.batchId}`).expect(200)).body.data.data[0];
       expect(res.body.data).toEqual(listed);
-      expect(res.body.data).toMatchObject({ id, code: batch.codes[0], permanent: true, duration: null, status: 'available' });
+      expect(res.body.data).toMatchObject({
+        id,
+        code: batch.codes[0],
+        permanent: true,
+        duration: null,
+        status: 'available',
+      });
     });
 
     it('404 CODE_NOT_FOUND for an unknown id, 400 for a malformed one', async () => {
-      expectError(await t.http.get('/api/private/v1/codes/999999').set(bearer(a.privateKey)), 404, 'CODE_NOT_FOUND');
-      expectError(await t.http.get('/api/private/v1/codes/abc').set(bearer(a.privateKey)), 400, 'VALIDATION_FAILED');
+      expectError(
+        await t.http.get('/api/private/v1/codes/999999').set(bearer(a.privateKey)),
+        404,
+        'CODE_NOT_FOUND',
+      );
+      expectError(
+        await t.http.get('/api/private/v1/codes/abc').set(bearer(a.privateKey)),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
   });
 
   describe('POST /codes/:codeId/revoke', () => {
-    const revoke = (p: TestProject, id: number) => t.http.post(`/api/private/v1/codes/${id}/revoke`).set(bearer(p.privateKey));
+    const revoke = (p: TestProject, id: number) =>
+      t.http.post(`/api/private/v1/codes/${id}/revoke`).set(bearer(p.privateKey));
 
     it('revokes an available code; revoking again gives the same answer', async () => {
       const batch = await newBatch({ planId: planA, count: 1 });
       const id = await idOf(batch.codes[0]);
       const first = await revoke(a, id).expect(200);
-      expect(first.body.data).toMatchObject({ id, status: 'revoked', code: batch.codes[0], planName: 'Pro, "yearly"' });
+      expect(first.body.data).toMatchObject({
+        id,
+        status: 'revoked',
+        code: batch.codes[0],
+        planName: 'Pro, "yearly"',
+      });
       const second = await revoke(a, id).expect(200);
       expect(second.body.data).toEqual(first.body.data);
       const read = await t.http.get(`/api/private/v1/codes/${id}`).set(bearer(a.privateKey)).expect(200);
@@ -269,15 +336,22 @@ describe('codes', () => {
     it('revokes an expired code', async () => {
       const batch = await newBatch({ planId: planA, count: 1, expiresAt: inDays(1) });
       const id = await idOf(batch.codes[0]);
-      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-      expect((await t.http.get(`/api/private/v1/codes/${id}`).set(bearer(a.privateKey)).expect(200)).body.data.status).toBe('expired');
+      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        id,
+      ]);
+      expect(
+        (await t.http.get(`/api/private/v1/codes/${id}`).set(bearer(a.privateKey)).expect(200)).body.data
+          .status,
+      ).toBe('expired');
       expect((await revoke(a, id).expect(200)).body.data.status).toBe('revoked');
     });
 
     it('409 CODE_ALREADY_REDEEMED for a redeemed code, which stays redeemed', async () => {
       const batch = await newBatch({ planId: planA, count: 1 });
       const id = await idOf(batch.codes[0]);
-      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', redeemed_at = now() WHERE id = $1`, [id]);
+      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', redeemed_at = now() WHERE id = $1`, [
+        id,
+      ]);
       expectError(await revoke(a, id), 409, 'CODE_ALREADY_REDEEMED');
       const [row] = await t.dataSource.query('SELECT status FROM codes WHERE id = $1', [id]);
       expect(row.status).toBe('redeemed');
@@ -295,9 +369,14 @@ describe('codes', () => {
       const ids = await Promise.all(batch.codes.map(idOf));
       await t.dataSource.query(`UPDATE codes SET status = 'revoked' WHERE id = $1`, [ids[1]]);
 
-      const res = await t.http.get(`/api/private/v1/codes/export?batchId=${batch.batchId}`).set(bearer(a.privateKey)).expect(200);
+      const res = await t.http
+        .get(`/api/private/v1/codes/export?batchId=${batch.batchId}`)
+        .set(bearer(a.privateKey))
+        .expect(200);
       expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
-      expect(res.headers['content-disposition']).toBe(`attachment; filename="codes-batch-${batch.batchId}.csv"`);
+      expect(res.headers['content-disposition']).toBe(
+        `attachment; filename="codes-batch-${batch.batchId}.csv"`,
+      );
       expect(res.headers['x-request-id']).toBeDefined();
       const lines = res.text.split('\r\n');
       expect(lines.pop()).toBe(''); // ends with a line break
@@ -312,19 +391,43 @@ describe('codes', () => {
     it('shows the effective status and redemption fields', async () => {
       const batch = await newBatch({ planId: planA2, count: 2, expiresAt: inDays(5) });
       const ids = await Promise.all(batch.codes.map(idOf));
-      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 second' WHERE id = $1`, [ids[0]]);
-      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', redeemed_at = '2026-01-02T03:04:05.678Z' WHERE id = $1`, [ids[1]]);
-      const res = await t.http.get(`/api/private/v1/codes/export?batchId=${batch.batchId}`).set(bearer(a.privateKey)).expect(200);
-      const rows = res.text.trim().split('\r\n').slice(1).map((l) => l.split(','));
+      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        ids[0],
+      ]);
+      await t.dataSource.query(
+        `UPDATE codes SET status = 'redeemed', redeemed_at = '2026-01-02T03:04:05.678Z' WHERE id = $1`,
+        [ids[1]],
+      );
+      const res = await t.http
+        .get(`/api/private/v1/codes/export?batchId=${batch.batchId}`)
+        .set(bearer(a.privateKey))
+        .expect(200);
+      const rows = res.text
+        .trim()
+        .split('\r\n')
+        .slice(1)
+        .map((l) => l.split(','));
       expect(rows[0].slice(0, 5)).toEqual([batch.codes[0], 'expired', String(planA2), 'Basic', '']);
       expect(rows[1][1]).toBe('redeemed');
       expect(rows[1][6]).toBe('2026-01-02T03:04:05.678Z');
     });
 
     it('400 without a batchId, 404 CODE_NOT_FOUND for an unknown batch (JSON errors)', async () => {
-      expectError(await t.http.get('/api/private/v1/codes/export').set(bearer(a.privateKey)), 400, 'VALIDATION_FAILED');
-      expectError(await t.http.get('/api/private/v1/codes/export?batchId=x').set(bearer(a.privateKey)), 400, 'VALIDATION_FAILED');
-      expectError(await t.http.get('/api/private/v1/codes/export?batchId=999999').set(bearer(a.privateKey)), 404, 'CODE_NOT_FOUND');
+      expectError(
+        await t.http.get('/api/private/v1/codes/export').set(bearer(a.privateKey)),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectError(
+        await t.http.get('/api/private/v1/codes/export?batchId=x').set(bearer(a.privateKey)),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectError(
+        await t.http.get('/api/private/v1/codes/export?batchId=999999').set(bearer(a.privateKey)),
+        404,
+        'CODE_NOT_FOUND',
+      );
     });
   });
 
@@ -337,9 +440,17 @@ describe('codes', () => {
       idA = await idOf(batchA.codes[0]);
     });
 
-    it('project B cannot read, revoke or export A\'s codes', async () => {
-      expectError(await t.http.get(`/api/private/v1/codes/${idA}`).set(bearer(b.privateKey)), 404, 'CODE_NOT_FOUND');
-      expectError(await t.http.post(`/api/private/v1/codes/${idA}/revoke`).set(bearer(b.privateKey)), 404, 'CODE_NOT_FOUND');
+    it("project B cannot read, revoke or export A's codes", async () => {
+      expectError(
+        await t.http.get(`/api/private/v1/codes/${idA}`).set(bearer(b.privateKey)),
+        404,
+        'CODE_NOT_FOUND',
+      );
+      expectError(
+        await t.http.post(`/api/private/v1/codes/${idA}/revoke`).set(bearer(b.privateKey)),
+        404,
+        'CODE_NOT_FOUND',
+      );
       expectError(
         await t.http.get(`/api/private/v1/codes/export?batchId=${batchA.batchId}`).set(bearer(b.privateKey)),
         404,
@@ -349,18 +460,27 @@ describe('codes', () => {
       expect(row.status).toBe('available');
     });
 
-    it('project B\'s list never shows A\'s codes, whatever the filters', async () => {
+    it("project B's list never shows A's codes, whatever the filters", async () => {
       const own = await newBatch({ planId: planB, count: 1 }, b);
-      for (const q of ['pageSize=100', `batchId=${batchA.batchId}`, `planId=${planA}`, `search=${batchA.codes[0]}`, 'search=secret']) {
+      for (const q of [
+        'pageSize=100',
+        `batchId=${batchA.batchId}`,
+        `planId=${planA}`,
+        `search=${batchA.codes[0]}`,
+        'search=secret',
+      ]) {
         const res = await list(b, q).expect(200);
         const codes = res.body.data.data.map((c: { code: string }) => c.code);
         expect(codes).not.toContain(batchA.codes[0]);
         expect(res.body.data.data.every((c: { planId: number }) => c.planId === planB)).toBe(true);
       }
-      expect((await list(b, 'pageSize=100').expect(200)).body.data).toMatchObject({ total: 1, data: [expect.objectContaining({ code: own.codes[0] })] });
+      expect((await list(b, 'pageSize=100').expect(200)).body.data).toMatchObject({
+        total: 1,
+        data: [expect.objectContaining({ code: own.codes[0] })],
+      });
     });
 
-    it('project B cannot make a batch for A\'s plan, nor A for B\'s', async () => {
+    it("project B cannot make a batch for A's plan, nor A for B's", async () => {
       expectError(await createBatch(b, { planId: planA }), 404, 'PLAN_NOT_FOUND');
       expectError(await createBatch(a, { planId: planB }), 404, 'PLAN_NOT_FOUND');
     });
@@ -384,15 +504,24 @@ describe('codes', () => {
     /** The code alone: the customer lookup finds nobody (id 0), so nothing is marked. */
     const lockCode = async (em: EntityManager, projectId: string, raw: string) =>
       (await codes.lockCodeAndCustomer(em, projectId, raw, customerLockFor(0), new Date())).code;
-    const lock = (projectId: string, raw: string) => t.dataSource.transaction((em) => lockCode(em, projectId, raw));
+    const lock = (projectId: string, raw: string) =>
+      t.dataSource.transaction((em) => lockCode(em, projectId, raw));
 
     it('finds a code however it is typed, only in its project, and checks it in order', async () => {
       const batch = await newBatch({ planId: planA, count: 5, expiresAt: inDays(1) });
       const [plain, revoked, redeemed, expired, redeemedThenExpired] = batch.codes;
-      await t.dataSource.query(`UPDATE codes SET status = 'revoked', expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(revoked)]);
+      await t.dataSource.query(
+        `UPDATE codes SET status = 'revoked', expires_at = now() - interval '1 s' WHERE code = $1`,
+        [unformat(revoked)],
+      );
       await t.dataSource.query(`UPDATE codes SET status = 'redeemed' WHERE code = $1`, [unformat(redeemed)]);
-      await t.dataSource.query(`UPDATE codes SET status = 'redeemed', expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(redeemedThenExpired)]);
-      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 s' WHERE code = $1`, [unformat(expired)]);
+      await t.dataSource.query(
+        `UPDATE codes SET status = 'redeemed', expires_at = now() - interval '1 s' WHERE code = $1`,
+        [unformat(redeemedThenExpired)],
+      );
+      await t.dataSource.query(`UPDATE codes SET expires_at = now() - interval '1 s' WHERE code = $1`, [
+        unformat(expired),
+      ]);
 
       const typed = ` ${plain.toLowerCase().replace(/-/g, ' ')} `.replace(/0/g, 'o').replace(/1/g, 'i');
       expect((await lock(a.id, typed)).code).toBe(unformat(plain));
@@ -423,8 +552,13 @@ describe('codes', () => {
       expect(results.sort()).toEqual(['CODE_ALREADY_REDEEMED', 'OK']);
 
       const id = await idOf(batch.codes[0]);
-      const view = (await t.http.get(`/api/private/v1/codes/${id}`).set(bearer(a.privateKey)).expect(200)).body.data;
-      expect(view).toMatchObject({ status: 'redeemed', redeemedAt: now.toISOString(), redeemedByCustomerId: customerId });
+      const view = (await t.http.get(`/api/private/v1/codes/${id}`).set(bearer(a.privateKey)).expect(200))
+        .body.data;
+      expect(view).toMatchObject({
+        status: 'redeemed',
+        redeemedAt: now.toISOString(),
+        redeemedByCustomerId: customerId,
+      });
     });
   });
 });

@@ -6,7 +6,6 @@ import { expressRoutes } from './support/routes';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 
-
 describe('foundation: envelope, errors, keys, info, admin', () => {
   let t: TestApp;
   let project: TestProject;
@@ -22,7 +21,11 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       const res = await t.http.get('/api/private/v1/info').set(bearer(project.privateKey)).expect(200);
       expect(res.body.ok).toBe(true);
       expect(res.body.requestId).toBe(res.headers['x-request-id']);
-      expect(res.body.data.project).toEqual({ id: project.id, name: 'Acme', autoCreateCustomerAtRedemption: true });
+      expect(res.body.data.project).toEqual({
+        id: project.id,
+        name: 'Acme',
+        autoCreateCustomerAtRedemption: true,
+      });
       expect(res.body.data.api).toEqual({
         version: 'v1',
         baseUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/api\/private\/v1$/),
@@ -45,14 +48,22 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
     });
 
     it('401 for a public key used as a private one', async () => {
-      expectError(await t.http.get('/api/private/v1/info').set(bearer(project.publicKey)), 401, 'INVALID_API_KEY');
+      expectError(
+        await t.http.get('/api/private/v1/info').set(bearer(project.publicKey)),
+        401,
+        'INVALID_API_KEY',
+      );
     });
 
     it('403 API_KEY_DISABLED for a disabled key, and back to 200 once enabled', async () => {
       const p = await t.createProject();
       const path = `/api/admin/v1/projects/${p.id}/keys/${p.privateKeyId}`;
       await t.http.patch(path).set(admin).send({ enabled: false }).expect(200);
-      expectError(await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)), 403, 'API_KEY_DISABLED');
+      expectError(
+        await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)),
+        403,
+        'API_KEY_DISABLED',
+      );
       await t.http.patch(path).set(admin).send({ enabled: true }).expect(200);
       await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)).expect(200);
     });
@@ -61,8 +72,16 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       const p = await t.createProject();
       const deleted = await t.http.delete(`/api/admin/v1/projects/${p.id}`).set(admin).expect(200);
       expect(deleted.body.data).toEqual({ success: true });
-      expectError(await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)), 404, 'PROJECT_NOT_FOUND');
-      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey), 404, 'PROJECT_NOT_FOUND');
+      expectError(
+        await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)),
+        404,
+        'PROJECT_NOT_FOUND',
+      );
+      expectError(
+        await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey),
+        404,
+        'PROJECT_NOT_FOUND',
+      );
       expectError(await t.http.get(`/api/admin/v1/projects/${p.id}`).set(admin), 404, 'PROJECT_NOT_FOUND');
     });
   });
@@ -70,27 +89,51 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
   describe('public key guard and public info', () => {
     it('answers the public info', async () => {
       const res = await t.http.get('/api/public/v1/info').set('X-Service-Key', project.publicKey).expect(200);
-      expect(res.body.data.project).toEqual({ id: project.id, name: 'Acme', autoCreateCustomerAtRedemption: true });
+      expect(res.body.data.project).toEqual({
+        id: project.id,
+        name: 'Acme',
+        autoCreateCustomerAtRedemption: true,
+      });
       expect(res.body.data.api).toEqual({
         version: 'v1',
         baseUrl: expect.stringMatching(/\/api\/public\/v1$/),
         projectKeyHeader: 'X-Service-Key',
         customerAuthHeader: 'Authorization',
         requestIdHeader: 'X-Request-Id',
-        signatureHeaders: { timestamp: 'X-Service-Timestamp', nonce: 'X-Service-Nonce', signature: 'X-Service-Signature' },
+        signatureHeaders: {
+          timestamp: 'X-Service-Timestamp',
+          nonce: 'X-Service-Nonce',
+          signature: 'X-Service-Signature',
+        },
       });
     });
 
     it('401 for a missing, private or unknown public key', async () => {
       expectError(await t.http.get('/api/public/v1/info'), 401, 'INVALID_API_KEY');
-      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', project.privateKey), 401, 'INVALID_API_KEY');
-      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', `pk_${'z'.repeat(40)}`), 401, 'INVALID_API_KEY');
+      expectError(
+        await t.http.get('/api/public/v1/info').set('X-Service-Key', project.privateKey),
+        401,
+        'INVALID_API_KEY',
+      );
+      expectError(
+        await t.http.get('/api/public/v1/info').set('X-Service-Key', `pk_${'z'.repeat(40)}`),
+        401,
+        'INVALID_API_KEY',
+      );
     });
 
     it('403 for a disabled public key', async () => {
       const p = await t.createProject();
-      await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${p.publicKeyId}`).set(admin).send({ enabled: false }).expect(200);
-      expectError(await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey), 403, 'API_KEY_DISABLED');
+      await t.http
+        .patch(`/api/admin/v1/projects/${p.id}/keys/${p.publicKeyId}`)
+        .set(admin)
+        .send({ enabled: false })
+        .expect(200);
+      expectError(
+        await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey),
+        403,
+        'API_KEY_DISABLED',
+      );
     });
   });
 
@@ -102,13 +145,18 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expect([...pub.body.data.endpoints].sort()).toEqual(expressRoutes(t.app, '/api/public/v1'));
       expect(priv.body.data.endpoints).toContain('GET /api/private/v1/info');
       expect(pub.body.data.endpoints).toContain('GET /api/public/v1/info');
-      expect(priv.body.data.endpoints.every((e: string) => /^[A-Z]+ \/api\/private\/v1(\/|$)/.test(e))).toBe(true);
+      expect(priv.body.data.endpoints.every((e: string) => /^[A-Z]+ \/api\/private\/v1(\/|$)/.test(e))).toBe(
+        true,
+      );
     });
   });
 
   describe('request id', () => {
     it('keeps an acceptable incoming id, on success and on error', async () => {
-      const ok = await t.http.get('/api/private/v1/info').set(bearer(project.privateKey)).set('X-Request-Id', 'trace:abc-1.2_3');
+      const ok = await t.http
+        .get('/api/private/v1/info')
+        .set(bearer(project.privateKey))
+        .set('X-Request-Id', 'trace:abc-1.2_3');
       expect(ok.headers['x-request-id']).toBe('trace:abc-1.2_3');
       expect(ok.body.requestId).toBe('trace:abc-1.2_3');
       const err = await t.http.get('/api/private/v1/info').set('X-Request-Id', 'client-42');
@@ -116,11 +164,14 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expect(err.body.requestId).toBe('client-42');
     });
 
-    it.each([['with spaces'], ['x'.repeat(129)], ['bad/slash']])('replaces an unacceptable id (%s)', async (id) => {
-      const res = await t.http.get('/healthz').set('X-Request-Id', id);
-      expect(res.headers['x-request-id']).toMatch(UUID);
-      expect(res.body.requestId).toBe(res.headers['x-request-id']);
-    });
+    it.each([['with spaces'], ['x'.repeat(129)], ['bad/slash']])(
+      'replaces an unacceptable id (%s)',
+      async (id) => {
+        const res = await t.http.get('/healthz').set('X-Request-Id', id);
+        expect(res.headers['x-request-id']).toMatch(UUID);
+        expect(res.body.requestId).toBe(res.headers['x-request-id']);
+      },
+    );
 
     it('generates one when none is sent', async () => {
       const res = await t.http.get('/healthz').expect(200);
@@ -130,8 +181,16 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
 
   describe('error envelope for bad requests', () => {
     it('404 ROUTE_NOT_FOUND for an unknown path and for an unknown method', async () => {
-      expectError(await t.http.get('/api/private/v1/nothing-here').set(bearer(project.privateKey)), 404, 'ROUTE_NOT_FOUND');
-      expectError(await t.http.delete('/api/private/v1/info').set(bearer(project.privateKey)), 404, 'ROUTE_NOT_FOUND');
+      expectError(
+        await t.http.get('/api/private/v1/nothing-here').set(bearer(project.privateKey)),
+        404,
+        'ROUTE_NOT_FOUND',
+      );
+      expectError(
+        await t.http.delete('/api/private/v1/info').set(bearer(project.privateKey)),
+        404,
+        'ROUTE_NOT_FOUND',
+      );
     });
 
     it('400 MALFORMED_JSON for a body that is not JSON', async () => {
@@ -144,45 +203,82 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
     });
 
     it('415 UNSUPPORTED_MEDIA_TYPE for a body that is not application/json', async () => {
-      const res = await t.http.post('/api/admin/v1/projects').set(admin).set('Content-Type', 'text/plain').send('name=x');
+      const res = await t.http
+        .post('/api/admin/v1/projects')
+        .set(admin)
+        .set('Content-Type', 'text/plain')
+        .send('name=x');
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
     it('413 PAYLOAD_TOO_LARGE for a body over 1 MiB, and accepts one just under', async () => {
       const big = { name: 'x', pad: 'y'.repeat(1024 * 1024) };
       expectError(await t.http.post('/api/admin/v1/projects').set(admin).send(big), 413, 'PAYLOAD_TOO_LARGE');
-      const small = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'x', pad: 'y'.repeat(1000) });
+      const small = await t.http
+        .post('/api/admin/v1/projects')
+        .set(admin)
+        .send({ name: 'x', pad: 'y'.repeat(1000) });
       expectError(small, 400, 'VALIDATION_FAILED'); // parsed, then refused for the unknown field
       expect(small.body.error.details).toEqual([{ field: 'pad', message: 'pad is not a known field' }]);
     });
 
-    it('400 VALIDATION_FAILED for a body nested deeper than 32 levels (it would exhaust the validator\'s stack), not a 500', async () => {
+    it("400 VALIDATION_FAILED for a body nested deeper than 32 levels (it would exhaust the validator's stack), not a 500", async () => {
       const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
       for (const text of [nested(3000), `{"name":${nested(33)}}`]) {
-        const res = await t.http.post('/api/admin/v1/projects').set(admin).set('Content-Type', 'application/json').send(text);
+        const res = await t.http
+          .post('/api/admin/v1/projects')
+          .set(admin)
+          .set('Content-Type', 'application/json')
+          .send(text);
         expectError(res, 400, 'VALIDATION_FAILED');
-        expect(res.body.error.details).toEqual([{ field: expect.any(String), message: 'nests deeper than 32 levels of arrays and objects' }]);
+        expect(res.body.error.details).toEqual([
+          { field: expect.any(String), message: 'nests deeper than 32 levels of arrays and objects' },
+        ]);
       }
       // 32 levels are parsed, then judged by the validation as usual
-      expectError(await t.http.post('/api/admin/v1/projects').set(admin).set('Content-Type', 'application/json').send(`{"name":${nested(31)}}`), 400, 'VALIDATION_FAILED');
+      expectError(
+        await t.http
+          .post('/api/admin/v1/projects')
+          .set(admin)
+          .set('Content-Type', 'application/json')
+          .send(`{"name":${nested(31)}}`),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('400 VALIDATION_FAILED for U+0000 anywhere in a body or a URL (PostgreSQL text cannot hold it), naming where', async () => {
       const inBody = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'a\u0000b' });
       expectError(inBody, 400, 'VALIDATION_FAILED');
-      expect(inBody.body.error.details).toEqual([{ field: 'name', message: expect.stringContaining('U+0000') }]);
-      const nestedKey = await t.http.post('/api/private/v1/customers/resolve').set(bearer(project.privateKey)).send({ customer: { type: 'email', value: 'x\u0000' } });
-      expect(nestedKey.body.error.details).toEqual([{ field: 'customer.value', message: expect.stringContaining('U+0000') }]);
-      const inQuery = await t.http.get('/api/private/v1/customers?page=1&search=a%00b').set(bearer(project.privateKey));
+      expect(inBody.body.error.details).toEqual([
+        { field: 'name', message: expect.stringContaining('U+0000') },
+      ]);
+      const nestedKey = await t.http
+        .post('/api/private/v1/customers/resolve')
+        .set(bearer(project.privateKey))
+        .send({ customer: { type: 'email', value: 'x\u0000' } });
+      expect(nestedKey.body.error.details).toEqual([
+        { field: 'customer.value', message: expect.stringContaining('U+0000') },
+      ]);
+      const inQuery = await t.http
+        .get('/api/private/v1/customers?page=1&search=a%00b')
+        .set(bearer(project.privateKey));
       expectError(inQuery, 400, 'VALIDATION_FAILED');
-      expect(inQuery.body.error.details).toEqual([{ field: 'search', message: expect.stringContaining('U+0000') }]);
+      expect(inQuery.body.error.details).toEqual([
+        { field: 'search', message: expect.stringContaining('U+0000') },
+      ]);
       const inPath = await t.http.get('/api/admin/v1/projects/prj_%00').set(admin);
       expectError(inPath, 400, 'VALIDATION_FAILED');
-      expect(inPath.body.error.details).toEqual([{ field: 'path', message: expect.stringContaining('U+0000') }]);
+      expect(inPath.body.error.details).toEqual([
+        { field: 'path', message: expect.stringContaining('U+0000') },
+      ]);
     });
 
     it('400 VALIDATION_FAILED with details', async () => {
-      const res = await t.http.post('/api/admin/v1/projects').set(admin).send({ name: '', requireSignature: 'yes' });
+      const res = await t.http
+        .post('/api/admin/v1/projects')
+        .set(admin)
+        .send({ name: '', requireSignature: 'yes' });
       expectError(res, 400, 'VALIDATION_FAILED');
       expect(res.body.error.details).toEqual(
         expect.arrayContaining([
@@ -226,8 +322,16 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       for (const [method, path] of routes) {
         const call = (t.http as any)[method](path);
         expectError(await call, 401, 'INVALID_ADMIN_TOKEN');
-        expectError(await (t.http as any)[method](path).set('Authorization', 'Bearer wrong-token-xxxxxxxxxxxx'), 401, 'INVALID_ADMIN_TOKEN');
-        expectError(await (t.http as any)[method](path).set(bearer(project.privateKey)), 401, 'INVALID_ADMIN_TOKEN');
+        expectError(
+          await (t.http as any)[method](path).set('Authorization', 'Bearer wrong-token-xxxxxxxxxxxx'),
+          401,
+          'INVALID_ADMIN_TOKEN',
+        );
+        expectError(
+          await (t.http as any)[method](path).set(bearer(project.privateKey)),
+          401,
+          'INVALID_ADMIN_TOKEN',
+        );
       }
       // and nothing was changed by those calls
       await t.http.get(`/api/admin/v1/projects/${project.id}`).set(admin).expect(200);
@@ -257,16 +361,45 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
         .set(admin)
         .send({ name: 'Renamed', autoCreateCustomerAtRedemption: true })
         .expect(200);
-      expect(patched.body.data).toMatchObject({ name: 'Renamed', autoCreateCustomerAtRedemption: true, requireSignature: true });
-      expectError(await t.http.get('/api/admin/v1/projects/prj_doesnotexist').set(admin), 404, 'PROJECT_NOT_FOUND');
-      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ name: null }), 400, 'VALIDATION_FAILED');
-      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ requireSignature: null }), 400, 'VALIDATION_FAILED');
+      expect(patched.body.data).toMatchObject({
+        name: 'Renamed',
+        autoCreateCustomerAtRedemption: true,
+        requireSignature: true,
+      });
+      expectError(
+        await t.http.get('/api/admin/v1/projects/prj_doesnotexist').set(admin),
+        404,
+        'PROJECT_NOT_FOUND',
+      );
+      expectError(
+        await t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ name: null }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectError(
+        await t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ requireSignature: null }),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('creates keys shown once, lists them without secrets, and deletes them', async () => {
-      const p = (await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'Keys' }).expect(201)).body.data;
-      const sk = (await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private', name: 'be' }).expect(201)).body.data;
-      const pk = (await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'public' }).expect(201)).body.data;
+      const p = (await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'Keys' }).expect(201))
+        .body.data;
+      const sk = (
+        await t.http
+          .post(`/api/admin/v1/projects/${p.id}/keys`)
+          .set(admin)
+          .send({ kind: 'private', name: 'be' })
+          .expect(201)
+      ).body.data;
+      const pk = (
+        await t.http
+          .post(`/api/admin/v1/projects/${p.id}/keys`)
+          .set(admin)
+          .send({ kind: 'public' })
+          .expect(201)
+      ).body.data;
       expect(sk).toEqual({
         id: expect.any(Number),
         kind: 'private',
@@ -287,23 +420,56 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       expect(text).not.toContain(pk.signingSecret);
 
       // stored as hashes and ciphertext only
-      const rows = await t.dataSource.query('SELECT key_hash, signing_secret_enc FROM api_keys WHERE project_id = $1', [p.id]);
+      const rows = await t.dataSource.query(
+        'SELECT key_hash, signing_secret_enc FROM api_keys WHERE project_id = $1',
+        [p.id],
+      );
       expect(JSON.stringify(rows)).not.toContain(sk.key.slice(3));
       expect(JSON.stringify(rows)).not.toContain(pk.signingSecret.slice(3));
 
       await t.http.delete(`/api/admin/v1/projects/${p.id}/keys/${sk.id}`).set(admin).expect(200);
       expectError(await t.http.get('/api/private/v1/info').set(bearer(sk.key)), 401, 'INVALID_API_KEY');
-      expectError(await t.http.delete(`/api/admin/v1/projects/${p.id}/keys/${sk.id}`).set(admin), 404, 'API_KEY_NOT_FOUND');
+      expectError(
+        await t.http.delete(`/api/admin/v1/projects/${p.id}/keys/${sk.id}`).set(admin),
+        404,
+        'API_KEY_NOT_FOUND',
+      );
       // a key id of another project is not found through this project
-      expectError(await t.http.patch(`/api/admin/v1/projects/${project.id}/keys/${pk.id}`).set(admin).send({ enabled: false }), 404, 'API_KEY_NOT_FOUND');
-      expectError(await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'secret' }), 400, 'VALIDATION_FAILED');
-      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/abc`).set(admin).send({}), 400, 'VALIDATION_FAILED');
-      expectError(await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${pk.id}`).set(admin).send({ enabled: null }), 400, 'VALIDATION_FAILED');
+      expectError(
+        await t.http
+          .patch(`/api/admin/v1/projects/${project.id}/keys/${pk.id}`)
+          .set(admin)
+          .send({ enabled: false }),
+        404,
+        'API_KEY_NOT_FOUND',
+      );
+      expectError(
+        await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'secret' }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectError(
+        await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/abc`).set(admin).send({}),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expectError(
+        await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${pk.id}`).set(admin).send({ enabled: null }),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('a change that waited for a concurrent delete finds the project or key gone: 404, never a 500, a key for a deleted project, or a deleted key back', async () => {
-      const p = (await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'Raced' }).expect(201)).body.data;
-      const key = (await t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private' }).expect(201)).body.data;
+      const p = (await t.http.post('/api/admin/v1/projects').set(admin).send({ name: 'Raced' }).expect(201))
+        .body.data;
+      const key = (
+        await t.http
+          .post(`/api/admin/v1/projects/${p.id}/keys`)
+          .set(admin)
+          .send({ kind: 'private' })
+          .expect(201)
+      ).body.data;
       /** Runs `statement` in a transaction held open while `calls` start (and wait for its locks), then commits. */
       const whileHeld = async (statement: string, params: unknown[], calls: () => request.Test[]) => {
         const holder = t.dataSource.createQueryRunner();
@@ -326,16 +492,29 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
       ]);
       expectError(renamed, 404, 'API_KEY_NOT_FOUND');
       expectError(removed, 404, 'API_KEY_NOT_FOUND');
-      const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [p.id]);
+      const [{ n }] = await t.dataSource.query(
+        'SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1',
+        [p.id],
+      );
       expect(n).toBe(0);
 
-      const [created, updated] = await whileHeld('UPDATE projects SET deleted_at = now() WHERE id = $1', [p.id], () => [
-        t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private' }),
-        t.http.patch(`/api/admin/v1/projects/${p.id}`).set(admin).send({ name: 'Renamed after its deletion' }),
-      ]);
+      const [created, updated] = await whileHeld(
+        'UPDATE projects SET deleted_at = now() WHERE id = $1',
+        [p.id],
+        () => [
+          t.http.post(`/api/admin/v1/projects/${p.id}/keys`).set(admin).send({ kind: 'private' }),
+          t.http
+            .patch(`/api/admin/v1/projects/${p.id}`)
+            .set(admin)
+            .send({ name: 'Renamed after its deletion' }),
+        ],
+      );
       expectError(created, 404, 'PROJECT_NOT_FOUND');
       expectError(updated, 404, 'PROJECT_NOT_FOUND');
-      const [row] = await t.dataSource.query('SELECT name, (SELECT count(*)::int FROM api_keys WHERE project_id = $1) AS keys FROM projects WHERE id = $1', [p.id]);
+      const [row] = await t.dataSource.query(
+        'SELECT name, (SELECT count(*)::int FROM api_keys WHERE project_id = $1) AS keys FROM projects WHERE id = $1',
+        [p.id],
+      );
       expect(row).toEqual({ name: 'Raced', keys: 0 });
     });
 
@@ -355,7 +534,12 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
 
     it('serves the OpenAPI document: four security schemes, the error schema, and every API operation documented', async () => {
       const res = await t.http.get('/docs-json').expect(200);
-      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['adminToken', 'customerToken', 'privateKey', 'publicKey']);
+      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual([
+        'adminToken',
+        'customerToken',
+        'privateKey',
+        'publicKey',
+      ]);
       expect(res.body.components.schemas.ApiErrorResponse).toBeDefined();
       const info = res.body.paths['/api/private/v1/info'].get;
       expect(info.security).toEqual([{ privateKey: [] }]);
@@ -367,8 +551,14 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
           const where = `${method.toUpperCase()} ${path}`;
           expect({ where, summary: typeof op.summary }).toEqual({ where, summary: 'string' });
           const statuses = Object.keys(op.responses);
-          expect({ where, success: statuses.some((st) => st.startsWith('2')) }).toEqual({ where, success: true });
-          expect({ where, errors: statuses.some((st) => st.startsWith('4')) }).toEqual({ where, errors: true });
+          expect({ where, success: statuses.some((st) => st.startsWith('2')) }).toEqual({
+            where,
+            success: true,
+          });
+          expect({ where, errors: statuses.some((st) => st.startsWith('4')) }).toEqual({
+            where,
+            errors: true,
+          });
         }
       }
       // codes of the class-wide key decorator and of the handler share a status without hiding each other
@@ -416,7 +606,11 @@ describe('base URL behind a proxy and PUBLIC_BASE_URL', () => {
     const plain = await createTestApp({ PUBLIC_BASE_URL: 'https://api.example.org/' });
     try {
       const p = await plain.createProject();
-      const res = await plain.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey).set('X-Forwarded-Proto', 'https').expect(200);
+      const res = await plain.http
+        .get('/api/public/v1/info')
+        .set('X-Service-Key', p.publicKey)
+        .set('X-Forwarded-Proto', 'https')
+        .expect(200);
       expect(res.body.data.api.baseUrl).toBe('https://api.example.org/api/public/v1');
     } finally {
       await plain.close();
@@ -432,8 +626,16 @@ describe('API key cache across replicas', () => {
       const replica = await t.startReplica();
       const other = request(replica.getHttpServer());
       await other.get('/api/private/v1/info').set(bearer(p.privateKey)).expect(200); // now cached there
-      await t.http.patch(`/api/admin/v1/projects/${p.id}/keys/${p.privateKeyId}`).set(admin).send({ enabled: false }).expect(200);
-      expectError(await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)), 403, 'API_KEY_DISABLED'); // this process: at once
+      await t.http
+        .patch(`/api/admin/v1/projects/${p.id}/keys/${p.privateKeyId}`)
+        .set(admin)
+        .send({ enabled: false })
+        .expect(200);
+      expectError(
+        await t.http.get('/api/private/v1/info').set(bearer(p.privateKey)),
+        403,
+        'API_KEY_DISABLED',
+      ); // this process: at once
       await other.get('/api/private/v1/info').set(bearer(p.privateKey)).expect(200); // the replica: still cached
       await new Promise((resolve) => setTimeout(resolve, 900));
       expectError(await other.get('/api/private/v1/info').set(bearer(p.privateKey)), 403, 'API_KEY_DISABLED');

@@ -73,15 +73,24 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
   const admin = () => bearer(ADMIN_TOKEN);
 
   async function post(path: string, auth: Record<string, string>, body: unknown, status = 201) {
-    const res = await t.http.post(path).set(auth).send(body as object);
-    if (res.status !== status) throw new Error(`setup: POST ${path} answered ${res.status} ${JSON.stringify(res.body)}`);
+    const res = await t.http
+      .post(path)
+      .set(auth)
+      .send(body as object);
+    if (res.status !== status)
+      throw new Error(`setup: POST ${path} answered ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.data;
   }
 
   /** Fixtures of one project: a feature, a plan, customers, a batch of codes; returns their ids. */
   async function seedProject(project: TestProject, codeCount: number) {
     const sk = bearer(project.privateKey);
-    const feature = await post('/api/private/v1/features', sk, { slug: `feat-${uniq()}`, name: 'Feature', metered: true, unit: 'calls' });
+    const feature = await post('/api/private/v1/features', sk, {
+      slug: `feat-${uniq()}`,
+      name: 'Feature',
+      metered: true,
+      unit: 'calls',
+    });
     const plan = await post('/api/private/v1/plans', sk, {
       slug: `plan-${uniq()}`,
       name: 'Plan',
@@ -94,21 +103,38 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       password: PASSWORD,
       identifiers: [{ type: 'email', value: `c${uniq()}@example.com` }],
     });
-    const batch = await post('/api/private/v1/codes', sk, { planId: plan.id, duration: 'P1D', count: codeCount, note: 'fuzz' });
-    const list = await t.http.get(`/api/private/v1/codes?batchId=${batch.batchId ?? batch.id}&pageSize=100`).set(sk);
-    return { feature, plan, customer, batch, codes: (list.body.data?.data ?? []) as { id: number; code: string }[] };
+    const batch = await post('/api/private/v1/codes', sk, {
+      planId: plan.id,
+      duration: 'P1D',
+      count: codeCount,
+      note: 'fuzz',
+    });
+    const list = await t.http
+      .get(`/api/private/v1/codes?batchId=${batch.batchId ?? batch.id}&pageSize=100`)
+      .set(sk);
+    return {
+      feature,
+      plan,
+      customer,
+      batch,
+      codes: (list.body.data?.data ?? []) as { id: number; code: string }[],
+    };
   }
 
   async function login(project: TestProject, username: string): Promise<string> {
     const send = () =>
-      t.http.post('/api/public/v1/auth/login').set('X-Service-Key', project.publicKey).send({ identifier: { type: 'username', value: username }, password: PASSWORD });
+      t.http
+        .post('/api/public/v1/auth/login')
+        .set('X-Service-Key', project.publicKey)
+        .send({ identifier: { type: 'username', value: username }, password: PASSWORD });
     let res = await send();
     if (res.status === 429) {
       // the fuzzed logins used up this address's failures: start its window afresh
       await t.dataSource.query('DELETE FROM login_failures');
       res = await send();
     }
-    if (res.status !== 200) throw new Error(`setup: login answered ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200)
+      throw new Error(`setup: login answered ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.data.token;
   }
 
@@ -124,7 +150,11 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     const mk = async (prefix: string) => {
       const username = `${prefix}${uniq()}`.slice(0, 16).padEnd(8, '0');
       const email = `${prefix}${uniq()}@example.com`;
-      const c = await post('/api/private/v1/customers', sk, { username, password: PASSWORD, identifiers: [{ type: 'email', value: email }] });
+      const c = await post('/api/private/v1/customers', sk, {
+        username,
+        password: PASSWORD,
+        identifiers: [{ type: 'email', value: email }],
+      });
       return { id: c.id as number, username, email };
     };
     victim = await mk('victim');
@@ -137,13 +167,19 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       customerId: String(victim.id),
       featureId: String(mine.feature.id),
       planId: String(mine.plan.id),
-      codeId: String((await t.http.get(`/api/private/v1/codes?batchId=${revokable.batchId ?? revokable.id}`).set(sk)).body.data.data[0].id),
+      codeId: String(
+        (await t.http.get(`/api/private/v1/codes?batchId=${revokable.batchId ?? revokable.id}`).set(sk)).body
+          .data.data[0].id,
+      ),
       batchId: String(mine.batch.batchId ?? mine.batch.id),
       projectId: scratch.id,
       keyId: String(scratch.privateKeyId),
     });
     const gone = await post('/api/admin/v1/projects', admin(), { name: 'Deleted' });
-    await t.http.delete(`/api/admin/v1/projects/${gone.id}`).set(admin()).expect((r) => expect(r.status).toBeLessThan(300));
+    await t.http
+      .delete(`/api/admin/v1/projects/${gone.id}`)
+      .set(admin())
+      .expect((r) => expect(r.status).toBeLessThan(300));
     Object.assign(foreign, {
       customerId: [String(theirs.customer.id)],
       featureId: [String(theirs.feature.id)],
@@ -168,7 +204,8 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
 
   afterAll(async () => {
     jest.restoreAllMocks();
-    if (process.env.FUZZ_STATS) process.stderr.write(`fuzz: ${requests} requests on ${ops.length} operations\n`);
+    if (process.env.FUZZ_STATS)
+      process.stderr.write(`fuzz: ${requests} requests on ${ops.length} operations\n`);
     await t?.close();
   });
 
@@ -182,12 +219,34 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
   function validBody(op: Operation): unknown {
     const n = uniq();
     const recipes: Record<string, () => unknown> = {
-      'POST /api/admin/v1/projects': () => ({ name: `Fuzz ${n}`, autoCreateCustomerAtRedemption: true, requireSignature: false }),
-      'PATCH /api/admin/v1/projects/{projectId}': () => ({ name: `Scratch ${n}`, autoCreateCustomerAtRedemption: false, requireSignature: false }),
+      'POST /api/admin/v1/projects': () => ({
+        name: `Fuzz ${n}`,
+        autoCreateCustomerAtRedemption: true,
+        requireSignature: false,
+      }),
+      'PATCH /api/admin/v1/projects/{projectId}': () => ({
+        name: `Scratch ${n}`,
+        autoCreateCustomerAtRedemption: false,
+        requireSignature: false,
+      }),
       'POST /api/admin/v1/projects/{projectId}/keys': () => ({ kind: 'public', name: 'fuzz' }),
-      'PATCH /api/admin/v1/projects/{projectId}/keys/{keyId}': () => ({ enabled: true, name: `renamed ${n}` }),
-      'POST /api/private/v1/features': () => ({ slug: `f-${n}`, name: 'Feature', description: 'd', metered: true, unit: 'calls' }),
-      'PATCH /api/private/v1/features/{featureId}': () => ({ name: 'Feature 2', description: 'x', metered: true, unit: 'u' }),
+      'PATCH /api/admin/v1/projects/{projectId}/keys/{keyId}': () => ({
+        enabled: true,
+        name: `renamed ${n}`,
+      }),
+      'POST /api/private/v1/features': () => ({
+        slug: `f-${n}`,
+        name: 'Feature',
+        description: 'd',
+        metered: true,
+        unit: 'calls',
+      }),
+      'PATCH /api/private/v1/features/{featureId}': () => ({
+        name: 'Feature 2',
+        description: 'x',
+        metered: true,
+        unit: 'u',
+      }),
       'POST /api/private/v1/plans': () => ({
         slug: `p-${n}`,
         name: 'Plan',
@@ -195,7 +254,10 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
         group: 'fuzz',
         quotas: [{ featureId: Number(own.featureId), limit: 10, priority: 1, resetInterval: 'P1M' }],
       }),
-      'PATCH /api/private/v1/plans/{planId}': () => ({ name: 'Plan 2', quotas: [{ featureId: Number(own.featureId), limit: 5.25, priority: 0, resetInterval: null }] }),
+      'PATCH /api/private/v1/plans/{planId}': () => ({
+        name: 'Plan 2',
+        quotas: [{ featureId: Number(own.featureId), limit: 5.25, priority: 0, resetInterval: null }],
+      }),
       'POST /api/private/v1/customers': () => ({
         username: `fz${n}`.slice(0, 16).padEnd(8, '0'),
         enabled: true,
@@ -203,12 +265,38 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
         identifiers: [{ type: 'email', value: `fz${n}@example.com` }],
       }),
       'POST /api/private/v1/customers/resolve': () => ({ customer: { type: 'email', value: victim.email } }),
-      'PATCH /api/private/v1/customers/{customerId}': () => ({ enabled: true, password: PASSWORD, identifiers: [{ type: 'email', value: victim.email }] }),
-      'POST /api/private/v1/codes': () => ({ planId: Number(own.planId), duration: 'P1D', count: 2, expiresAt: '2099-01-01T00:00:00Z', note: 'fuzz' }),
-      'POST /api/private/v1/redemptions': () => ({ code: nextCode(), customer: { type: 'email', value: victim.email }, autoCreate: false }),
-      'POST /api/private/v1/codes/redeem': () => ({ code: nextCode(), customer: { type: 'username', value: victim.username }, autoCreate: false }),
-      'POST /api/private/v1/subscriptions/activate': () => ({ customer: { type: 'username', value: victim.username }, planId: Number(own.planId), duration: 'P1D', autoCreate: false }),
-      'POST /api/public/v1/auth/login': () => ({ identifier: { type: 'username', value: loginUsername }, password: PASSWORD }),
+      'PATCH /api/private/v1/customers/{customerId}': () => ({
+        enabled: true,
+        password: PASSWORD,
+        identifiers: [{ type: 'email', value: victim.email }],
+      }),
+      'POST /api/private/v1/codes': () => ({
+        planId: Number(own.planId),
+        duration: 'P1D',
+        count: 2,
+        expiresAt: '2099-01-01T00:00:00Z',
+        note: 'fuzz',
+      }),
+      'POST /api/private/v1/redemptions': () => ({
+        code: nextCode(),
+        customer: { type: 'email', value: victim.email },
+        autoCreate: false,
+      }),
+      'POST /api/private/v1/codes/redeem': () => ({
+        code: nextCode(),
+        customer: { type: 'username', value: victim.username },
+        autoCreate: false,
+      }),
+      'POST /api/private/v1/subscriptions/activate': () => ({
+        customer: { type: 'username', value: victim.username },
+        planId: Number(own.planId),
+        duration: 'P1D',
+        autoCreate: false,
+      }),
+      'POST /api/public/v1/auth/login': () => ({
+        identifier: { type: 'username', value: loginUsername },
+        password: PASSWORD,
+      }),
       'POST /api/public/v1/me/redemptions': () => ({ code: nextCode() }),
     };
     const recipe = recipes[op.key];
@@ -225,11 +313,35 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     const params: Record<string, string> = { ...own };
     const sk = bearer(p.privateKey);
     const last = op.pathParams[op.pathParams.length - 1];
-    if (op.iface === 'admin' && last === 'projectId') params.projectId = (await post('/api/admin/v1/projects', admin(), { name: `Disposable ${uniq()}` })).id;
-    else if (op.iface === 'admin' && last === 'keyId') params.keyId = String((await post(`/api/admin/v1/projects/${scratch.id}/keys`, admin(), { kind: 'private' })).id);
-    else if (last === 'customerId') params.customerId = String((await post('/api/private/v1/customers', sk, { username: `del${uniq()}`.slice(0, 16).padEnd(8, '0') })).id);
-    else if (last === 'featureId') params.featureId = String((await post('/api/private/v1/features', sk, { slug: `del-${uniq()}`, name: 'Disposable' })).id);
-    else if (last === 'planId') params.planId = String((await post('/api/private/v1/plans', sk, { slug: `del-${uniq()}`, name: 'Disposable', value: 1, group: 'del' })).id);
+    if (op.iface === 'admin' && last === 'projectId')
+      params.projectId = (await post('/api/admin/v1/projects', admin(), { name: `Disposable ${uniq()}` })).id;
+    else if (op.iface === 'admin' && last === 'keyId')
+      params.keyId = String(
+        (await post(`/api/admin/v1/projects/${scratch.id}/keys`, admin(), { kind: 'private' })).id,
+      );
+    else if (last === 'customerId')
+      params.customerId = String(
+        (
+          await post('/api/private/v1/customers', sk, {
+            username: `del${uniq()}`.slice(0, 16).padEnd(8, '0'),
+          })
+        ).id,
+      );
+    else if (last === 'featureId')
+      params.featureId = String(
+        (await post('/api/private/v1/features', sk, { slug: `del-${uniq()}`, name: 'Disposable' })).id,
+      );
+    else if (last === 'planId')
+      params.planId = String(
+        (
+          await post('/api/private/v1/plans', sk, {
+            slug: `del-${uniq()}`,
+            name: 'Disposable',
+            value: 1,
+            group: 'del',
+          })
+        ).id,
+      );
     disposable.set(op.key, params);
     return params;
   }
@@ -258,7 +370,8 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     if (op.iface === 'admin') return admin();
     if (op.iface === 'private') return bearer(p.privateKey);
     const headers: Record<string, string> = { 'X-Service-Key': p.publicKey };
-    if (op.customer) headers.Authorization = `Bearer ${op.key === 'POST /api/public/v1/auth/logout' ? logoutToken : customerToken}`;
+    if (op.customer)
+      headers.Authorization = `Bearer ${op.key === 'POST /api/public/v1/auth/logout' ? logoutToken : customerToken}`;
     return headers;
   }
 
@@ -275,13 +388,19 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     const params = input.params ?? (await validParams(op));
     const url = pathOf(op, params) + (input.query ?? validQuery(op));
     const headers: Record<string, string> = {};
-    const merged = { ...credentials(op), ...(input.body !== undefined ? { 'Content-Type': input.contentType ?? 'application/json' } : {}), ...input.headers };
+    const merged = {
+      ...credentials(op),
+      ...(input.body !== undefined ? { 'Content-Type': input.contentType ?? 'application/json' } : {}),
+      ...input.headers,
+    };
     for (const [k, v] of Object.entries(merged)) if (v !== undefined) headers[k] = v;
     return { method: op.method, url, headers, body: input.body };
   }
 
   async function exchange(sent: Sent): Promise<Received> {
-    let req = (t.http as unknown as Record<string, (url: string) => request.Test>)[sent.method.toLowerCase()](sent.url);
+    let req = (t.http as unknown as Record<string, (url: string) => request.Test>)[sent.method.toLowerCase()](
+      sent.url,
+    );
     for (const [k, v] of Object.entries(sent.headers)) req = req.set(k, v);
     if (sent.body !== undefined) req = req.send(sent.body);
     const res = await req.buffer(true).parse((response, done) => {
@@ -300,15 +419,22 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     try {
       res = await exchange(sent);
     } catch (e) {
-      throw new Error(`request failed: ${(e as Error).message}\n  ${describeExchange(sent, undefined, serverErrors)}`);
+      throw new Error(
+        `request failed: ${(e as Error).message}\n  ${describeExchange(sent, undefined, serverErrors)}`,
+      );
     }
     requests++;
     if (res.status < 300) {
       if (op.method === 'DELETE') disposable.delete(op.key);
-      if (op.key === 'POST /api/public/v1/auth/logout' && sent.headers.Authorization === `Bearer ${logoutToken}`) logoutToken = await login(p, tokenUsername);
+      if (
+        op.key === 'POST /api/public/v1/auth/logout' &&
+        sent.headers.Authorization === `Bearer ${logoutToken}`
+      )
+        logoutToken = await login(p, tokenUsername);
     }
     const problems = violations(op, res);
-    if (problems.length) throw new Error(`${problems.join('; ')}\n  ${describeExchange(sent, res, serverErrors)}`);
+    if (problems.length)
+      throw new Error(`${problems.join('; ')}\n  ${describeExchange(sent, res, serverErrors)}`);
   }
 
   /**
@@ -326,17 +452,25 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     const selected = ops.filter(select);
     expect(selected.length).toBeGreaterThan(0);
     for (const [i, op] of selected.entries()) {
-      const property = fc.asyncProperty(arbitrary(op), async (value) => probe(op, await build(op, await toInput(op, value))));
+      const property = fc.asyncProperty(arbitrary(op), async (value) =>
+        probe(op, await build(op, await toInput(op, value))),
+      );
       try {
         const fixed = examples(op).map((e) => [e] as [T]);
         // examples count towards numRuns: they all run, then RUNS[kind] random inputs
         const seed = SEED + i * 7919 + Object.keys(RUNS).indexOf(kind) * 104_729;
-        await fc.assert(property, { seed, numRuns: fixed.length + RUNS[kind], examples: fixed, includeErrorInReport: true });
+        await fc.assert(property, {
+          seed,
+          numRuns: fixed.length + RUNS[kind],
+          examples: fixed,
+          includeErrorInReport: true,
+        });
       } catch (e) {
         failures.push(`${op.key} (${kind}):\n${(e as Error).message}`);
       }
     }
-    if (failures.length) throw new Error(`${failures.length} operation(s) broke the rule:\n\n${failures.join('\n\n')}`);
+    if (failures.length)
+      throw new Error(`${failures.length} operation(s) broke the rule:\n\n${failures.join('\n\n')}`);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -369,7 +503,10 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       (op) =>
         pathsOf(validBody(op))
           .slice(1)
-          .flatMap((_, i): Mutation[][] => [[{ kind: 'drop', at: i + 1 }], ...WRONG_VALUES.map((value): Mutation[] => [{ kind: 'set', at: i + 1, value }])]),
+          .flatMap((_, i): Mutation[][] => [
+            [{ kind: 'drop', at: i + 1 }],
+            ...WRONG_VALUES.map((value): Mutation[] => [{ kind: 'set', at: i + 1, value }]),
+          ]),
     );
   });
 
@@ -382,7 +519,10 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
           fc.record({ text: rawTextArb, type: fc.constant('application/json') }),
           fc.record({ text: fc.oneof(rawTextArb, fc.constant('{}')), type: contentTypeArb }),
         ),
-      (op, { text, type }) => ({ body: text === '{}' ? jsonText(validBody(op) ?? {}) : text, contentType: type }),
+      (op, { text, type }) => ({
+        body: text === '{}' ? jsonText(validBody(op) ?? {}) : text,
+        contentType: type,
+      }),
     );
   });
 
@@ -393,14 +533,29 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       (op) =>
         fc.record(
           Object.fromEntries(
-            op.pathParams.map((name) => [name, fc.oneof(fc.constantFrom(...JUNK_PATH_SEGMENTS), fc.constantFrom(...(foreign[name] ?? ['1'])), fc.constant(own[name] ?? '1'))]),
+            op.pathParams.map((name) => [
+              name,
+              fc.oneof(
+                fc.constantFrom(...JUNK_PATH_SEGMENTS),
+                fc.constantFrom(...(foreign[name] ?? ['1'])),
+                fc.constant(own[name] ?? '1'),
+              ),
+            ]),
           ),
         ),
       async (op, params) => {
         const body = validBody(op);
-        return { params: { ...(await validParams(op)), ...params }, body: body === undefined ? undefined : jsonText(body) };
+        return {
+          params: { ...(await validParams(op)), ...params },
+          body: body === undefined ? undefined : jsonText(body),
+        };
       },
-      (op) => op.pathParams.flatMap((name) => [...EXAMPLE_PATH_SEGMENTS, ...(foreign[name] ?? []).slice(0, 1)].map((value) => ({ [name]: value }))),
+      (op) =>
+        op.pathParams.flatMap((name) =>
+          [...EXAMPLE_PATH_SEGMENTS, ...(foreign[name] ?? []).slice(0, 1)].map((value) => ({
+            [name]: value,
+          })),
+        ),
     );
   });
 
@@ -411,7 +566,10 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       for (const name of op.pathParams.filter((n) => foreign[n] !== undefined)) {
         for (const value of foreign[name]) {
           const body = validBody(op);
-          const sent = await build(op, { params: { ...(await validParams(op)), [name]: value }, body: body === undefined ? undefined : jsonText(body) });
+          const sent = await build(op, {
+            params: { ...(await validParams(op)), [name]: value },
+            body: body === undefined ? undefined : jsonText(body),
+          });
           const res = await exchange(sent);
           requests++;
           checked.add(op.key);
@@ -421,12 +579,18 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
           } catch {
             code = undefined;
           }
-          if (res.status !== 404 || typeof code !== 'string' || !code.endsWith('_NOT_FOUND')) failures.push(describeExchange(sent, res, []));
+          if (res.status !== 404 || typeof code !== 'string' || !code.endsWith('_NOT_FOUND'))
+            failures.push(describeExchange(sent, res, []));
         }
       }
     }
     // every private and public operation with an id in its path was tried
-    expect([...checked].sort()).toEqual(ops.filter((o) => o.iface !== 'admin' && o.pathParams.length > 0).map((o) => o.key).sort());
+    expect([...checked].sort()).toEqual(
+      ops
+        .filter((o) => o.iface !== 'admin' && o.pathParams.length > 0)
+        .map((o) => o.key)
+        .sort(),
+    );
     expect(failures).toEqual([]);
   });
 
@@ -435,18 +599,30 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       'query',
       () => true,
       (op) => {
-        const names = fc.oneof(fc.constantFrom(...GENERIC_QUERY_NAMES), ...(op.queryParams.length ? [fc.constantFrom(...op.queryParams.map((q) => q.name))] : []));
+        const names = fc.oneof(
+          fc.constantFrom(...GENERIC_QUERY_NAMES),
+          ...(op.queryParams.length ? [fc.constantFrom(...op.queryParams.map((q) => q.name))] : []),
+        );
         return fc.array(fc.tuple(names, queryValueArb, fc.boolean()), { minLength: 1, maxLength: 5 });
       },
       (op, pairs) => {
         const body = validBody(op);
-        const query = '?' + pairs.map(([name, value, bare]) => (bare && value === '' ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${value}`)).join('&');
+        const query =
+          '?' +
+          pairs
+            .map(([name, value, bare]) =>
+              bare && value === '' ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${value}`,
+            )
+            .join('&');
         return { query, body: body === undefined ? undefined : jsonText(body) };
       },
       (op) =>
         op.queryParams.flatMap(({ name }): [string, string, boolean][][] => [
           ...EXAMPLE_QUERY_VALUES.map((value): [string, string, boolean][] => [[name, value, false]]),
-          [[name, '1', false], [name, '2', false]],
+          [
+            [name, '1', false],
+            [name, '2', false],
+          ],
           [[name, '', true]],
         ]),
     );
@@ -462,30 +638,74 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
         const credential = fc.oneof(
           headerValueArb,
           fc.constantFrom(
-            `Bearer ${p.privateKey}`, `Bearer ${q.privateKey}`, `Bearer ${p.publicKey}`, `Bearer ${ADMIN_TOKEN}`, `Bearer ${customerToken}`,
-            `Bearer ${otherCustomerToken}`, `Bearer ${p.privateKey}x`, `Bearer ${p.privateKey.slice(0, -1)}`, `Bearer ${p.privateKey.toUpperCase()}`,
-            p.privateKey, `Bearer ${p.privateKey} ${p.privateKey}`, `Bearer\t${p.privateKey}`, `Token ${p.privateKey}`,
-            `Bearer ${'sk_'.padEnd(300, 'a')}`, `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+            `Bearer ${p.privateKey}`,
+            `Bearer ${q.privateKey}`,
+            `Bearer ${p.publicKey}`,
+            `Bearer ${ADMIN_TOKEN}`,
+            `Bearer ${customerToken}`,
+            `Bearer ${otherCustomerToken}`,
+            `Bearer ${p.privateKey}x`,
+            `Bearer ${p.privateKey.slice(0, -1)}`,
+            `Bearer ${p.privateKey.toUpperCase()}`,
+            p.privateKey,
+            `Bearer ${p.privateKey} ${p.privateKey}`,
+            `Bearer\t${p.privateKey}`,
+            `Token ${p.privateKey}`,
+            `Bearer ${'sk_'.padEnd(300, 'a')}`,
+            `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
           ),
         );
-        const serviceKey = fc.oneof(headerValueArb, fc.constantFrom(q.publicKey, p.privateKey, p.publicKey + ' ', p.publicKey.toUpperCase(), `pk_${'a'.repeat(400)}`));
+        const serviceKey = fc.oneof(
+          headerValueArb,
+          fc.constantFrom(
+            q.publicKey,
+            p.privateKey,
+            p.publicKey + ' ',
+            p.publicKey.toUpperCase(),
+            `pk_${'a'.repeat(400)}`,
+          ),
+        );
         return fc.record(
           {
             authorization: credential,
             serviceKey: op.iface === 'public' ? serviceKey : fc.constant(undefined),
-            idempotencyKey: fc.oneof(headerValueArb, fc.constantFrom('fuzz-key-1', 'fuzz-key-2', ' ', 'a'.repeat(255), 'a'.repeat(256), '\u00e9')),
-            requestId: fc.oneof(headerValueArb, fc.constantFrom('req-1', 'a'.repeat(128), 'a'.repeat(129), 'a:b.c_d-e')),
-            signature: op.iface === 'public'
-              ? fc.record(
-                  {
-                    timestamp: fc.oneof(headerValueArb, fc.constantFrom('now', '0', '1', '999999999999', '9999999999999', '-1', '1e9')),
-                    nonce: fc.oneof(headerValueArb, fc.constantFrom('fresh', 'fuzz-nonce-000001', 'x'.repeat(64), 'x'.repeat(65))),
-                    signature: fc.oneof(headerValueArb, fc.constantFrom('valid', '0'.repeat(64), 'F'.repeat(64), 'g'.repeat(64))),
-                  },
-                  { requiredKeys: [] },
-                )
-              : fc.constant(undefined),
-            contentEncoding: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-unknown', 'gzip, gzip', 'GZIP'),
+            idempotencyKey: fc.oneof(
+              headerValueArb,
+              fc.constantFrom('fuzz-key-1', 'fuzz-key-2', ' ', 'a'.repeat(255), 'a'.repeat(256), '\u00e9'),
+            ),
+            requestId: fc.oneof(
+              headerValueArb,
+              fc.constantFrom('req-1', 'a'.repeat(128), 'a'.repeat(129), 'a:b.c_d-e'),
+            ),
+            signature:
+              op.iface === 'public'
+                ? fc.record(
+                    {
+                      timestamp: fc.oneof(
+                        headerValueArb,
+                        fc.constantFrom('now', '0', '1', '999999999999', '9999999999999', '-1', '1e9'),
+                      ),
+                      nonce: fc.oneof(
+                        headerValueArb,
+                        fc.constantFrom('fresh', 'fuzz-nonce-000001', 'x'.repeat(64), 'x'.repeat(65)),
+                      ),
+                      signature: fc.oneof(
+                        headerValueArb,
+                        fc.constantFrom('valid', '0'.repeat(64), 'F'.repeat(64), 'g'.repeat(64)),
+                      ),
+                    },
+                    { requiredKeys: [] },
+                  )
+                : fc.constant(undefined),
+            contentEncoding: fc.constantFrom(
+              'gzip',
+              'deflate',
+              'br',
+              'identity',
+              'x-unknown',
+              'gzip, gzip',
+              'GZIP',
+            ),
           },
           { requiredKeys: [] },
         );
@@ -498,16 +718,25 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
         if (h.serviceKey !== undefined) headers['X-Service-Key'] = h.serviceKey;
         if (h.idempotencyKey !== undefined) headers['Idempotency-Key'] = h.idempotencyKey;
         if (h.requestId !== undefined) headers['X-Request-Id'] = h.requestId;
-        if (h.contentEncoding !== undefined && text !== undefined) headers['Content-Encoding'] = h.contentEncoding;
+        if (h.contentEncoding !== undefined && text !== undefined)
+          headers['Content-Encoding'] = h.contentEncoding;
         if (h.signature) {
           const timestamp = h.signature.timestamp === 'now' ? now() : h.signature.timestamp;
           const nonce = h.signature.nonce === 'fresh' ? validNonce() : h.signature.nonce;
           if (timestamp !== undefined) headers['X-Service-Timestamp'] = timestamp;
           if (nonce !== undefined) headers['X-Service-Nonce'] = nonce;
           if (h.signature.signature !== undefined) {
-            headers['X-Service-Signature'] = h.signature.signature === 'valid'
-              ? sign(p.signingSecret, op.method, pathOf(op, own) + validQuery(op), Number(timestamp ?? 0), nonce ?? '', text ?? '')
-              : h.signature.signature;
+            headers['X-Service-Signature'] =
+              h.signature.signature === 'valid'
+                ? sign(
+                    p.signingSecret,
+                    op.method,
+                    pathOf(op, own) + validQuery(op),
+                    Number(timestamp ?? 0),
+                    nonce ?? '',
+                    text ?? '',
+                  )
+                : h.signature.signature;
           }
         }
         return { body: text, headers };
@@ -527,11 +756,13 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       requests += answers.length;
       for (const res of answers) {
         const problems = violations(op, res);
-        if (problems.length) failures.push(`${problems.join('; ')}\n  ${describeExchange(sent, res, serverErrors)}`);
+        if (problems.length)
+          failures.push(`${problems.join('; ')}\n  ${describeExchange(sent, res, serverErrors)}`);
       }
       // what a success used up
       if (op.method === 'DELETE') disposable.delete(op.key);
-      if (op.key === 'POST /api/public/v1/auth/logout' && answers.some((r) => r.status < 300)) logoutToken = await login(p, tokenUsername);
+      if (op.key === 'POST /api/public/v1/auth/logout' && answers.some((r) => r.status < 300))
+        logoutToken = await login(p, tokenUsername);
     }
     expect(failures).toEqual([]);
   });

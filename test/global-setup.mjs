@@ -33,7 +33,16 @@ export default async function globalSetup() {
     port,
     persistent: false,
     createPostgresUser: true,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    postgresFlags: [
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=300',
+    ],
     onLog: () => {},
     onError: (e) => process.stderr.write(`embedded postgres: ${String(e)}\n`),
   });

@@ -16,7 +16,8 @@ describe('idempotency (product.md 7)', () => {
   const newKey = () => `k-${Date.now().toString(36)}-${++seq}`;
   const uname = () => `idem${String(++seq).padStart(6, '0')}`;
   /** The request's fingerprint as the service stores it (keyed by its SECRET_ENCRYPTION_KEY). */
-  const fingerprint = (method: string, path: string, body: unknown) => t.app.get(IdempotencyService).fingerprint(method, path, body);
+  const fingerprint = (method: string, path: string, body: unknown) =>
+    t.app.get(IdempotencyService).fingerprint(method, path, body);
 
   const post = (key: string | undefined, body: object, auth = A()) => {
     const req = t.http.post(CUSTOMERS).set(auth);
@@ -38,7 +39,9 @@ describe('idempotency (product.md 7)', () => {
          FROM idempotency_records WHERE project_id = $1 AND key = $2`,
       [projectId, key],
     );
-    return rows[0] as { fingerprint: string; response_status: number | null; response_body: unknown; fresh: boolean } | undefined;
+    return rows[0] as
+      | { fingerprint: string; response_status: number | null; response_body: unknown; fresh: boolean }
+      | undefined;
   }
 
   beforeAll(async () => {
@@ -79,12 +82,20 @@ describe('idempotency (product.md 7)', () => {
     it('PATCH is replayed too, and the order of the body keys does not matter', async () => {
       const c = (await post(undefined, { username: uname() }).expect(201)).body.data;
       const key = newKey();
-      const first = await t.http.patch(`${CUSTOMERS}/${c.id}`).set(A()).set('Idempotency-Key', key).send({ enabled: false, password: 'first-pass-1' });
+      const first = await t.http
+        .patch(`${CUSTOMERS}/${c.id}`)
+        .set(A())
+        .set('Idempotency-Key', key)
+        .send({ enabled: false, password: 'first-pass-1' });
       expect(first.status).toBe(200);
       expect(first.body.data.enabled).toBe(false);
       // enabled again in between: a second run of the PATCH would disable it again
       await t.http.patch(`${CUSTOMERS}/${c.id}`).set(A()).send({ enabled: true }).expect(200);
-      const again = await t.http.patch(`${CUSTOMERS}/${c.id}`).set(A()).set('Idempotency-Key', key).send({ password: 'first-pass-1', enabled: false });
+      const again = await t.http
+        .patch(`${CUSTOMERS}/${c.id}`)
+        .set(A())
+        .set('Idempotency-Key', key)
+        .send({ password: 'first-pass-1', enabled: false });
       expect(again.status).toBe(200);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.text).toBe(first.text);
@@ -95,7 +106,11 @@ describe('idempotency (product.md 7)', () => {
     it('DELETE is replayed: the second answer is the stored 200, not a 404', async () => {
       const c = (await post(undefined, { username: uname() }).expect(201)).body.data;
       const key = newKey();
-      const first = await t.http.delete(`${CUSTOMERS}/${c.id}`).set(A()).set('Idempotency-Key', key).expect(200);
+      const first = await t.http
+        .delete(`${CUSTOMERS}/${c.id}`)
+        .set(A())
+        .set('Idempotency-Key', key)
+        .expect(200);
       const again = await t.http.delete(`${CUSTOMERS}/${c.id}`).set(A()).set('Idempotency-Key', key);
       expect(again.status).toBe(200);
       expect(again.headers['idempotent-replayed']).toBe('true');
@@ -152,7 +167,11 @@ describe('idempotency (product.md 7)', () => {
       const key = newKey();
       const body = { username: uname() };
       const first = await post(key, body).expect(201);
-      const again = await request(replica.getHttpServer()).post(CUSTOMERS).set(A()).set('Idempotency-Key', key).send(body);
+      const again = await request(replica.getHttpServer())
+        .post(CUSTOMERS)
+        .set(A())
+        .set('Idempotency-Key', key)
+        .send(body);
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.text).toBe(first.text);
@@ -168,12 +187,24 @@ describe('idempotency (product.md 7)', () => {
       expectError(await post(key, { username: other }), 422, 'IDEMPOTENCY_KEY_REUSED');
       expect(await customersNamed(a.id, other)).toBe(0);
 
-      const patched = await t.http.patch(`${CUSTOMERS}/${c.id}`).set(A()).set('Idempotency-Key', key).send({ enabled: false });
+      const patched = await t.http
+        .patch(`${CUSTOMERS}/${c.id}`)
+        .set(A())
+        .set('Idempotency-Key', key)
+        .send({ enabled: false });
       expectError(patched, 422, 'IDEMPOTENCY_KEY_REUSED');
       const still = await t.http.get(`${CUSTOMERS}/${c.id}`).set(A()).expect(200);
       expect(still.body.data.enabled).toBe(true);
       // the same path with a query string is another request too
-      expectError(await t.http.post(`${CUSTOMERS}?x=1`).set(A()).set('Idempotency-Key', key).send({ username: c.username }), 422, 'IDEMPOTENCY_KEY_REUSED');
+      expectError(
+        await t.http
+          .post(`${CUSTOMERS}?x=1`)
+          .set(A())
+          .set('Idempotency-Key', key)
+          .send({ username: c.username }),
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+      );
       // the refusals did not touch the stored answer
       expect((await record(a.id, key))?.response_status).toBe(201);
     });
@@ -242,11 +273,17 @@ describe('idempotency (product.md 7)', () => {
       const key = newKey();
       const name = uname();
       await post(key, { username: name }).expect(201);
-      await t.dataSource.query(`UPDATE idempotency_records SET expires_at = now() - interval '1 minute' WHERE project_id = $1 AND key = $2`, [a.id, key]);
+      await t.dataSource.query(
+        `UPDATE idempotency_records SET expires_at = now() - interval '1 minute' WHERE project_id = $1 AND key = $2`,
+        [a.id, key],
+      );
 
       // the same request runs again (the username is now taken)...
       expectError(await post(key, { username: name }), 409, 'USERNAME_TAKEN');
-      await t.dataSource.query(`UPDATE idempotency_records SET expires_at = now() - interval '1 minute' WHERE project_id = $1 AND key = $2`, [a.id, key]);
+      await t.dataSource.query(
+        `UPDATE idempotency_records SET expires_at = now() - interval '1 minute' WHERE project_id = $1 AND key = $2`,
+        [a.id, key],
+      );
       // ...and another request is no longer a reuse of the key
       const otherBody = { username: uname() };
       const other = await post(key, otherBody);
@@ -273,7 +310,9 @@ describe('idempotency (product.md 7)', () => {
       expect(pruned).toBeGreaterThanOrEqual(1);
       expect(await record(a.id, expired)).toBeUndefined();
       expect(await record(a.id, live)).toBeDefined();
-      const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM idempotency_records WHERE expires_at < now()');
+      const [{ n }] = await t.dataSource.query(
+        'SELECT count(*)::int AS n FROM idempotency_records WHERE expires_at < now()',
+      );
       expect(n).toBe(0);
     });
   });
@@ -310,9 +349,15 @@ describe('idempotency (product.md 7)', () => {
 
       const name = uname();
       await post(undefined, { username: name }).expect(201);
-      const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM idempotency_records WHERE project_id = $1', [a.id]);
+      const [{ n }] = await t.dataSource.query(
+        'SELECT count(*)::int AS n FROM idempotency_records WHERE project_id = $1',
+        [a.id],
+      );
       await post(undefined, { username: uname() }).expect(201);
-      const [{ n: after }] = await t.dataSource.query('SELECT count(*)::int AS n FROM idempotency_records WHERE project_id = $1', [a.id]);
+      const [{ n: after }] = await t.dataSource.query(
+        'SELECT count(*)::int AS n FROM idempotency_records WHERE project_id = $1',
+        [a.id],
+      );
       expect(after).toBe(n);
 
       const admin = await t.http
@@ -332,7 +377,9 @@ describe('idempotency (product.md 7)', () => {
       expect(hasHeader(doc.paths[`${CUSTOMERS}/{customerId}`].delete)).toBe(true);
       expect(hasHeader(doc.paths[CUSTOMERS].get)).toBe(false);
       expect(hasHeader(doc.paths['/api/admin/v1/projects'].post)).toBe(false);
-      const header = doc.paths[CUSTOMERS].post.parameters.filter((p: { name: string }) => p.name === 'Idempotency-Key');
+      const header = doc.paths[CUSTOMERS].post.parameters.filter(
+        (p: { name: string }) => p.name === 'Idempotency-Key',
+      );
       expect(header).toHaveLength(1); // not repeated by the replica of an earlier test
       // the documented pattern is the one enforced: spaces inside a key included, a tab not
       const pattern = new RegExp(header[0].schema.pattern);

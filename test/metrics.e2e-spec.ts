@@ -16,7 +16,8 @@ function parseMetrics(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
     if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[key] = value;
+    for (const [, key, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[key] = value;
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return samples;
@@ -50,7 +51,12 @@ describe('GET /metrics', () => {
     expect(res.text).toContain('# TYPE http_requests_total counter');
     expect(res.text).toContain('# TYPE http_request_duration_seconds histogram');
     expect(res.text).toContain('# TYPE redemptions_total counter');
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
       expect(find(samples, name)).toHaveLength(1);
     }
   });
@@ -71,22 +77,52 @@ describe('GET /metrics', () => {
     await t.http.get('/api/private/v1/info').set(bearer(a.privateKey)).expect(200);
     await t.http.get('/no/such/route/31337').expect(404);
     // refused by the body parser before routing: still labelled with its route
-    await t.http.post('/api/private/v1/customers').set(bearer(a.privateKey)).set('Content-Type', 'text/plain').send('x').expect(415);
+    await t.http
+      .post('/api/private/v1/customers')
+      .set(bearer(a.privateKey))
+      .set('Content-Type', 'text/plain')
+      .send('x')
+      .expect(415);
 
     const { res, samples } = await scrape();
     expect(res.text).not.toMatch(/424242|434343|not-a-number|31337/);
     const route = '/api/private/v1/customers/:customerId';
     expect(find(samples, 'http_requests_total', { method: 'GET', route, status: '404' })[0]?.value).toBe(2);
     expect(find(samples, 'http_requests_total', { method: 'GET', route, status: '400' })[0]?.value).toBe(1);
-    expect(find(samples, 'http_requests_total', { method: 'GET', route: '/api/private/v1/info', status: '200' })[0]?.value).toBe(1);
-    expect(find(samples, 'http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })[0]?.value).toBe(1);
-    expect(find(samples, 'http_requests_total', { method: 'POST', route: '/api/private/v1/customers', status: '415' })[0]?.value).toBe(1);
-    expect(find(samples, 'http_requests_total', { method: 'POST', route: '/api/admin/v1/projects', status: '201' })[0]?.value).toBe(1);
+    expect(
+      find(samples, 'http_requests_total', { method: 'GET', route: '/api/private/v1/info', status: '200' })[0]
+        ?.value,
+    ).toBe(1);
+    expect(
+      find(samples, 'http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })[0]?.value,
+    ).toBe(1);
+    expect(
+      find(samples, 'http_requests_total', {
+        method: 'POST',
+        route: '/api/private/v1/customers',
+        status: '415',
+      })[0]?.value,
+    ).toBe(1);
+    expect(
+      find(samples, 'http_requests_total', {
+        method: 'POST',
+        route: '/api/admin/v1/projects',
+        status: '201',
+      })[0]?.value,
+    ).toBe(1);
 
-    expect(find(samples, 'http_request_duration_seconds_count', { method: 'GET', route, status: '404' })[0]?.value).toBe(2);
-    const buckets = find(samples, 'http_request_duration_seconds_bucket', { method: 'GET', route, status: '404' });
+    expect(
+      find(samples, 'http_request_duration_seconds_count', { method: 'GET', route, status: '404' })[0]?.value,
+    ).toBe(2);
+    const buckets = find(samples, 'http_request_duration_seconds_bucket', {
+      method: 'GET',
+      route,
+      status: '404',
+    });
     expect(buckets.find((b) => b.labels.le === '+Inf')?.value).toBe(2);
-    expect(find(samples, 'http_request_duration_seconds_sum', { method: 'GET', route, status: '404' })[0]?.value).toBeGreaterThan(0);
+    expect(
+      find(samples, 'http_request_duration_seconds_sum', { method: 'GET', route, status: '404' })[0]?.value,
+    ).toBeGreaterThan(0);
 
     // every route label is a template or "unmatched"
     const routes = new Set(find(samples, 'http_requests_total').map((s) => s.labels.route));
@@ -95,25 +131,52 @@ describe('GET /metrics', () => {
 
   it('counts redemptions by outcome: success or the error code (dry runs and replays left out)', async () => {
     const auth = bearer(a.privateKey);
-    const customer = (await t.http.post('/api/private/v1/customers').set(auth).send({ username: 'metrics01' }).expect(201)).body.data;
-    const [code] = (await t.http.post('/api/private/v1/codes').set(auth).send({ planId, duration: 'P30D', count: 1 }).expect(201)).body.data.codes;
+    const customer = (
+      await t.http.post('/api/private/v1/customers').set(auth).send({ username: 'metrics01' }).expect(201)
+    ).body.data;
+    const [code] = (
+      await t.http
+        .post('/api/private/v1/codes')
+        .set(auth)
+        .send({ planId, duration: 'P30D', count: 1 })
+        .expect(201)
+    ).body.data.codes;
     const body = { code, customer: { type: 'username', value: customer.username } };
 
     await t.http.post('/api/private/v1/redemptions?dryRun=true').set(auth).send(body).expect(200);
-    const ok = await t.http.post('/api/private/v1/redemptions').set(auth).set('Idempotency-Key', 'metrics-redeem-1').send(body).expect(200);
-    const replay = await t.http.post('/api/private/v1/redemptions').set(auth).set('Idempotency-Key', 'metrics-redeem-1').send(body).expect(200);
+    const ok = await t.http
+      .post('/api/private/v1/redemptions')
+      .set(auth)
+      .set('Idempotency-Key', 'metrics-redeem-1')
+      .send(body)
+      .expect(200);
+    const replay = await t.http
+      .post('/api/private/v1/redemptions')
+      .set(auth)
+      .set('Idempotency-Key', 'metrics-redeem-1')
+      .send(body)
+      .expect(200);
     expect(replay.body.data).toEqual(ok.body.data);
     expectError(
-      await t.http.post('/api/private/v1/codes/redeem').set(auth).send({ code: 'AAAA-BBBB-CCCC-DDDD', customer: body.customer }),
+      await t.http
+        .post('/api/private/v1/codes/redeem')
+        .set(auth)
+        .send({ code: 'AAAA-BBBB-CCCC-DDDD', customer: body.customer }),
       404,
       'CODE_NOT_FOUND',
     );
-    expectError(await t.http.post('/api/private/v1/redemptions').set(auth).send(body), 409, 'CODE_ALREADY_REDEEMED');
+    expectError(
+      await t.http.post('/api/private/v1/redemptions').set(auth).send(body),
+      409,
+      'CODE_ALREADY_REDEEMED',
+    );
     // a refused key is not a redemption attempt
     expectError(await t.http.post('/api/private/v1/redemptions').send(body), 401, 'INVALID_API_KEY');
 
     const { samples } = await scrape();
-    const outcomes = Object.fromEntries(find(samples, 'redemptions_total').map((s) => [s.labels.outcome, s.value]));
+    const outcomes = Object.fromEntries(
+      find(samples, 'redemptions_total').map((s) => [s.labels.outcome, s.value]),
+    );
     expect(outcomes).toEqual({ success: 1, CODE_NOT_FOUND: 1, CODE_ALREADY_REDEEMED: 1 });
   });
 

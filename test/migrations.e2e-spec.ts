@@ -8,7 +8,11 @@ import { createEmptyDatabase } from './support/database';
 
 type Db = Awaited<ReturnType<typeof createEmptyDatabase>>;
 
-async function query<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+async function query<T = Record<string, unknown>>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
@@ -19,7 +23,9 @@ async function query<T = Record<string, unknown>>(url: string, sql: string, para
 }
 
 const tables = async (url: string) =>
-  (await query<{ tablename: string }>(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).map((r) => r.tablename);
+  (
+    await query<{ tablename: string }>(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+  ).map((r) => r.tablename);
 
 const executed = async (url: string) =>
   (await query<{ name: string }>(url, 'SELECT name FROM migrations ORDER BY id')).map((r) => r.name);
@@ -67,7 +73,19 @@ describe('migrations', () => {
     expect(await executed(db.url)).toEqual(all);
 
     const present = await tables(db.url);
-    for (const t of ['projects', 'api_keys', 'customers', 'customer_identifiers', 'plans', 'features', 'quotas', 'codes', 'code_batches', 'subscriptions', 'idempotency_records']) {
+    for (const t of [
+      'projects',
+      'api_keys',
+      'customers',
+      'customer_identifiers',
+      'plans',
+      'features',
+      'quotas',
+      'codes',
+      'code_batches',
+      'subscriptions',
+      'idempotency_records',
+    ]) {
       expect(present).toContain(t);
     }
     const ext = await query(db.url, "SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'");
@@ -76,7 +94,9 @@ describe('migrations', () => {
       db.url,
       "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexdef ILIKE '%gin_trgm_ops%' ORDER BY indexname",
     );
-    expect(trgm.map((r) => r.indexname)).toEqual(expect.arrayContaining(['customer_identifiers_value_trgm_idx', 'customers_username_trgm_idx']));
+    expect(trgm.map((r) => r.indexname)).toEqual(
+      expect.arrayContaining(['customer_identifiers_value_trgm_idx', 'customers_username_trgm_idx']),
+    );
   });
 
   it('applies nothing the second time', async () => {
@@ -85,7 +105,10 @@ describe('migrations', () => {
   });
 
   it('reverts every migration with down() and applies them all again', async () => {
-    const ds = new DataSource({ ...buildDataSourceOptions({ url: db.url, poolSize: 2 }), logging: ['error'] });
+    const ds = new DataSource({
+      ...buildDataSourceOptions({ url: db.url, poolSize: 2 }),
+      logging: ['error'],
+    });
     await ds.initialize();
     try {
       for (let left = all.length; left > 0; left--) {
@@ -100,7 +123,9 @@ describe('migrations', () => {
 
     await expect(migrateWithLock(db.url)).resolves.toEqual(all);
     expect(await executed(db.url)).toEqual(all);
-    expect(await tables(db.url)).toEqual(expect.arrayContaining(['projects', 'api_keys', 'customers', 'codes']));
+    expect(await tables(db.url)).toEqual(
+      expect.arrayContaining(['projects', 'api_keys', 'customers', 'codes']),
+    );
   });
 
   it('runs each migration exactly once when two migrators start together', async () => {
@@ -110,13 +135,17 @@ describe('migrations', () => {
     // One of them did everything; the other waited for the lock and found nothing pending.
     expect([a.length, b.length].sort((x, y) => x - y)).toEqual([0, all.length]);
     expect(await executed(other.url)).toEqual(all);
-    const duplicates = await query(other.url, 'SELECT name FROM migrations GROUP BY name HAVING count(*) > 1');
+    const duplicates = await query(
+      other.url,
+      'SELECT name FROM migrations GROUP BY name HAVING count(*) > 1',
+    );
     expect(duplicates).toEqual([]);
   });
 
   it('runs each migration exactly once when two processes start together', async () => {
     const third = await fresh();
-    const script = "require('./src/database/migrator').migrateWithLock(process.env.URL).then(() => process.exit(0), (e) => { console.error(e); process.exit(1); })";
+    const script =
+      "require('./src/database/migrator').migrateWithLock(process.env.URL).then(() => process.exit(0), (e) => { console.error(e); process.exit(1); })";
     const start = () =>
       new Promise<{ code: number | null; stderr: string }>((done, fail) => {
         const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
@@ -130,9 +159,13 @@ describe('migrations', () => {
         child.on('close', (code) => done({ code, stderr }));
       });
     const results = await Promise.all([start(), start()]);
-    for (const r of results) expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+    for (const r of results)
+      expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(await executed(third.url)).toEqual(all);
-    const duplicates = await query(third.url, 'SELECT name FROM migrations GROUP BY name HAVING count(*) > 1');
+    const duplicates = await query(
+      third.url,
+      'SELECT name FROM migrations GROUP BY name HAVING count(*) > 1',
+    );
     expect(duplicates).toEqual([]);
   }, 60_000);
 });

@@ -15,37 +15,46 @@ describe('features, plans and quotas', () => {
   const slug = (prefix = 's') => `${prefix}-${++seq}`;
 
   async function createFeature(body: Record<string, unknown> = {}, auth = A()) {
-    const res = await t.http.post(FEATURES).set(auth).send({ slug: slug('f'), name: 'Feature', ...body });
+    const res = await t.http
+      .post(FEATURES)
+      .set(auth)
+      .send({ slug: slug('f'), name: 'Feature', ...body });
     expect(res.status).toBe(201);
     return res.body.data;
   }
 
   async function createPlan(body: Record<string, unknown> = {}, auth = A()) {
-    const res = await t.http.post(PLANS).set(auth).send({ slug: slug('p'), name: 'Plan', value: 0, group: 'main', ...body });
+    const res = await t.http
+      .post(PLANS)
+      .set(auth)
+      .send({ slug: slug('p'), name: 'Plan', value: 0, group: 'main', ...body });
     expect(res.status).toBe(201);
     return res.body.data;
   }
 
   /** Posts a plan body and expects 400 VALIDATION_FAILED naming `field` in the details. */
   async function expectPlanInvalid(body: Record<string, unknown>, field: string) {
-    const res = await t.http.post(PLANS).set(A()).send({ slug: slug('p'), name: 'Plan', value: 0, group: 'main', ...body });
+    const res = await t.http
+      .post(PLANS)
+      .set(A())
+      .send({ slug: slug('p'), name: 'Plan', value: 0, group: 'main', ...body });
     expectError(res, 400, 'VALIDATION_FAILED');
     expect(res.body.error.details).toEqual(expect.arrayContaining([{ field, message: expect.any(String) }]));
   }
 
   async function insertCustomer(projectId: string): Promise<number> {
-    const rows = await t.dataSource.query('INSERT INTO customers (project_id, username) VALUES ($1, $2) RETURNING id', [
-      projectId,
-      `cust${String(++seq).padStart(6, '0')}`,
-    ]);
+    const rows = await t.dataSource.query(
+      'INSERT INTO customers (project_id, username) VALUES ($1, $2) RETURNING id',
+      [projectId, `cust${String(++seq).padStart(6, '0')}`],
+    );
     return rows[0].id;
   }
 
   async function insertBatch(projectId: string, planId: number): Promise<number> {
-    const rows = await t.dataSource.query('INSERT INTO code_batches (project_id, plan_id, count) VALUES ($1, $2, 1) RETURNING id', [
-      projectId,
-      planId,
-    ]);
+    const rows = await t.dataSource.query(
+      'INSERT INTO code_batches (project_id, plan_id, count) VALUES ($1, $2, 1) RETURNING id',
+      [projectId, planId],
+    );
     return rows[0].id;
   }
 
@@ -76,12 +85,25 @@ describe('features, plans and quotas', () => {
     });
 
     it('keeps every field given on creation', async () => {
-      const f = await createFeature({ name: 'API calls', description: 'Calls per month', metered: true, unit: 'calls' });
-      expect(f).toMatchObject({ name: 'API calls', description: 'Calls per month', metered: true, unit: 'calls' });
+      const f = await createFeature({
+        name: 'API calls',
+        description: 'Calls per month',
+        metered: true,
+        unit: 'calls',
+      });
+      expect(f).toMatchObject({
+        name: 'API calls',
+        description: 'Calls per month',
+        metered: true,
+        unit: 'calls',
+      });
     });
 
     it.each([['a'], ['0'], ['a'.repeat(64)], ['a_b-c9'], ['9-lives']])('accepts the slug %j', async (s) => {
-      const res = await t.http.post(FEATURES).set(bearer((await t.createProject()).privateKey)).send({ slug: s, name: 'x' });
+      const res = await t.http
+        .post(FEATURES)
+        .set(bearer((await t.createProject()).privateKey))
+        .send({ slug: s, name: 'x' });
       expect(res.status).toBe(201);
     });
 
@@ -90,7 +112,9 @@ describe('features, plans and quotas', () => {
       async (s) => {
         const res = await t.http.post(FEATURES).set(A()).send({ slug: s, name: 'x' });
         expectError(res, 400, 'VALIDATION_FAILED');
-        expect(res.body.error.details).toEqual(expect.arrayContaining([{ field: 'slug', message: expect.any(String) }]));
+        expect(res.body.error.details).toEqual(
+          expect.arrayContaining([{ field: 'slug', message: expect.any(String) }]),
+        );
       },
     );
 
@@ -104,9 +128,14 @@ describe('features, plans and quotas', () => {
       ['unit', 'u'.repeat(33)],
       ['unit', 7],
     ])('refuses %s = %j', async (field, value) => {
-      const res = await t.http.post(FEATURES).set(A()).send({ slug: slug('f'), name: 'x', [field]: value });
+      const res = await t.http
+        .post(FEATURES)
+        .set(A())
+        .send({ slug: slug('f'), name: 'x', [field]: value });
       expectError(res, 400, 'VALIDATION_FAILED');
-      expect(res.body.error.details).toEqual(expect.arrayContaining([{ field, message: expect.any(String) }]));
+      expect(res.body.error.details).toEqual(
+        expect.arrayContaining([{ field, message: expect.any(String) }]),
+      );
     });
 
     it('accepts the longest name, description and unit', async () => {
@@ -114,17 +143,30 @@ describe('features, plans and quotas', () => {
     });
 
     it('refuses unknown fields with details', async () => {
-      const res = await t.http.post(FEATURES).set(A()).send({ slug: slug('f'), name: 'x', projectId: b.id });
+      const res = await t.http
+        .post(FEATURES)
+        .set(A())
+        .send({ slug: slug('f'), name: 'x', projectId: b.id });
       expectError(res, 400, 'VALIDATION_FAILED');
-      expect(res.body.error.details).toEqual([{ field: 'projectId', message: 'projectId is not a known field' }]);
+      expect(res.body.error.details).toEqual([
+        { field: 'projectId', message: 'projectId is not a known field' },
+      ]);
     });
 
     it('409 SLUG_TAKEN for a slug already used in the project, on create and update; other projects may use it', async () => {
       const f = await createFeature({ slug: 'dup-feature' });
-      expectError(await t.http.post(FEATURES).set(A()).send({ slug: 'dup-feature', name: 'x' }), 409, 'SLUG_TAKEN');
+      expectError(
+        await t.http.post(FEATURES).set(A()).send({ slug: 'dup-feature', name: 'x' }),
+        409,
+        'SLUG_TAKEN',
+      );
       await createFeature({ slug: 'dup-feature' }, B());
       const other = await createFeature();
-      expectError(await t.http.patch(`${FEATURES}/${other.id}`).set(A()).send({ slug: 'dup-feature' }), 409, 'SLUG_TAKEN');
+      expectError(
+        await t.http.patch(`${FEATURES}/${other.id}`).set(A()).send({ slug: 'dup-feature' }),
+        409,
+        'SLUG_TAKEN',
+      );
       // its own slug is no conflict
       await t.http.patch(`${FEATURES}/${f.id}`).set(A()).send({ slug: 'dup-feature' }).expect(200);
     });
@@ -144,8 +186,17 @@ describe('features, plans and quotas', () => {
     it('updates the given fields only, and an empty body changes nothing', async () => {
       const f = await createFeature({ name: 'Before', description: 'keep', unit: 'GB' });
       await new Promise((r) => setTimeout(r, 5));
-      const res = await t.http.patch(`${FEATURES}/${f.id}`).set(A()).send({ name: 'After', metered: true }).expect(200);
-      expect(res.body.data).toEqual({ ...f, name: 'After', metered: true, updatedAt: expect.stringMatching(ISO_MS) });
+      const res = await t.http
+        .patch(`${FEATURES}/${f.id}`)
+        .set(A())
+        .send({ name: 'After', metered: true })
+        .expect(200);
+      expect(res.body.data).toEqual({
+        ...f,
+        name: 'After',
+        metered: true,
+        updatedAt: expect.stringMatching(ISO_MS),
+      });
       expect(new Date(res.body.data.updatedAt).getTime()).toBeGreaterThan(new Date(f.updatedAt).getTime());
       const same = await t.http.patch(`${FEATURES}/${f.id}`).set(A()).send({}).expect(200);
       expect(same.body.data).toEqual(res.body.data);
@@ -153,7 +204,13 @@ describe('features, plans and quotas', () => {
 
     it('refuses null and invalid values on update', async () => {
       const f = await createFeature();
-      for (const body of [{ name: null }, { slug: 'Bad' }, { description: null }, { metered: null }, { unknown: 1 }]) {
+      for (const body of [
+        { name: null },
+        { slug: 'Bad' },
+        { description: null },
+        { metered: null },
+        { unknown: 1 },
+      ]) {
         expectError(await t.http.patch(`${FEATURES}/${f.id}`).set(A()).send(body), 400, 'VALIDATION_FAILED');
       }
       expect((await t.http.get(`${FEATURES}/${f.id}`).set(A()).expect(200)).body.data).toEqual(f);
@@ -165,7 +222,11 @@ describe('features, plans and quotas', () => {
       expect(res.body.data).toEqual({ success: true });
       expectError(await t.http.get(`${FEATURES}/${f.id}`).set(A()), 404, 'FEATURE_NOT_FOUND');
       expectError(await t.http.delete(`${FEATURES}/${f.id}`).set(A()), 404, 'FEATURE_NOT_FOUND');
-      expectError(await t.http.patch(`${FEATURES}/${f.id}`).set(A()).send({ name: 'x' }), 404, 'FEATURE_NOT_FOUND');
+      expectError(
+        await t.http.patch(`${FEATURES}/${f.id}`).set(A()).send({ name: 'x' }),
+        404,
+        'FEATURE_NOT_FOUND',
+      );
     });
 
     it('409 FEATURE_IN_USE while a quota uses the feature; deletable once the quota is gone', async () => {
@@ -182,10 +243,22 @@ describe('features, plans and quotas', () => {
         const f = await createFeature();
         const [del, create] = await Promise.all([
           t.http.delete(`${FEATURES}/${f.id}`).set(A()),
-          t.http.post(PLANS).set(A()).send({ slug: slug('race'), name: 'x', value: 0, group: 'g', quotas: [{ featureId: f.id, limit: 1 }] }),
+          t.http
+            .post(PLANS)
+            .set(A())
+            .send({
+              slug: slug('race'),
+              name: 'x',
+              value: 0,
+              group: 'g',
+              quotas: [{ featureId: f.id, limit: 1 }],
+            }),
         ]);
         const outcome = [del.status, create.status];
-        expect([[200, 404], [409, 201]]).toContainEqual(outcome);
+        expect([
+          [200, 404],
+          [409, 201],
+        ]).toContainEqual(outcome);
         if (del.status === 409) expectError(del, 409, 'FEATURE_IN_USE');
         if (create.status === 404) expectError(create, 404, 'FEATURE_NOT_FOUND');
       }
@@ -203,10 +276,18 @@ describe('features, plans and quotas', () => {
       const auth = bearer(p.privateKey);
       const made = [];
       for (let i = 1; i <= 12; i++) {
-        made.push(await createFeature({ slug: `feat-${i}`, name: i % 2 ? `Odd Thing ${i}` : `Even ${i}` }, auth));
+        made.push(
+          await createFeature({ slug: `feat-${i}`, name: i % 2 ? `Odd Thing ${i}` : `Even ${i}` }, auth),
+        );
       }
       const first = await t.http.get(FEATURES).set(auth).expect(200);
-      expect(first.body.data).toEqual({ data: made.slice().reverse().slice(0, 10), total: 12, page: 1, pageSize: 10, totalPages: 2 });
+      expect(first.body.data).toEqual({
+        data: made.slice().reverse().slice(0, 10),
+        total: 12,
+        page: 1,
+        pageSize: 10,
+        totalPages: 2,
+      });
       const second = await t.http.get(`${FEATURES}?page=2`).set(auth).expect(200);
       expect(second.body.data.data.map((f: any) => f.slug)).toEqual(['feat-2', 'feat-1']);
       const past = await t.http.get(`${FEATURES}?page=3`).set(auth).expect(200);
@@ -215,20 +296,32 @@ describe('features, plans and quotas', () => {
       const byName = await t.http.get(`${FEATURES}?search=odd%20THING&pageSize=100`).set(auth).expect(200);
       expect(byName.body.data.total).toBe(6);
       const bySlug = await t.http.get(`${FEATURES}?search=FEAT-1`).set(auth).expect(200);
-      expect(bySlug.body.data.data.map((f: any) => f.slug).sort()).toEqual(['feat-1', 'feat-10', 'feat-11', 'feat-12']);
+      expect(bySlug.body.data.data.map((f: any) => f.slug).sort()).toEqual([
+        'feat-1',
+        'feat-10',
+        'feat-11',
+        'feat-12',
+      ]);
       const wildcard = await t.http.get(`${FEATURES}?search=%25`).set(auth).expect(200);
       expect(wildcard.body.data.total).toBe(0);
 
       for (const q of ['page=0', 'pageSize=0', 'pageSize=101', 'page=1.5', 'pageSize=abc', 'other=1']) {
         expectError(await t.http.get(`${FEATURES}?${q}`).set(auth), 400, 'VALIDATION_FAILED');
       }
-      expect((await t.http.get(`${FEATURES}?pageSize=100`).set(auth).expect(200)).body.data.data).toHaveLength(12);
+      expect(
+        (await t.http.get(`${FEATURES}?pageSize=100`).set(auth).expect(200)).body.data.data,
+      ).toHaveLength(12);
     });
   });
 
   describe('plans: create and read', () => {
     it('creates a plan with quotas: 201 and the Plan shape with embedded features', async () => {
-      const storage = await createFeature({ slug: slug('storage'), name: 'Storage', metered: true, unit: 'GB' });
+      const storage = await createFeature({
+        slug: slug('storage'),
+        name: 'Storage',
+        metered: true,
+        unit: 'GB',
+      });
       const seats = await createFeature({ slug: slug('seats'), name: 'Seats' });
       const res = await t.http
         .post(PLANS)
@@ -261,7 +354,14 @@ describe('features, plans and quotas', () => {
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),
         quotas: [
-          { ...quota, featureId: storage.id, limit: 100.5, priority: 2, resetInterval: 'P1M', feature: storage },
+          {
+            ...quota,
+            featureId: storage.id,
+            limit: 100.5,
+            priority: 2,
+            resetInterval: 'P1M',
+            feature: storage,
+          },
           { ...quota, featureId: seats.id, limit: 5, priority: 0, resetInterval: null, feature: seats },
         ],
       });
@@ -281,9 +381,12 @@ describe('features, plans and quotas', () => {
       expect((await t.http.get(`${PLANS}/${plan.id}`).set(A()).expect(200)).body.data.value).toBe(value);
     });
 
-    it.each([[-0.01], [-1], [1.005], [0.001], [1e-7], [1e12], ['10'], [null], [true], [{}]])('refuses the value %j', async (value) => {
-      await expectPlanInvalid({ value }, 'value');
-    });
+    it.each([[-0.01], [-1], [1.005], [0.001], [1e-7], [1e12], ['10'], [null], [true], [{}]])(
+      'refuses the value %j',
+      async (value) => {
+        await expectPlanInvalid({ value }, 'value');
+      },
+    );
 
     it('refuses a plan without value, group, name or slug', async () => {
       for (const field of ['value', 'group', 'name', 'slug']) {
@@ -291,7 +394,9 @@ describe('features, plans and quotas', () => {
         delete body[field];
         const res = await t.http.post(PLANS).set(A()).send(body);
         expectError(res, 400, 'VALIDATION_FAILED');
-        expect(res.body.error.details).toEqual(expect.arrayContaining([{ field, message: expect.any(String) }]));
+        expect(res.body.error.details).toEqual(
+          expect.arrayContaining([{ field, message: expect.any(String) }]),
+        );
       }
     });
 
@@ -305,14 +410,21 @@ describe('features, plans and quotas', () => {
 
     it('applies the slug rule and the name length to plans', async () => {
       await createPlan({ slug: 'x'.repeat(64) });
-      for (const s of ['Pro', '-pro', 'x'.repeat(65), 'pro plan', '']) await expectPlanInvalid({ slug: s }, 'slug');
+      for (const s of ['Pro', '-pro', 'x'.repeat(65), 'pro plan', ''])
+        await expectPlanInvalid({ slug: s }, 'slug');
       await createPlan({ name: 'n'.repeat(200) });
       await expectPlanInvalid({ name: '' }, 'name');
       await expectPlanInvalid({ name: 'n'.repeat(201) }, 'name');
     });
 
     it('accepts resetInterval P1M, PT1H, P1D, null or none, and refuses P1X and other non-durations', async () => {
-      const fs = [await createFeature(), await createFeature(), await createFeature(), await createFeature(), await createFeature()];
+      const fs = [
+        await createFeature(),
+        await createFeature(),
+        await createFeature(),
+        await createFeature(),
+        await createFeature(),
+      ];
       const plan = await createPlan({
         quotas: [
           { featureId: fs[0].id, limit: 1, resetInterval: 'P1M' },
@@ -323,21 +435,49 @@ describe('features, plans and quotas', () => {
         ],
       });
       expect(plan.quotas.map((q: any) => q.resetInterval)).toEqual(['P1M', 'PT1H', 'P1D', null, null]);
-      for (const resetInterval of ['P1X', 'P0D', '1 month', '', 'P', 'PT', '-P1D', 5, 'P1' + 'D'.repeat(40)]) {
-        await expectPlanInvalid({ quotas: [{ featureId: fs[0].id, limit: 1, resetInterval }] }, 'quotas.0.resetInterval');
+      for (const resetInterval of [
+        'P1X',
+        'P0D',
+        '1 month',
+        '',
+        'P',
+        'PT',
+        '-P1D',
+        5,
+        'P1' + 'D'.repeat(40),
+      ]) {
+        await expectPlanInvalid(
+          { quotas: [{ featureId: fs[0].id, limit: 1, resetInterval }] },
+          'quotas.0.resetInterval',
+        );
       }
     });
 
     it('refuses bad quotas: duplicate feature, negative limit, fractional priority, unknown field', async () => {
       const f = await createFeature();
       const g = await createFeature();
-      await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: 1 }, { featureId: g.id, limit: 2 }, { featureId: f.id, limit: 3 }] }, 'quotas');
+      await expectPlanInvalid(
+        {
+          quotas: [
+            { featureId: f.id, limit: 1 },
+            { featureId: g.id, limit: 2 },
+            { featureId: f.id, limit: 3 },
+          ],
+        },
+        'quotas',
+      );
       await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: -1 }] }, 'quotas.0.limit');
       await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: 0.00001 }] }, 'quotas.0.limit');
       await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: '5' }] }, 'quotas.0.limit');
       await expectPlanInvalid({ quotas: [{ featureId: f.id }] }, 'quotas.0.limit');
-      await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: 1, priority: 1.5 }] }, 'quotas.0.priority');
-      await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: 1, priority: null }] }, 'quotas.0.priority');
+      await expectPlanInvalid(
+        { quotas: [{ featureId: f.id, limit: 1, priority: 1.5 }] },
+        'quotas.0.priority',
+      );
+      await expectPlanInvalid(
+        { quotas: [{ featureId: f.id, limit: 1, priority: null }] },
+        'quotas.0.priority',
+      );
       await expectPlanInvalid({ quotas: [{ featureId: 'x', limit: 1 }] }, 'quotas.0.featureId');
       await expectPlanInvalid({ quotas: [{ featureId: 0, limit: 1 }] }, 'quotas.0.featureId');
       await expectPlanInvalid({ quotas: [{ featureId: f.id, limit: 1, extra: true }] }, 'quotas.0.extra');
@@ -345,7 +485,12 @@ describe('features, plans and quotas', () => {
       await expectPlanInvalid({ quotas: {} }, 'quotas');
       await expectPlanInvalid({ id: 5 }, 'id');
       // limit 0, four decimals and negative priority are fine
-      const plan = await createPlan({ quotas: [{ featureId: f.id, limit: 0.1234, priority: -3 }, { featureId: g.id, limit: 0 }] });
+      const plan = await createPlan({
+        quotas: [
+          { featureId: f.id, limit: 0.1234, priority: -3 },
+          { featureId: g.id, limit: 0 },
+        ],
+      });
       expect(plan.quotas.map((q: any) => [q.limit, q.priority])).toEqual([
         [0.1234, -3],
         [0, 0],
@@ -368,7 +513,10 @@ describe('features, plans and quotas', () => {
         { slug: 'x'.repeat(10000) },
       ];
       for (const body of bodies) {
-        const res = await t.http.post(PLANS).set(A()).send({ slug: slug('p'), name: 'x', value: 0, group: 'g', ...body });
+        const res = await t.http
+          .post(PLANS)
+          .set(A())
+          .send({ slug: slug('p'), name: 'x', value: 0, group: 'g', ...body });
         expect({ body, status: res.status }).toEqual({ body, status: 400 });
         expectError(res, 400, 'VALIDATION_FAILED');
       }
@@ -384,7 +532,16 @@ describe('features, plans and quotas', () => {
         const res = await t.http
           .post(PLANS)
           .set(A())
-          .send({ slug: s, name: 'x', value: 0, group: 'g', quotas: [{ featureId: mine.id, limit: 1 }, { featureId, limit: 1 }] });
+          .send({
+            slug: s,
+            name: 'x',
+            value: 0,
+            group: 'g',
+            quotas: [
+              { featureId: mine.id, limit: 1 },
+              { featureId, limit: 1 },
+            ],
+          });
         expectError(res, 404, 'FEATURE_NOT_FOUND');
         const listed = await t.http.get(`${PLANS}?search=${s}`).set(A()).expect(200);
         expect(listed.body.data.total).toBe(0);
@@ -393,7 +550,11 @@ describe('features, plans and quotas', () => {
 
     it('409 SLUG_TAKEN for a plan slug already used in the project; other projects may use it', async () => {
       await createPlan({ slug: 'dup-plan' });
-      expectError(await t.http.post(PLANS).set(A()).send({ slug: 'dup-plan', name: 'x', value: 1, group: 'g' }), 409, 'SLUG_TAKEN');
+      expectError(
+        await t.http.post(PLANS).set(A()).send({ slug: 'dup-plan', name: 'x', value: 1, group: 'g' }),
+        409,
+        'SLUG_TAKEN',
+      );
       await createPlan({ slug: 'dup-plan' }, B());
     });
 
@@ -402,7 +563,10 @@ describe('features, plans and quotas', () => {
       for (let round = 0; round < 5; round++) {
         const s = slug('race-p');
         const body = { slug: s, name: 'x', value: 1, group: 'g', quotas: [{ featureId: f.id, limit: 1 }] };
-        const [r1, r2] = await Promise.all([t.http.post(PLANS).set(A()).send(body), t.http.post(PLANS).set(A()).send(body)]);
+        const [r1, r2] = await Promise.all([
+          t.http.post(PLANS).set(A()).send(body),
+          t.http.post(PLANS).set(A()).send(body),
+        ]);
         expect([r1.status, r2.status].sort()).toEqual([201, 409]);
         expectError(r1.status === 409 ? r1 : r2, 409, 'SLUG_TAKEN');
         const listed = await t.http.get(`${PLANS}?search=${s}`).set(A()).expect(200);
@@ -431,8 +595,17 @@ describe('features, plans and quotas', () => {
         .set(A())
         .send({ name: 'Renamed', slug: s, group: 'gold', value: 10.5 })
         .expect(200);
-      expect(res.body.data).toEqual({ ...plan, name: 'Renamed', slug: s, updatedAt: expect.stringMatching(ISO_MS) });
-      const same = await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ value: 10.5, group: 'gold' }).expect(200);
+      expect(res.body.data).toEqual({
+        ...plan,
+        name: 'Renamed',
+        slug: s,
+        updatedAt: expect.stringMatching(ISO_MS),
+      });
+      const same = await t.http
+        .patch(`${PLANS}/${plan.id}`)
+        .set(A())
+        .send({ value: 10.5, group: 'gold' })
+        .expect(200);
       expect(same.body.data).toEqual(res.body.data);
       const empty = await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({}).expect(200);
       expect(empty.body.data).toEqual(res.body.data);
@@ -456,25 +629,49 @@ describe('features, plans and quotas', () => {
 
     it('validates the update body like the create body', async () => {
       const plan = await createPlan();
-      for (const body of [{ name: null }, { slug: 'Bad Slug' }, { value: -1 }, { value: 1.234 }, { group: 'g'.repeat(65) }, { quotas: null }, { extra: 1 }]) {
+      for (const body of [
+        { name: null },
+        { slug: 'Bad Slug' },
+        { value: -1 },
+        { value: 1.234 },
+        { group: 'g'.repeat(65) },
+        { quotas: null },
+        { extra: 1 },
+      ]) {
         expectError(await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send(body), 400, 'VALIDATION_FAILED');
       }
       const f = await createFeature();
       const dup = await t.http
         .patch(`${PLANS}/${plan.id}`)
         .set(A())
-        .send({ quotas: [{ featureId: f.id, limit: 1 }, { featureId: f.id, limit: 2 }] });
+        .send({
+          quotas: [
+            { featureId: f.id, limit: 1 },
+            { featureId: f.id, limit: 2 },
+          ],
+        });
       expectError(dup, 400, 'VALIDATION_FAILED');
-      expect(dup.body.error.details).toEqual(expect.arrayContaining([{ field: 'quotas', message: expect.any(String) }]));
-      const bad = await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ quotas: [{ featureId: f.id, limit: 1, resetInterval: 'P1X' }] });
+      expect(dup.body.error.details).toEqual(
+        expect.arrayContaining([{ field: 'quotas', message: expect.any(String) }]),
+      );
+      const bad = await t.http
+        .patch(`${PLANS}/${plan.id}`)
+        .set(A())
+        .send({ quotas: [{ featureId: f.id, limit: 1, resetInterval: 'P1X' }] });
       expectError(bad, 400, 'VALIDATION_FAILED');
-      expect(bad.body.error.details).toEqual([{ field: 'quotas.0.resetInterval', message: expect.any(String) }]);
+      expect(bad.body.error.details).toEqual([
+        { field: 'quotas.0.resetInterval', message: expect.any(String) },
+      ]);
     });
 
-    it('409 SLUG_TAKEN when renaming onto another plan\'s slug', async () => {
+    it("409 SLUG_TAKEN when renaming onto another plan's slug", async () => {
       const one = await createPlan();
       const two = await createPlan();
-      expectError(await t.http.patch(`${PLANS}/${two.id}`).set(A()).send({ slug: one.slug }), 409, 'SLUG_TAKEN');
+      expectError(
+        await t.http.patch(`${PLANS}/${two.id}`).set(A()).send({ slug: one.slug }),
+        409,
+        'SLUG_TAKEN',
+      );
     });
 
     it('replaces the quotas: kept features keep id and createdAt, others are deleted or created', async () => {
@@ -523,12 +720,25 @@ describe('features, plans and quotas', () => {
       const again = await t.http
         .patch(`${PLANS}/${plan.id}`)
         .set(A())
-        .send({ quotas: after.quotas.map((q: any) => ({ featureId: q.featureId, limit: q.limit, priority: q.priority, resetInterval: q.resetInterval })) })
+        .send({
+          quotas: after.quotas.map((q: any) => ({
+            featureId: q.featureId,
+            limit: q.limit,
+            priority: q.priority,
+            resetInterval: q.resetInterval,
+          })),
+        })
         .expect(200);
       expect(again.body.data).toEqual(after);
       // omitted priority and resetInterval mean 0 and null: the list is complete
-      const reset = await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ quotas: [{ featureId: f1.id, limit: 15 }] }).expect(200);
-      expect(reset.body.data.quotas).toEqual([{ ...after.quotas[0], priority: 0, resetInterval: null, updatedAt: expect.any(String) }]);
+      const reset = await t.http
+        .patch(`${PLANS}/${plan.id}`)
+        .set(A())
+        .send({ quotas: [{ featureId: f1.id, limit: 15 }] })
+        .expect(200);
+      expect(reset.body.data.quotas).toEqual([
+        { ...after.quotas[0], priority: 0, resetInterval: null, updatedAt: expect.any(String) },
+      ]);
       // an empty list removes every quota
       const none = await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ quotas: [] }).expect(200);
       expect(none.body.data.quotas).toEqual([]);
@@ -557,7 +767,11 @@ describe('features, plans and quotas', () => {
       expect(res.body.data).toEqual({ success: true });
       expectError(await t.http.get(`${PLANS}/${plan.id}`).set(A()), 404, 'PLAN_NOT_FOUND');
       expectError(await t.http.delete(`${PLANS}/${plan.id}`).set(A()), 404, 'PLAN_NOT_FOUND');
-      expectError(await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ name: 'x' }), 404, 'PLAN_NOT_FOUND');
+      expectError(
+        await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ name: 'x' }),
+        404,
+        'PLAN_NOT_FOUND',
+      );
       expect(await t.dataSource.query('SELECT id FROM quotas WHERE plan_id = $1', [plan.id])).toEqual([]);
       // the feature is free again
       await t.http.delete(`${FEATURES}/${f.id}`).set(A()).expect(200);
@@ -586,12 +800,10 @@ describe('features, plans and quotas', () => {
       const plan = await createPlan();
       const other = await createPlan();
       const batchId = await insertBatch(a.id, other.id);
-      await t.dataSource.query('INSERT INTO codes (project_id, batch_id, plan_id, code) VALUES ($1, $2, $3, $4)', [
-        a.id,
-        batchId,
-        plan.id,
-        randomBytes(8).toString('hex').toUpperCase(),
-      ]);
+      await t.dataSource.query(
+        'INSERT INTO codes (project_id, batch_id, plan_id, code) VALUES ($1, $2, $3, $4)',
+        [a.id, batchId, plan.id, randomBytes(8).toString('hex').toUpperCase()],
+      );
       expectError(await t.http.delete(`${PLANS}/${plan.id}`).set(A()), 409, 'PLAN_IN_USE');
       expectError(await t.http.delete(`${PLANS}/${other.id}`).set(A()), 409, 'PLAN_IN_USE');
     });
@@ -607,7 +819,13 @@ describe('features, plans and quotas', () => {
       for (let i = 1; i <= 12; i++) {
         made.push(
           await createPlan(
-            { slug: `tier-${i}`, name: i % 3 === 0 ? `Gold Tier ${i}` : `Basic ${i}`, value: i, group: 'tiers', quotas: [{ featureId: f.id, limit: i }] },
+            {
+              slug: `tier-${i}`,
+              name: i % 3 === 0 ? `Gold Tier ${i}` : `Basic ${i}`,
+              value: i,
+              group: 'tiers',
+              quotas: [{ featureId: f.id, limit: i }],
+            },
             bearer(p.privateKey),
           ),
         );
@@ -626,7 +844,13 @@ describe('features, plans and quotas', () => {
 
     it('pages', async () => {
       const second = await t.http.get(`${PLANS}?page=2&pageSize=5`).set(bearer(p.privateKey)).expect(200);
-      expect(second.body.data).toEqual({ data: made.slice(5, 10), total: 12, page: 2, pageSize: 5, totalPages: 3 });
+      expect(second.body.data).toEqual({
+        data: made.slice(5, 10),
+        total: 12,
+        page: 2,
+        pageSize: 5,
+        totalPages: 3,
+      });
       const last = await t.http.get(`${PLANS}?page=2`).set(bearer(p.privateKey)).expect(200);
       expect(last.body.data.data).toEqual(made.slice(10));
       const past = await t.http.get(`${PLANS}?page=9`).set(bearer(p.privateKey)).expect(200);
@@ -641,35 +865,62 @@ describe('features, plans and quotas', () => {
       const gold = await t.http.get(`${PLANS}?search=gOLD%20tier`).set(bearer(p.privateKey)).expect(200);
       expect(gold.body.data.data.map((x: any) => x.slug)).toEqual(['tier-3', 'tier-6', 'tier-9', 'tier-12']);
       const slugs = await t.http.get(`${PLANS}?search=TIER-1`).set(bearer(p.privateKey)).expect(200);
-      expect(slugs.body.data.data.map((x: any) => x.slug)).toEqual(['tier-1', 'tier-10', 'tier-11', 'tier-12']);
+      expect(slugs.body.data.data.map((x: any) => x.slug)).toEqual([
+        'tier-1',
+        'tier-10',
+        'tier-11',
+        'tier-12',
+      ]);
       for (const q of ['%25', '_', 'nothing-like-this']) {
-        expect((await t.http.get(`${PLANS}?search=${q}`).set(bearer(p.privateKey)).expect(200)).body.data.total).toBe(0);
+        expect(
+          (await t.http.get(`${PLANS}?search=${q}`).set(bearer(p.privateKey)).expect(200)).body.data.total,
+        ).toBe(0);
       }
     });
 
     it('refuses out-of-range paging and unknown parameters', async () => {
-      for (const q of ['page=0', 'page=-1', 'pageSize=0', 'pageSize=101', 'page=1.5', 'pageSize=x', `search=${'s'.repeat(129)}`, 'sort=id']) {
+      for (const q of [
+        'page=0',
+        'page=-1',
+        'pageSize=0',
+        'pageSize=101',
+        'page=1.5',
+        'pageSize=x',
+        `search=${'s'.repeat(129)}`,
+        'sort=id',
+      ]) {
         expectError(await t.http.get(`${PLANS}?${q}`).set(bearer(p.privateKey)), 400, 'VALIDATION_FAILED');
       }
     });
   });
 
   describe('tenancy', () => {
-    it('another project\'s key never reads, changes, deletes or lists this project\'s features and plans', async () => {
+    it("another project's key never reads, changes, deletes or lists this project's features and plans", async () => {
       const f = await createFeature({ slug: slug('private-f') });
       const plan = await createPlan({ slug: slug('private-p'), quotas: [{ featureId: f.id, limit: 1 }] });
 
       expectError(await t.http.get(`${FEATURES}/${f.id}`).set(B()), 404, 'FEATURE_NOT_FOUND');
-      expectError(await t.http.patch(`${FEATURES}/${f.id}`).set(B()).send({ name: 'hijacked' }), 404, 'FEATURE_NOT_FOUND');
+      expectError(
+        await t.http.patch(`${FEATURES}/${f.id}`).set(B()).send({ name: 'hijacked' }),
+        404,
+        'FEATURE_NOT_FOUND',
+      );
       expectError(await t.http.delete(`${FEATURES}/${f.id}`).set(B()), 404, 'FEATURE_NOT_FOUND');
       expectError(await t.http.get(`${PLANS}/${plan.id}`).set(B()), 404, 'PLAN_NOT_FOUND');
-      expectError(await t.http.patch(`${PLANS}/${plan.id}`).set(B()).send({ name: 'hijacked' }), 404, 'PLAN_NOT_FOUND');
+      expectError(
+        await t.http.patch(`${PLANS}/${plan.id}`).set(B()).send({ name: 'hijacked' }),
+        404,
+        'PLAN_NOT_FOUND',
+      );
       expectError(await t.http.delete(`${PLANS}/${plan.id}`).set(B()), 404, 'PLAN_NOT_FOUND');
 
       // B's own plan cannot take A's feature either
       const bPlan = await createPlan({}, B());
       expectError(
-        await t.http.patch(`${PLANS}/${bPlan.id}`).set(B()).send({ quotas: [{ featureId: f.id, limit: 1 }] }),
+        await t.http
+          .patch(`${PLANS}/${bPlan.id}`)
+          .set(B())
+          .send({ quotas: [{ featureId: f.id, limit: 1 }] }),
         404,
         'FEATURE_NOT_FOUND',
       );
@@ -690,7 +941,10 @@ describe('features, plans and quotas', () => {
 
     it('stores the project on every quota, on create and update, and the database refuses a plan or feature of another project', async () => {
       const quotaRows = (planId: number) =>
-        t.dataSource.query('SELECT feature_id, project_id FROM quotas WHERE plan_id = $1 ORDER BY feature_id', [planId]);
+        t.dataSource.query(
+          'SELECT feature_id, project_id FROM quotas WHERE plan_id = $1 ORDER BY feature_id',
+          [planId],
+        );
       const [f, g] = [await createFeature(), await createFeature()];
       const plan = await createPlan({ quotas: [{ featureId: f.id, limit: 1 }] });
       const bFeature = await createFeature({}, B());
@@ -699,7 +953,16 @@ describe('features, plans and quotas', () => {
       expect(await quotaRows(bPlan.id)).toEqual([{ feature_id: bFeature.id, project_id: b.id }]);
 
       // an update that keeps one quota, changes it and adds another
-      await t.http.patch(`${PLANS}/${plan.id}`).set(A()).send({ quotas: [{ featureId: f.id, limit: 2 }, { featureId: g.id, limit: 3 }] }).expect(200);
+      await t.http
+        .patch(`${PLANS}/${plan.id}`)
+        .set(A())
+        .send({
+          quotas: [
+            { featureId: f.id, limit: 2 },
+            { featureId: g.id, limit: 3 },
+          ],
+        })
+        .expect(200);
       expect(await quotaRows(plan.id)).toEqual([
         { feature_id: f.id, project_id: a.id },
         { feature_id: g.id, project_id: a.id },
@@ -707,13 +970,23 @@ describe('features, plans and quotas', () => {
 
       // the foreign keys include project_id: a quota cannot name another project's plan or feature
       const insert = (projectId: string, planId: number, featureId: number) =>
-        t.dataSource.query('INSERT INTO quotas (project_id, plan_id, feature_id, quota_limit) VALUES ($1, $2, $3, 1)', [projectId, planId, featureId]);
-      await expect(insert(b.id, plan.id, bFeature.id)).rejects.toMatchObject({ driverError: { constraint: 'quotas_plan_fk' } });
-      await expect(insert(a.id, plan.id, bFeature.id)).rejects.toMatchObject({ driverError: { constraint: 'quotas_feature_fk' } });
+        t.dataSource.query(
+          'INSERT INTO quotas (project_id, plan_id, feature_id, quota_limit) VALUES ($1, $2, $3, 1)',
+          [projectId, planId, featureId],
+        );
+      await expect(insert(b.id, plan.id, bFeature.id)).rejects.toMatchObject({
+        driverError: { constraint: 'quotas_plan_fk' },
+      });
+      await expect(insert(a.id, plan.id, bFeature.id)).rejects.toMatchObject({
+        driverError: { constraint: 'quotas_feature_fk' },
+      });
 
       // an insert of the previous version, without the column (during a rolling update): filled from the plan
       const h = await createFeature();
-      await t.dataSource.query('INSERT INTO quotas (plan_id, feature_id, quota_limit) VALUES ($1, $2, 1)', [plan.id, h.id]);
+      await t.dataSource.query('INSERT INTO quotas (plan_id, feature_id, quota_limit) VALUES ($1, $2, 1)', [
+        plan.id,
+        h.id,
+      ]);
       expect(await quotaRows(plan.id)).toContainEqual({ feature_id: h.id, project_id: a.id });
     });
   });
@@ -722,11 +995,21 @@ describe('features, plans and quotas', () => {
     it('documents the routes, the list order and the error codes in the OpenAPI document', async () => {
       const doc = (await t.http.get('/docs-json').expect(200)).body;
       expect(Object.keys(doc.paths['/api/private/v1/plans']).sort()).toEqual(['get', 'post']);
-      expect(Object.keys(doc.paths['/api/private/v1/plans/{planId}']).sort()).toEqual(['delete', 'get', 'patch']);
-      expect(Object.keys(doc.paths['/api/private/v1/features/{featureId}']).sort()).toEqual(['delete', 'get', 'patch']);
+      expect(Object.keys(doc.paths['/api/private/v1/plans/{planId}']).sort()).toEqual([
+        'delete',
+        'get',
+        'patch',
+      ]);
+      expect(Object.keys(doc.paths['/api/private/v1/features/{featureId}']).sort()).toEqual([
+        'delete',
+        'get',
+        'patch',
+      ]);
       const search = doc.paths['/api/private/v1/plans'].get.parameters.find((x: any) => x.name === 'search');
       expect(search.description).toMatch(/id, ascending/);
-      expect(Object.keys(doc.paths['/api/private/v1/plans/{planId}'].patch.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+      expect(Object.keys(doc.paths['/api/private/v1/plans/{planId}'].patch.responses)).toEqual(
+        expect.arrayContaining(['200', '404', '409']),
+      );
       expect(doc.components.schemas.PlanView.properties.quotas).toBeDefined();
     });
   });

@@ -52,17 +52,37 @@ describe('public interface: signatures, login, customer endpoints', () => {
 
   function call(project: TestProject, method: 'GET' | 'POST', path: string, options: Call = {}) {
     const agent = options.agent ?? t.http;
-    const body = options.body === undefined ? '' : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    const body =
+      options.body === undefined
+        ? ''
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body);
     const headers: Record<string, string | undefined> = { 'X-Service-Key': project.publicKey };
     if (options.token) headers.Authorization = `Bearer ${options.token}`;
     if (body) headers['Content-Type'] = 'application/json';
     if (options.sign) {
-      const sent: Signing = { secret: project.signingSecret, method, path, timestamp: nowSeconds(), nonce: nonce(), body };
+      const sent: Signing = {
+        secret: project.signingSecret,
+        method,
+        path,
+        timestamp: nowSeconds(),
+        nonce: nonce(),
+        body,
+      };
       const signed: Signing = { ...sent, ...(options.sign === true ? {} : options.sign) };
-      if (options.sign !== true && options.sign.timestamp !== undefined) sent.timestamp = options.sign.timestamp;
+      if (options.sign !== true && options.sign.timestamp !== undefined)
+        sent.timestamp = options.sign.timestamp;
       headers['X-Service-Timestamp'] = String(sent.timestamp);
       headers['X-Service-Nonce'] = sent.nonce;
-      headers['X-Service-Signature'] = sign(signed.secret, signed.method, signed.path, signed.timestamp, signed.nonce, signed.body);
+      headers['X-Service-Signature'] = sign(
+        signed.secret,
+        signed.method,
+        signed.path,
+        signed.timestamp,
+        signed.nonce,
+        signed.body,
+      );
     }
     Object.assign(headers, options.headers ?? {});
     let req = method === 'GET' ? agent.get(path) : agent.post(path);
@@ -81,19 +101,29 @@ describe('public interface: signatures, login, customer endpoints', () => {
     };
   }
 
-  async function customer(project: TestProject, options: { password?: string | null; enabled?: boolean } = {}) {
+  async function customer(
+    project: TestProject,
+    options: { password?: string | null; enabled?: boolean } = {},
+  ) {
     const username = `cust${String(next()).padStart(8, '0')}`;
     const password = options.password === undefined ? PASSWORD : options.password;
     const res = await t.http
       .post('/api/private/v1/customers')
       .set(bearer(project.privateKey))
-      .send({ username, ...(password ? { password } : {}), ...(options.enabled === false ? { enabled: false } : {}) });
+      .send({
+        username,
+        ...(password ? { password } : {}),
+        ...(options.enabled === false ? { enabled: false } : {}),
+      });
     expect(res.status).toBe(201);
     return { id: res.body.data.id as number, username };
   }
 
   const login = (project: TestProject, username: string, password = PASSWORD, options: Call = {}) =>
-    call(project, 'POST', LOGIN, { ...options, body: { identifier: { type: 'username', value: username }, password } });
+    call(project, 'POST', LOGIN, {
+      ...options,
+      body: { identifier: { type: 'username', value: username }, password },
+    });
 
   async function tokenFor(project: TestProject, username: string): Promise<string> {
     const res = await login(project, username);
@@ -120,7 +150,9 @@ describe('public interface: signatures, login, customer endpoints', () => {
       expect(sign('ss_example', 'GET', ME, 1767225600, 'n0nce-0000000001', Buffer.alloc(0))).toBe(
         '0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a',
       );
-      expect(sign('ss_example', 'post', '/x?a=1', '1', 'n', '{"a":1}')).toBe(sign('ss_example', 'POST', '/x?a=1', 1, 'n', Buffer.from('{"a":1}')));
+      expect(sign('ss_example', 'post', '/x?a=1', '1', 'n', '{"a":1}')).toBe(
+        sign('ss_example', 'POST', '/x?a=1', 1, 'n', Buffer.from('{"a":1}')),
+      );
     });
 
     it('accepts a correctly signed request, with and without a body', async () => {
@@ -128,12 +160,18 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const c = await customer(strict);
       const res = await login(strict, c.username, PASSWORD, { sign: true }).expect(200);
       expect(res.body.data.customer.id).toBe(c.id);
-      await call(strict, 'GET', `${ME}/subscriptions?history=true`, { sign: true, token: res.body.data.token }).expect(200);
+      await call(strict, 'GET', `${ME}/subscriptions?history=true`, {
+        sign: true,
+        token: res.body.data.token,
+      }).expect(200);
     });
 
     it('refuses each single change of the signed data with INVALID_SIGNATURE', async () => {
       const c = await customer(strict);
-      const body = JSON.stringify({ identifier: { type: 'username', value: c.username }, password: PASSWORD });
+      const body = JSON.stringify({
+        identifier: { type: 'username', value: c.username },
+        password: PASSWORD,
+      });
       const tampered = body.replace('"password"', '"passwore"');
       const cases: Array<[string, () => ReturnType<typeof call>]> = [
         ['method', () => call(strict, 'GET', INFO, { sign: { method: 'POST' } })],
@@ -141,13 +179,24 @@ describe('public interface: signatures, login, customer endpoints', () => {
         ['query', () => call(strict, 'GET', `${INFO}?page=1`, { sign: { path: `${INFO}?page=2` } })],
         ['query dropped', () => call(strict, 'GET', `${INFO}?page=1`, { sign: { path: INFO } })],
         ['one body byte', () => call(strict, 'POST', LOGIN, { body, sign: { body: tampered } })],
-        ['timestamp', () => call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() - 1 }, headers: { 'X-Service-Timestamp': String(nowSeconds()) } })],
+        [
+          'timestamp',
+          () =>
+            call(strict, 'GET', INFO, {
+              sign: { timestamp: nowSeconds() - 1 },
+              headers: { 'X-Service-Timestamp': String(nowSeconds()) },
+            }),
+        ],
         ['nonce', () => call(strict, 'GET', INFO, { sign: { nonce: nonce() } })],
         ['secret', () => call(strict, 'GET', INFO, { sign: { secret: other.signingSecret } })],
       ];
       for (const [what, send] of cases) {
         const res = await send();
-        expect({ what, status: res.status, code: res.body.error?.code }).toEqual({ what, status: 401, code: 'INVALID_SIGNATURE' });
+        expect({ what, status: res.status, code: res.body.error?.code }).toEqual({
+          what,
+          status: 401,
+          code: 'INVALID_SIGNATURE',
+        });
       }
       // the same body, correctly signed, passes
       await call(strict, 'POST', LOGIN, { body, sign: true }).expect(200);
@@ -173,8 +222,16 @@ describe('public interface: signatures, login, customer endpoints', () => {
     it('accepts a timestamp within 300 s; 301 s old or ahead is SIGNATURE_EXPIRED', async () => {
       await call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() - 290 } }).expect(200);
       await call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() + 290 } }).expect(200);
-      expectError(await call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() - 301 } }), 401, 'SIGNATURE_EXPIRED');
-      expectError(await call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() + 301 } }), 401, 'SIGNATURE_EXPIRED');
+      expectError(
+        await call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() - 301 } }),
+        401,
+        'SIGNATURE_EXPIRED',
+      );
+      expectError(
+        await call(strict, 'GET', INFO, { sign: { timestamp: nowSeconds() + 301 } }),
+        401,
+        'SIGNATURE_EXPIRED',
+      );
     });
 
     it('refuses a replayed nonce with NONCE_REUSED, also on another replica', async () => {
@@ -189,9 +246,17 @@ describe('public interface: signatures, login, customer endpoints', () => {
 
       // nonces are per key: another key may use the same one
       const sameNonce = second['X-Service-Nonce'];
-      await call(open, 'GET', INFO, { sign: { nonce: sameNonce }, headers: { 'X-Service-Nonce': sameNonce } }).expect(200);
-      const rows = await t.dataSource.query('SELECT api_key_id, expires_at FROM request_nonces WHERE nonce = $1 ORDER BY api_key_id', [sameNonce]);
-      expect(rows.map((r: { api_key_id: number }) => r.api_key_id)).toEqual([strict.publicKeyId, open.publicKeyId].sort((a, b) => a - b));
+      await call(open, 'GET', INFO, {
+        sign: { nonce: sameNonce },
+        headers: { 'X-Service-Nonce': sameNonce },
+      }).expect(200);
+      const rows = await t.dataSource.query(
+        'SELECT api_key_id, expires_at FROM request_nonces WHERE nonce = $1 ORDER BY api_key_id',
+        [sameNonce],
+      );
+      expect(rows.map((r: { api_key_id: number }) => r.api_key_id)).toEqual(
+        [strict.publicKeyId, open.publicKeyId].sort((a, b) => a - b),
+      );
       // kept until the timestamp has left the window (300 s) plus a margin
       for (const r of rows) expect(ms(r.expires_at) - Date.now()).toBeGreaterThan(299_000);
     });
@@ -199,7 +264,10 @@ describe('public interface: signatures, login, customer endpoints', () => {
     it('accepts a nonce again once its record has expired', async () => {
       const headers = signedHeaders(strict, 'GET', INFO);
       await call(strict, 'GET', INFO, { headers }).expect(200);
-      await t.dataSource.query("UPDATE request_nonces SET expires_at = now() - interval '1 second' WHERE nonce = $1", [headers['X-Service-Nonce']]);
+      await t.dataSource.query(
+        "UPDATE request_nonces SET expires_at = now() - interval '1 second' WHERE nonce = $1",
+        [headers['X-Service-Nonce']],
+      );
       await call(strict, 'GET', INFO, { headers }).expect(200);
     });
 
@@ -207,18 +275,40 @@ describe('public interface: signatures, login, customer endpoints', () => {
       expectError(await call(strict, 'GET', INFO), 401, 'SIGNATURE_REQUIRED');
       const { 'X-Service-Signature': _, ...partial } = signedHeaders(strict, 'GET', INFO);
       expectError(await call(strict, 'GET', INFO, { headers: partial }), 401, 'SIGNATURE_REQUIRED');
-      expectError(await call(strict, 'POST', LOGIN, { body: { identifier: { type: 'username', value: 'nobody00' }, password: 'x' } }), 401, 'SIGNATURE_REQUIRED');
+      expectError(
+        await call(strict, 'POST', LOGIN, {
+          body: { identifier: { type: 'username', value: 'nobody00' }, password: 'x' },
+        }),
+        401,
+        'SIGNATURE_REQUIRED',
+      );
       // the key is checked first
-      expectError(await call({ ...strict, publicKey: `pk_${'z'.repeat(40)}` }, 'GET', INFO), 401, 'INVALID_API_KEY');
+      expectError(
+        await call({ ...strict, publicKey: `pk_${'z'.repeat(40)}` }, 'GET', INFO),
+        401,
+        'INVALID_API_KEY',
+      );
     });
 
     it('a project that does not require them accepts unsigned requests and still verifies present headers', async () => {
       await call(open, 'GET', INFO).expect(200);
       await call(open, 'GET', INFO, { sign: true }).expect(200);
-      expectError(await call(open, 'GET', INFO, { sign: { secret: other.signingSecret } }), 401, 'INVALID_SIGNATURE');
+      expectError(
+        await call(open, 'GET', INFO, { sign: { secret: other.signingSecret } }),
+        401,
+        'INVALID_SIGNATURE',
+      );
       const { 'X-Service-Timestamp': ts } = signedHeaders(open, 'GET', INFO);
-      expectError(await call(open, 'GET', INFO, { headers: { 'X-Service-Timestamp': ts } }), 401, 'INVALID_SIGNATURE');
-      expectError(await call(open, 'GET', INFO, { sign: { timestamp: nowSeconds() - 400 } }), 401, 'SIGNATURE_EXPIRED');
+      expectError(
+        await call(open, 'GET', INFO, { headers: { 'X-Service-Timestamp': ts } }),
+        401,
+        'INVALID_SIGNATURE',
+      );
+      expectError(
+        await call(open, 'GET', INFO, { sign: { timestamp: nowSeconds() - 400 } }),
+        401,
+        'SIGNATURE_EXPIRED',
+      );
     });
   });
 
@@ -229,26 +319,48 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const c = await customer(open);
       const res = await login(open, c.username.toUpperCase()).expect(200); // usernames are case-insensitive
       const data = res.body.data;
-      expect(data).toEqual({ token: expect.any(String), tokenType: 'Bearer', expiresAt: expect.stringMatching(ISO_MS), customer: expect.any(Object) });
+      expect(data).toEqual({
+        token: expect.any(String),
+        tokenType: 'Bearer',
+        expiresAt: expect.stringMatching(ISO_MS),
+        customer: expect.any(Object),
+      });
       expect(data.token.length).toBeGreaterThanOrEqual(40);
       expect(Math.abs(ms(data.expiresAt) - (Date.now() + 30 * DAY))).toBeLessThan(60_000);
-      const record = await t.http.get(`/api/private/v1/customers/${c.id}`).set(bearer(open.privateKey)).expect(200);
+      const record = await t.http
+        .get(`/api/private/v1/customers/${c.id}`)
+        .set(bearer(open.privateKey))
+        .expect(200);
       expect(data.customer).toEqual(record.body.data);
 
       // only the hash is stored
-      const rows = await t.dataSource.query('SELECT token_hash, project_id, customer_id, last_used_at FROM customer_sessions WHERE customer_id = $1', [c.id]);
-      expect(rows).toEqual([{ token_hash: sha256(data.token), project_id: open.id, customer_id: c.id, last_used_at: null }]);
+      const rows = await t.dataSource.query(
+        'SELECT token_hash, project_id, customer_id, last_used_at FROM customer_sessions WHERE customer_id = $1',
+        [c.id],
+      );
+      expect(rows).toEqual([
+        { token_hash: sha256(data.token), project_id: open.id, customer_id: c.id, last_used_at: null },
+      ]);
       await call(open, 'GET', ME, { token: data.token }).expect(200);
-      const [used] = await t.dataSource.query('SELECT last_used_at FROM customer_sessions WHERE customer_id = $1', [c.id]);
+      const [used] = await t.dataSource.query(
+        'SELECT last_used_at FROM customer_sessions WHERE customer_id = $1',
+        [c.id],
+      );
       expect(used.last_used_at).not.toBeNull();
 
       // any identifier works
       const withEmail = await t.http
         .post('/api/private/v1/customers')
         .set(bearer(open.privateKey))
-        .send({ username: `mail${String(next()).padStart(8, '0')}`, password: PASSWORD, identifiers: [{ type: 'email', value: `c${seq}@example.com` }] })
+        .send({
+          username: `mail${String(next()).padStart(8, '0')}`,
+          password: PASSWORD,
+          identifiers: [{ type: 'email', value: `c${seq}@example.com` }],
+        })
         .expect(201);
-      const byEmail = await call(open, 'POST', LOGIN, { body: { identifier: { type: 'email', value: `c${seq}@example.com` }, password: PASSWORD } }).expect(200);
+      const byEmail = await call(open, 'POST', LOGIN, {
+        body: { identifier: { type: 'email', value: `c${seq}@example.com` }, password: PASSWORD },
+      }).expect(200);
       expect(byEmail.body.data.customer.id).toBe(withEmail.body.data.id);
     });
 
@@ -256,7 +368,11 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const long = `${'k'.repeat(100)}${'z'.repeat(28)}`;
       const c = await customer(open, { password: long });
       await login(open, c.username, long).expect(200);
-      expectError(await login(open, c.username, `${'k'.repeat(100)}${'y'.repeat(28)}`), 401, 'INVALID_CREDENTIALS');
+      expectError(
+        await login(open, c.username, `${'k'.repeat(100)}${'y'.repeat(28)}`),
+        401,
+        'INVALID_CREDENTIALS',
+      );
       expectError(await login(open, c.username, 'k'.repeat(72)), 401, 'INVALID_CREDENTIALS');
     });
 
@@ -294,7 +410,10 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
       const wrong = median(times.wrongPassword);
       for (const name of Object.keys(times)) {
-        expect({ name, atLeastBcrypt: Math.min(...times[name]) >= bcryptTime * 0.7 }).toEqual({ name, atLeastBcrypt: true });
+        expect({ name, atLeastBcrypt: Math.min(...times[name]) >= bcryptTime * 0.7 }).toEqual({
+          name,
+          atLeastBcrypt: true,
+        });
         expect({ name, similar: median(times[name]) > wrong * 0.5 }).toEqual({ name, similar: true });
       }
     });
@@ -302,11 +421,19 @@ describe('public interface: signatures, login, customer endpoints', () => {
     it('a disabled customer: 403 CUSTOMER_DISABLED with the right password only; its tokens stop working', async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
-      await t.http.patch(`/api/private/v1/customers/${c.id}`).set(bearer(open.privateKey)).send({ enabled: false }).expect(200);
+      await t.http
+        .patch(`/api/private/v1/customers/${c.id}`)
+        .set(bearer(open.privateKey))
+        .send({ enabled: false })
+        .expect(200);
       expectError(await login(open, c.username), 403, 'CUSTOMER_DISABLED');
       expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
       expectError(await call(open, 'GET', ME, { token }), 403, 'CUSTOMER_DISABLED');
-      await t.http.patch(`/api/private/v1/customers/${c.id}`).set(bearer(open.privateKey)).send({ enabled: true }).expect(200);
+      await t.http
+        .patch(`/api/private/v1/customers/${c.id}`)
+        .set(bearer(open.privateKey))
+        .send({ enabled: true })
+        .expect(200);
       await call(open, 'GET', ME, { token }).expect(200);
     });
 
@@ -322,14 +449,20 @@ describe('public interface: signatures, login, customer endpoints', () => {
     });
 
     it('validates the body', async () => {
-      for (const body of [{}, { identifier: { type: 'username', value: 'abc' } }, { identifier: 'abc', password: 'x' }, { identifier: { type: 'username', value: 'a' }, password: 'x', extra: 1 }]) {
+      for (const body of [
+        {},
+        { identifier: { type: 'username', value: 'abc' } },
+        { identifier: 'abc', password: 'x' },
+        { identifier: { type: 'username', value: 'a' }, password: 'x', extra: 1 },
+      ]) {
         expectError(await call(open, 'POST', LOGIN, { body }), 400, 'VALIDATION_FAILED');
       }
     });
 
     it('after 5 failures for one identifier: 429 RATE_LIMITED with Retry-After, before the password is checked', async () => {
       const c = await customer(open);
-      for (let i = 0; i < 5; i++) expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
+      for (let i = 0; i < 5; i++)
+        expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
       const limited = await login(open, c.username);
       expectError(limited, 429, 'RATE_LIMITED');
       const retryAfter = Number(limited.headers['retry-after']);
@@ -341,23 +474,34 @@ describe('public interface: signatures, login, customer endpoints', () => {
       await login(open, d.username).expect(200);
 
       // once the window has ended, the right password works and clears the counter
-      await t.dataSource.query("UPDATE login_failures SET window_start = now() - interval '16 minutes' WHERE key LIKE 'id:%'");
+      await t.dataSource.query(
+        "UPDATE login_failures SET window_start = now() - interval '16 minutes' WHERE key LIKE 'id:%'",
+      );
       await login(open, c.username).expect(200);
-      for (let i = 0; i < 5; i++) expectError(await login(open, c.username, 'not the password', { agent: i % 2 ? replica : t.http }), 401, 'INVALID_CREDENTIALS');
+      for (let i = 0; i < 5; i++)
+        expectError(
+          await login(open, c.username, 'not the password', { agent: i % 2 ? replica : t.http }),
+          401,
+          'INVALID_CREDENTIALS',
+        );
       expectError(await login(open, c.username, 'not the password'), 429, 'RATE_LIMITED');
     });
 
-    it('a success clears the identifier\'s counter', async () => {
+    it("a success clears the identifier's counter", async () => {
       const c = await customer(open);
-      for (let i = 0; i < 4; i++) expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
+      for (let i = 0; i < 4; i++)
+        expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
       await login(open, c.username).expect(200);
-      for (let i = 0; i < 5; i++) expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
+      for (let i = 0; i < 5; i++)
+        expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
       expectError(await login(open, c.username), 429, 'RATE_LIMITED');
     });
 
     it('parallel guesses cannot pass the limit', async () => {
       const c = await customer(open);
-      const results = await Promise.all(Array.from({ length: 12 }, () => login(open, c.username, 'not the password')));
+      const results = await Promise.all(
+        Array.from({ length: 12 }, () => login(open, c.username, 'not the password')),
+      );
       const statuses = results.map((r) => r.status).sort();
       expect(statuses.filter((s) => s === 401)).toHaveLength(5);
       expect(statuses.filter((s) => s === 429)).toHaveLength(7);
@@ -365,7 +509,11 @@ describe('public interface: signatures, login, customer endpoints', () => {
 
     it('after 20 failures from one address: 429 for every identifier', async () => {
       for (let i = 0; i < 20; i++) {
-        expectError(await login(other, `nobody${String(next()).padStart(6, '0')}`, 'not the password'), 401, 'INVALID_CREDENTIALS');
+        expectError(
+          await login(other, `nobody${String(next()).padStart(6, '0')}`, 'not the password'),
+          401,
+          'INVALID_CREDENTIALS',
+        );
       }
       const c = await customer(open);
       const limited = await login(open, c.username);
@@ -382,32 +530,45 @@ describe('public interface: signatures, login, customer endpoints', () => {
     it('missing, malformed or unknown: 401 INVALID_CUSTOMER_TOKEN', async () => {
       expectError(await call(open, 'GET', ME), 401, 'INVALID_CUSTOMER_TOKEN');
       expectError(await call(open, 'GET', ME, { token: 'not-a-token' }), 401, 'INVALID_CUSTOMER_TOKEN');
-      expectError(await call(open, 'GET', ME, { headers: { Authorization: 'Basic abc' } }), 401, 'INVALID_CUSTOMER_TOKEN');
+      expectError(
+        await call(open, 'GET', ME, { headers: { Authorization: 'Basic abc' } }),
+        401,
+        'INVALID_CUSTOMER_TOKEN',
+      );
       // the project key is checked first
       expectError(await t.http.get(ME).set('Authorization', 'Bearer x'), 401, 'INVALID_API_KEY');
     });
 
-    it('a token of another project\'s customer: 403 CUSTOMER_PROJECT_MISMATCH', async () => {
+    it("a token of another project's customer: 403 CUSTOMER_PROJECT_MISMATCH", async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
       expectError(await call(other, 'GET', ME, { token }), 403, 'CUSTOMER_PROJECT_MISMATCH');
-      expectError(await call(other, 'POST', `${ME}/redemptions`, { token, body: { code: 'AAAA-BBBB-CCCC-DDDD' } }), 403, 'CUSTOMER_PROJECT_MISMATCH');
+      expectError(
+        await call(other, 'POST', `${ME}/redemptions`, { token, body: { code: 'AAAA-BBBB-CCCC-DDDD' } }),
+        403,
+        'CUSTOMER_PROJECT_MISMATCH',
+      );
       await call(open, 'GET', ME, { token }).expect(200);
     });
 
     it('an expired token: 401', async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
-      await t.dataSource.query("UPDATE customer_sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1", [sha256(token)]);
+      await t.dataSource.query(
+        "UPDATE customer_sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1",
+        [sha256(token)],
+      );
       expectError(await call(open, 'GET', ME, { token }), 401, 'INVALID_CUSTOMER_TOKEN');
     });
 
-    it('a deleted customer\'s token: 401, its sessions are gone', async () => {
+    it("a deleted customer's token: 401, its sessions are gone", async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
       await t.http.delete(`/api/private/v1/customers/${c.id}`).set(bearer(open.privateKey)).expect(200);
       expectError(await call(open, 'GET', ME, { token }), 401, 'INVALID_CUSTOMER_TOKEN');
-      expect(await t.dataSource.query('SELECT 1 FROM customer_sessions WHERE customer_id = $1', [c.id])).toEqual([]);
+      expect(
+        await t.dataSource.query('SELECT 1 FROM customer_sessions WHERE customer_id = $1', [c.id]),
+      ).toEqual([]);
     });
   });
 
@@ -424,12 +585,21 @@ describe('public interface: signatures, login, customer endpoints', () => {
     }
 
     async function code(planId: number, duration: string | null): Promise<string> {
-      const res = await t.http.post('/api/private/v1/codes').set(A()).send({ planId, duration, count: 1 }).expect(201);
+      const res = await t.http
+        .post('/api/private/v1/codes')
+        .set(A())
+        .send({ planId, duration, count: 1 })
+        .expect(201);
       return res.body.data.codes[0];
     }
 
     const privateChain = async (customerId: number, history = true) =>
-      (await t.http.get(`/api/private/v1/customers/${customerId}/subscriptions${history ? '?history=true' : ''}`).set(A()).expect(200)).body.data as Array<{
+      (
+        await t.http
+          .get(`/api/private/v1/customers/${customerId}/subscriptions${history ? '?history=true' : ''}`)
+          .set(A())
+          .expect(200)
+      ).body.data as Array<{
         id: number;
         planId: number;
         validFrom: string;
@@ -440,15 +610,23 @@ describe('public interface: signatures, login, customer endpoints', () => {
 
     beforeAll(async () => {
       await resetLoginFailures();
-      plans = { free: await insertPlan('Free', 0), basic: await insertPlan('Basic', 10), pro: await insertPlan('Pro', 20) };
+      plans = {
+        free: await insertPlan('Free', 0),
+        basic: await insertPlan('Basic', 10),
+        pro: await insertPlan('Pro', 20),
+      };
     });
 
-    it('returns only the caller\'s own record and subscriptions', async () => {
+    it("returns only the caller's own record and subscriptions", async () => {
       const c1 = await customer(open);
       const c2 = await customer(open);
       const t1 = await tokenFor(open, c1.username);
       const t2 = await tokenFor(open, c2.username);
-      await t.http.post('/api/private/v1/redemptions').set(A()).send({ code: await code(plans.pro, 'P30D'), customer: { type: 'username', value: c2.username } }).expect(200);
+      await t.http
+        .post('/api/private/v1/redemptions')
+        .set(A())
+        .send({ code: await code(plans.pro, 'P30D'), customer: { type: 'username', value: c2.username } })
+        .expect(200);
 
       const me1 = await call(open, 'GET', ME, { token: t1 }).expect(200);
       const record1 = await t.http.get(`/api/private/v1/customers/${c1.id}`).set(A()).expect(200);
@@ -458,10 +636,15 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const subs1 = (await call(open, 'GET', `${ME}/subscriptions`, { token: t1 }).expect(200)).body.data;
       expect(subs1).toEqual(await privateChain(c1.id, false));
       expect(subs1.map((s: { planId: number }) => s.planId)).toEqual([plans.free]);
-      const subs2 = (await call(open, 'GET', `${ME}/subscriptions?history=true`, { token: t2 }).expect(200)).body.data;
+      const subs2 = (await call(open, 'GET', `${ME}/subscriptions?history=true`, { token: t2 }).expect(200))
+        .body.data;
       expect(subs2).toEqual(await privateChain(c2.id, true));
       expect(subs2.map((s: { planId: number }) => s.planId)).toEqual([plans.pro, plans.free, plans.free]);
-      expectError(await call(open, 'GET', `${ME}/subscriptions?history=maybe`, { token: t1 }), 400, 'VALIDATION_FAILED');
+      expectError(
+        await call(open, 'GET', `${ME}/subscriptions?history=maybe`, { token: t1 }),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     it('redeeming through me/redemptions and through the private interface builds the same chain', async () => {
@@ -474,27 +657,57 @@ describe('public interface: signatures, login, customer endpoints', () => {
         [plans.basic, 'P10D'],
         [plans.pro, null],
       ];
-      const shape = (data: { customer: object; subscriptions: Array<{ planId: number; planName: string; validFrom: string; validTo: string | null }> }) => ({
+      const shape = (data: {
+        customer: object;
+        subscriptions: Array<{ planId: number; planName: string; validFrom: string; validTo: string | null }>;
+      }) => ({
         keys: Object.keys(data).sort(),
         customerKeys: Object.keys(data.customer).sort(),
         created: (data.customer as { created: boolean }).created,
-        subscriptions: data.subscriptions.map((s) => [s.planId, s.planName, s.validTo === null ? null : Math.round((ms(s.validTo) - ms(s.validFrom)) / 60_000)]),
+        subscriptions: data.subscriptions.map((s) => [
+          s.planId,
+          s.planName,
+          s.validTo === null ? null : Math.round((ms(s.validTo) - ms(s.validFrom)) / 60_000),
+        ]),
       });
       let succeeded = 0;
       for (const [planId, duration] of steps) {
-        const priv = await t.http.post('/api/private/v1/redemptions').set(A()).send({ code: await code(planId, duration), customer: { type: 'username', value: viaPrivate.username } });
-        const pub = await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: await code(planId, duration) } });
-        expect({ status: pub.status, code: pub.body.error?.code }).toEqual({ status: priv.status, code: priv.body.error?.code });
+        const priv = await t.http
+          .post('/api/private/v1/redemptions')
+          .set(A())
+          .send({
+            code: await code(planId, duration),
+            customer: { type: 'username', value: viaPrivate.username },
+          });
+        const pub = await call(open, 'POST', `${ME}/redemptions`, {
+          token,
+          body: { code: await code(planId, duration) },
+        });
+        expect({ status: pub.status, code: pub.body.error?.code }).toEqual({
+          status: priv.status,
+          code: priv.body.error?.code,
+        });
         if (priv.status !== 200) continue;
         succeeded++;
-        expect(pub.body.data.customer).toEqual({ id: viaPublic.id, username: viaPublic.username, created: false });
+        expect(pub.body.data.customer).toEqual({
+          id: viaPublic.id,
+          username: viaPublic.username,
+          created: false,
+        });
         expect(shape(pub.body.data)).toEqual(shape(priv.body.data));
       }
       expect(succeeded).toBeGreaterThanOrEqual(3);
       const chainShape = async (id: number) =>
-        (await privateChain(id)).map((w) => [w.planId, w.status, w.source, w.validTo === null ? null : Math.round((ms(w.validTo) - ms(w.validFrom)) / 60_000)]);
+        (await privateChain(id)).map((w) => [
+          w.planId,
+          w.status,
+          w.source,
+          w.validTo === null ? null : Math.round((ms(w.validTo) - ms(w.validFrom)) / 60_000),
+        ]);
       expect(await chainShape(viaPublic.id)).toEqual(await chainShape(viaPrivate.id));
-      expect((await call(open, 'GET', `${ME}/subscriptions?history=true`, { token }).expect(200)).body.data).toEqual(await privateChain(viaPublic.id));
+      expect(
+        (await call(open, 'GET', `${ME}/subscriptions?history=true`, { token }).expect(200)).body.data,
+      ).toEqual(await privateChain(viaPublic.id));
     });
 
     it('answers the errors of the private redemption', async () => {
@@ -502,14 +715,42 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const token = await tokenFor(open, c.username);
       const used = await code(plans.basic, 'P1D');
       await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: used } }).expect(200);
-      expectError(await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: used } }), 409, 'CODE_ALREADY_REDEEMED');
-      expectError(await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: 'ZZZZ-ZZZZ-ZZZZ-ZZZZ' } }), 404, 'CODE_NOT_FOUND');
-      await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: await code(plans.pro, null) } }).expect(200);
-      expectError(await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: await code(plans.pro, null) } }), 409, 'REDUNDANT_PERMANENT_PURCHASE');
+      expectError(
+        await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: used } }),
+        409,
+        'CODE_ALREADY_REDEEMED',
+      );
+      expectError(
+        await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: 'ZZZZ-ZZZZ-ZZZZ-ZZZZ' } }),
+        404,
+        'CODE_NOT_FOUND',
+      );
+      await call(open, 'POST', `${ME}/redemptions`, {
+        token,
+        body: { code: await code(plans.pro, null) },
+      }).expect(200);
+      expectError(
+        await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: await code(plans.pro, null) } }),
+        409,
+        'REDUNDANT_PERMANENT_PURCHASE',
+      );
       // a code of another project is simply not found
-      const [otherPlan] = await t.dataSource.query("INSERT INTO plans (project_id, slug, name, value, plan_group) VALUES ($1, $2, 'X', 5, 'tier') RETURNING id", [other.id, `x-${next()}`]);
-      const foreign = (await t.http.post('/api/private/v1/codes').set(bearer(other.privateKey)).send({ planId: otherPlan.id, duration: 'P1D', count: 1 }).expect(201)).body.data.codes[0];
-      expectError(await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: foreign } }), 404, 'CODE_NOT_FOUND');
+      const [otherPlan] = await t.dataSource.query(
+        "INSERT INTO plans (project_id, slug, name, value, plan_group) VALUES ($1, $2, 'X', 5, 'tier') RETURNING id",
+        [other.id, `x-${next()}`],
+      );
+      const foreign = (
+        await t.http
+          .post('/api/private/v1/codes')
+          .set(bearer(other.privateKey))
+          .send({ planId: otherPlan.id, duration: 'P1D', count: 1 })
+          .expect(201)
+      ).body.data.codes[0];
+      expectError(
+        await call(open, 'POST', `${ME}/redemptions`, { token, body: { code: foreign } }),
+        404,
+        'CODE_NOT_FOUND',
+      );
       // the target is always the logged-in customer
       for (const body of [{}, { code: used, customer: { type: 'username', value: c.username } }]) {
         expectError(await call(open, 'POST', `${ME}/redemptions`, { token, body }), 400, 'VALIDATION_FAILED');
@@ -536,19 +777,27 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const doc = (await t.http.get('/docs-json').expect(200)).body;
       const loginOp = doc.paths[LOGIN].post;
       expect(loginOp.tags).toEqual(['Public']);
-      expect(loginOp.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string; required: boolean }) => [p.name, p.required])).toEqual(
+      expect(
+        loginOp.parameters
+          .filter((p: { in: string }) => p.in === 'header')
+          .map((p: { name: string; required: boolean }) => [p.name, p.required]),
+      ).toEqual(
         expect.arrayContaining([
           ['X-Service-Timestamp', false],
           ['X-Service-Nonce', false],
           ['X-Service-Signature', false],
         ]),
       );
-      expect(JSON.stringify(loginOp.parameters)).toContain('0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a');
+      expect(JSON.stringify(loginOp.parameters)).toContain(
+        '0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a',
+      );
       // both at once (one requirement object), not either of them
       expect(doc.paths[ME].get.security).toEqual([{ publicKey: [], customerToken: [] }]);
       expect(doc.paths[`${ME}/redemptions`].post.security).toEqual([{ publicKey: [], customerToken: [] }]);
       expect(loginOp.security).toEqual([{ publicKey: [] }]);
-      expect(Object.keys(loginOp.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '429']));
+      expect(Object.keys(loginOp.responses)).toEqual(
+        expect.arrayContaining(['200', '400', '401', '403', '429']),
+      );
     });
   });
 });

@@ -33,7 +33,9 @@ function redisReachable(url: string): boolean {
 const redisUp = redisReachable(REDIS_URL);
 if (!redisUp) {
   // eslint-disable-next-line no-console
-  console.warn(`Redis is not reachable at ${REDIS_URL}: the rate-limit tests of the redis store are SKIPPED (set TEST_REDIS_URL).`);
+  console.warn(
+    `Redis is not reachable at ${REDIS_URL}: the rate-limit tests of the redis store are SKIPPED (set TEST_REDIS_URL).`,
+  );
 }
 
 const RATE_LIMIT_VARIABLES = [
@@ -67,13 +69,21 @@ describe('rate limits: off by default; security headers', () => {
   });
 
   it('is on by default with NODE_ENV=production, and the redis store needs REDIS_URL', () => {
-    const base = { DATABASE_URL: 'postgres://x@localhost/db', SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+    const base = {
+      DATABASE_URL: 'postgres://x@localhost/db',
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    };
     expect(validateEnv({ ...base, NODE_ENV: 'production' }).RATE_LIMIT_ENABLED).toBe(true);
-    expect(validateEnv({ ...base, NODE_ENV: 'production', RATE_LIMIT_ENABLED: 'false' }).RATE_LIMIT_ENABLED).toBe(false);
+    expect(
+      validateEnv({ ...base, NODE_ENV: 'production', RATE_LIMIT_ENABLED: 'false' }).RATE_LIMIT_ENABLED,
+    ).toBe(false);
     expect(validateEnv({ ...base, NODE_ENV: 'development' }).RATE_LIMIT_ENABLED).toBe(false);
     expect(() => validateEnv({ ...base, RATE_LIMIT_STORE: 'redis' })).toThrow(/REDIS_URL/);
     expect(() => validateEnv({ ...base, RATE_LIMIT_STORE: 'memcached' })).toThrow(/RATE_LIMIT_STORE/);
-    expect(validateEnv({ ...base, RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }).RATE_LIMIT_STORE).toBe('redis');
+    expect(
+      validateEnv({ ...base, RATE_LIMIT_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' })
+        .RATE_LIMIT_STORE,
+    ).toBe('redis');
   });
 
   it('API answers carry helmet headers with a CSP that allows nothing', async () => {
@@ -107,7 +117,11 @@ describe('rate limits: off by default; security headers', () => {
 
 describe.each([
   { store: 'postgres', available: true, env: {} as Record<string, string> },
-  { store: 'redis', available: redisUp, env: { REDIS_URL, REDIS_KEY_PREFIX: `test-${process.pid}-${randomBytes(4).toString('hex')}:` } },
+  {
+    store: 'redis',
+    available: redisUp,
+    env: { REDIS_URL, REDIS_KEY_PREFIX: `test-${process.pid}-${randomBytes(4).toString('hex')}:` },
+  },
 ])('rate limits with the $store store', ({ store, available, env }) => {
   const suite = available ? describe : describe.skip;
 
@@ -157,7 +171,11 @@ describe.each([
 
       // another project's key, and the same project's public key, have counters of their own
       await info(other.privateKey, newAddress()).expect(200);
-      const pub = await t.http.get('/api/public/v1/info').set('X-Service-Key', p.publicKey).set('X-Forwarded-For', newAddress()).expect(200);
+      const pub = await t.http
+        .get('/api/public/v1/info')
+        .set('X-Service-Key', p.publicKey)
+        .set('X-Forwarded-For', newAddress())
+        .expect(200);
       expect(headersOf(pub).remaining).toBe(PER_KEY - 1);
 
       await sleep(retryAfter * 1000 + 100);
@@ -193,7 +211,11 @@ describe.each([
           const res = await t.http.get(path).set('X-Forwarded-For', address).expect(200);
           expect(res.headers['ratelimit-limit']).toBeUndefined();
         }
-        await t.http.get('/api/admin/v1/projects').set('Authorization', 'Bearer test-admin-token-0123456789abcdef').set('X-Forwarded-For', address).expect(200);
+        await t.http
+          .get('/api/admin/v1/projects')
+          .set('Authorization', 'Bearer test-admin-token-0123456789abcdef')
+          .set('X-Forwarded-For', address)
+          .expect(200);
       }
     });
 
@@ -233,11 +255,15 @@ describe.each([
       it('keeps the counters in rate_limit_counters and prunes ended windows', async () => {
         const p = await t.createProject();
         await info(p.privateKey, newAddress()).expect(200);
-        const rows = await t.dataSource.query('SELECT key, hits FROM rate_limit_counters WHERE key = $1', [`key:${p.privateKeyId}`]);
+        const rows = await t.dataSource.query('SELECT key, hits FROM rate_limit_counters WHERE key = $1', [
+          `key:${p.privateKeyId}`,
+        ]);
         expect(rows).toEqual([{ key: `key:${p.privateKeyId}`, hits: 1 }]);
         await sleep(WINDOW_SECONDS * 1000 + 100);
         expect(await new PostgresRateLimitStore(t.dataSource).prune()).toBeGreaterThanOrEqual(2);
-        expect(await t.dataSource.query('SELECT 1 FROM rate_limit_counters WHERE expires_at <= now()')).toEqual([]);
+        expect(
+          await t.dataSource.query('SELECT 1 FROM rate_limit_counters WHERE expires_at <= now()'),
+        ).toEqual([]);
       });
     }
   });

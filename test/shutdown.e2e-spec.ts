@@ -37,7 +37,13 @@ interface Answer {
   error?: string;
 }
 
-function send(port: number, agent: Agent | false, method: string, path: string, body?: object): Promise<Answer> {
+function send(
+  port: number,
+  agent: Agent | false,
+  method: string,
+  path: string,
+  body?: object,
+): Promise<Answer> {
   return new Promise((resolveAnswer) => {
     const payload = body ? JSON.stringify(body) : undefined;
     const req = httpRequest(
@@ -49,12 +55,19 @@ function send(port: number, agent: Agent | false, method: string, path: string, 
         agent,
         headers: {
           Authorization: `Bearer ${ADMIN_TOKEN}`,
-          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
+          ...(payload
+            ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
+            : {}),
         },
       },
       (res) => {
         res.resume();
-        res.on('end', () => resolveAnswer({ status: res.statusCode, ...(agent ? { keepAlive: String(res.headers['keep-alive']) } : {}) }));
+        res.on('end', () =>
+          resolveAnswer({
+            status: res.statusCode,
+            ...(agent ? { keepAlive: String(res.headers['keep-alive']) } : {}),
+          }),
+        );
       },
     );
     req.on('error', (error: NodeJS.ErrnoException) => resolveAnswer({ error: error.code ?? error.message }));
@@ -70,10 +83,16 @@ const tryConnect = (port: number) =>
       socket.destroy();
       resolveTry('connected');
     });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolveTry(error.code === 'ECONNREFUSED' ? 'refused' : String(error.code)));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      resolveTry(error.code === 'ECONNREFUSED' ? 'refused' : String(error.code)),
+    );
   });
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -194,7 +213,9 @@ describe('graceful shutdown of the real process', () => {
       const check = new Client({ connectionString: db.url });
       await check.connect();
       try {
-        const { rows } = await check.query(`SELECT count(*)::int AS n FROM projects WHERE name LIKE 'Shutdown %'`);
+        const { rows } = await check.query(
+          `SELECT count(*)::int AS n FROM projects WHERE name LIKE 'Shutdown %'`,
+        );
         expect(rows[0].n).toBe(REQUESTS);
       } finally {
         await check.end();

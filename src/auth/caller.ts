@@ -29,5 +29,6 @@ export function callerOf(req: Request): Caller {
 
 /** `@CurrentProject() project: CallerProject` in a handler behind `@PrivateApi()` or `@PublicApi()`. */
 export const CurrentProject = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): CallerProject => callerOf(ctx.switchToHttp().getRequest<Request>()).project,
+  (_: unknown, ctx: ExecutionContext): CallerProject =>
+    callerOf(ctx.switchToHttp().getRequest<Request>()).project,
 );

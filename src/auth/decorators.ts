@@ -5,10 +5,15 @@ import { KeyRateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 import { NONCE_PATTERN, SIGNATURE_HEADERS, SIGNATURE_WINDOW_SECONDS } from './signature';
 
-export const SECURITY = { private: 'privateKey', public: 'publicKey', admin: 'adminToken', customer: 'customerToken' } as const;
+export const SECURITY = {
+  private: 'privateKey',
+  public: 'publicKey',
+  admin: 'adminToken',
+  customer: 'customerToken',
+} as const;
 
 const SIGNATURE_HELP = [
-  'Signature v1: lowercase hex HMAC-SHA256, with the public key\'s signing secret, of',
+  "Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of",
   '`METHOD \\n path-with-query \\n timestamp \\n nonce \\n hex(SHA-256(raw body))` (an empty body hashes as empty).',
   'Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent.',
   'Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`:',
@@ -35,7 +40,11 @@ const ApiSignatureHeaders = () =>
       name: SIGNATURE_HEADERS.signature,
       required: false,
       description: 'Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header).',
-      schema: { type: 'string', pattern: '^[0-9a-f]{64}$', example: '0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a' },
+      schema: {
+        type: 'string',
+        pattern: '^[0-9a-f]{64}$',
+        example: '0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a',
+      },
     }),
   );
 
@@ -55,11 +64,25 @@ export const PrivateApi = () =>
 export const PublicApi = (options: { withCustomerToken?: boolean } = {}) =>
   applyDecorators(
     UseGuards(PublicKeyGuard, KeyRateLimitGuard),
-    options.withCustomerToken ? ApiSecurity({ [SECURITY.public]: [], [SECURITY.customer]: [] }) : ApiSecurity(SECURITY.public),
+    options.withCustomerToken
+      ? ApiSecurity({ [SECURITY.public]: [], [SECURITY.customer]: [] })
+      : ApiSecurity(SECURITY.public),
     ApiSignatureHeaders(),
-    ApiErrors('INVALID_API_KEY', 'API_KEY_DISABLED', 'PROJECT_NOT_FOUND', 'SIGNATURE_REQUIRED', 'INVALID_SIGNATURE', 'SIGNATURE_EXPIRED', 'NONCE_REUSED'),
+    ApiErrors(
+      'INVALID_API_KEY',
+      'API_KEY_DISABLED',
+      'PROJECT_NOT_FOUND',
+      'SIGNATURE_REQUIRED',
+      'INVALID_SIGNATURE',
+      'SIGNATURE_EXPIRED',
+      'NONCE_REUSED',
+    ),
   );
 
 /** The operators' interface `/api/admin/v1`. */
 export const AdminApi = () =>
-  applyDecorators(UseGuards(AdminGuard), ApiBearerAuth(SECURITY.admin), ApiErrors('INVALID_ADMIN_TOKEN', 'VALIDATION_FAILED'));
+  applyDecorators(
+    UseGuards(AdminGuard),
+    ApiBearerAuth(SECURITY.admin),
+    ApiErrors('INVALID_ADMIN_TOKEN', 'VALIDATION_FAILED'),
+  );

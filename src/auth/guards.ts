@@ -7,7 +7,14 @@ import { DomainError } from '../common/errors/domain-error';
 import { RequestNonceStore } from '../public/request-nonces.service';
 import type { AuthenticatedRequest, Caller } from './caller';
 import { KeyAuthService } from './key-auth.service';
-import { NONCE_PATTERN, sign, SIGNATURE_PATTERN, SIGNATURE_WINDOW_SECONDS, signaturesMatch, TIMESTAMP_PATTERN } from './signature';
+import {
+  NONCE_PATTERN,
+  sign,
+  SIGNATURE_PATTERN,
+  SIGNATURE_WINDOW_SECONDS,
+  signaturesMatch,
+  TIMESTAMP_PATTERN,
+} from './signature';
 
 export const PUBLIC_KEY_HEADER = 'X-Service-Key';
 
@@ -77,21 +84,34 @@ export class PublicKeyGuard implements CanActivate {
     if (present < 3) {
       throw new DomainError(caller.project.requireSignature ? 'SIGNATURE_REQUIRED' : 'INVALID_SIGNATURE');
     }
-    if (!TIMESTAMP_PATTERN.test(timestamp!) || !NONCE_PATTERN.test(nonce!) || !SIGNATURE_PATTERN.test(signature!)) {
+    if (
+      !TIMESTAMP_PATTERN.test(timestamp!) ||
+      !NONCE_PATTERN.test(nonce!) ||
+      !SIGNATURE_PATTERN.test(signature!)
+    ) {
       throw new DomainError('INVALID_SIGNATURE');
     }
     if (!caller.signingSecretEnc) throw new Error(`Public key ${caller.apiKeyId} has no signing secret`);
 
     const rawBody = (req as Request & { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
-    const expected = sign(this.secrets.decrypt(caller.signingSecretEnc), req.method, req.originalUrl, timestamp!, nonce!, rawBody);
+    const expected = sign(
+      this.secrets.decrypt(caller.signingSecretEnc),
+      req.method,
+      req.originalUrl,
+      timestamp!,
+      nonce!,
+      rawBody,
+    );
     if (!signaturesMatch(expected, signature!.toLowerCase())) throw new DomainError('INVALID_SIGNATURE');
 
     const now = Date.now();
     const ts = Number(timestamp);
-    if (Math.abs(Math.floor(now / 1000) - ts) > SIGNATURE_WINDOW_SECONDS) throw new DomainError('SIGNATURE_EXPIRED');
+    if (Math.abs(Math.floor(now / 1000) - ts) > SIGNATURE_WINDOW_SECONDS)
+      throw new DomainError('SIGNATURE_EXPIRED');
 
     const expiresAt = new Date((ts + SIGNATURE_WINDOW_SECONDS + NONCE_RETENTION_MARGIN_SECONDS) * 1000);
-    if (!(await this.nonces.remember(caller.apiKeyId, nonce!, expiresAt, new Date(now)))) throw new DomainError('NONCE_REUSED');
+    if (!(await this.nonces.remember(caller.apiKeyId, nonce!, expiresAt, new Date(now))))
+      throw new DomainError('NONCE_REUSED');
   }
 }
 
@@ -110,7 +130,8 @@ export class AdminGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     if (!this.expected) throw new DomainError('ROUTE_NOT_FOUND');
     const presented = bearerToken(context.switchToHttp().getRequest<Request>());
-    if (!presented || !timingSafeEqual(digest(presented), this.expected)) throw new DomainError('INVALID_ADMIN_TOKEN');
+    if (!presented || !timingSafeEqual(digest(presented), this.expected))
+      throw new DomainError('INVALID_ADMIN_TOKEN');
     return true;
   }
 }

@@ -61,7 +61,9 @@ export function sign(
   nonce: string,
   rawBody: Buffer | string = '',
 ): string {
-  return createHmac('sha256', secret).update(canonicalString(method, pathWithQuery, timestamp, nonce, rawBody)).digest('hex');
+  return createHmac('sha256', secret)
+    .update(canonicalString(method, pathWithQuery, timestamp, nonce, rawBody))
+    .digest('hex');
 }
 
 /** Constant-time comparison of a presented signature with the expected one (both hex). */

@@ -1,4 +1,12 @@
-import { CODE_ALPHABET, encodeCode, formatCode, generateCode, generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
+import {
+  CODE_ALPHABET,
+  encodeCode,
+  formatCode,
+  generateCode,
+  generateCodes,
+  normaliseCode,
+  normaliseCodeFragment,
+} from './code-format';
 
 const NORMALISED = /^[0-9A-HJKMNP-TV-Z]{16}$/;
 

@@ -7,7 +7,13 @@ import { IdParam } from '../common/http/id-param';
 import { RequestId } from '../common/http/request-id';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { CodesService } from './codes.service';
-import { CodeBatchView, CodeView, CreateCodeBatchDto, ExportCodesQueryDto, ListCodesQueryDto } from './dto/code.dto';
+import {
+  CodeBatchView,
+  CodeView,
+  CreateCodeBatchDto,
+  ExportCodesQueryDto,
+  ListCodesQueryDto,
+} from './dto/code.dto';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 
 @ApiTags('Private: codes')
@@ -21,12 +27,18 @@ export class CodesController {
   @ApiOperation({ summary: 'Create a batch of codes; every code is in the answer, in plaintext' })
   @ApiEnvelope(CodeBatchView, { status: 201 })
   @ApiErrors('PLAN_NOT_FOUND')
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreateCodeBatchDto, @RequestId() reqId: string) {
+  create(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: CreateCodeBatchDto,
+    @RequestId() reqId: string,
+  ) {
     return this.codes.createBatch(project.id, dto, reqId);
   }
 
   @Get()
-  @ApiOperation({ summary: 'List codes (newest first; filters status, planId, batchId; search on the code or the note)' })
+  @ApiOperation({
+    summary: 'List codes (newest first; filters status, planId, batchId; search on the code or the note)',
+  })
   @ApiEnvelope(CodeView, { paged: true })
   list(@CurrentProject() project: CallerProject, @Query() query: ListCodesQueryDto) {
     return this.codes.list(project.id, query);
@@ -41,7 +53,11 @@ export class CodesController {
     content: { 'text/csv': { schema: { type: 'string' } } },
   })
   @ApiErrors('CODE_NOT_FOUND')
-  async export(@CurrentProject() project: CallerProject, @Query() query: ExportCodesQueryDto, @Res() res: Response) {
+  async export(
+    @CurrentProject() project: CallerProject,
+    @Query() query: ExportCodesQueryDto,
+    @Res() res: Response,
+  ) {
     const csv = await this.codes.exportBatchCsv(project.id, query.batchId);
     res
       .status(200)

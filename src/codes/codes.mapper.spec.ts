@@ -35,7 +35,9 @@ describe('codes mapper', () => {
 
   describe('toCodeView', () => {
     it('shows the formatted code, the plan name and ISO timestamps', () => {
-      expect(toCodeView(code({ redeemedAt: now, redeemedByCustomerId: 4, status: 'redeemed' }), 'Pro', now)).toEqual({
+      expect(
+        toCodeView(code({ redeemedAt: now, redeemedByCustomerId: 4, status: 'redeemed' }), 'Pro', now),
+      ).toEqual({
         id: 7,
         code: '7KQ2-M9XD-4TRB-C1ZP',
         planId: 12,
@@ -54,7 +56,10 @@ describe('codes mapper', () => {
     });
 
     it('a code without duration is permanent', () => {
-      expect(toCodeView(code({ duration: null }), 'Pro', now)).toMatchObject({ duration: null, permanent: true });
+      expect(toCodeView(code({ duration: null }), 'Pro', now)).toMatchObject({
+        duration: null,
+        permanent: true,
+      });
     });
   });
 

@@ -9,12 +9,16 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * The status a caller sees (product.md 5): an available code whose `expiresAt` has come is
  * `expired`; otherwise the stored status.
  */
-export function effectiveStatus(code: Pick<Code, 'status' | 'expiresAt'>, now: Date = new Date()): CodeStatus {
+export function effectiveStatus(
+  code: Pick<Code, 'status' | 'expiresAt'>,
+  now: Date = new Date(),
+): CodeStatus {
   return code.status === 'available' && hasExpired(code, now) ? 'expired' : code.status;
 }
 
 /** Whether the code's `expiresAt` has come (whatever its status). */
-export const hasExpired = (code: Pick<Code, 'expiresAt'>, now: Date): boolean => code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime();
+export const hasExpired = (code: Pick<Code, 'expiresAt'>, now: Date): boolean =>
+  code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime();
 
 /** A code as the private interface shows it; `planName` comes from the code's plan. */
 export const toCodeView = (code: Code, planName: string, now: Date = new Date()): CodeView => ({
@@ -48,7 +52,16 @@ export const toCodeBatchView = (batch: CodeBatch, planName: string, codes: strin
   codes: codes.map(formatCode),
 });
 
-export const CSV_HEADER = ['code', 'status', 'plan_id', 'plan_name', 'duration', 'expires_at', 'redeemed_at', 'redeemed_by_customer_id'];
+export const CSV_HEADER = [
+  'code',
+  'status',
+  'plan_id',
+  'plan_name',
+  'duration',
+  'expires_at',
+  'redeemed_at',
+  'redeemed_by_customer_id',
+];
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
 export function csvField(value: string | number | null): string {

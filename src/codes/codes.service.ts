@@ -97,7 +97,8 @@ export class CodesService {
 
       const inserted: string[] = [];
       for (let round = 0; inserted.length < count; round++) {
-        if (round === MAX_INSERT_ROUNDS) throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
+        if (round === MAX_INSERT_ROUNDS)
+          throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
         if (round > 0) this.logger.warn({ reqId, batchId: batch.id, round }, 'Code collision; regenerating');
         const candidates = new Set(generateCodes(count - inserted.length));
         const rows: Array<{ code: string }> = await em.query(
@@ -139,10 +140,13 @@ export class CodesService {
     if (query.batchId !== undefined) qb.andWhere('c.batch_id = :batchId', { batchId: query.batchId });
     if (query.search) {
       const fragment = normaliseCodeFragment(query.search);
-      qb.andWhere(fragment ? '(c.code LIKE :codePattern OR c.note ILIKE :pattern)' : 'c.note ILIKE :pattern', {
-        pattern: likePattern(query.search),
-        codePattern: `%${fragment}%`,
-      });
+      qb.andWhere(
+        fragment ? '(c.code LIKE :codePattern OR c.note ILIKE :pattern)' : 'c.note ILIKE :pattern',
+        {
+          pattern: likePattern(query.search),
+          codePattern: `%${fragment}%`,
+        },
+      );
     }
 
     const [rows, total] = await qb
@@ -170,7 +174,10 @@ export class CodesService {
    */
   async revoke(projectId: string, codeId: number): Promise<CodeView> {
     return this.dataSource.transaction(async (em) => {
-      const code = await em.findOne(Code, { where: { id: codeId, projectId }, lock: { mode: 'pessimistic_write' } });
+      const code = await em.findOne(Code, {
+        where: { id: codeId, projectId },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (!code) throw new DomainError('CODE_NOT_FOUND');
       if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
       if (code.status === 'available') {
@@ -221,22 +228,33 @@ export class CodesService {
     if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
     let statement = this.lockWithCustomer.get(customer.name);
     if (!statement) this.lockWithCustomer.set(customer.name, (statement = lockCodeWithCustomer(customer)));
-    const [row] = await this.statements.rows<LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }>(
-      manager,
-      statement,
-      [projectId, ...customer.values, normalised, now],
-    );
+    const [row] = await this.statements.rows<
+      LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }
+    >(manager, statement, [projectId, ...customer.values, normalised, now]);
     const code = redeemableCode(row.id === null ? undefined : row, now); // no code: one row of nulls
-    return { code, customer: row.customer_id === null ? null : { id: row.customer_id, username: row.customer_username! }, marked: row.marked };
+    return {
+      code,
+      customer: row.customer_id === null ? null : { id: row.customer_id, username: row.customer_username! },
+      marked: row.marked,
+    };
   }
-
 
   /**
    * For the redemption engine, inside the same transaction, after `lockCodeForRedemption`:
    * records the redemption on the locked code and returns it updated.
    */
-  async markRedeemed(manager: EntityManager, code: Code, customerId: number, now: Date = new Date()): Promise<Code> {
-    const { rowCount: affected } = await this.statements.run(manager, MARK_REDEEMED, [code.id, code.projectId, now, customerId]);
+  async markRedeemed(
+    manager: EntityManager,
+    code: Code,
+    customerId: number,
+    now: Date = new Date(),
+  ): Promise<Code> {
+    const { rowCount: affected } = await this.statements.run(manager, MARK_REDEEMED, [
+      code.id,
+      code.projectId,
+      now,
+      customerId,
+    ]);
     // The row is locked by lockCodeAndCustomer; this only fires if that step was skipped.
     if (affected !== 1) throw new DomainError('CODE_ALREADY_REDEEMED');
     code.status = 'redeemed';
@@ -246,14 +264,16 @@ export class CodesService {
     return code;
   }
 
-
   /** Joins the plan, selecting only what a view needs (its id and name). */
   private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
     return qb.innerJoin('c.plan', 'p', 'p.project_id = c.project_id').addSelect(['p.id', 'p.name']);
   }
 
   private async planName(manager: EntityManager, projectId: string, planId: number): Promise<string> {
-    const plan = await manager.findOne(Plan, { where: { id: planId, projectId }, select: { id: true, name: true } });
+    const plan = await manager.findOne(Plan, {
+      where: { id: planId, projectId },
+      select: { id: true, name: true },
+    });
     return plan?.name ?? '';
   }
 }

@@ -32,7 +32,10 @@ export class PeriodicTask {
     try {
       await this.task();
     } catch (error) {
-      this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, `${this.name} failed`);
+      this.logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        `${this.name} failed`,
+      );
     }
   }
 }

@@ -28,51 +28,87 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
  * the process with a message naming the variable (see `validateEnv`).
  */
 export class EnvironmentVariables {
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT: number = 3000;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   HOST: string = '0.0.0.0';
 
   /** Unset: `npm start` runs an embedded PostgreSQL (main.ts sets this before validation). */
-  @IsString() @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// connection string' })
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// connection string' })
   DATABASE_URL: string;
 
-  @IsOptional() @IsInt() @Transform(toInt) @Min(1) @Max(200)
+  @IsOptional()
+  @IsInt()
+  @Transform(toInt)
+  @Min(1)
+  @Max(200)
   DB_POOL_SIZE: number = 10;
 
   /** Hot queries as named prepared statements (parsed and planned once per connection); `false` behind PgBouncer < 1.21 in transaction mode. */
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   DB_PREPARED_STATEMENTS: boolean = true;
 
   /** Unset or empty: the admin interface answers 404. */
-  @IsOptional() @ValidateIf((_, v) => v !== '') @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== '')
+  @IsString()
+  @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
   ADMIN_TOKEN?: string;
 
   /** 32 bytes, base64: the key that encrypts signing secrets at rest (AES-256-GCM). */
   @IsString()
-  @Matches(/^[A-Za-z0-9+/]{43}=$/, { message: 'SECRET_ENCRYPTION_KEY must be 32 bytes encoded as base64 (44 characters)' })
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, {
+    message: 'SECRET_ENCRYPTION_KEY must be 32 bytes encoded as base64 (44 characters)',
+  })
   SECRET_ENCRYPTION_KEY: string;
 
-  @IsOptional() @ValidateIf((_, v) => v !== undefined && v !== '')
-  @IsUrl({ require_tld: false, require_protocol: true }, { message: 'PUBLIC_BASE_URL must be an absolute http(s) URL' })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== undefined && v !== '')
+  @IsUrl(
+    { require_tld: false, require_protocol: true },
+    { message: 'PUBLIC_BASE_URL must be an absolute http(s) URL' },
+  )
   PUBLIC_BASE_URL?: string;
 
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   DB_MIGRATE_ON_START: boolean = true;
 
-  @IsOptional() @IsIn(LOG_LEVELS)
+  @IsOptional()
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL: string = 'info';
 
-  @IsOptional() @Transform(toInt) @IsInt() @Min(4) @Max(15)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(4)
+  @Max(15)
   BCRYPT_COST: number = 10;
 
   /** How long a known API key is remembered by one process; 0 turns the cache off. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(60000)
   API_KEY_CACHE_TTL_MS: number = 5000;
 
   /** Lifetime of a customer token issued by the public login, in days. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(3650)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
   CUSTOMER_TOKEN_TTL_DAYS: number = 30;
 
   /**
@@ -80,63 +116,103 @@ export class EnvironmentVariables {
    * such as `1`, or addresses/subnets such as `10.0.0.0/8,loopback`. Needed behind an ingress so
    * that per-address login limits see the real client.
    */
-  @IsOptional() @IsString() @Matches(/^(true|false|\d{1,2}|[0-9A-Za-z.:/,\s-]+)$/, { message: 'TRUST_PROXY must be true, false, a hop count or a list of addresses/subnets' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^(true|false|\d{1,2}|[0-9A-Za-z.:/,\s-]+)$/, {
+    message: 'TRUST_PROXY must be true, false, a hop count or a list of addresses/subnets',
+  })
   TRUST_PROXY?: string;
 
   /** Time allowed to receive a whole request (headers and body) from a client, in ms (Node's `server.requestTimeout`). */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
   REQUEST_TIMEOUT_MS: number = 30_000;
 
   /** How long an idle keep-alive connection stays open, in ms; above the idle timeout of the load balancer in front. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1000) @Max(600_000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
   KEEP_ALIVE_TIMEOUT_MS: number = 65_000;
 
   /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are cut, in ms. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(600_000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
   SHUTDOWN_TIMEOUT_MS: number = 25_000;
 
   /** `GET /metrics` (Prometheus text format) and the HTTP metrics behind it. */
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   METRICS_ENABLED: boolean = true;
 
   /** Only read to choose defaults (`RATE_LIMIT_ENABLED`). */
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   NODE_ENV?: string;
 
   /**
    * Rate limits per API key and per client address on `/api/private` and `/api/public`
    * (product.md 10). Unset: on when `NODE_ENV=production`, off otherwise (development, tests).
    */
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   RATE_LIMIT_ENABLED?: boolean;
 
   /** Length of a fixed rate-limit window, in seconds; a window starts with its first request. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(86_400)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
   RATE_LIMIT_WINDOW_SECONDS: number = 60;
 
   /** Requests per API key per window; 0 = no per-key limit. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(10_000_000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(10_000_000)
   RATE_LIMIT_PER_KEY: number = 600;
 
   /** Requests per client address (`req.ip`, see `TRUST_PROXY`) per window; 0 = no per-address limit. */
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(10_000_000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(10_000_000)
   RATE_LIMIT_PER_ADDRESS: number = 1200;
 
   /** Where the counters live, shared by every replica: `postgres` (a table) or `redis` (needs `REDIS_URL`). */
-  @IsOptional() @IsIn(['postgres', 'redis'])
+  @IsOptional()
+  @IsIn(['postgres', 'redis'])
   RATE_LIMIT_STORE: 'postgres' | 'redis' = 'postgres';
 
-  @ValidateIf((env: EnvironmentVariables, v) => env.RATE_LIMIT_STORE === 'redis' || (v !== undefined && v !== ''))
+  @ValidateIf(
+    (env: EnvironmentVariables, v) => env.RATE_LIMIT_STORE === 'redis' || (v !== undefined && v !== ''),
+  )
   @IsString({ message: 'REDIS_URL is required when RATE_LIMIT_STORE=redis' })
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
   /** Prefix of every Redis key the service writes (several services or environments can share one Redis). */
-  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX: up to 64 characters of A-Za-z0-9:_.-' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX: up to 64 characters of A-Za-z0-9:_.-' })
   REDIS_KEY_PREFIX: string = 'subscription-service:';
 
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   EMBEDDED_DATABASE: boolean = false;
 }
 

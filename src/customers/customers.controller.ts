@@ -8,7 +8,13 @@ import { PageQueryDto } from '../common/http/pagination';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { SuccessView } from '../projects/dto/project.dto';
 import { CustomersService } from './customers.service';
-import { CreateCustomerDto, CustomerListItem, CustomerRecord, ResolveCustomerDto, UpdateCustomerDto } from './dto/customer.dto';
+import {
+  CreateCustomerDto,
+  CustomerListItem,
+  CustomerRecord,
+  ResolveCustomerDto,
+  UpdateCustomerDto,
+} from './dto/customer.dto';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 
 @ApiTags('Customers')
@@ -18,7 +24,9 @@ export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List customers, newest first; `search` matches the username or any identifier value' })
+  @ApiOperation({
+    summary: 'List customers, newest first; `search` matches the username or any identifier value',
+  })
   @ApiEnvelope(CustomerListItem, { paged: true })
   list(@CurrentProject() project: CallerProject, @Query() query: PageQueryDto) {
     return this.customers.list(project.id, query);
@@ -56,13 +64,19 @@ export class CustomersController {
   @ApiOperation({ summary: 'Update a customer; `identifiers` replaces the whole list of extra identifiers' })
   @ApiEnvelope(CustomerRecord)
   @ApiErrors('CUSTOMER_NOT_FOUND', 'USERNAME_TAKEN', 'IDENTIFIER_TAKEN')
-  update(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number, @Body() dto: UpdateCustomerDto) {
+  update(
+    @CurrentProject() project: CallerProject,
+    @IdParam('customerId') customerId: number,
+    @Body() dto: UpdateCustomerDto,
+  ) {
     return this.customers.update(project.id, customerId, dto);
   }
 
   @Delete(':customerId')
   @Idempotent()
-  @ApiOperation({ summary: 'Delete a customer with its identifiers, credentials, sessions and subscriptions' })
+  @ApiOperation({
+    summary: 'Delete a customer with its identifiers, credentials, sessions and subscriptions',
+  })
   @ApiEnvelope(SuccessView)
   @ApiErrors('CUSTOMER_NOT_FOUND')
   remove(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number) {

@@ -1,4 +1,9 @@
-import type { CustomerListItem, CustomerRecord, IdentifierFullView, IdentifierShortView } from './dto/customer.dto';
+import type {
+  CustomerListItem,
+  CustomerRecord,
+  IdentifierFullView,
+  IdentifierShortView,
+} from './dto/customer.dto';
 import type { CustomerCredential } from './entities/customer-credential.entity';
 import type { CustomerIdentifier } from './entities/customer-identifier.entity';
 import type { Customer } from './entities/customer.entity';
@@ -9,7 +14,11 @@ import type { Customer } from './entities/customer.entity';
  */
 const byId = <T extends { id: number }>(items: T[] = []) => [...items].sort((a, b) => a.id - b.id);
 
-const toIdentifierShort = (i: CustomerIdentifier): IdentifierShortView => ({ id: i.id, type: i.type, value: i.value });
+const toIdentifierShort = (i: CustomerIdentifier): IdentifierShortView => ({
+  id: i.id,
+  type: i.type,
+  value: i.value,
+});
 
 const toIdentifierFull = (i: CustomerIdentifier): IdentifierFullView => ({
   ...toIdentifierShort(i),
@@ -41,6 +50,10 @@ export const toCustomerRecord = (
   ...base(c),
   createdAt: c.createdAt.toISOString(),
   updatedAt: c.updatedAt.toISOString(),
-  credentials: byId(credentials).map((cr) => ({ id: cr.id, type: cr.type, createdAt: cr.createdAt.toISOString() })),
+  credentials: byId(credentials).map((cr) => ({
+    id: cr.id,
+    type: cr.type,
+    createdAt: cr.createdAt.toISOString(),
+  })),
   identifiers: byId(identifiers).map(toIdentifierFull),
 });

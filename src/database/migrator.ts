@@ -10,12 +10,18 @@ const MIGRATION_LOCK_ID = 7_311_402_001;
  * together run them once: the first takes the lock and migrates, the others wait, then find
  * nothing pending.
  */
-export async function migrateWithLock(url: string, log: (msg: string) => void = () => undefined): Promise<string[]> {
+export async function migrateWithLock(
+  url: string,
+  log: (msg: string) => void = () => undefined,
+): Promise<string[]> {
   const lock = new Client({ connectionString: url, application_name: 'subscription-service-migrator' });
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-    const dataSource = new DataSource({ ...buildDataSourceOptions({ url, poolSize: 2 }), logging: ['error'] });
+    const dataSource = new DataSource({
+      ...buildDataSourceOptions({ url, poolSize: 2 }),
+      logging: ['error'],
+    });
     await dataSource.initialize();
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });

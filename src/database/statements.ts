@@ -32,8 +32,14 @@ export class Statements {
     this.prepare = config.get('DB_PREPARED_STATEMENTS');
   }
 
-  async run<R extends QueryResultRow = QueryResultRow>(em: EntityManager | undefined, statement: Statement, values: unknown[]): Promise<QueryResult<R>> {
-    const query = this.prepare ? { name: statement.name, text: statement.text, values } : { text: statement.text, values };
+  async run<R extends QueryResultRow = QueryResultRow>(
+    em: EntityManager | undefined,
+    statement: Statement,
+    values: unknown[],
+  ): Promise<QueryResult<R>> {
+    const query = this.prepare
+      ? { name: statement.name, text: statement.text, values }
+      : { text: statement.text, values };
     const runner = em?.queryRunner;
     try {
       if (runner) return await ((await runner.connect()) as PoolClient).query<R>(query);
@@ -44,7 +50,11 @@ export class Statements {
   }
 
   /** The rows of `statement`. */
-  async rows<R extends QueryResultRow = QueryResultRow>(em: EntityManager | undefined, statement: Statement, values: unknown[]): Promise<R[]> {
+  async rows<R extends QueryResultRow = QueryResultRow>(
+    em: EntityManager | undefined,
+    statement: Statement,
+    values: unknown[],
+  ): Promise<R[]> {
     return (await this.run<R>(em, statement, values)).rows;
   }
 }

@@ -40,7 +40,9 @@ export async function seedDemoProject(app: INestApplicationContext, baseUrl: str
     group: 'tier',
     quotas: [{ featureId: feature.id, limit: 5000, priority: 10, resetInterval: 'P1M' }],
   });
-  const batch = await app.get(CodesService).createBatch(project.id, { planId: pro.id, duration: 'P30D', count: 3, note: 'demo codes' });
+  const batch = await app
+    .get(CodesService)
+    .createBatch(project.id, { planId: pro.id, duration: 'P30D', count: 3, note: 'demo codes' });
 
   const lines = [
     '',

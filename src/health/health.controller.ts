@@ -1,6 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckService,
+  HealthIndicatorService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
@@ -27,7 +32,10 @@ export class HealthController {
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: the database answers and every migration is applied (503 otherwise)' })
   ready() {
-    return this.health.check([() => this.db.pingCheck('database', { timeout: 2000 }), () => this.migrations()]);
+    return this.health.check([
+      () => this.db.pingCheck('database', { timeout: 2000 }),
+      () => this.migrations(),
+    ]);
   }
 
   private async migrations() {

@@ -21,7 +21,8 @@ function serialize(value: unknown): string {
     // Parsed JSON holds only strings, finite numbers, booleans and null here.
     return JSON.stringify(value) ?? 'null';
   }
-  if (Array.isArray(value)) return `[${value.map((item) => serialize(item === undefined ? null : item)).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item) => serialize(item === undefined ? null : item)).join(',')}]`;
   const record = value as Record<string, unknown>;
   const members = Object.keys(record)
     .filter((key) => record[key] !== undefined)
@@ -35,7 +36,15 @@ function serialize(value: unknown): string {
  * the same on every replica, and never the encryption key itself.
  */
 export function fingerprintKey(base64Secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(base64Secret, 'base64'), Buffer.alloc(0), 'idempotency-fingerprint v1', 32));
+  return Buffer.from(
+    hkdfSync(
+      'sha256',
+      Buffer.from(base64Secret, 'base64'),
+      Buffer.alloc(0),
+      'idempotency-fingerprint v1',
+      32,
+    ),
+  );
 }
 
 /**
@@ -44,7 +53,12 @@ export function fingerprintKey(base64Secret: string): Buffer {
  * body may hold a password: a plain hash stored for 24 hours beside the rest of the request would
  * let whoever reads the table try passwords at hash speed instead of bcrypt's.
  */
-export function requestFingerprint(key: Buffer, method: string, pathWithQuery: string, body: unknown): string {
+export function requestFingerprint(
+  key: Buffer,
+  method: string,
+  pathWithQuery: string,
+  body: unknown,
+): string {
   return createHmac('sha256', key)
     .update(`${method.toUpperCase()}\n${pathWithQuery}\n${canonicalJson(body)}`)
     .digest('hex');

@@ -26,7 +26,10 @@ const discoveryOf = (...controllers: Array<new () => unknown>) =>
 
 describe('handlersWithoutIdempotency', () => {
   it('names each private POST, PATCH and DELETE handler without @Idempotent(), and nothing else', () => {
-    expect(handlersWithoutIdempotency(discoveryOf(PrivateThings, PublicThings))).toEqual(['PrivateThings.update', 'PrivateThings.remove']);
+    expect(handlersWithoutIdempotency(discoveryOf(PrivateThings, PublicThings))).toEqual([
+      'PrivateThings.update',
+      'PrivateThings.remove',
+    ]);
   });
 
   it('finds nothing when every one of them has it', () => {

@@ -3,7 +3,12 @@ import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/c
 import { DiscoveryService } from '@nestjs/core';
 import { ApiHeader } from '@nestjs/swagger';
 import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_METHODS, IdempotencyInterceptor, PRIVATE_API_PREFIX } from './idempotency.interceptor';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_METHODS,
+  IdempotencyInterceptor,
+  PRIVATE_API_PREFIX,
+} from './idempotency.interceptor';
 
 const ApiIdempotencyKey = () =>
   ApiHeader({
@@ -29,7 +34,11 @@ const controllerPaths = (metatype: Type<unknown>): string[] => {
   return list.filter((p): p is string => typeof p === 'string').map((p) => `/${p.replace(/^\/+/, '')}`);
 };
 
-const METHOD_NAMES: Partial<Record<RequestMethod, string>> = { [RequestMethod.POST]: 'POST', [RequestMethod.PATCH]: 'PATCH', [RequestMethod.DELETE]: 'DELETE' };
+const METHOD_NAMES: Partial<Record<RequestMethod, string>> = {
+  [RequestMethod.POST]: 'POST',
+  [RequestMethod.PATCH]: 'PATCH',
+  [RequestMethod.DELETE]: 'DELETE',
+};
 
 /** `Controller.method` of every private POST, PATCH and DELETE handler without `@Idempotent()`. */
 export function handlersWithoutIdempotency(discovery: DiscoveryService): string[] {
@@ -37,11 +46,21 @@ export function handlersWithoutIdempotency(discovery: DiscoveryService): string[
   for (const wrapper of discovery.getControllers()) {
     const metatype = wrapper.metatype as Type<unknown> | undefined;
     if (!metatype?.prototype) continue;
-    if (!controllerPaths(metatype).some((p) => p === PRIVATE_API_PREFIX || p.startsWith(`${PRIVATE_API_PREFIX}/`))) continue;
+    if (
+      !controllerPaths(metatype).some(
+        (p) => p === PRIVATE_API_PREFIX || p.startsWith(`${PRIVATE_API_PREFIX}/`),
+      )
+    )
+      continue;
     const proto = metatype.prototype as Record<string, unknown>;
     for (const name of Object.getOwnPropertyNames(proto)) {
       const handler = proto[name];
-      if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+      if (
+        name === 'constructor' ||
+        typeof handler !== 'function' ||
+        Reflect.getMetadata(PATH_METADATA, handler) === undefined
+      )
+        continue;
       const method = METHOD_NAMES[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
       if (!method || !IDEMPOTENT_METHODS.has(method)) continue;
       const interceptors: unknown[] = Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? [];
@@ -56,6 +75,7 @@ export function handlersWithoutIdempotency(discovery: DiscoveryService): string[
 export class IdempotentRoutesCheck {
   constructor(discovery: DiscoveryService) {
     const missing = handlersWithoutIdempotency(discovery);
-    if (missing.length) throw new Error(`Private POST, PATCH and DELETE handlers need @Idempotent(): ${missing.join(', ')}`);
+    if (missing.length)
+      throw new Error(`Private POST, PATCH and DELETE handlers need @Idempotent(): ${missing.join(', ')}`);
   }
 }

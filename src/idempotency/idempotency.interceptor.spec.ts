@@ -30,16 +30,24 @@ describe('IdempotencyInterceptor', () => {
       getHeader: () => 'application/json; charset=utf-8',
       once: () => undefined,
     };
-    const context = { getType: () => 'http', switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ExecutionContext;
+    const context = {
+      getType: () => 'http',
+      switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
+    } as unknown as ExecutionContext;
     const next: CallHandler = { handle: () => of({ id: 1 }) };
 
-    await lastValueFrom(new IdempotencyInterceptor(store as unknown as IdempotencyService).intercept(context, next));
+    await lastValueFrom(
+      new IdempotencyInterceptor(store as unknown as IdempotencyService).intercept(context, next),
+    );
     res.send('{"ok":true}');
     await new Promise((r) => setImmediate(r));
 
     expect(store.complete).toHaveBeenCalledWith('prj_a', 'key-1', 'f'.repeat(64), 201, '{"ok":true}');
     expect(store.release).toHaveBeenCalledWith('prj_a', 'key-1', expect.any(String));
     expect(sent).toEqual(['{"ok":true}']);
-    expect(errors).toHaveBeenCalledWith(expect.objectContaining({ reqId: 'trace-idem', err: 'connection lost', status: 201 }), 'Storing the idempotent answer failed');
+    expect(errors).toHaveBeenCalledWith(
+      expect.objectContaining({ reqId: 'trace-idem', err: 'connection lost', status: 201 }),
+      'Storing the idempotent answer failed',
+    );
   });
 });

@@ -54,7 +54,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_FORMAT.test(key)) {
       const message = `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`;
-      return throwError(() => new DomainError('VALIDATION_FAILED', message, [{ field: IDEMPOTENCY_KEY_HEADER, message }]));
+      return throwError(
+        () => new DomainError('VALIDATION_FAILED', message, [{ field: IDEMPOTENCY_KEY_HEADER, message }]),
+      );
     }
 
     const projectId = caller.project.id;
@@ -89,13 +91,17 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (settled) return originalSend.call(res, body);
       // Objects, numbers and booleans: Express serializes them with `res.json`, which calls
       // `res.send` again with the JSON text; that second call is the one recorded.
-      const serializable = typeof body === 'number' || typeof body === 'boolean' || (typeof body === 'object' && body !== null && !ArrayBuffer.isView(body));
+      const serializable =
+        typeof body === 'number' ||
+        typeof body === 'boolean' ||
+        (typeof body === 'object' && body !== null && !ArrayBuffer.isView(body));
       if (serializable) return originalSend.call(res, body);
 
       settled = true;
       res.send = originalSend;
       const status = res.statusCode;
-      const text = typeof body === 'string' && isJsonContentType(res.getHeader('Content-Type')) ? body : undefined;
+      const text =
+        typeof body === 'string' && isJsonContentType(res.getHeader('Content-Type')) ? body : undefined;
       const write =
         status < 500 && text !== undefined
           ? store.complete(projectId, key, fingerprint, status, text)
@@ -103,7 +109,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
             store.release(projectId, key, fingerprint);
       write
         .catch((err: unknown) => {
-          logger.error({ reqId, err: err instanceof Error ? err.message : String(err), status }, 'Storing the idempotent answer failed');
+          logger.error(
+            { reqId, err: err instanceof Error ? err.message : String(err), status },
+            'Storing the idempotent answer failed',
+          );
           // Better a key that may be retried than one stuck "in use" for 24 hours.
           return store.release(projectId, key, fingerprint).catch(() => undefined);
         })
@@ -111,7 +120,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
           try {
             originalSend.call(res, body);
           } catch (err) {
-            logger.error({ reqId, err: err instanceof Error ? err.message : String(err) }, 'Sending the idempotent answer failed');
+            logger.error(
+              { reqId, err: err instanceof Error ? err.message : String(err) },
+              'Sending the idempotent answer failed',
+            );
             res.destroy();
           }
         });
@@ -126,7 +138,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
       settled = true;
       res.send = originalSend;
       store.release(projectId, key, fingerprint).catch((err: unknown) => {
-        logger.error({ reqId, err: err instanceof Error ? err.message : String(err) }, 'Releasing an idempotency key failed');
+        logger.error(
+          { reqId, err: err instanceof Error ? err.message : String(err) },
+          'Releasing an idempotency key failed',
+        );
       });
     });
   }

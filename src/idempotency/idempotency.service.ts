@@ -35,11 +35,18 @@ interface RecordRow {
  */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
-  private readonly pruning = new PeriodicTask('Pruning idempotency records', IDEMPOTENCY_PRUNE_INTERVAL_MS, () => this.pruneExpired());
+  private readonly pruning = new PeriodicTask(
+    'Pruning idempotency records',
+    IDEMPOTENCY_PRUNE_INTERVAL_MS,
+    () => this.pruneExpired(),
+  );
 
   private readonly fingerprintKey: Buffer;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource, config: AppConfig) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    config: AppConfig,
+  ) {
     this.fingerprintKey = fingerprintKey(config.get('SECRET_ENCRYPTION_KEY'));
   }
 
@@ -97,7 +104,13 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
    * Stores the final answer of a claimed request. The body is kept as the exact JSON text
    * that was sent, as a jsonb string: a jsonb object would reorder its keys.
    */
-  async complete(projectId: string, key: string, fingerprint: string, status: number, bodyText: string): Promise<void> {
+  async complete(
+    projectId: string,
+    key: string,
+    fingerprint: string,
+    status: number,
+    bodyText: string,
+  ): Promise<void> {
     await this.dataSource.query(
       `UPDATE idempotency_records SET response_status = $4, response_body = to_jsonb($5::text)
         WHERE project_id = $1 AND key = $2 AND fingerprint = $3 AND response_status IS NULL`,

@@ -66,10 +66,22 @@ export class MetricsService implements OnApplicationBootstrap {
           if (value !== undefined) this.set(value);
         },
       });
-    gauge('db_pool_connections', 'Connections open in the PostgreSQL pool (busy and idle).', (p) => p.totalCount);
+    gauge(
+      'db_pool_connections',
+      'Connections open in the PostgreSQL pool (busy and idle).',
+      (p) => p.totalCount,
+    );
     gauge('db_pool_idle_connections', 'Idle connections in the PostgreSQL pool.', (p) => p.idleCount);
-    gauge('db_pool_waiting_requests', 'Queries waiting for a free connection of the PostgreSQL pool.', (p) => p.waitingCount);
-    gauge('db_pool_max_connections', 'Size limit of the PostgreSQL pool (DB_POOL_SIZE).', (p) => p.options?.max);
+    gauge(
+      'db_pool_waiting_requests',
+      'Queries waiting for a free connection of the PostgreSQL pool.',
+      (p) => p.waitingCount,
+    );
+    gauge(
+      'db_pool_max_connections',
+      'Size limit of the PostgreSQL pool (DB_POOL_SIZE).',
+      (p) => p.options?.max,
+    );
   }
 
   /** The route templates, for labelling requests (also those refused before routing). */
@@ -82,7 +94,11 @@ export class MetricsService implements OnApplicationBootstrap {
     return (req: Request, res: Response, next: NextFunction) => {
       const end = this.httpDuration.startTimer();
       res.once('finish', () => {
-        const labels = { method: req.method, route: this.routes.labelOf(req), status: String(res.statusCode) };
+        const labels = {
+          method: req.method,
+          route: this.routes.labelOf(req),
+          status: String(res.statusCode),
+        };
         end(labels);
         this.httpRequests.inc(labels);
       });

@@ -2,7 +2,12 @@ import type { Request } from 'express';
 import { RouteLabeler, templatePattern, UNMATCHED_ROUTE } from './route-label';
 
 const req = (method: string, url: string, routePath?: string) =>
-  ({ method, originalUrl: url, url, route: routePath ? { path: routePath } : undefined }) as unknown as Request;
+  ({
+    method,
+    originalUrl: url,
+    url,
+    route: routePath ? { path: routePath } : undefined,
+  }) as unknown as Request;
 
 describe('route labels', () => {
   const labeler = new RouteLabeler();
@@ -23,12 +28,18 @@ describe('route labels', () => {
   });
 
   it('takes the route Express matched when it is a controller route', () => {
-    expect(labeler.labelOf(req('GET', '/api/private/v1/codes/7', '/api/private/v1/codes/:codeId'))).toBe('/api/private/v1/codes/:codeId');
+    expect(labeler.labelOf(req('GET', '/api/private/v1/codes/7', '/api/private/v1/codes/:codeId'))).toBe(
+      '/api/private/v1/codes/:codeId',
+    );
   });
 
   it('matches requests refused before routing (or seen by a catch-all middleware) against the templates', () => {
-    expect(labeler.labelOf(req('POST', '/api/private/v1/customers?x=1', '/{*path}'))).toBe('/api/private/v1/customers');
-    expect(labeler.labelOf(req('GET', '/api/private/v1/customers/99/subscriptions'))).toBe('/api/private/v1/customers/:customerId/subscriptions');
+    expect(labeler.labelOf(req('POST', '/api/private/v1/customers?x=1', '/{*path}'))).toBe(
+      '/api/private/v1/customers',
+    );
+    expect(labeler.labelOf(req('GET', '/api/private/v1/customers/99/subscriptions'))).toBe(
+      '/api/private/v1/customers/:customerId/subscriptions',
+    );
     // a literal segment wins over a parameter
     expect(labeler.labelOf(req('GET', '/api/private/v1/codes/export'))).toBe('/api/private/v1/codes/export');
     expect(labeler.labelOf(req('HEAD', '/healthz'))).toBe('/healthz');

@@ -46,7 +46,9 @@ export class RouteLabeler {
     if (typeof matched === 'string' && this.known.has(matched)) return matched;
     const path = (req.originalUrl ?? req.url).split('?', 1)[0];
     const method = req.method === 'HEAD' ? 'GET' : req.method;
-    const found = this.templates.find((t) => (t.method === method || t.method === 'ALL') && t.pattern.test(path));
+    const found = this.templates.find(
+      (t) => (t.method === method || t.method === 'ALL') && t.pattern.test(path),
+    );
     if (found) return found.path;
     if (path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-')) return '/docs';
     return UNMATCHED_ROUTE;

@@ -43,10 +43,14 @@ export class FeaturesController {
 
   @Patch(':featureId')
   @Idempotent()
-  @ApiOperation({ summary: 'Change any of a feature\'s fields' })
+  @ApiOperation({ summary: "Change any of a feature's fields" })
   @ApiEnvelope(FeatureView)
   @ApiErrors('FEATURE_NOT_FOUND', 'SLUG_TAKEN')
-  update(@CurrentProject() project: CallerProject, @IdParam('featureId') featureId: number, @Body() dto: UpdateFeatureDto) {
+  update(
+    @CurrentProject() project: CallerProject,
+    @IdParam('featureId') featureId: number,
+    @Body() dto: UpdateFeatureDto,
+  ) {
     return this.features.update(project.id, featureId, dto);
   }
 

@@ -39,7 +39,8 @@ export class FeaturesService {
       .createQueryBuilder(Feature, 'f')
       .where('f.project_id = :projectId', { projectId })
       .orderBy('f.id', 'DESC');
-    if (query.search) qb.andWhere('(f.name ILIKE :pattern OR f.slug ILIKE :pattern)', { pattern: likePattern(query.search) });
+    if (query.search)
+      qb.andWhere('(f.name ILIKE :pattern OR f.slug ILIKE :pattern)', { pattern: likePattern(query.search) });
     const [rows, total] = await qb
       .skip((query.page - 1) * query.pageSize)
       .take(query.pageSize)
@@ -70,7 +71,8 @@ export class FeaturesService {
       await this.dataSource.transaction(async (em) => {
         // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
         const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
-        if (await em.exists(Quota, { where: { featureId: feature.id, projectId } })) throw new DomainError('FEATURE_IN_USE');
+        if (await em.exists(Quota, { where: { featureId: feature.id, projectId } }))
+          throw new DomainError('FEATURE_IN_USE');
         await em.delete(Feature, { id: feature.id, projectId });
       });
     } catch (error) {
@@ -86,7 +88,10 @@ export class FeaturesService {
     featureId: number,
     lock?: 'pessimistic_write' | 'for_no_key_update',
   ): Promise<Feature> {
-    const feature = await em.findOne(Feature, { where: { id: featureId, projectId }, ...(lock ? { lock: { mode: lock } } : {}) });
+    const feature = await em.findOne(Feature, {
+      where: { id: featureId, projectId },
+      ...(lock ? { lock: { mode: lock } } : {}),
+    });
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     return feature;
   }

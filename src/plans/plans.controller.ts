@@ -42,10 +42,14 @@ export class PlansController {
 
   @Patch(':planId')
   @Idempotent()
-  @ApiOperation({ summary: 'Change a plan\'s name, slug or whole list of quotas; group and value are fixed' })
+  @ApiOperation({ summary: "Change a plan's name, slug or whole list of quotas; group and value are fixed" })
   @ApiEnvelope(PlanView)
   @ApiErrors('PLAN_NOT_FOUND', 'FEATURE_NOT_FOUND', 'SLUG_TAKEN', 'PLAN_FIELD_IMMUTABLE')
-  update(@CurrentProject() project: CallerProject, @IdParam('planId') planId: number, @Body() dto: UpdatePlanDto) {
+  update(
+    @CurrentProject() project: CallerProject,
+    @IdParam('planId') planId: number,
+    @Body() dto: UpdatePlanDto,
+  ) {
     return this.plans.update(project.id, planId, dto);
   }
 

@@ -29,7 +29,11 @@ export class PlansService {
   ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
-  async getPlanEntity(projectId: string, planId: number, manager: EntityManager = this.dataSource.manager): Promise<Plan> {
+  async getPlanEntity(
+    projectId: string,
+    planId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Plan> {
     const plan = await manager.findOne(Plan, { where: { id: planId, projectId } });
     if (!plan) throw new DomainError('PLAN_NOT_FOUND');
     return plan;
@@ -44,21 +48,34 @@ export class PlansService {
   async list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
     const search = query.search ? [likePattern(query.search)] : [];
     const offset = (query.page - 1) * query.pageSize;
-    const rows = await this.statements.rows<PlanRow & { total: number }>(undefined, search.length ? PLAN_PAGE_SEARCH : PLAN_PAGE, [
-      projectId,
-      query.pageSize,
-      offset,
-      ...search,
-    ]);
+    const rows = await this.statements.rows<PlanRow & { total: number }>(
+      undefined,
+      search.length ? PLAN_PAGE_SEARCH : PLAN_PAGE,
+      [projectId, query.pageSize, offset, ...search],
+    );
     // the total rides on the page's rows; a page past the end counts separately
     const total = rows.length
       ? rows[0].total
-      : (await this.statements.rows<{ total: number }>(undefined, search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT, [projectId, ...search]))[0].total;
-    return toPage(await this.toViews(this.dataSource.manager, projectId, rows.map(planFromRow)), total, query);
+      : (
+          await this.statements.rows<{ total: number }>(
+            undefined,
+            search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT,
+            [projectId, ...search],
+          )
+        )[0].total;
+    return toPage(
+      await this.toViews(this.dataSource.manager, projectId, rows.map(planFromRow)),
+      total,
+      query,
+    );
   }
 
   /** One plan with its quotas and their features. */
-  async get(projectId: string, planId: number, manager: EntityManager = this.dataSource.manager): Promise<PlanView> {
+  async get(
+    projectId: string,
+    planId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<PlanView> {
     const plan = await this.getPlanEntity(projectId, planId, manager);
     const [view] = await this.toViews(manager, projectId, [plan]);
     return view;
@@ -73,7 +90,11 @@ export class PlansService {
         const plan = await em.save(
           em.create(Plan, { projectId, slug: dto.slug, name: dto.name, value: dto.value, group: dto.group }),
         );
-        if (quotas.length > 0) await em.insert(Quota, quotas.map((q) => quotaRow(projectId, plan.id, q)));
+        if (quotas.length > 0)
+          await em.insert(
+            Quota,
+            quotas.map((q) => quotaRow(projectId, plan.id, q)),
+          );
         return this.get(projectId, plan.id, em);
       }),
     );
@@ -88,7 +109,10 @@ export class PlansService {
     return guardSlug(PLAN_SLUG_INDEX, () =>
       this.dataSource.transaction(async (em) => {
         // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
-        const plan = await em.findOne(Plan, { where: { id: planId, projectId }, lock: { mode: 'for_no_key_update' } });
+        const plan = await em.findOne(Plan, {
+          where: { id: planId, projectId },
+          lock: { mode: 'for_no_key_update' },
+        });
         if (!plan) throw new DomainError('PLAN_NOT_FOUND');
         if (dto.group !== undefined && dto.group !== plan.group) {
           throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The group of a plan cannot be changed.');
@@ -97,10 +121,16 @@ export class PlansService {
           throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The value of a plan cannot be changed.');
         }
         const changes = changedFields(plan, dto, ['name', 'slug'] as const);
-        const quotasChanged = dto.quotas ? await this.replaceQuotas(em, projectId, plan.id, dto.quotas) : false;
+        const quotasChanged = dto.quotas
+          ? await this.replaceQuotas(em, projectId, plan.id, dto.quotas)
+          : false;
         if (Object.keys(changes).length > 0 || quotasChanged) {
           // A quota change is a change of the plan too: its updatedAt moves.
-          await em.update(Plan, { id: plan.id, projectId }, { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' });
+          await em.update(
+            Plan,
+            { id: plan.id, projectId },
+            { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' },
+          );
         }
         return this.get(projectId, plan.id, em);
       }),
@@ -112,11 +142,16 @@ export class PlansService {
     try {
       await this.dataSource.transaction(async (em) => {
         // The row lock waits for writers that are adding a reference (their foreign key check holds a key-share lock).
-        const plan = await em.findOne(Plan, { where: { id: planId, projectId }, lock: { mode: 'pessimistic_write' } });
+        const plan = await em.findOne(Plan, {
+          where: { id: planId, projectId },
+          lock: { mode: 'pessimistic_write' },
+        });
         if (!plan) throw new DomainError('PLAN_NOT_FOUND');
         const where = { where: { planId: plan.id, projectId } };
         const inUse =
-          (await em.exists(Subscription, where)) || (await em.exists(Code, where)) || (await em.exists(CodeBatch, where));
+          (await em.exists(Subscription, where)) ||
+          (await em.exists(Code, where)) ||
+          (await em.exists(CodeBatch, where));
         if (inUse) throw new DomainError('PLAN_IN_USE');
         await em.delete(Plan, { id: plan.id, projectId });
       });
@@ -145,7 +180,12 @@ export class PlansService {
   }
 
   /** Replaces the plan's quotas with `inputs`; true when anything changed. */
-  private async replaceQuotas(em: EntityManager, projectId: string, planId: number, inputs: QuotaInputDto[]): Promise<boolean> {
+  private async replaceQuotas(
+    em: EntityManager,
+    projectId: string,
+    planId: number,
+    inputs: QuotaInputDto[],
+  ): Promise<boolean> {
     await this.lockFeatures(em, projectId, inputs);
     const existing = await em.find(Quota, { where: { planId, projectId } });
     const byFeature = new Map(existing.map((q) => [q.featureId, q]));
@@ -161,8 +201,16 @@ export class PlansService {
       const current = byFeature.get(input.featureId);
       if (!current) {
         added.push(row);
-      } else if (current.limit !== row.limit || current.priority !== row.priority || current.resetInterval !== row.resetInterval) {
-        await em.update(Quota, { id: current.id, planId, projectId }, { limit: row.limit, priority: row.priority, resetInterval: row.resetInterval });
+      } else if (
+        current.limit !== row.limit ||
+        current.priority !== row.priority ||
+        current.resetInterval !== row.resetInterval
+      ) {
+        await em.update(
+          Quota,
+          { id: current.id, planId, projectId },
+          { limit: row.limit, priority: row.priority, resetInterval: row.resetInterval },
+        );
         updated++;
       }
     }
@@ -173,7 +221,10 @@ export class PlansService {
   /** Views of `plans` with their quotas (quota id order), read in one query. */
   private async toViews(em: EntityManager, projectId: string, plans: Plan[]): Promise<PlanView[]> {
     if (plans.length === 0) return [];
-    const rows = await this.statements.rows<QuotaFeatureRow>(em, PLAN_QUOTAS, [plans.map((p) => p.id), projectId]);
+    const rows = await this.statements.rows<QuotaFeatureRow>(em, PLAN_QUOTAS, [
+      plans.map((p) => p.id),
+      projectId,
+    ]);
     const byPlan = new Map<number, QuotaWithFeature[]>();
     for (const row of rows) {
       const q = quotaFromRow(row);
@@ -195,7 +246,10 @@ const PLAN_PAGE_SEARCH: Statement = {
   name: 'plans.page-search',
   text: `SELECT ${PLAN_COLUMNS}, count(*) OVER ()::int AS total FROM plans p WHERE p.project_id = $1 AND ${PLAN_SEARCH} ORDER BY p.id LIMIT $2 OFFSET $3`,
 };
-const PLAN_COUNT: Statement = { name: 'plans.count', text: 'SELECT count(*)::int AS total FROM plans p WHERE p.project_id = $1' };
+const PLAN_COUNT: Statement = {
+  name: 'plans.count',
+  text: 'SELECT count(*)::int AS total FROM plans p WHERE p.project_id = $1',
+};
 const PLAN_COUNT_SEARCH: Statement = {
   name: 'plans.count-search',
   text: `SELECT count(*)::int AS total FROM plans p WHERE p.project_id = $1 AND ${PLAN_SEARCH.replaceAll('$4', '$2')}`,

@@ -9,7 +9,10 @@ export const PLAN_SLUG_INDEX = 'plans_project_slug_uq';
  * The index decides, not a prior SELECT, so two concurrent writes of one slug give one success
  * and one SLUG_TAKEN, never a 500. Wrap the whole transaction: a violation aborts it.
  */
-export async function guardSlug<T>(index: typeof FEATURE_SLUG_INDEX | typeof PLAN_SLUG_INDEX, work: () => Promise<T>): Promise<T> {
+export async function guardSlug<T>(
+  index: typeof FEATURE_SLUG_INDEX | typeof PLAN_SLUG_INDEX,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -19,7 +22,11 @@ export async function guardSlug<T>(index: typeof FEATURE_SLUG_INDEX | typeof PLA
 }
 
 /** The fields of `dto` that are present and differ from `current` (for updates that only write changes). */
-export function changedFields<T extends object, K extends keyof T>(current: T, dto: Partial<Pick<T, K>>, keys: readonly K[]): Partial<Pick<T, K>> {
+export function changedFields<T extends object, K extends keyof T>(
+  current: T,
+  dto: Partial<Pick<T, K>>,
+  keys: readonly K[],
+): Partial<Pick<T, K>> {
   const changes: Partial<Pick<T, K>> = {};
   for (const key of keys) {
     const value = dto[key];

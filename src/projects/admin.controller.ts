@@ -45,7 +45,7 @@ export class AdminController {
   }
 
   @Patch(':projectId')
-  @ApiOperation({ summary: 'Change a project\'s name or settings' })
+  @ApiOperation({ summary: "Change a project's name or settings" })
   @ApiEnvelope(ProjectView)
   @ApiErrors('PROJECT_NOT_FOUND')
   update(@Param('projectId') projectId: string, @Body() dto: UpdateProjectDto) {
@@ -61,7 +61,9 @@ export class AdminController {
   }
 
   @Post(':projectId/keys')
-  @ApiOperation({ summary: 'Create a key; the key (and a public key\'s signing secret) is shown only in this answer' })
+  @ApiOperation({
+    summary: "Create a key; the key (and a public key's signing secret) is shown only in this answer",
+  })
   @ApiEnvelope(CreatedApiKeyView, { status: 201 })
   @ApiErrors('PROJECT_NOT_FOUND')
   createKey(@Param('projectId') projectId: string, @Body() dto: CreateApiKeyDto) {
@@ -69,7 +71,7 @@ export class AdminController {
   }
 
   @Get(':projectId/keys')
-  @ApiOperation({ summary: 'List a project\'s keys, without secrets' })
+  @ApiOperation({ summary: "List a project's keys, without secrets" })
   @ApiEnvelope(ApiKeyView, { isArray: true })
   @ApiErrors('PROJECT_NOT_FOUND')
   listKeys(@Param('projectId') projectId: string) {
@@ -80,7 +82,11 @@ export class AdminController {
   @ApiOperation({ summary: 'Enable, disable or rename a key' })
   @ApiEnvelope(ApiKeyView)
   @ApiErrors('PROJECT_NOT_FOUND', 'API_KEY_NOT_FOUND')
-  updateKey(@Param('projectId') projectId: string, @IdParam('keyId') keyId: number, @Body() dto: UpdateApiKeyDto) {
+  updateKey(
+    @Param('projectId') projectId: string,
+    @IdParam('keyId') keyId: number,
+    @Body() dto: UpdateApiKeyDto,
+  ) {
     return this.projects.updateKey(projectId, keyId, dto);
   }
 

@@ -49,7 +49,10 @@ export class ProjectsService {
   }
 
   async list(query: PageQueryDto): Promise<Page<ProjectView>> {
-    const qb = this.projects.createQueryBuilder('p').orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'DESC');
+    const qb = this.projects
+      .createQueryBuilder('p')
+      .orderBy('p.created_at', 'DESC')
+      .addOrderBy('p.id', 'DESC');
     if (query.search) qb.where('p.name ILIKE :pattern', { pattern: likePattern(query.search) });
     const [rows, total] = await qb
       .skip((query.page - 1) * query.pageSize)
@@ -132,8 +135,15 @@ export class ProjectsService {
    * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
    * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).
    */
-  private async find(projectId: string, em?: EntityManager, lock?: 'pessimistic_read' | 'pessimistic_write'): Promise<Project> {
-    const project = await (em ?? this.projects.manager).findOne(Project, { where: { id: projectId }, ...(lock ? { lock: { mode: lock } } : {}) });
+  private async find(
+    projectId: string,
+    em?: EntityManager,
+    lock?: 'pessimistic_read' | 'pessimistic_write',
+  ): Promise<Project> {
+    const project = await (em ?? this.projects.manager).findOne(Project, {
+      where: { id: projectId },
+      ...(lock ? { lock: { mode: lock } } : {}),
+    });
     if (!project) throw new DomainError('PROJECT_NOT_FOUND', 'Project not found.');
     return project;
   }
@@ -141,7 +151,10 @@ export class ProjectsService {
   /** The project's key, locked for the rest of `em`'s transaction (the project's row held shared). */
   private async findKey(projectId: string, keyId: number, em: EntityManager): Promise<ApiKey> {
     await this.find(projectId, em, 'pessimistic_read');
-    const key = await em.findOne(ApiKey, { where: { id: keyId, projectId }, lock: { mode: 'pessimistic_write' } });
+    const key = await em.findOne(ApiKey, {
+      where: { id: keyId, projectId },
+      lock: { mode: 'pessimistic_write' },
+    });
     if (!key) throw new DomainError('API_KEY_NOT_FOUND');
     return key;
   }

@@ -1,4 +1,11 @@
-import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  createParamDecorator,
+  ExecutionContext,
+  Injectable,
+  UseGuards,
+} from '@nestjs/common';
 import type { Request } from 'express';
 import { callerOf } from '../auth/caller';
 import { PublicApi } from '../auth/decorators';
@@ -24,11 +31,13 @@ export class CustomerTokenGuard implements CanActivate {
 }
 
 /** `@CurrentCustomer() session: CustomerSessionRef` in a handler behind `@CustomerApi()`. */
-export const CurrentCustomer = createParamDecorator((_: unknown, ctx: ExecutionContext): CustomerSessionRef => {
-  const session = ctx.switchToHttp().getRequest<CustomerRequest>().customerSession;
-  if (!session) throw new Error('No customer session on this request');
-  return session;
-});
+export const CurrentCustomer = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): CustomerSessionRef => {
+    const session = ctx.switchToHttp().getRequest<CustomerRequest>().customerSession;
+    if (!session) throw new Error('No customer session on this request');
+    return session;
+  },
+);
 
 /**
  * A customer-level endpoint: the public key guard (key and signature), then the customer-token

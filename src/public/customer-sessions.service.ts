@@ -46,10 +46,14 @@ interface SessionRow {
  */
 @Injectable()
 export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
-  private readonly pruning = new PeriodicTask('Pruning customer sessions', SESSION_PRUNE_INTERVAL_MS, async () => {
-    await this.pruneExpired();
-    await this.throttle.pruneExpired();
-  });
+  private readonly pruning = new PeriodicTask(
+    'Pruning customer sessions',
+    SESSION_PRUNE_INTERVAL_MS,
+    async () => {
+      await this.pruneExpired();
+      await this.throttle.pruneExpired();
+    },
+  );
   /** A bcrypt hash of a random secret at the configured cost: compared against when there is no real hash. */
   private dummyHash: string;
 
@@ -79,7 +83,11 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const attempt = this.throttle.attemptFor(project.id, dto.identifier, address);
     await this.throttle.begin(attempt);
 
-    const customerId = await this.customers.findIdByIdentifier(this.dataSource.manager, project.id, dto.identifier);
+    const customerId = await this.customers.findIdByIdentifier(
+      this.dataSource.manager,
+      project.id,
+      dto.identifier,
+    );
     const rows: PasswordRow[] = await this.dataSource.query(
       `SELECT c.enabled, cr.secret_hash
          FROM customers c
@@ -90,7 +98,8 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const row = rows[0];
     const hash = row?.secret_hash ?? this.dummyHash;
     const matches = await verifyPassword(dto.password, hash);
-    if (customerId === undefined || !row?.secret_hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
+    if (customerId === undefined || !row?.secret_hash || !matches)
+      throw new DomainError('INVALID_CREDENTIALS');
 
     if (!row.enabled) {
       await this.throttle.notAFailure(attempt);
@@ -141,13 +150,19 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     if (row.project_id !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
     if (!row.enabled) throw new DomainError('CUSTOMER_DISABLED');
     if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-      await this.dataSource.query('UPDATE customer_sessions SET last_used_at = now() WHERE id = $1 AND project_id = $2', [row.id, project.id]);
+      await this.dataSource.query(
+        'UPDATE customer_sessions SET last_used_at = now() WHERE id = $1 AND project_id = $2',
+        [row.id, project.id],
+      );
     }
     return { sessionId: row.id, projectId: project.id, customerId: row.customer_id };
   }
 
   async logout(session: CustomerSessionRef): Promise<{ success: true }> {
-    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [session.sessionId, session.projectId]);
+    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [
+      session.sessionId,
+      session.projectId,
+    ]);
     return { success: true };
   }
 
@@ -157,5 +172,4 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     );
     return n;
   }
-
 }

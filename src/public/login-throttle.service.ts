@@ -94,8 +94,9 @@ export class LoginThrottle {
   }
 
   private async giveBack(keys: string[]): Promise<void> {
-    await this.dataSource.query('UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::varchar[])', [
-      [...keys].sort(),
-    ]);
+    await this.dataSource.query(
+      'UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::varchar[])',
+      [[...keys].sort()],
+    );
   }
 }

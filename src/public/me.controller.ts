@@ -33,16 +33,26 @@ export class MeController {
 
   @Get('subscriptions')
   @CustomerApi()
-  @ApiOperation({ summary: 'The logged-in customer\'s subscription windows: live ones first; `history=true` adds ended and cancelled ones' })
+  @ApiOperation({
+    summary:
+      "The logged-in customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones",
+  })
   @ApiEnvelope(CustomerSubscriptionView, { isArray: true })
-  listSubscriptions(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef, @Query() query: SubscriptionListQueryDto) {
+  listSubscriptions(
+    @CurrentProject() project: CallerProject,
+    @CurrentCustomer() me: CustomerSessionRef,
+    @Query() query: SubscriptionListQueryDto,
+  ) {
     return this.subscriptions.listForCustomer(project.id, me.customerId, query.history);
   }
 
   @Post('redemptions')
   @HttpCode(200)
   @CustomerApi()
-  @ApiOperation({ summary: 'Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption' })
+  @ApiOperation({
+    summary:
+      'Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption',
+  })
   @ApiEnvelope(RedemptionResult)
   @ApiErrors(
     'VALIDATION_FAILED',
@@ -55,7 +65,11 @@ export class MeController {
     'INVALID_PLAN_VALUE',
     'INVALID_SUBSCRIPTION_CHAIN',
   )
-  redeem(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef, @Body() dto: PublicRedeemDto) {
+  redeem(
+    @CurrentProject() project: CallerProject,
+    @CurrentCustomer() me: CustomerSessionRef,
+    @Body() dto: PublicRedeemDto,
+  ) {
     return this.redemptions.redeemFor(project, { customerId: me.customerId }, dto.code);
   }
 }

@@ -10,7 +10,11 @@ import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { CustomerSessionsService } from './customer-sessions.service';
 import { LoginDto, LoginResult } from './dto/public.dto';
-import { LOGIN_FAILURE_WINDOW_SECONDS, LOGIN_MAX_FAILURES_PER_ADDRESS, LOGIN_MAX_FAILURES_PER_IDENTIFIER } from './login-throttle.service';
+import {
+  LOGIN_FAILURE_WINDOW_SECONDS,
+  LOGIN_MAX_FAILURES_PER_ADDRESS,
+  LOGIN_MAX_FAILURES_PER_IDENTIFIER,
+} from './login-throttle.service';
 
 @ApiTags('Public')
 @Controller('api/public/v1/auth')

@@ -13,7 +13,9 @@ export const NONCE_PRUNE_INTERVAL_MS = 60 * 1000;
  */
 @Injectable()
 export class RequestNonceStore implements OnModuleInit, OnModuleDestroy {
-  private readonly pruning = new PeriodicTask('Pruning request nonces', NONCE_PRUNE_INTERVAL_MS, () => this.pruneExpired());
+  private readonly pruning = new PeriodicTask('Pruning request nonces', NONCE_PRUNE_INTERVAL_MS, () =>
+    this.pruneExpired(),
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 

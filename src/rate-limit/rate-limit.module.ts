@@ -11,7 +11,8 @@ import { RedisRateLimitStore } from './redis-rate-limit.store';
 
 function createStore(config: AppConfig, dataSource: DataSource): RateLimitStore | null {
   if (!config.get('RATE_LIMIT_ENABLED')) return null;
-  if (config.get('RATE_LIMIT_STORE') === 'redis') return new RedisRateLimitStore(config.get('REDIS_URL')!, config.get('REDIS_KEY_PREFIX'));
+  if (config.get('RATE_LIMIT_STORE') === 'redis')
+    return new RedisRateLimitStore(config.get('REDIS_URL')!, config.get('REDIS_KEY_PREFIX'));
   return new PostgresRateLimitStore(dataSource);
 }
 

@@ -41,12 +41,18 @@ describe('RateLimiter', () => {
     const res = new FakeResponse();
     await limiterWith(store).consume('key', '7', res as unknown as Response);
     expect(store.subjects).toEqual(['key:7']);
-    expect(res.headers).toEqual({ 'RateLimit-Limit': '10', 'RateLimit-Remaining': '6', 'RateLimit-Reset': '13' });
+    expect(res.headers).toEqual({
+      'RateLimit-Limit': '10',
+      'RateLimit-Remaining': '6',
+      'RateLimit-Reset': '13',
+    });
   });
 
   it('refuses the request past the limit with RATE_LIMITED and Retry-After', async () => {
     const res = new FakeResponse();
-    const error = await limiterWith(new FakeStore(() => ({ count: 11, resetSeconds: 0.2 }))).consume('key', '7', res as unknown as Response).catch((e) => e);
+    const error = await limiterWith(new FakeStore(() => ({ count: 11, resetSeconds: 0.2 })))
+      .consume('key', '7', res as unknown as Response)
+      .catch((e) => e);
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 1 });
     expect(res.headers['RateLimit-Remaining']).toBe('0');
@@ -54,21 +60,37 @@ describe('RateLimiter', () => {
 
   it('never announces more than one window (a stored end rounded up to the millisecond)', async () => {
     const res = new FakeResponse();
-    await limiterWith(new FakeStore(() => ({ count: 1, resetSeconds: 60.0004 }))).consume('key', '7', res as unknown as Response);
+    await limiterWith(new FakeStore(() => ({ count: 1, resetSeconds: 60.0004 }))).consume(
+      'key',
+      '7',
+      res as unknown as Response,
+    );
     expect(res.headers['RateLimit-Reset']).toBe('60');
   });
 
   it('keeps the headers of the tighter of the two limits', async () => {
     const res = new FakeResponse() as unknown as Response;
-    const limiter = limiterWith(new FakeStore((s) => (s.startsWith('address') ? { count: 99, resetSeconds: 5 } : { count: 2, resetSeconds: 50 })));
+    const limiter = limiterWith(
+      new FakeStore((s) =>
+        s.startsWith('address') ? { count: 99, resetSeconds: 5 } : { count: 2, resetSeconds: 50 },
+      ),
+    );
     await limiter.consume('address', '10.0.0.1', res);
     await limiter.consume('key', '7', res);
-    expect((res as unknown as FakeResponse).headers).toEqual({ 'RateLimit-Limit': '100', 'RateLimit-Remaining': '1', 'RateLimit-Reset': '5' });
+    expect((res as unknown as FakeResponse).headers).toEqual({
+      'RateLimit-Limit': '100',
+      'RateLimit-Remaining': '1',
+      'RateLimit-Reset': '5',
+    });
   });
 
   it('a limit of 0 is no limit; no store means off', async () => {
     const store = new FakeStore(() => ({ count: 1000, resetSeconds: 1 }));
-    await limiterWith(store, { RATE_LIMIT_PER_KEY: 0 }).consume('key', '7', new FakeResponse() as unknown as Response);
+    await limiterWith(store, { RATE_LIMIT_PER_KEY: 0 }).consume(
+      'key',
+      '7',
+      new FakeResponse() as unknown as Response,
+    );
     expect(store.subjects).toEqual([]);
     const off = limiterWith(null);
     expect(off.appliesTo({ path: '/api/private/v1/info' } as Request)).toBe(false);
@@ -79,16 +101,33 @@ describe('RateLimiter', () => {
     const applies = (path: string) => limiter.appliesTo({ path } as Request);
     expect(applies('/api/private/v1/customers')).toBe(true);
     expect(applies('/api/public/v1/me')).toBe(true);
-    for (const path of ['/api/admin/v1/projects', '/healthz', '/readyz', '/metrics', '/docs', '/api/privateer']) expect(applies(path)).toBe(false);
+    for (const path of [
+      '/api/admin/v1/projects',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/docs',
+      '/api/privateer',
+    ])
+      expect(applies(path)).toBe(false);
   });
 
   it('lets the request through when the store fails, and logs it with the request id', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error');
     try {
       const res = new FakeResponse();
-      await expect(limiterWith(new FakeStore(() => new Error('down'))).consume('address', '10.0.0.1', res as unknown as Response)).resolves.toBeUndefined();
+      await expect(
+        limiterWith(new FakeStore(() => new Error('down'))).consume(
+          'address',
+          '10.0.0.1',
+          res as unknown as Response,
+        ),
+      ).resolves.toBeUndefined();
       expect(res.headers).toEqual({});
-      expect(logged).toHaveBeenCalledWith(expect.objectContaining({ reqId: 'req-under-test', err: 'down' }), expect.any(String));
+      expect(logged).toHaveBeenCalledWith(
+        expect.objectContaining({ reqId: 'req-under-test', err: 'down' }),
+        expect.any(String),
+      );
     } finally {
       logged.mockRestore();
     }

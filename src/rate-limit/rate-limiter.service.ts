@@ -99,6 +99,9 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
     const now = Date.now();
     if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     this.lastFailureLog = now;
-    this.logger.error({ reqId, err: error instanceof Error ? error.message : String(error) }, 'Rate-limit store failed; requests are let through');
+    this.logger.error(
+      { reqId, err: error instanceof Error ? error.message : String(error) },
+      'Rate-limit store failed; requests are let through',
+    );
   }
 }

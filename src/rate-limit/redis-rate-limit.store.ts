@@ -34,7 +34,10 @@ export class RedisRateLimitStore implements RateLimitStore {
     try {
       await this.redis.connect();
     } catch (error) {
-      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'Redis is unreachable; rate limits are not enforced until it is back');
+      this.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'Redis is unreachable; rate limits are not enforced until it is back',
+      );
     }
   }
 

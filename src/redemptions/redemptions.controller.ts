@@ -17,7 +17,13 @@ const CHAIN_ERRORS: ErrorCode[] = [
   'INVALID_PLAN_VALUE',
   'INVALID_SUBSCRIPTION_CHAIN',
 ];
-const REDEMPTION_ERRORS: ErrorCode[] = ['CODE_NOT_FOUND', 'CODE_ALREADY_REDEEMED', 'CODE_REVOKED', 'CODE_EXPIRED', ...CHAIN_ERRORS];
+const REDEMPTION_ERRORS: ErrorCode[] = [
+  'CODE_NOT_FOUND',
+  'CODE_ALREADY_REDEEMED',
+  'CODE_REVOKED',
+  'CODE_EXPIRED',
+  ...CHAIN_ERRORS,
+];
 
 @ApiTags('Redemptions')
 @PrivateApi()
@@ -28,10 +34,16 @@ export class RedemptionsController {
   @Post('redemptions')
   @Idempotent()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing' })
+  @ApiOperation({
+    summary: 'Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing',
+  })
   @ApiEnvelope(RedemptionResult)
   @ApiErrors(...REDEMPTION_ERRORS)
-  redeem(@CurrentProject() project: CallerProject, @Body() dto: RedeemCodeDto, @Query() query: DryRunQueryDto) {
+  redeem(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: RedeemCodeDto,
+    @Query() query: DryRunQueryDto,
+  ) {
     return this.redemptions.redeem(project, dto, query.dryRun);
   }
 
@@ -41,17 +53,28 @@ export class RedemptionsController {
   @ApiOperation({ summary: 'Alias of POST /redemptions: same body, answer, rules and errors' })
   @ApiEnvelope(RedemptionResult)
   @ApiErrors(...REDEMPTION_ERRORS)
-  redeemAlias(@CurrentProject() project: CallerProject, @Body() dto: RedeemCodeDto, @Query() query: DryRunQueryDto) {
+  redeemAlias(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: RedeemCodeDto,
+    @Query() query: DryRunQueryDto,
+  ) {
     return this.redemptions.redeem(project, dto, query.dryRun);
   }
 
   @Post('subscriptions/activate')
   @Idempotent()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing' })
+  @ApiOperation({
+    summary:
+      'Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing',
+  })
   @ApiEnvelope(RedemptionResult)
   @ApiErrors('PLAN_NOT_FOUND', ...CHAIN_ERRORS)
-  activate(@CurrentProject() project: CallerProject, @Body() dto: ActivateDto, @Query() query: DryRunQueryDto) {
+  activate(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: ActivateDto,
+    @Query() query: DryRunQueryDto,
+  ) {
     return this.redemptions.activate(project, dto, query.dryRun);
   }
 }

@@ -53,18 +53,39 @@ export class RedemptionsService {
   ) {}
 
   redeem(project: CallerProject, dto: RedeemCodeDto, dryRun = false): Promise<RedemptionResult> {
-    return this.redeemFor(project, { ref: dto.customer, autoCreate: dto.autoCreate ?? false }, dto.code, dryRun);
+    return this.redeemFor(
+      project,
+      { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
+      dto.code,
+      dryRun,
+    );
   }
 
   /** Order of checks (product.md 6): the code, then the customer, then the chain. */
-  redeemFor(project: CallerProject, target: GrantTarget, rawCode: string, dryRun = false): Promise<RedemptionResult> {
+  redeemFor(
+    project: CallerProject,
+    target: GrantTarget,
+    rawCode: string,
+    dryRun = false,
+  ): Promise<RedemptionResult> {
     return this.run(dryRun, async (em, now) => {
       // The code and the customer locked, and the code marked redeemed, in one statement.
       const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
       const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
       const plan = this.planOf(project, locked.code);
-      const customer = locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
-      const outcome = await this.grantTo(em, project, target, now, plan, locked.code.duration, 'code', locked.code.id, customer);
+      const customer =
+        locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
+      const outcome = await this.grantTo(
+        em,
+        project,
+        target,
+        now,
+        plan,
+        locked.code.duration,
+        'code',
+        locked.code.id,
+        customer,
+      );
       // only a customer created by this call was not there to be marked as the redeemer
       if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
       return outcome;
@@ -74,7 +95,16 @@ export class RedemptionsService {
   activate(project: CallerProject, dto: ActivateDto, dryRun = false): Promise<RedemptionResult> {
     return this.run(dryRun, async (em, now) => {
       const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
-      return this.grantTo(em, project, { ref: dto.customer, autoCreate: dto.autoCreate ?? false }, now, plan, dto.duration ?? null, 'activation', null);
+      return this.grantTo(
+        em,
+        project,
+        { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
+        now,
+        plan,
+        dto.duration ?? null,
+        'activation',
+        null,
+      );
     });
   }
 
@@ -82,7 +112,10 @@ export class RedemptionsService {
    * Runs a redemption or activation and counts its outcome in `redemptions_total`: `success` or
    * the error code. Dry runs are not counted; idempotent replays and refused keys never get here.
    */
-  private async run(dryRun: boolean, work: (em: EntityManager, now: Date) => Promise<Outcome>): Promise<RedemptionResult> {
+  private async run(
+    dryRun: boolean,
+    work: (em: EntityManager, now: Date) => Promise<Outcome>,
+  ): Promise<RedemptionResult> {
     if (dryRun) return this.execute(true, work);
     try {
       const result = await this.execute(false, work);
@@ -94,7 +127,10 @@ export class RedemptionsService {
     }
   }
 
-  private async execute(dryRun: boolean, work: (em: EntityManager, now: Date) => Promise<Outcome>): Promise<RedemptionResult> {
+  private async execute(
+    dryRun: boolean,
+    work: (em: EntityManager, now: Date) => Promise<Outcome>,
+  ): Promise<RedemptionResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await inTransaction(this.dataSource, async (em) => {
@@ -108,7 +144,8 @@ export class RedemptionsService {
         if (error instanceof DryRunRollback) return error.result;
         // Two calls creating the same missing customer at once: the loser starts over and finds it.
         const lostCreationRace =
-          error instanceof DomainError && (error.code === 'USERNAME_TAKEN' || error.code === 'IDENTIFIER_TAKEN');
+          error instanceof DomainError &&
+          (error.code === 'USERNAME_TAKEN' || error.code === 'IDENTIFIER_TAKEN');
         if (!lostCreationRace || attempt >= 3) throw error;
       }
     }
@@ -119,7 +156,6 @@ export class RedemptionsService {
     if (!code.plan || code.plan.projectId !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
     return code.plan;
   }
-
 
   private async grantTo(
     em: EntityManager,
@@ -138,11 +174,22 @@ export class RedemptionsService {
     // read "as of" an earlier time would see that grant's ended windows as live). A customer
     // created by this call keeps the call's time, that of its sign-up windows.
     const at = created ? now : new Date(Math.max(now.getTime(), Date.now()));
-    const result = await this.subscriptions.grant(em, { projectId: project.id, customerId: customer.id, plan, duration, source, codeId, now: at });
+    const result = await this.subscriptions.grant(em, {
+      projectId: project.id,
+      customerId: customer.id,
+      plan,
+      duration,
+      source,
+      codeId,
+      now: at,
+    });
     // A customer created by this call holds only windows this call made: its sign-up windows
     // (as the grant left them; cancelled ones excluded) and the granted ones, read back at once.
     const windows = created
-      ? await em.find(Subscription, { where: { projectId: project.id, customerId: customer.id, status: 'active' }, order: { validFrom: 'ASC', id: 'ASC' } })
+      ? await em.find(Subscription, {
+          where: { projectId: project.id, customerId: customer.id, status: 'active' },
+          order: { validFrom: 'ASC', id: 'ASC' },
+        })
       : result.created;
     return { customer, created, windows, changes: result.changes, planNames: result.planNames };
   }
@@ -163,15 +210,32 @@ export class RedemptionsService {
       if (!locked) throw new DomainError('CUSTOMER_NOT_FOUND');
       return { customer: locked, created: false };
     }
-    const existing = locked !== undefined ? locked : await this.customers.lockByIdentifier(em, project.id, target.ref);
+    const existing =
+      locked !== undefined ? locked : await this.customers.lockByIdentifier(em, project.id, target.ref);
     if (existing) return { customer: existing, created: false };
-    if (!target.autoCreate || !project.autoCreateCustomerAtRedemption) throw new DomainError('CUSTOMER_NOT_FOUND');
+    if (!target.autoCreate || !project.autoCreateCustomerAtRedemption)
+      throw new DomainError('CUSTOMER_NOT_FOUND');
 
     const byUsername = target.ref.type === 'username';
-    if (byUsername && !(target.ref.value.length >= 8 && target.ref.value.length <= 16 && USERNAME_PATTERN.test(target.ref.value))) {
-      throw new DomainError('VALIDATION_FAILED', 'customer.value is not a valid username for a new customer', [
-        { field: 'customer.value', message: 'a username has 8 to 16 characters: letters, digits, _ . - (starting with a letter or digit)' },
-      ]);
+    if (
+      byUsername &&
+      !(
+        target.ref.value.length >= 8 &&
+        target.ref.value.length <= 16 &&
+        USERNAME_PATTERN.test(target.ref.value)
+      )
+    ) {
+      throw new DomainError(
+        'VALIDATION_FAILED',
+        'customer.value is not a valid username for a new customer',
+        [
+          {
+            field: 'customer.value',
+            message:
+              'a username has 8 to 16 characters: letters, digits, _ . - (starting with a letter or digit)',
+          },
+        ],
+      );
     }
     const customer = await this.customers.createInTransaction(
       em,
@@ -187,8 +251,17 @@ export class RedemptionsService {
   }
 
   private async toResult(em: EntityManager, outcome: Outcome, dryRun: boolean): Promise<RedemptionResult> {
-    const views = await this.subscriptions.views(em, outcome.customer.projectId, outcome.windows, outcome.planNames);
-    const customer = { id: outcome.customer.id as number | null, username: outcome.customer.username, created: outcome.created };
+    const views = await this.subscriptions.views(
+      em,
+      outcome.customer.projectId,
+      outcome.windows,
+      outcome.planNames,
+    );
+    const customer = {
+      id: outcome.customer.id as number | null,
+      username: outcome.customer.username,
+      created: outcome.created,
+    };
     if (!dryRun) return { customer, subscriptions: views };
     // Nothing a dry run creates exists afterwards: the ids of new things are null.
     const change = (w: WindowChange): WindowChangeView => ({
@@ -205,7 +278,12 @@ export class RedemptionsService {
         ended: outcome.changes.ended.map(change),
         cancelled: outcome.changes.cancelled.map(change),
         moved: outcome.changes.moved.map(change),
-        created: outcome.changes.created.map((w) => ({ id: null, planId: w.planId, validFrom: w.validFrom.toISOString(), validTo: w.validTo ? w.validTo.toISOString() : null })),
+        created: outcome.changes.created.map((w) => ({
+          id: null,
+          planId: w.planId,
+          validFrom: w.validFrom.toISOString(),
+          validTo: w.validTo ? w.validTo.toISOString() : null,
+        })),
       },
     };
   }

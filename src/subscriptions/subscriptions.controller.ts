@@ -15,10 +15,17 @@ export class CustomerSubscriptionsController {
   constructor(private readonly subscriptions: SubscriptionsService) {}
 
   @Get()
-  @ApiOperation({ summary: 'A customer\'s subscription windows: live ones first; `history=true` adds ended and cancelled ones' })
+  @ApiOperation({
+    summary:
+      "A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones",
+  })
   @ApiEnvelope(CustomerSubscriptionView, { isArray: true })
   @ApiErrors('CUSTOMER_NOT_FOUND')
-  list(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number, @Query() query: SubscriptionListQueryDto) {
+  list(
+    @CurrentProject() project: CallerProject,
+    @IdParam('customerId') customerId: number,
+    @Query() query: SubscriptionListQueryDto,
+  ) {
     return this.subscriptions.listForCustomer(project.id, customerId, query.history);
   }
 }

@@ -91,7 +91,12 @@ export class SubscriptionsService {
   ) {}
 
   async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
-    const rows = await this.statements.rows<WindowRow>(em, LIVE_CHAIN, [input.customerId, input.plan.group, input.now, input.projectId]);
+    const rows = await this.statements.rows<WindowRow>(em, LIVE_CHAIN, [
+      input.customerId,
+      input.plan.group,
+      input.now,
+      input.projectId,
+    ]);
     const chain: ChainWindow[] = rows.map((r) => ({
       id: r.id,
       planId: r.plan_id,
@@ -99,11 +104,17 @@ export class SubscriptionsService {
       validFrom: r.valid_from,
       validTo: r.valid_to,
     }));
-    const changes = planGrant(chain, { planId: input.plan.id, planValue: input.plan.value, duration: input.duration }, input.now);
+    const changes = planGrant(
+      chain,
+      { planId: input.plan.id, planValue: input.plan.value, duration: input.duration },
+      input.now,
+    );
 
-    for (const w of changes.ended) await this.statements.run(em, END_WINDOW, [w.id, input.projectId, w.validTo]);
+    for (const w of changes.ended)
+      await this.statements.run(em, END_WINDOW, [w.id, input.projectId, w.validTo]);
     for (const w of changes.cancelled) await this.statements.run(em, CANCEL_WINDOW, [w.id, input.projectId]);
-    for (const w of changes.moved) await this.statements.run(em, MOVE_WINDOW, [w.id, input.projectId, w.validFrom, w.validTo]);
+    for (const w of changes.moved)
+      await this.statements.run(em, MOVE_WINDOW, [w.id, input.projectId, w.validFrom, w.validTo]);
     // The granted window comes first; a second one is the permanent tail re-created after it,
     // which keeps the origin of the tail it replaces.
     const tail = rows.find((r) => r.valid_to === null);
@@ -117,7 +128,9 @@ export class SubscriptionsService {
       index === 0 || !tail ? input.source : tail.source,
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
     ]);
-    const inserted = values.length ? await this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat()) : [];
+    const inserted = values.length
+      ? await this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat())
+      : [];
     const created = inserted.map((row, i) =>
       Object.assign(new Subscription(), {
         id: row.id,
@@ -134,16 +147,31 @@ export class SubscriptionsService {
         updatedAt: row.updated_at,
       }),
     );
-    const planNames = new Map<number, string>([...rows.map((r): [number, string] => [r.plan_id, r.name]), [input.plan.id, input.plan.name]]);
+    const planNames = new Map<number, string>([
+      ...rows.map((r): [number, string] => [r.plan_id, r.name]),
+      [input.plan.id, input.plan.name],
+    ]);
     return { created, changes, planNames };
   }
 
   /** Sign-up: every free plan of the project as a permanent grant, in order of id; redundant ones skipped. */
-  async grantSignup(em: EntityManager, projectId: string, customerId: number, now: Date): Promise<Subscription[]> {
+  async grantSignup(
+    em: EntityManager,
+    projectId: string,
+    customerId: number,
+    now: Date,
+  ): Promise<Subscription[]> {
     const created: Subscription[] = [];
     for (const plan of await this.plans.listFreePlans(projectId, em)) {
       try {
-        const result = await this.grant(em, { projectId, customerId, plan, duration: null, source: 'signup', now });
+        const result = await this.grant(em, {
+          projectId,
+          customerId,
+          plan,
+          duration: null,
+          source: 'signup',
+          now,
+        });
         created.push(...result.created);
       } catch (error) {
         if (error instanceof DomainError && error.code === 'REDUNDANT_PERMANENT_PURCHASE') continue;
@@ -154,15 +182,25 @@ export class SubscriptionsService {
   }
 
   /** A customer's windows: live ones first (by start); with `history`, then the ended and cancelled ones. */
-  async listForCustomer(projectId: string, customerId: number, history: boolean): Promise<CustomerSubscriptionView[]> {
-    const exists = await this.dataSource.query('SELECT 1 FROM customers WHERE id = $1 AND project_id = $2', [customerId, projectId]);
+  async listForCustomer(
+    projectId: string,
+    customerId: number,
+    history: boolean,
+  ): Promise<CustomerSubscriptionView[]> {
+    const exists = await this.dataSource.query('SELECT 1 FROM customers WHERE id = $1 AND project_id = $2', [
+      customerId,
+      projectId,
+    ]);
     if (exists.length === 0) throw new DomainError('CUSTOMER_NOT_FOUND');
     const qb = this.dataSource
       .getRepository(Subscription)
       .createQueryBuilder('s')
       .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
       .where('s.customer_id = :customerId AND s.project_id = :projectId', { customerId, projectId })
-      .addSelect(`CASE WHEN s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now()) THEN 0 ELSE 1 END`, 'ended')
+      .addSelect(
+        `CASE WHEN s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now()) THEN 0 ELSE 1 END`,
+        'ended',
+      )
       .orderBy('ended', 'ASC')
       .addOrderBy('s.valid_from', 'ASC')
       .addOrderBy('s.id', 'ASC');
@@ -172,11 +210,20 @@ export class SubscriptionsService {
   }
 
   /** Views of a project's windows; plan names come from `known` where given, the others in one query. */
-  async views(em: EntityManager, projectId: string, subscriptions: Subscription[], known = new Map<number, string>()): Promise<SubscriptionView[]> {
+  async views(
+    em: EntityManager,
+    projectId: string,
+    subscriptions: Subscription[],
+    known = new Map<number, string>(),
+  ): Promise<SubscriptionView[]> {
     const missing = [...new Set(subscriptions.map((s) => s.planId))].filter((id) => !known.has(id));
     const names = new Map(known);
     if (missing.length) {
-      for (const p of await em.find(Plan, { select: { id: true, name: true }, where: { id: In(missing), projectId } })) names.set(p.id, p.name);
+      for (const p of await em.find(Plan, {
+        select: { id: true, name: true },
+        where: { id: In(missing), projectId },
+      }))
+        names.set(p.id, p.name);
     }
     return subscriptions.map((s) => toSubscriptionView(s, names.get(s.planId)!));
   }

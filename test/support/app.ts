@@ -27,7 +27,11 @@ export interface TestApp {
   dataSource: DataSource;
   databaseUrl: string;
   /** A project with one private and one public key, made through the admin interface. */
-  createProject(settings?: { name?: string; autoCreateCustomerAtRedemption?: boolean; requireSignature?: boolean }): Promise<TestProject>;
+  createProject(settings?: {
+    name?: string;
+    autoCreateCustomerAtRedemption?: boolean;
+    requireSignature?: boolean;
+  }): Promise<TestProject>;
   /** Another application instance on the same database (a second replica). */
   startReplica(): Promise<NestExpressApplication>;
   close(): Promise<void>;
@@ -36,7 +40,10 @@ export interface TestApp {
 async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
   Object.assign(process.env, env);
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot()] }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), { bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
+    bodyParser: false,
+    logger: false,
+  });
   configureApp(app);
   await app.init();
   return app;
@@ -67,10 +74,22 @@ export async function createTestApp(extraEnv: Record<string, string> = {}): Prom
     async createProject(settings = {}) {
       const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
       const name = settings.name ?? `Project ${++counter}`;
-      const project = await http.post('/api/admin/v1/projects').set(admin).send({ ...settings, name }).expect(201);
+      const project = await http
+        .post('/api/admin/v1/projects')
+        .set(admin)
+        .send({ ...settings, name })
+        .expect(201);
       const id = project.body.data.id as string;
-      const sk = await http.post(`/api/admin/v1/projects/${id}/keys`).set(admin).send({ kind: 'private' }).expect(201);
-      const pk = await http.post(`/api/admin/v1/projects/${id}/keys`).set(admin).send({ kind: 'public' }).expect(201);
+      const sk = await http
+        .post(`/api/admin/v1/projects/${id}/keys`)
+        .set(admin)
+        .send({ kind: 'private' })
+        .expect(201);
+      const pk = await http
+        .post(`/api/admin/v1/projects/${id}/keys`)
+        .set(admin)
+        .send({ kind: 'public' })
+        .expect(201);
       return {
         id,
         name,

@@ -43,24 +43,38 @@ async function ensureTemplate(): Promise<string> {
 }
 
 /** A fresh, fully migrated database for one test file. */
-export async function createTestDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(): Promise<{
+  name: string;
+  url: string;
+  drop: () => Promise<void>;
+}> {
   const template = await ensureTemplate();
   const name = `t_${process.env.TEST_RUN_ID}_${randomBytes(4).toString('hex')}`;
   await withAdmin((client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   return {
     name,
     url: databaseUrl(name),
-    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => undefined,
+      ),
   };
 }
 
 /** An empty database (no migrations), for the migration tests. */
-export async function createEmptyDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+export async function createEmptyDatabase(): Promise<{
+  name: string;
+  url: string;
+  drop: () => Promise<void>;
+}> {
   const name = `e_${process.env.TEST_RUN_ID}_${randomBytes(4).toString('hex')}`;
   await withAdmin((client) => client.query(`CREATE DATABASE "${name}"`));
   return {
     name,
     url: databaseUrl(name),
-    drop: () => withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => undefined,
+      ),
   };
 }

@@ -1,5 +1,9 @@
 /** The error envelope of product.md 2, with the request id of the response. */
-export function expectError(res: { status: number; body: any; headers: Record<string, string> }, status: number, code: string) {
+export function expectError(
+  res: { status: number; body: any; headers: Record<string, string> },
+  status: number,
+  code: string,
+) {
   expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
   expect(res.body).toEqual({
     ok: false,

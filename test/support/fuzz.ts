@@ -46,13 +46,14 @@ export function operationsOf(doc: any): Operation[] {
       const method = m.toUpperCase() as Operation['method'];
       if (!['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].includes(method)) continue;
       const schemes = new Set<string>((op.security ?? []).flatMap((s: object) => Object.keys(s)));
-      const iface: Interface | undefined = schemes.has('adminToken') || template.startsWith('/api/admin/')
-        ? 'admin'
-        : schemes.has('publicKey') || template.startsWith('/api/public/')
-          ? 'public'
-          : schemes.has('privateKey') || template.startsWith('/api/private/')
-            ? 'private'
-            : undefined;
+      const iface: Interface | undefined =
+        schemes.has('adminToken') || template.startsWith('/api/admin/')
+          ? 'admin'
+          : schemes.has('publicKey') || template.startsWith('/api/public/')
+            ? 'public'
+            : schemes.has('privateKey') || template.startsWith('/api/private/')
+              ? 'private'
+              : undefined;
       if (!iface) throw new Error(`Cannot tell the interface of ${method} ${template}`);
       const params: any[] = [...(item.parameters ?? []), ...(op.parameters ?? [])];
       const bodyRef = op.requestBody?.content?.['application/json']?.schema;
@@ -66,7 +67,9 @@ export function operationsOf(doc: any): Operation[] {
         iface,
         customer: schemes.has('customerToken'),
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        queryParams: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema ?? {} })),
+        queryParams: params
+          .filter((p) => p.in === 'query')
+          .map((p) => ({ name: p.name, schema: p.schema ?? {} })),
         bodySchema: bodyRef ? resolveSchema(doc, bodyRef) : undefined,
         successTypes: successTypes.length ? successTypes : ['application/json'],
       });
@@ -83,11 +86,17 @@ export function resolveSchema(doc: any, schema: Schema, depth = 0): Schema {
     return resolveSchema(doc, { ...doc.components.schemas[name], ...omit(schema, '$ref') }, depth + 1);
   }
   if (Array.isArray(schema.allOf) && schema.allOf.length === 1) {
-    return resolveSchema(doc, { ...omit(schema, 'allOf'), ...resolveSchema(doc, schema.allOf[0], depth + 1) }, depth + 1);
+    return resolveSchema(
+      doc,
+      { ...omit(schema, 'allOf'), ...resolveSchema(doc, schema.allOf[0], depth + 1) },
+      depth + 1,
+    );
   }
   const out: Schema = { ...schema };
   if (schema.properties) {
-    out.properties = Object.fromEntries(Object.entries<Schema>(schema.properties).map(([k, v]) => [k, resolveSchema(doc, v, depth + 1)]));
+    out.properties = Object.fromEntries(
+      Object.entries<Schema>(schema.properties).map(([k, v]) => [k, resolveSchema(doc, v, depth + 1)]),
+    );
   }
   if (schema.items) out.items = resolveSchema(doc, schema.items, depth + 1);
   return out;
@@ -145,7 +154,8 @@ export function jsonText(value: unknown): string {
   return text.replace(/"\\u0001RAW(\d+)\\u0001"/g, (_, i: string) => rawTexts[Number(i)]);
 }
 
-const nested = (depth: number, open: string, leaf: string, close: string) => open.repeat(depth) + leaf + close.repeat(depth);
+const nested = (depth: number, open: string, leaf: string, close: string) =>
+  open.repeat(depth) + leaf + close.repeat(depth);
 
 // ---------------------------------------------------------------------------------------------
 // Generators
@@ -217,28 +227,111 @@ export const stringArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.string({ maxLength: 20 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }) },
-  { weight: 1, arbitrary: fc.array(fc.constantFrom('\ud800', '\udc00', 'a', '\u0000', 'é'), { maxLength: 8 }).map((a) => a.join('')) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(fc.constantFrom('\ud800', '\udc00', 'a', '\u0000', 'é'), { maxLength: 8 })
+      .map((a) => a.join('')),
+  },
   { weight: 1, arbitrary: longString },
 );
 
 export const numberArb: fc.Arbitrary<number | Raw> = fc.oneof(
   fc.constantFrom(
-    0, -0, 1, -1, 0.5, -0.5, 1.005, 0.0001, 0.00001, 1e-7, 2, 10, 100, 101, 10_000, 10_001,
-    2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e15, 1e21, 1e300,
-    Number.MAX_VALUE, Number.MIN_VALUE, 999999999999.99, 999999999999.995, 1_000_000_000_000,
+    0,
+    -0,
+    1,
+    -1,
+    0.5,
+    -0.5,
+    1.005,
+    0.0001,
+    0.00001,
+    1e-7,
+    2,
+    10,
+    100,
+    101,
+    10_000,
+    10_001,
+    2 ** 31 - 1,
+    2 ** 31,
+    -(2 ** 31),
+    2 ** 32,
+    2 ** 53,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    1e15,
+    1e21,
+    1e300,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    999999999999.99,
+    999999999999.995,
+    1_000_000_000_000,
   ),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.constantFrom('-0', '1e400', '-1e400', '1e-400', '123456789012345678901234567890', '0.1e1', '1E2', '1.0', '-0.0', '5e-324').map((t) => new Raw(t)),
+  fc
+    .constantFrom(
+      '-0',
+      '1e400',
+      '-1e400',
+      '1e-400',
+      '123456789012345678901234567890',
+      '0.1e1',
+      '1E2',
+      '1.0',
+      '-0.0',
+      '5e-324',
+    )
+    .map((t) => new Raw(t)),
 );
 
 /** A key of a generated object: ordinary, hostile or a name of a real field. */
 export const keyArb: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
-    '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', '\u0000', '\ud800',
-    'id', 'projectId', 'username', 'password', 'identifiers', 'customer', 'type', 'value', 'code', 'planId', 'featureId',
-    'quotas', 'limit', 'priority', 'resetInterval', 'slug', 'name', 'group', 'duration', 'count', 'expiresAt', 'note',
-    'enabled', 'kind', 'autoCreate', 'identifier', 'requireSignature', 'autoCreateCustomerAtRedemption', 'metered', 'unit', 'description',
+    '__proto__',
+    'constructor',
+    'prototype',
+    'toString',
+    'hasOwnProperty',
+    'valueOf',
+    '',
+    ' ',
+    '\u0000',
+    '\ud800',
+    'id',
+    'projectId',
+    'username',
+    'password',
+    'identifiers',
+    'customer',
+    'type',
+    'value',
+    'code',
+    'planId',
+    'featureId',
+    'quotas',
+    'limit',
+    'priority',
+    'resetInterval',
+    'slug',
+    'name',
+    'group',
+    'duration',
+    'count',
+    'expiresAt',
+    'note',
+    'enabled',
+    'kind',
+    'autoCreate',
+    'identifier',
+    'requireSignature',
+    'autoCreateCustomerAtRedemption',
+    'metered',
+    'unit',
+    'description',
   ),
   fc.string({ maxLength: 10 }),
 );
@@ -249,7 +342,9 @@ const hugeJson: fc.Arbitrary<Raw> = fc.oneof(
   fc.constantFrom(64, 1000, 20_000, 100_000).map((d) => new Raw(nested(d, '{"a":', '1', '}'))),
   fc.constantFrom(64, 5000).map((d) => new Raw(nested(d, '{"customer":', '{}', '}'))),
   fc.constantFrom(10_000, 100_000).map((n) => new Raw('[' + Array(n).fill('0').join(',') + ']')),
-  fc.constantFrom(5_000, 50_000).map((n) => new Raw('{' + Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',') + '}')),
+  fc
+    .constantFrom(5_000, 50_000)
+    .map((n) => new Raw('{' + Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',') + '}')),
   fc.constant(new Raw('{"a":1,"a":2,"a":{"b":3}}')),
   fc.constant(new Raw('{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}')),
 );
@@ -262,7 +357,11 @@ export const scalarArb: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Any JSON value: scalars, arrays, objects (with hostile keys), nesting, huge values. */
-export const jsonArb: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown; arr: unknown[]; obj: Record<string, unknown> }>((tie) => ({
+export const jsonArb: fc.Arbitrary<unknown> = fc.letrec<{
+  value: unknown;
+  arr: unknown[];
+  obj: Record<string, unknown>;
+}>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', maxDepth: 5 },
     { weight: 4, arbitrary: scalarArb },
@@ -273,16 +372,63 @@ export const jsonArb: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown; arr: u
   obj: fc.dictionary(keyArb, tie('value'), { maxKeys: 6 }),
 })).value;
 
-export const bodyValueArb: fc.Arbitrary<unknown> = fc.oneof({ weight: 8, arbitrary: jsonArb }, { weight: 1, arbitrary: hugeJson });
+export const bodyValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: jsonArb },
+  { weight: 1, arbitrary: hugeJson },
+);
 
 /** Text sent as `application/json` that is not JSON, or is JSON only in odd ways. */
 export const rawTextArb: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
-    '{', '}', '[', '{"a":', '{"a":1,}', '[1,]', "{'a':1}", '{a:1}', 'undefined', 'NaN', 'Infinity', '-Infinity', '+1', '01',
-    '.5', '0x10', '{"a":1}}', '{"a":1} trailing', '\ufeff{}', '\ufeff', '{"a":"\\x41"}', '{"a":"\\u12"}', '{"a":"\\ud800"}',
-    '{"a":"\\u0000"}', '"\\u0000"', '{"a":"\n"}', '{"a":1}\u0000', '\u0000', 'null', 'true', 'false', '0', '""', '[]', '{}',
-    ' ', '\r\n', '{"a":1}\n{"b":2}', '// comment\n{}', '{"a":1 /* c */}', '\u00ff\u00fe{\u0000}\u0000', '<xml/>', 'a=1&b=2',
-    '{"a":tru}', '{"a":nul}', '{"a":-}', '{"a":1e}', '{"a":"\\', '["\ud800"]',
+    '{',
+    '}',
+    '[',
+    '{"a":',
+    '{"a":1,}',
+    '[1,]',
+    "{'a':1}",
+    '{a:1}',
+    'undefined',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '+1',
+    '01',
+    '.5',
+    '0x10',
+    '{"a":1}}',
+    '{"a":1} trailing',
+    '\ufeff{}',
+    '\ufeff',
+    '{"a":"\\x41"}',
+    '{"a":"\\u12"}',
+    '{"a":"\\ud800"}',
+    '{"a":"\\u0000"}',
+    '"\\u0000"',
+    '{"a":"\n"}',
+    '{"a":1}\u0000',
+    '\u0000',
+    'null',
+    'true',
+    'false',
+    '0',
+    '""',
+    '[]',
+    '{}',
+    ' ',
+    '\r\n',
+    '{"a":1}\n{"b":2}',
+    '// comment\n{}',
+    '{"a":1 /* c */}',
+    '\u00ff\u00fe{\u0000}\u0000',
+    '<xml/>',
+    'a=1&b=2',
+    '{"a":tru}',
+    '{"a":nul}',
+    '{"a":-}',
+    '{"a":1e}',
+    '{"a":"\\',
+    '["\ud800"]',
   ),
   fc.string({ minLength: 1, maxLength: 40 }),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
@@ -314,46 +460,224 @@ export const contentTypeArb: fc.Arbitrary<string> = fc.constantFrom(
 
 /** Printable header values (what an HTTP client can send). */
 export const headerValueArb: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('', ' ', 'Bearer', 'Bearer ', 'Bearer  ', 'bearer x', 'Basic dXNlcjpwYXNz', 'null', '0', '-1', 'é', '\u00ff'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'Bearer',
+    'Bearer ',
+    'Bearer  ',
+    'bearer x',
+    'Basic dXNlcjpwYXNz',
+    'null',
+    '0',
+    '-1',
+    'é',
+    '\u00ff',
+  ),
   fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 80 }),
   fc.constantFrom(129, 256, 4000).map((n) => 'A'.repeat(n)),
 );
 
 /** Path segment candidates (already URL-encoded where they need it). */
 export const JUNK_PATH_SEGMENTS = [
-  '0', '-1', '1.5', '1e3', '01', '+1', '0x10', ' 1', '1 ', '%201', 'abc', 'null', 'undefined', 'NaN', 'Infinity', 'true',
-  String(2 ** 31 - 1), String(2 ** 31), String(2 ** 32), String(2 ** 53), String(2 ** 53 + 1), '9'.repeat(11), '9'.repeat(400), '1'.repeat(2000),
-  '%00', '%2F', '%2F..%2F', '%252F', '%25', '%', '%zz', '%E0%A4%A', '%C0%AF', '%FF', '%ED%A0%80', '..', '.', '%2e%2e',
-  '%F0%9F%92%A9', encodeURIComponent('ü'), encodeURIComponent("'; DROP TABLE x; --"), '__proto__', 'constructor', 'prj_', 'prj_' + 'a'.repeat(22),
-  'prj_' + 'a'.repeat(300), 'PRJ_K3V7Q2M9X4T6B8N5C1ZD', '1;2', '1,2', '[1]', '%5B1%5D', '{1}', '*', '~', '$', '@', 'sk_x',
+  '0',
+  '-1',
+  '1.5',
+  '1e3',
+  '01',
+  '+1',
+  '0x10',
+  ' 1',
+  '1 ',
+  '%201',
+  'abc',
+  'null',
+  'undefined',
+  'NaN',
+  'Infinity',
+  'true',
+  String(2 ** 31 - 1),
+  String(2 ** 31),
+  String(2 ** 32),
+  String(2 ** 53),
+  String(2 ** 53 + 1),
+  '9'.repeat(11),
+  '9'.repeat(400),
+  '1'.repeat(2000),
+  '%00',
+  '%2F',
+  '%2F..%2F',
+  '%252F',
+  '%25',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%C0%AF',
+  '%FF',
+  '%ED%A0%80',
+  '..',
+  '.',
+  '%2e%2e',
+  '%F0%9F%92%A9',
+  encodeURIComponent('ü'),
+  encodeURIComponent("'; DROP TABLE x; --"),
+  '__proto__',
+  'constructor',
+  'prj_',
+  'prj_' + 'a'.repeat(22),
+  'prj_' + 'a'.repeat(300),
+  'PRJ_K3V7Q2M9X4T6B8N5C1ZD',
+  '1;2',
+  '1,2',
+  '[1]',
+  '%5B1%5D',
+  '{1}',
+  '*',
+  '~',
+  '$',
+  '@',
+  'sk_x',
 ];
 
 /** Query values, URL-encoded (or deliberately malformed). */
 export const queryValueArb: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
-    '', '%20', '1', '0', '-1', '1.5', '1e3', '1e1', '0x1', '+5', '%2B5', '05', ' 1', '2147483647', '2147483648', '9007199254740993',
-    '9'.repeat(400), 'NaN', 'Infinity', '-0', 'true', 'false', 'TRUE', 'yes', '1%00', 'null', 'undefined', 'abc', '%00', '%zz', '%',
-    '%E0%A4%A', '%ED%A0%80', '%FF', '%5B%5D', '[]', '{}', 'a'.repeat(3000), '%25', '%5C', '_', '%25%5F', 'available', 'redeemed',
-    'revoked', 'expired', 'AVAILABLE', encodeURIComponent('💩'), encodeURIComponent('ö'), '&', '=', '==', '%26',
+    '',
+    '%20',
+    '1',
+    '0',
+    '-1',
+    '1.5',
+    '1e3',
+    '1e1',
+    '0x1',
+    '+5',
+    '%2B5',
+    '05',
+    ' 1',
+    '2147483647',
+    '2147483648',
+    '9007199254740993',
+    '9'.repeat(400),
+    'NaN',
+    'Infinity',
+    '-0',
+    'true',
+    'false',
+    'TRUE',
+    'yes',
+    '1%00',
+    'null',
+    'undefined',
+    'abc',
+    '%00',
+    '%zz',
+    '%',
+    '%E0%A4%A',
+    '%ED%A0%80',
+    '%FF',
+    '%5B%5D',
+    '[]',
+    '{}',
+    'a'.repeat(3000),
+    '%25',
+    '%5C',
+    '_',
+    '%25%5F',
+    'available',
+    'redeemed',
+    'revoked',
+    'expired',
+    'AVAILABLE',
+    encodeURIComponent('💩'),
+    encodeURIComponent('ö'),
+    '&',
+    '=',
+    '==',
+    '%26',
   ),
   fc.string({ maxLength: 20 }).map(encodeURIComponent),
-  fc.string({ unit: 'binary', maxLength: 10 }).map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))),
+  fc
+    .string({ unit: 'binary', maxLength: 10 })
+    .map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))),
 );
 
 export const GENERIC_QUERY_NAMES = [
-  'page', 'pageSize', 'search', 'status', 'history', 'dryRun', 'planId', 'batchId', 'customerId', 'sort', 'limit', 'offset',
-  '__proto__', 'constructor', 'page[]', 'page[a]', 'pageSize[]', 'search[0]', 'a[b][c]', '', '%00', 'dryRun[]',
+  'page',
+  'pageSize',
+  'search',
+  'status',
+  'history',
+  'dryRun',
+  'planId',
+  'batchId',
+  'customerId',
+  'sort',
+  'limit',
+  'offset',
+  '__proto__',
+  'constructor',
+  'page[]',
+  'page[a]',
+  'pageSize[]',
+  'search[0]',
+  'a[b][c]',
+  '',
+  '%00',
+  'dryRun[]',
 ];
 
 // ---------------------------------------------------------------------------------------------
 // Fixed examples, tried on every operation before the random inputs
 
 /** One value of each wrong kind, for every field of a valid body. */
-export const WRONG_VALUES: unknown[] = [null, true, 0, -1, 1.5, 2 ** 31, 2 ** 53, '', 'a\u0000b', '\ud800', 'x'.repeat(10_000), [], {}];
+export const WRONG_VALUES: unknown[] = [
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  2 ** 31,
+  2 ** 53,
+  '',
+  'a\u0000b',
+  '\ud800',
+  'x'.repeat(10_000),
+  [],
+  {},
+];
 
-export const EXAMPLE_QUERY_VALUES = ['', '%00', 'a%00b', '-1', '0', '1.5', '1e3', '2147483648', '9'.repeat(400), 'abc', '%zz', 'a'.repeat(3000), 'true', '%ED%A0%80'];
+export const EXAMPLE_QUERY_VALUES = [
+  '',
+  '%00',
+  'a%00b',
+  '-1',
+  '0',
+  '1.5',
+  '1e3',
+  '2147483648',
+  '9'.repeat(400),
+  'abc',
+  '%zz',
+  'a'.repeat(3000),
+  'true',
+  '%ED%A0%80',
+];
 
-export const EXAMPLE_PATH_SEGMENTS = ['0', '-1', String(2 ** 31), String(2 ** 53), 'abc', '1e3', '9'.repeat(400), '%00', 'prj_%00', '%zz', '%2F', '%ED%A0%80'];
+export const EXAMPLE_PATH_SEGMENTS = [
+  '0',
+  '-1',
+  String(2 ** 31),
+  String(2 ** 53),
+  'abc',
+  '1e3',
+  '9'.repeat(400),
+  '%00',
+  'prj_%00',
+  '%zz',
+  '%2F',
+  '%ED%A0%80',
+];
 
 export const EXAMPLE_BODIES: unknown[] = [
   null,
@@ -378,10 +702,22 @@ export type Mutation =
 
 export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('drop' as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant('set' as const), at: fc.nat(), value: fc.oneof({ weight: 5, arbitrary: scalarArb }, { weight: 2, arbitrary: jsonArb }, { weight: 1, arbitrary: hugeJson }) }),
+  fc.record({
+    kind: fc.constant('set' as const),
+    at: fc.nat(),
+    value: fc.oneof(
+      { weight: 5, arbitrary: scalarArb },
+      { weight: 2, arbitrary: jsonArb },
+      { weight: 1, arbitrary: hugeJson },
+    ),
+  }),
   fc.record({ kind: fc.constant('set' as const), at: fc.nat(), value: fc.oneof(numberArb, longString) }),
   fc.record({ kind: fc.constant('extra' as const), at: fc.nat(), key: keyArb, value: scalarArb }),
-  fc.record({ kind: fc.constant('wrap' as const), at: fc.nat(), how: fc.constantFrom('array' as const, 'object' as const, 'string' as const) }),
+  fc.record({
+    kind: fc.constant('wrap' as const),
+    at: fc.nat(),
+    how: fc.constantFrom('array' as const, 'object' as const, 'string' as const),
+  }),
 );
 
 type Path = (string | number)[];
@@ -390,7 +726,13 @@ type Path = (string | number)[];
 export function pathsOf(value: unknown, prefix: Path = []): Path[] {
   const out: Path[] = [prefix];
   if (value instanceof Raw || value === null || typeof value !== 'object') return out;
-  for (const key of Object.keys(value)) out.push(...pathsOf((value as Record<string, unknown>)[key], [...prefix, Array.isArray(value) ? Number(key) : key]));
+  for (const key of Object.keys(value))
+    out.push(
+      ...pathsOf((value as Record<string, unknown>)[key], [
+        ...prefix,
+        Array.isArray(value) ? Number(key) : key,
+      ]),
+    );
   return out;
 }
 
@@ -429,12 +771,19 @@ export function mutate(body: unknown, mutations: Mutation[]): unknown {
         replace(deepCopy(m.value));
         break;
       case 'extra':
-        if (current && typeof current === 'object' && !(current instanceof Raw) && !Array.isArray(current)) define(current, m.key, deepCopy(m.value));
+        if (current && typeof current === 'object' && !(current instanceof Raw) && !Array.isArray(current))
+          define(current, m.key, deepCopy(m.value));
         else if (Array.isArray(current)) current.push(deepCopy(m.value));
         else if (path.length && parent && !Array.isArray(parent)) define(parent, m.key, deepCopy(m.value));
         break;
       case 'wrap':
-        replace(m.how === 'array' ? [current] : m.how === 'object' ? { value: current } : JSON.stringify(current) ?? '');
+        replace(
+          m.how === 'array'
+            ? [current]
+            : m.how === 'object'
+              ? { value: current }
+              : (JSON.stringify(current) ?? ''),
+        );
         break;
     }
   }
@@ -464,10 +813,15 @@ export function violations(op: Operation, res: Received): string[] {
   const problems: string[] = [];
   const { status } = res;
   if (status >= 500) problems.push(`status ${status} (never a 5xx)`);
-  else if (!((status >= 200 && status < 300) || (status >= 400 && status < 500))) problems.push(`status ${status} (neither 2xx nor 4xx)`);
-  const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  else if (!((status >= 200 && status < 300) || (status >= 400 && status < 500)))
+    problems.push(`status ${status} (neither 2xx nor 4xx)`);
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   if (status >= 200 && status < 300 && type !== 'application/json') {
-    if (!op.successTypes.includes(type)) problems.push(`2xx with content type "${type}", documented: ${op.successTypes.join(', ')}`);
+    if (!op.successTypes.includes(type))
+      problems.push(`2xx with content type "${type}", documented: ${op.successTypes.join(', ')}`);
     return problems;
   }
   if (type !== 'application/json') return [...problems, `content type "${type}", not application/json`];
@@ -479,28 +833,43 @@ export function violations(op: Operation, res: Received): string[] {
   }
   const header = res.headers['x-request-id'];
   const replayed = res.headers['idempotent-replayed'] === 'true';
-  if (typeof body?.requestId !== 'string' || body.requestId === '') problems.push('requestId is not a non-empty string');
-  else if (!replayed && body.requestId !== header) problems.push(`requestId ${body.requestId} differs from X-Request-Id ${String(header)}`);
+  if (typeof body?.requestId !== 'string' || body.requestId === '')
+    problems.push('requestId is not a non-empty string');
+  else if (!replayed && body.requestId !== header)
+    problems.push(`requestId ${body.requestId} differs from X-Request-Id ${String(header)}`);
   if (status < 300) {
     if (body?.ok !== true) problems.push('2xx without ok: true');
     return problems;
   }
-  const keys = Object.keys(body ?? {}).sort().join(',');
-  if (keys !== 'error,ok,requestId') problems.push(`envelope keys are [${keys}], expected [error,ok,requestId]`);
+  const keys = Object.keys(body ?? {})
+    .sort()
+    .join(',');
+  if (keys !== 'error,ok,requestId')
+    problems.push(`envelope keys are [${keys}], expected [error,ok,requestId]`);
   if (body?.ok !== false) problems.push('ok is not false');
   const error = body?.error;
   if (!error || typeof error !== 'object') return [...problems, 'error is not an object'];
   for (const key of Object.keys(error)) if (!ERROR_KEYS.has(key)) problems.push(`unexpected error.${key}`);
-  if (typeof error.code !== 'string' || !/^[A-Z_]+$/.test(error.code)) problems.push(`error.code ${JSON.stringify(error.code)} is not UPPER_CASE`);
+  if (typeof error.code !== 'string' || !/^[A-Z_]+$/.test(error.code))
+    problems.push(`error.code ${JSON.stringify(error.code)} is not UPPER_CASE`);
   else if ((ERROR_STATUS as Record<string, number>)[error.code] !== status) {
-    problems.push(`error.code ${error.code} has status ${(ERROR_STATUS as Record<string, number>)[error.code]} in the table, answered ${status}`);
+    problems.push(
+      `error.code ${error.code} has status ${(ERROR_STATUS as Record<string, number>)[error.code]} in the table, answered ${status}`,
+    );
   }
-  if (typeof error.message !== 'string' || error.message.trim() === '') problems.push('error.message is not a non-empty string');
+  if (typeof error.message !== 'string' || error.message.trim() === '')
+    problems.push('error.message is not a non-empty string');
   if (error.details !== undefined) {
     if (!Array.isArray(error.details)) problems.push('error.details is not an array');
     else
       for (const d of error.details) {
-        const ok = d && typeof d === 'object' && Object.keys(d).sort().join(',') === 'field,message' && typeof d.field === 'string' && typeof d.message === 'string' && d.message !== '';
+        const ok =
+          d &&
+          typeof d === 'object' &&
+          Object.keys(d).sort().join(',') === 'field,message' &&
+          typeof d.field === 'string' &&
+          typeof d.message === 'string' &&
+          d.message !== '';
         if (!ok) {
           problems.push(`error.details item ${JSON.stringify(d)} is not { field, message }`);
           break;
@@ -517,7 +886,9 @@ export function describeExchange(sent: Sent, res: Received | undefined, serverEr
     `${sent.method} ${cut(sent.url, 400)}`,
     `headers: ${cut(JSON.stringify(sent.headers), 600)}`,
     `body: ${sent.body === undefined ? '(none)' : cut(JSON.stringify(sent.body), 800)}`,
-    res ? `answer: ${res.status} ${String(res.headers['content-type'] ?? '')} ${cut(res.text, 600)}` : 'answer: (none)',
+    res
+      ? `answer: ${res.status} ${String(res.headers['content-type'] ?? '')} ${cut(res.text, 600)}`
+      : 'answer: (none)',
     ...serverErrors.map((e) => `server logged: ${cut(e, 1500)}`),
   ].join('\n  ');
 }

@@ -2,7 +2,10 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 
 /** The routes Express really serves, read from its router: an independent check of the info lists. */
 export function expressRoutes(app: NestExpressApplication, prefix: string): string[] {
-  const express = app.getHttpAdapter().getInstance() as { router?: { stack: Layer[] }; _router?: { stack: Layer[] } };
+  const express = app.getHttpAdapter().getInstance() as {
+    router?: { stack: Layer[] };
+    _router?: { stack: Layer[] };
+  };
   const stack = (express.router ?? express._router)!.stack;
   const out: string[] = [];
   for (const layer of stack) {

@@ -35,7 +35,8 @@ const IsFutureTimestamp = () =>
         return Number.isFinite(time) && time > Date.now();
       },
       defaultMessage: buildMessage(
-        () => '$property must be a future ISO 8601 date or timestamp with an offset, such as 2030-01-01T00:00:00Z',
+        () =>
+          '$property must be a future ISO 8601 date or timestamp with an offset, such as 2030-01-01T00:00:00Z',
       ),
     },
   });
@@ -45,7 +46,9 @@ const IsOptionalNotNull = () => ValidateIf((_object: object, value: unknown) => 
 
 export class CreateCodeBatchDto {
   @ApiProperty({ example: 12, description: 'A plan of the project.' })
-  @IsInt() @Min(1) @Max(MAX_INT4)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
   planId: number;
 
   @ApiPropertyOptional({
@@ -55,45 +58,78 @@ export class CreateCodeBatchDto {
     maxLength: 32,
     description: 'ISO 8601 duration granted by each code; absent or null: permanent.',
   })
-  @IsOptional() @IsString() @MaxLength(32) @IsIsoDuration()
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  @IsIsoDuration()
   duration?: string | null;
 
-  @ApiPropertyOptional({ example: 100, default: 1, minimum: 1, maximum: MAX_BATCH_SIZE, description: 'How many codes to make.' })
-  @IsOptionalNotNull() @IsInt() @Min(1) @Max(MAX_BATCH_SIZE)
+  @ApiPropertyOptional({
+    example: 100,
+    default: 1,
+    minimum: 1,
+    maximum: MAX_BATCH_SIZE,
+    description: 'How many codes to make.',
+  })
+  @IsOptionalNotNull()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_BATCH_SIZE)
   count?: number;
 
   @ApiPropertyOptional({
     example: '2030-01-01T00:00:00.000Z',
     nullable: true,
     type: String,
-    description: 'After this instant the codes can no longer be redeemed; must be in the future. Absent or null: never.',
+    description:
+      'After this instant the codes can no longer be redeemed; must be in the future. Absent or null: never.',
   })
-  @IsOptional() @IsString() @IsISO8601({ strict: true }) @IsFutureTimestamp()
+  @IsOptional()
+  @IsString()
+  @IsISO8601({ strict: true })
+  @IsFutureTimestamp()
   expiresAt?: string | null;
 
   @ApiPropertyOptional({ example: 'Spring campaign', nullable: true, type: String, maxLength: 500 })
-  @IsOptional() @IsString() @MaxLength(500)
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
   note?: string | null;
 }
 
 /** `GET /codes`: page, pageSize, search (a code fragment or the note) and filters. */
 export class ListCodesQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: CODE_STATUSES, description: '`expired` means available with `expiresAt` passed.' })
-  @IsOptional() @IsIn(CODE_STATUSES)
+  @ApiPropertyOptional({
+    enum: CODE_STATUSES,
+    description: '`expired` means available with `expiresAt` passed.',
+  })
+  @IsOptional()
+  @IsIn(CODE_STATUSES)
   status?: CodeStatus;
 
   @ApiPropertyOptional({ example: 12 })
-  @IsOptional() @Transform(toNumber) @IsInt() @Min(1) @Max(MAX_INT4)
+  @IsOptional()
+  @Transform(toNumber)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
   planId?: number;
 
   @ApiPropertyOptional({ example: 3 })
-  @IsOptional() @Transform(toNumber) @IsInt() @Min(1) @Max(MAX_INT4)
+  @IsOptional()
+  @Transform(toNumber)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
   batchId?: number;
 }
 
 export class ExportCodesQueryDto {
   @ApiProperty({ example: 3, description: 'The batch to export.' })
-  @Transform(toNumber) @IsInt() @Min(1) @Max(MAX_INT4)
+  @Transform(toNumber)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
   batchId: number;
 }
 
@@ -102,12 +138,14 @@ export class CodeView {
   @ApiProperty({ example: '7KQ2-M9XD-4TRB-C1ZP' }) code: string;
   @ApiProperty({ example: 12 }) planId: number;
   @ApiProperty({ example: 'Pro' }) planName: string;
-  @ApiProperty({ example: 'P30D', nullable: true, type: String, description: 'null: permanent' }) duration: string | null;
+  @ApiProperty({ example: 'P30D', nullable: true, type: String, description: 'null: permanent' }) duration:
+    string | null;
   @ApiProperty({ example: false }) permanent: boolean;
   @ApiProperty({ enum: CODE_STATUSES, example: 'available' }) status: CodeStatus;
   @ApiProperty({ example: 3 }) batchId: number;
   @ApiProperty({ example: 'Spring campaign', nullable: true, type: String }) note: string | null;
-  @ApiProperty({ example: '2030-01-01T00:00:00.000Z', nullable: true, type: String }) expiresAt: string | null;
+  @ApiProperty({ example: '2030-01-01T00:00:00.000Z', nullable: true, type: String }) expiresAt:
+    string | null;
   @ApiProperty({ example: null, nullable: true, type: String }) redeemedAt: string | null;
   @ApiProperty({ example: null, nullable: true, type: Number }) redeemedByCustomerId: number | null;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
@@ -118,12 +156,17 @@ export class CodeBatchView {
   @ApiProperty({ example: 3 }) batchId: number;
   @ApiProperty({ example: 12 }) planId: number;
   @ApiProperty({ example: 'Pro' }) planName: string;
-  @ApiProperty({ example: 'P30D', nullable: true, type: String, description: 'null: permanent' }) duration: string | null;
+  @ApiProperty({ example: 'P30D', nullable: true, type: String, description: 'null: permanent' }) duration:
+    string | null;
   @ApiProperty({ example: false }) permanent: boolean;
   @ApiProperty({ example: 100 }) count: number;
   @ApiProperty({ example: null, nullable: true, type: String }) expiresAt: string | null;
   @ApiProperty({ example: 'Spring campaign', nullable: true, type: String }) note: string | null;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
-  @ApiProperty({ example: ['7KQ2-M9XD-4TRB-C1ZP'], type: [String], description: 'Every code of the batch, in plaintext.' })
+  @ApiProperty({
+    example: ['7KQ2-M9XD-4TRB-C1ZP'],
+    type: [String],
+    description: 'Every code of the batch, in plaintext.',
+  })
   codes: string[];
 }

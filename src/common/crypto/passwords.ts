@@ -11,7 +11,9 @@ export const BCRYPT_MAX_BYTES = 72;
  * bytes would otherwise both open the account).
  */
 export function bcryptInput(password: string): string {
-  return Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES ? createHash('sha256').update(password, 'utf8').digest('base64') : password;
+  return Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES
+    ? createHash('sha256').update(password, 'utf8').digest('base64')
+    : password;
 }
 
 export function hashPassword(password: string, cost: number): Promise<string> {
@@ -25,6 +27,9 @@ export function hashPassword(password: string, cost: number): Promise<string> {
  */
 export async function verifyPassword(password: string, hash: string): Promise<boolean> {
   const input = bcryptInput(password);
-  const [current, earlier] = await Promise.all([bcrypt.compare(input, hash), input === password ? false : bcrypt.compare(password, hash)]);
+  const [current, earlier] = await Promise.all([
+    bcrypt.compare(input, hash),
+    input === password ? false : bcrypt.compare(password, hash),
+  ]);
   return current || earlier;
 }

@@ -60,10 +60,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   CODE_NOT_FOUND: 'Code not found.',
   CODE_ALREADY_REDEEMED: 'The code has already been redeemed.',
   REDUNDANT_PERMANENT_PURCHASE: 'The customer already holds an equal or better permanent plan in this group.',
-  PERMANENT_TAIL_CONFLICT: 'The customer holds an equal or better permanent plan in this group; the time could never be used.',
+  PERMANENT_TAIL_CONFLICT:
+    'The customer holds an equal or better permanent plan in this group; the time could never be used.',
   CUSTOMER_PROJECT_MISMATCH: 'The customer and the project of this request do not match.',
   INVALID_PLAN_VALUE: 'A plan in the subscription chain has an invalid value.',
-  INVALID_SUBSCRIPTION_CHAIN: 'The customer\'s subscription chain is inconsistent.',
+  INVALID_SUBSCRIPTION_CHAIN: "The customer's subscription chain is inconsistent.",
   VALIDATION_FAILED: 'The request is not valid.',
   MALFORMED_JSON: 'The request body is not valid JSON.',
   UNSUPPORTED_MEDIA_TYPE: 'Request bodies must be application/json.',

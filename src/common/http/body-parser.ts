@@ -37,7 +37,8 @@ export function isJsonContentType(contentType: unknown): boolean {
  */
 export const jsonBodyMiddleware: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
   if (!hasBody(req)) return next();
-  if (!isJsonContentType(req.headers['content-type'] ?? '')) return next(new DomainError('UNSUPPORTED_MEDIA_TYPE'));
+  if (!isJsonContentType(req.headers['content-type'] ?? ''))
+    return next(new DomainError('UNSUPPORTED_MEDIA_TYPE'));
   parseJson(req, res, (err?: unknown) => {
     if (!err) {
       const refused = unsafeJson(req.body);
@@ -59,7 +60,9 @@ export const jsonBodyMiddleware: RequestHandler = (req: Request, res: Response, 
  * exhaust their stack) and U+0000 in a string or a key. `undefined` when the body is fine.
  */
 export function unsafeJson(body: unknown): { field: string; message: string } | undefined {
-  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value: body, path: '', depth: 0 }];
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [
+    { value: body, path: '', depth: 0 },
+  ];
   const at = (path: string) => path || 'body';
   while (pending.length > 0) {
     const { value, path, depth } = pending.pop()!;
@@ -68,7 +71,8 @@ export function unsafeJson(body: unknown): { field: string; message: string } | 
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= BODY_MAX_DEPTH) return { field: at(path), message: `nests deeper than ${BODY_MAX_DEPTH} levels of arrays and objects` };
+    if (depth >= BODY_MAX_DEPTH)
+      return { field: at(path), message: `nests deeper than ${BODY_MAX_DEPTH} levels of arrays and objects` };
     for (const [key, child] of Object.entries(value)) {
       const childPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
       if (key.includes(NUL)) return { field: at(path), message: `has a key that ${NUL_MESSAGE}` };
@@ -89,7 +93,10 @@ export const urlNulMiddleware: RequestHandler = (req: Request, _res: Response, n
   let field = 'path';
   if (query >= 0 && /%00/i.test(url.slice(query))) {
     const params = new URLSearchParams(url.slice(query + 1));
-    field = [...params].find(([name, value]) => name.includes(NUL) || value.includes(NUL))?.[0].replaceAll(NUL, '') || 'query';
+    field =
+      [...params]
+        .find(([name, value]) => name.includes(NUL) || value.includes(NUL))?.[0]
+        .replaceAll(NUL, '') || 'query';
   }
   next(new DomainError('VALIDATION_FAILED', undefined, [{ field, message: NUL_MESSAGE }]));
 };

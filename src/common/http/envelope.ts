@@ -21,7 +21,11 @@ export interface Envelope<T> {
 export class EnvelopeExpressAdapter extends ExpressAdapter {
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
     if (statusCode !== undefined && statusCode >= 400) return super.reply(response, body, statusCode);
-    const envelope: Envelope<unknown> = { ok: true, requestId: requestIdOf(response.req as Request), data: body };
+    const envelope: Envelope<unknown> = {
+      ok: true,
+      requestId: requestIdOf(response.req as Request),
+      data: body,
+    };
     return super.reply(response, envelope, statusCode);
   }
 }

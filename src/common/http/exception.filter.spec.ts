@@ -13,7 +13,9 @@ function hostFor(requestId: string) {
     },
     json: (body: unknown) => (sent.body = body),
   };
-  const host = { switchToHttp: () => ({ getRequest: () => ({ id: requestId }), getResponse: () => res }) } as unknown as ArgumentsHost;
+  const host = {
+    switchToHttp: () => ({ getRequest: () => ({ id: requestId }), getResponse: () => res }),
+  } as unknown as ArgumentsHost;
   return { host, sent };
 }
 
@@ -31,10 +33,20 @@ describe('GlobalExceptionFilter', () => {
     const { host, sent } = hostFor('trace-500');
     filter.catch(new Error('password=hunter2 in a driver message'), host);
     expect(sent.status).toBe(500);
-    expect(sent.body).toEqual({ ok: false, requestId: 'trace-500', error: { code: 'INTERNAL_ERROR', message: expect.any(String) } });
+    expect(sent.body).toEqual({
+      ok: false,
+      requestId: 'trace-500',
+      error: { code: 'INTERNAL_ERROR', message: expect.any(String) },
+    });
     expect(JSON.stringify(sent.body)).not.toContain('hunter2');
     expect(errors).toHaveBeenCalledWith(
-      expect.objectContaining({ reqId: 'trace-500', err: expect.objectContaining({ message: 'password=hunter2 in a driver message', stack: expect.any(String) }) }),
+      expect.objectContaining({
+        reqId: 'trace-500',
+        err: expect.objectContaining({
+          message: 'password=hunter2 in a driver message',
+          stack: expect.any(String),
+        }),
+      }),
       'Unhandled error',
     );
   });
@@ -43,14 +55,21 @@ describe('GlobalExceptionFilter', () => {
     const { host, sent } = hostFor('trace-418');
     filter.catch(new ImATeapotException(), host);
     expect(sent.status).toBe(500);
-    expect(warnings).toHaveBeenCalledWith(expect.objectContaining({ reqId: 'trace-418', status: 418 }), 'Unmapped HTTP error');
+    expect(warnings).toHaveBeenCalledWith(
+      expect.objectContaining({ reqId: 'trace-418', status: 418 }),
+      'Unmapped HTTP error',
+    );
   });
 
   it('maps a framework 400 onto VALIDATION_FAILED without logging it', () => {
     const { host, sent } = hostFor('trace-400');
     filter.catch(new BadRequestException('bad'), host);
     expect(sent.status).toBe(400);
-    expect(sent.body).toMatchObject({ ok: false, requestId: 'trace-400', error: { code: 'VALIDATION_FAILED' } });
+    expect(sent.body).toMatchObject({
+      ok: false,
+      requestId: 'trace-400',
+      error: { code: 'VALIDATION_FAILED' },
+    });
     expect(errors).not.toHaveBeenCalled();
     expect(warnings).not.toHaveBeenCalled();
   });

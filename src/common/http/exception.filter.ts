@@ -55,14 +55,22 @@ export class GlobalExceptionFilter implements ExceptionFilter {
         return new DomainError(code, message);
       }
       if (exception.getStatus() < 500) {
-        this.logger.warn({ reqId: requestId, status: exception.getStatus(), msg: exception.message }, 'Unmapped HTTP error');
+        this.logger.warn(
+          { reqId: requestId, status: exception.getStatus(), msg: exception.message },
+          'Unmapped HTTP error',
+        );
       }
     }
     this.logger.error(
-      { reqId: requestId, err: exception instanceof Error ? { name: exception.name, message: exception.message, stack: exception.stack } : String(exception) },
+      {
+        reqId: requestId,
+        err:
+          exception instanceof Error
+            ? { name: exception.name, message: exception.message, stack: exception.stack }
+            : String(exception),
+      },
       'Unhandled error',
     );
     return new DomainError('INTERNAL_ERROR');
   }
 }
-

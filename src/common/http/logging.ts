@@ -16,7 +16,13 @@ export function createRootLogger(level: string): Logger {
     level,
     base: { service: 'subscription-service' },
     redact: {
-      paths: ['*.headers.authorization', '*.headers["x-service-key"]', '*.headers["x-service-signature"]', 'password', '*.password'],
+      paths: [
+        '*.headers.authorization',
+        '*.headers["x-service-key"]',
+        '*.headers["x-service-signature"]',
+        'password',
+        '*.password',
+      ],
       censor: '[redacted]',
     },
   });
@@ -48,7 +54,12 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
       const level = !finished ? 'warn' : status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
       if (!root.isLevelEnabled(level)) return;
       root[level](
-        { reqId: requestIdOf(req), req: { method: req.method, url: req.originalUrl }, res: { statusCode: status }, responseTime: Date.now() - started },
+        {
+          reqId: requestIdOf(req),
+          req: { method: req.method, url: req.originalUrl },
+          res: { statusCode: status },
+          responseTime: Date.now() - started,
+        },
         finished ? 'request completed' : 'request aborted',
       );
     });

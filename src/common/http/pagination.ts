@@ -11,15 +11,24 @@ export const toNumber = ({ value }: { value: unknown }) =>
 /** `page` from 1, `pageSize` 1 to 100 (default 10), optional `search`; out of range is 400. */
 export class PageQueryDto {
   @ApiPropertyOptional({ default: 1, minimum: 1, description: 'Page number, from 1.' })
-  @IsOptional() @Transform(toNumber) @IsInt() @Min(1)
+  @IsOptional()
+  @Transform(toNumber)
+  @IsInt()
+  @Min(1)
   page: number = 1;
 
   @ApiPropertyOptional({ default: 10, minimum: 1, maximum: MAX_PAGE_SIZE, description: 'Items per page.' })
-  @IsOptional() @Transform(toNumber) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE)
+  @IsOptional()
+  @Transform(toNumber)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
   pageSize: number = 10;
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring match.', maxLength: 128 })
-  @IsOptional() @IsString() @MaxLength(128)
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
   search?: string;
 }
 
@@ -38,7 +47,13 @@ export class Page<T> {
 }
 
 export function toPage<T>(data: T[], total: number, query: Pick<PageQueryDto, 'page' | 'pageSize'>): Page<T> {
-  return { data, total, page: query.page, pageSize: query.pageSize, totalPages: Math.ceil(total / query.pageSize) };
+  return {
+    data,
+    total,
+    page: query.page,
+    pageSize: query.pageSize,
+    totalPages: Math.ceil(total / query.pageSize),
+  };
 }
 
 /** LIKE pattern for a case-insensitive substring search, with the user's wildcards escaped. */

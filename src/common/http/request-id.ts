@@ -22,4 +22,6 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
 export const requestIdOf = (req: Request): string => (req as Request & { id?: string }).id ?? 'unknown';
 
 /** The request's id as a handler parameter, for services that log while handling it (as `reqId`). */
-export const RequestId = createParamDecorator((_: unknown, ctx: ExecutionContext): string => requestIdOf(ctx.switchToHttp().getRequest<Request>()));
+export const RequestId = createParamDecorator((_: unknown, ctx: ExecutionContext): string =>
+  requestIdOf(ctx.switchToHttp().getRequest<Request>()),
+);

@@ -4,7 +4,6 @@ import { isValidIsoDuration } from '../../subscriptions/chain/duration';
 
 // Shared class-validator decorators for request DTOs.
 
-
 /**
  * May be left out, but when sent it must not be `null`: unlike `@IsOptional()`, a `null`
  * still runs the other validators (and fails them) instead of reaching a NOT NULL column.
@@ -28,8 +27,12 @@ export function MaxDecimalPlaces(places: number, options?: ValidationOptions) {
       name: 'maxDecimalPlaces',
       constraints: [places],
       validator: {
-        validate: (value: unknown) => typeof value === 'number' && Number.isFinite(value) && decimalPlaces(value) <= places,
-        defaultMessage: buildMessage((each) => `${each}$property must have at most $constraint1 decimal places`, options),
+        validate: (value: unknown) =>
+          typeof value === 'number' && Number.isFinite(value) && decimalPlaces(value) <= places,
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must have at most $constraint1 decimal places`,
+          options,
+        ),
       },
     },
     options,
@@ -43,7 +46,10 @@ export function IsIsoDuration(options?: ValidationOptions) {
       name: 'isIsoDuration',
       validator: {
         validate: (value: unknown) => isValidIsoDuration(value),
-        defaultMessage: buildMessage((each) => `${each}$property must be a positive ISO 8601 duration such as P1D, P1M or PT1H`, options),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be a positive ISO 8601 duration such as P1D, P1M or PT1H`,
+          options,
+        ),
       },
     },
     options,

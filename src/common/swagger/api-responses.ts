@@ -57,17 +57,26 @@ export function ApiErrors(...codes: ErrorCode[]) {
     const proto = (target as { prototype: object }).prototype;
     for (const name of Object.getOwnPropertyNames(proto)) {
       const method = Object.getOwnPropertyDescriptor(proto, name);
-      if (name !== 'constructor' && typeof method?.value === 'function') documentErrors(proto, name, method, codes);
+      if (name !== 'constructor' && typeof method?.value === 'function')
+        documentErrors(proto, name, method, codes);
     }
   };
 }
 
-function documentErrors(proto: object, key: string | symbol, descriptor: PropertyDescriptor, codes: ErrorCode[]): void {
+function documentErrors(
+  proto: object,
+  key: string | symbol,
+  descriptor: PropertyDescriptor,
+  codes: ErrorCode[],
+): void {
   const handler = descriptor.value as object;
-  const merged = [...new Set([...((Reflect.getMetadata(ERROR_CODES, handler) as ErrorCode[] | undefined) ?? []), ...codes])];
+  const merged = [
+    ...new Set([...((Reflect.getMetadata(ERROR_CODES, handler) as ErrorCode[] | undefined) ?? []), ...codes]),
+  ];
   Reflect.defineMetadata(ERROR_CODES, merged, handler);
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of merged) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  for (const code of merged)
+    byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   ApiExtraModels(ApiErrorResponse)(proto, key, descriptor);
   for (const [status, list] of byStatus) {
     ApiResponse({

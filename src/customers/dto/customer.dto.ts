@@ -21,65 +21,124 @@ export const IDENTIFIER_TYPE_PATTERN = /^[a-z][a-z0-9_]*$/;
 /** An identifier kind and value, as sent by a caller (customer lookups, redemption). */
 export class CustomerRefDto {
   @ApiProperty({ example: 'email', maxLength: 16, description: 'Identifier type, `username` included.' })
-  @IsString() @Length(1, 16) @Matches(IDENTIFIER_TYPE_PATTERN, { message: 'type must match ^[a-z][a-z0-9_]*$' })
+  @IsString()
+  @Length(1, 16)
+  @Matches(IDENTIFIER_TYPE_PATTERN, { message: 'type must match ^[a-z][a-z0-9_]*$' })
   type: string;
 
   @ApiProperty({ example: 'ada@example.com', maxLength: 128 })
-  @IsString() @Length(1, 128)
+  @IsString()
+  @Length(1, 128)
   value: string;
 }
 
 /** An extra identifier of a customer; `username` is reserved for the mirrored one. */
 export class IdentifierInputDto {
-  @ApiProperty({ example: 'email', maxLength: 16, description: 'e.g. `email`, `external_user_id`; not `username`.' })
-  @IsString() @Length(1, 16) @Matches(IDENTIFIER_TYPE_PATTERN, { message: 'type must match ^[a-z][a-z0-9_]*$' })
+  @ApiProperty({
+    example: 'email',
+    maxLength: 16,
+    description: 'e.g. `email`, `external_user_id`; not `username`.',
+  })
+  @IsString()
+  @Length(1, 16)
+  @Matches(IDENTIFIER_TYPE_PATTERN, { message: 'type must match ^[a-z][a-z0-9_]*$' })
   @IsNotIn(['username'], { message: 'type username is maintained by the service and cannot be supplied' })
   type: string;
 
   @ApiProperty({ example: 'ada@example.com', maxLength: 128 })
-  @IsString() @Length(1, 128)
+  @IsString()
+  @Length(1, 128)
   value: string;
 }
 
 export class ResolveCustomerDto {
   @ApiProperty({ type: CustomerRefDto })
-  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
+  @IsDefined()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CustomerRefDto)
   customer: CustomerRefDto;
 }
 
 export class CreateCustomerDto {
-  @ApiProperty({ example: 'ada_lovelace', minLength: 8, maxLength: 16, description: 'Letters, digits, `_ . -`; starts with a letter or digit; unique per project, case-insensitively.' })
-  @IsString() @Length(8, 16) @Matches(USERNAME_PATTERN, { message: 'username may hold letters, digits, _ . - and must start with a letter or digit' })
+  @ApiProperty({
+    example: 'ada_lovelace',
+    minLength: 8,
+    maxLength: 16,
+    description:
+      'Letters, digits, `_ . -`; starts with a letter or digit; unique per project, case-insensitively.',
+  })
+  @IsString()
+  @Length(8, 16)
+  @Matches(USERNAME_PATTERN, {
+    message: 'username may hold letters, digits, _ . - and must start with a letter or digit',
+  })
   username: string;
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   enabled?: boolean;
 
-  @ApiPropertyOptional({ example: 'correct horse battery', minLength: 8, maxLength: 128, description: 'Creates a password credential (type 1).' })
-  @IsOptional() @IsString() @Length(8, 128)
+  @ApiPropertyOptional({
+    example: 'correct horse battery',
+    minLength: 8,
+    maxLength: 128,
+    description: 'Creates a password credential (type 1).',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(8, 128)
   password?: string;
 
-  @ApiPropertyOptional({ type: [IdentifierInputDto], description: 'Extra identifiers; the `username` one is mirrored automatically.' })
-  @IsOptional() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => IdentifierInputDto)
+  @ApiPropertyOptional({
+    type: [IdentifierInputDto],
+    description: 'Extra identifiers; the `username` one is mirrored automatically.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => IdentifierInputDto)
   identifiers?: IdentifierInputDto[];
 }
 
 export class UpdateCustomerDto {
   @ApiPropertyOptional({ example: 'ada_byron', minLength: 8, maxLength: 16 })
-  @OptionalNotNull() @IsString() @Length(8, 16) @Matches(USERNAME_PATTERN, { message: 'username may hold letters, digits, _ . - and must start with a letter or digit' })
+  @OptionalNotNull()
+  @IsString()
+  @Length(8, 16)
+  @Matches(USERNAME_PATTERN, {
+    message: 'username may hold letters, digits, _ . - and must start with a letter or digit',
+  })
   username?: string;
 
   @ApiPropertyOptional({ example: false })
-  @OptionalNotNull() @IsBoolean()
+  @OptionalNotNull()
+  @IsBoolean()
   enabled?: boolean;
 
-  @ApiPropertyOptional({ minLength: 8, maxLength: 128, description: 'Updates the password credential, or creates it.' })
-  @OptionalNotNull() @IsString() @Length(8, 128)
+  @ApiPropertyOptional({
+    minLength: 8,
+    maxLength: 128,
+    description: 'Updates the password credential, or creates it.',
+  })
+  @OptionalNotNull()
+  @IsString()
+  @Length(8, 128)
   password?: string;
 
-  @ApiPropertyOptional({ type: [IdentifierInputDto], description: 'The complete list of extra identifiers; pairs that stay keep their id.' })
-  @OptionalNotNull() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => IdentifierInputDto)
+  @ApiPropertyOptional({
+    type: [IdentifierInputDto],
+    description: 'The complete list of extra identifiers; pairs that stay keep their id.',
+  })
+  @OptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => IdentifierInputDto)
   identifiers?: IdentifierInputDto[];
 }
 
@@ -90,7 +149,8 @@ export class IdentifierShortView {
 }
 
 export class IdentifierFullView extends IdentifierShortView {
-  @ApiProperty({ example: false, description: 'true for the system-maintained username identifier' }) readonly: boolean;
+  @ApiProperty({ example: false, description: 'true for the system-maintained username identifier' })
+  readonly: boolean;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
 }

@@ -19,7 +19,11 @@ export class CustomerCredential {
 
   @ManyToOne(() => Customer, (c) => c.credentials, { onDelete: 'CASCADE' })
   @JoinColumn([
-    { name: 'customer_id', referencedColumnName: 'id', foreignKeyConstraintName: 'customer_credentials_customer_fk' },
+    {
+      name: 'customer_id',
+      referencedColumnName: 'id',
+      foreignKeyConstraintName: 'customer_credentials_customer_fk',
+    },
     { name: 'project_id', referencedColumnName: 'projectId' },
   ])
   customer?: Customer;

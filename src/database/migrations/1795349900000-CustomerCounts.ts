@@ -37,7 +37,9 @@ export class CustomerCounts1795349900000 implements MigrationInterface {
     await q.query(`
       CREATE TRIGGER customers_count_delete AFTER DELETE ON customers
         REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION customer_counts_add()`);
-    await q.query(`INSERT INTO customer_counts (project_id, slot, n) SELECT project_id, 0, count(*) FROM customers GROUP BY project_id`);
+    await q.query(
+      `INSERT INTO customer_counts (project_id, slot, n) SELECT project_id, 0, count(*) FROM customers GROUP BY project_id`,
+    );
   }
 
   public async down(q: QueryRunner): Promise<void> {

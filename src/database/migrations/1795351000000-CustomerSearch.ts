@@ -71,8 +71,12 @@ export class CustomerSearch1795351000000 implements MigrationInterface {
         SELECT c.id, c.project_id, coalesce(string_agg(lower(i.value), chr(31) ORDER BY i.id), '')
           FROM customers c LEFT JOIN customer_identifiers i ON i.customer_id = c.id
          GROUP BY c.id`);
-    await q.query(`CREATE INDEX "customer_search_doc_trgm_idx" ON "customer_search" USING gin ("doc" gin_trgm_ops) WITH (fastupdate = off)`);
-    await q.query(`CREATE STATISTICS "customer_search_trgm_stats" ON (show_trgm("doc")) FROM "customer_search"`);
+    await q.query(
+      `CREATE INDEX "customer_search_doc_trgm_idx" ON "customer_search" USING gin ("doc" gin_trgm_ops) WITH (fastupdate = off)`,
+    );
+    await q.query(
+      `CREATE STATISTICS "customer_search_trgm_stats" ON (show_trgm("doc")) FROM "customer_search"`,
+    );
     await q.query(`ANALYZE "customer_search"`);
   }
 

@@ -25,10 +25,14 @@ export class TenantColumns1795352000000 implements MigrationInterface {
 
   public async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE "quotas" ADD "project_id" character varying(24)`);
-    await q.query(`UPDATE "quotas" q SET "project_id" = p."project_id" FROM "plans" p WHERE p."id" = q."plan_id"`);
+    await q.query(
+      `UPDATE "quotas" q SET "project_id" = p."project_id" FROM "plans" p WHERE p."id" = q."plan_id"`,
+    );
     await q.query(`ALTER TABLE "quotas" ALTER COLUMN "project_id" SET NOT NULL`);
     await q.query(`ALTER TABLE "customer_credentials" ADD "project_id" character varying(24)`);
-    await q.query(`UPDATE "customer_credentials" k SET "project_id" = c."project_id" FROM "customers" c WHERE c."id" = k."customer_id"`);
+    await q.query(
+      `UPDATE "customer_credentials" k SET "project_id" = c."project_id" FROM "customers" c WHERE c."id" = k."customer_id"`,
+    );
     await q.query(`ALTER TABLE "customer_credentials" ALTER COLUMN "project_id" SET NOT NULL`);
 
     await q.query(`CREATE UNIQUE INDEX "plans_project_id_uq" ON "plans"  ("project_id", "id") `);
@@ -39,9 +43,15 @@ export class TenantColumns1795352000000 implements MigrationInterface {
     await q.query(`ALTER TABLE "quotas" DROP CONSTRAINT "quotas_plan_fk"`);
     await q.query(`ALTER TABLE "quotas" DROP CONSTRAINT "quotas_feature_fk"`);
     await q.query(`ALTER TABLE "customer_credentials" DROP CONSTRAINT "customer_credentials_customer_fk"`);
-    await q.query(`ALTER TABLE "quotas" ADD CONSTRAINT "quotas_plan_fk" FOREIGN KEY ("plan_id", "project_id") REFERENCES "plans"("id","project_id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await q.query(`ALTER TABLE "quotas" ADD CONSTRAINT "quotas_feature_fk" FOREIGN KEY ("feature_id", "project_id") REFERENCES "features"("id","project_id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
-    await q.query(`ALTER TABLE "customer_credentials" ADD CONSTRAINT "customer_credentials_customer_fk" FOREIGN KEY ("customer_id", "project_id") REFERENCES "customers"("id","project_id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+    await q.query(
+      `ALTER TABLE "quotas" ADD CONSTRAINT "quotas_plan_fk" FOREIGN KEY ("plan_id", "project_id") REFERENCES "plans"("id","project_id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await q.query(
+      `ALTER TABLE "quotas" ADD CONSTRAINT "quotas_feature_fk" FOREIGN KEY ("feature_id", "project_id") REFERENCES "features"("id","project_id") ON DELETE RESTRICT ON UPDATE NO ACTION`,
+    );
+    await q.query(
+      `ALTER TABLE "customer_credentials" ADD CONSTRAINT "customer_credentials_customer_fk" FOREIGN KEY ("customer_id", "project_id") REFERENCES "customers"("id","project_id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
 
     // For the version still running during the rollout only (see above).
     for (const { table, parent, via } of FILLED) {
@@ -66,9 +76,15 @@ export class TenantColumns1795352000000 implements MigrationInterface {
     await q.query(`ALTER TABLE "customer_credentials" DROP CONSTRAINT "customer_credentials_customer_fk"`);
     await q.query(`ALTER TABLE "quotas" DROP CONSTRAINT "quotas_feature_fk"`);
     await q.query(`ALTER TABLE "quotas" DROP CONSTRAINT "quotas_plan_fk"`);
-    await q.query(`ALTER TABLE "customer_credentials" ADD CONSTRAINT "customer_credentials_customer_fk" FOREIGN KEY ("customer_id") REFERENCES "customers"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await q.query(`ALTER TABLE "quotas" ADD CONSTRAINT "quotas_feature_fk" FOREIGN KEY ("feature_id") REFERENCES "features"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`);
-    await q.query(`ALTER TABLE "quotas" ADD CONSTRAINT "quotas_plan_fk" FOREIGN KEY ("plan_id") REFERENCES "plans"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+    await q.query(
+      `ALTER TABLE "customer_credentials" ADD CONSTRAINT "customer_credentials_customer_fk" FOREIGN KEY ("customer_id") REFERENCES "customers"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await q.query(
+      `ALTER TABLE "quotas" ADD CONSTRAINT "quotas_feature_fk" FOREIGN KEY ("feature_id") REFERENCES "features"("id") ON DELETE RESTRICT ON UPDATE NO ACTION`,
+    );
+    await q.query(
+      `ALTER TABLE "quotas" ADD CONSTRAINT "quotas_plan_fk" FOREIGN KEY ("plan_id") REFERENCES "plans"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
 
     await q.query(`DROP INDEX "public"."customers_project_id_idx"`);
     await q.query(`CREATE INDEX "customers_project_id_idx" ON "customers"  ("project_id", "id") `);

@@ -4,24 +4,39 @@ import { OptionalNotNull } from '../../common/http/validators';
 import { SLUG_MESSAGE, SLUG_PATTERN } from './slug';
 
 export class CreateFeatureDto {
-  @ApiProperty({ example: 'api-calls', pattern: SLUG_PATTERN.source, description: 'Unique within the project.' })
-  @IsString() @Matches(SLUG_PATTERN, { message: SLUG_MESSAGE })
+  @ApiProperty({
+    example: 'api-calls',
+    pattern: SLUG_PATTERN.source,
+    description: 'Unique within the project.',
+  })
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: SLUG_MESSAGE })
   slug: string;
 
   @ApiProperty({ example: 'API calls', minLength: 1, maxLength: 200 })
-  @IsString() @Length(1, 200)
+  @IsString()
+  @Length(1, 200)
   name: string;
 
   @ApiPropertyOptional({ example: 'Calls to the public API per period.', default: '', maxLength: 2000 })
-  @OptionalNotNull() @IsString() @MaxLength(2000)
+  @OptionalNotNull()
+  @IsString()
+  @MaxLength(2000)
   description?: string;
 
-  @ApiPropertyOptional({ example: true, default: false, description: 'Whether usage of the feature is counted.' })
-  @OptionalNotNull() @IsBoolean()
+  @ApiPropertyOptional({
+    example: true,
+    default: false,
+    description: 'Whether usage of the feature is counted.',
+  })
+  @OptionalNotNull()
+  @IsBoolean()
   metered?: boolean;
 
   @ApiPropertyOptional({ example: 'calls', default: '', maxLength: 32 })
-  @OptionalNotNull() @IsString() @MaxLength(32)
+  @OptionalNotNull()
+  @IsString()
+  @MaxLength(32)
   unit?: string;
 }
 

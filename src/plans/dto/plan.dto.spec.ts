@@ -4,7 +4,9 @@ import { CreatePlanDto, UpdatePlanDto } from './plan.dto';
 import { decimalPlaces } from '../../common/http/validators';
 
 const errorsOf = (cls: new () => object, body: object) =>
-  validateSync(plainToInstance(cls, body), { whitelist: true, forbidNonWhitelisted: true }).map((e) => e.property);
+  validateSync(plainToInstance(cls, body), { whitelist: true, forbidNonWhitelisted: true }).map(
+    (e) => e.property,
+  );
 
 describe('decimalPlaces', () => {
   it.each([
@@ -30,13 +32,21 @@ describe('plan DTOs', () => {
   });
 
   it('checks the reset interval with the ISO 8601 duration rules', () => {
-    const quota = (resetInterval: unknown) => ({ ...plan, quotas: [{ featureId: 1, limit: 1, resetInterval }] });
-    for (const ok of ['P1M', 'PT1H', 'P1D', null, undefined]) expect(errorsOf(CreatePlanDto, quota(ok))).toEqual([]);
+    const quota = (resetInterval: unknown) => ({
+      ...plan,
+      quotas: [{ featureId: 1, limit: 1, resetInterval }],
+    });
+    for (const ok of ['P1M', 'PT1H', 'P1D', null, undefined])
+      expect(errorsOf(CreatePlanDto, quota(ok))).toEqual([]);
     for (const bad of ['P1X', 'P0D', '', 5]) expect(errorsOf(CreatePlanDto, quota(bad))).toEqual(['quotas']);
   });
 
   it('lets an update leave fields out but refuses null', () => {
     expect(errorsOf(UpdatePlanDto, {})).toEqual([]);
-    expect(errorsOf(UpdatePlanDto, { name: null, quotas: null, value: null }).sort()).toEqual(['name', 'quotas', 'value']);
+    expect(errorsOf(UpdatePlanDto, { name: null, quotas: null, value: null }).sort()).toEqual([
+      'name',
+      'quotas',
+      'value',
+    ]);
   });
 });

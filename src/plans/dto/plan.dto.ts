@@ -27,15 +27,23 @@ export const MAX_QUOTA_LIMIT = Number.MAX_SAFE_INTEGER;
 
 export class QuotaInputDto {
   @ApiProperty({ example: 1, description: 'A feature of the same project.' })
-  @IsInt() @Min(1) @Max(MAX_INT4)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
   featureId: number;
 
   @ApiProperty({ example: 1000, minimum: 0, description: 'At least 0, at most 4 decimal places.' })
-  @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(MAX_QUOTA_LIMIT) @MaxDecimalPlaces(4)
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_QUOTA_LIMIT)
+  @MaxDecimalPlaces(4)
   limit: number;
 
   @ApiPropertyOptional({ example: 0, default: 0, description: 'Integer; higher is consumed first.' })
-  @OptionalNotNull() @IsInt() @Min(-MAX_INT4 - 1) @Max(MAX_INT4)
+  @OptionalNotNull()
+  @IsInt()
+  @Min(-MAX_INT4 - 1)
+  @Max(MAX_INT4)
   priority?: number;
 
   @ApiPropertyOptional({
@@ -46,17 +54,26 @@ export class QuotaInputDto {
     maxLength: 32,
     description: 'ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...); `null` or absent: the quota never resets.',
   })
-  @IsOptional() @IsString() @MaxLength(32) @IsIsoDuration()
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  @IsIsoDuration()
   resetInterval?: string | null;
 }
 
 export class CreatePlanDto {
-  @ApiProperty({ example: 'pro-monthly', pattern: SLUG_PATTERN.source, description: 'Unique within the project.' })
-  @IsString() @Matches(SLUG_PATTERN, { message: SLUG_MESSAGE })
+  @ApiProperty({
+    example: 'pro-monthly',
+    pattern: SLUG_PATTERN.source,
+    description: 'Unique within the project.',
+  })
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: SLUG_MESSAGE })
   slug: string;
 
   @ApiProperty({ example: 'Pro (monthly)', minLength: 1, maxLength: 200 })
-  @IsString() @Length(1, 200)
+  @IsString()
+  @Length(1, 200)
   name: string;
 
   @ApiProperty({
@@ -65,17 +82,31 @@ export class CreatePlanDto {
     maximum: MAX_PLAN_VALUE,
     description: 'Face value, at most 2 decimal places; 0 makes a free plan. Cannot be changed later.',
   })
-  @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(MAX_PLAN_VALUE) @MaxDecimalPlaces(2)
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_PLAN_VALUE)
+  @MaxDecimalPlaces(2)
   value: number;
 
-  @ApiProperty({ example: 'pro', minLength: 1, maxLength: 64, description: 'Plans of one group form one renewal chain. Cannot be changed later.' })
-  @IsString() @Length(1, 64)
+  @ApiProperty({
+    example: 'pro',
+    minLength: 1,
+    maxLength: 64,
+    description: 'Plans of one group form one renewal chain. Cannot be changed later.',
+  })
+  @IsString()
+  @Length(1, 64)
   group: string;
 
   @ApiPropertyOptional({ type: [QuotaInputDto], default: [], description: 'At most one quota per feature.' })
-  @OptionalNotNull() @IsArray() @IsObject({ each: true, message: 'each of quotas must be an object' })
-  @ArrayUnique((q: QuotaInputDto) => q.featureId, { message: 'quotas must not hold two quotas for one featureId' })
-  @ValidateNested({ each: true }) @Type(() => QuotaInputDto)
+  @OptionalNotNull()
+  @IsArray()
+  @IsObject({ each: true, message: 'each of quotas must be an object' })
+  @ArrayUnique((q: QuotaInputDto) => q.featureId, {
+    message: 'quotas must not hold two quotas for one featureId',
+  })
+  @ValidateNested({ each: true })
+  @Type(() => QuotaInputDto)
   quotas?: QuotaInputDto[];
 }
 
@@ -90,7 +121,8 @@ export class UpdatePlanDto extends PartialType(CreatePlanDto, { skipNullProperti
 export class PlanListQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     maxLength: 128,
-    description: 'Case-insensitive substring of the plan name or slug. The list is ordered by plan id, ascending.',
+    description:
+      'Case-insensitive substring of the plan name or slug. The list is ordered by plan id, ascending.',
   })
   declare search?: string;
 }
@@ -102,7 +134,12 @@ export class QuotaView {
   @ApiProperty({ example: 1 }) featureId: number;
   @ApiProperty({ example: 1000 }) limit: number;
   @ApiProperty({ example: 0 }) priority: number;
-  @ApiProperty({ example: 'P1M', nullable: true, type: String, description: 'ISO 8601 duration; null: never resets.' })
+  @ApiProperty({
+    example: 'P1M',
+    nullable: true,
+    type: String,
+    description: 'ISO 8601 duration; null: never resets.',
+  })
   resetInterval: string | null;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;

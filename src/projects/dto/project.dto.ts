@@ -5,15 +5,19 @@ import type { ApiKeyKind } from '../entities/api-key.entity';
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'Acme Notes', minLength: 1, maxLength: 200 })
-  @IsString() @MinLength(1) @MaxLength(200)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
   name: string;
 
   @ApiPropertyOptional({ default: false, description: 'Whether redemption may create a missing customer.' })
-  @OptionalNotNull() @IsBoolean()
+  @OptionalNotNull()
+  @IsBoolean()
   autoCreateCustomerAtRedemption?: boolean;
 
   @ApiPropertyOptional({ default: false, description: 'Whether public requests must be signed.' })
-  @OptionalNotNull() @IsBoolean()
+  @OptionalNotNull()
+  @IsBoolean()
   requireSignature?: boolean;
 }
 
@@ -34,17 +38,22 @@ export class CreateApiKeyDto {
   kind: ApiKeyKind;
 
   @ApiPropertyOptional({ example: 'backend', maxLength: 100 })
-  @IsOptional() @IsString() @MaxLength(100)
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
   name?: string;
 }
 
 export class UpdateApiKeyDto {
   @ApiPropertyOptional({ example: false })
-  @OptionalNotNull() @IsBoolean()
+  @OptionalNotNull()
+  @IsBoolean()
   enabled?: boolean;
 
   @ApiPropertyOptional({ example: 'backend (old)', maxLength: 100 })
-  @OptionalNotNull() @IsString() @MaxLength(100)
+  @OptionalNotNull()
+  @IsString()
+  @MaxLength(100)
   name?: string;
 }
 
@@ -61,7 +70,10 @@ export class CreatedApiKeyView extends ApiKeyView {
   @ApiProperty({ example: 'sk_' + 'x'.repeat(40), description: 'The key itself, shown this once.' })
   key: string;
 
-  @ApiPropertyOptional({ example: 'ss_' + 'x'.repeat(40), description: 'Public keys only: the signing secret, shown this once.' })
+  @ApiPropertyOptional({
+    example: 'ss_' + 'x'.repeat(40),
+    description: 'Public keys only: the signing secret, shown this once.',
+  })
   signingSecret?: string;
 }
 

@@ -4,17 +4,27 @@ import { IsDefined, IsObject, IsString, Length, ValidateNested } from 'class-val
 import { CustomerRecord, CustomerRefDto } from '../../customers/dto/customer.dto';
 
 export class LoginDto {
-  @ApiProperty({ type: CustomerRefDto, description: 'Any identifier of the customer, type `username` included.' })
-  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
+  @ApiProperty({
+    type: CustomerRefDto,
+    description: 'Any identifier of the customer, type `username` included.',
+  })
+  @IsDefined()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CustomerRefDto)
   identifier: CustomerRefDto;
 
   @ApiProperty({ example: 'correct horse battery', maxLength: 128 })
-  @IsString() @Length(1, 128)
+  @IsString()
+  @Length(1, 128)
   password: string;
 }
 
 export class LoginResult {
-  @ApiProperty({ example: 'q3Zb9yJ0uX4c1rS2kV8wN5mT7pL6hG0fE3dC2bA1zY8', description: 'Opaque; send as `Authorization: Bearer <token>`.' })
+  @ApiProperty({
+    example: 'q3Zb9yJ0uX4c1rS2kV8wN5mT7pL6hG0fE3dC2bA1zY8',
+    description: 'Opaque; send as `Authorization: Bearer <token>`.',
+  })
   token: string;
 
   @ApiProperty({ example: 'Bearer', enum: ['Bearer'] })
@@ -28,7 +38,11 @@ export class LoginResult {
 }
 
 export class PublicRedeemDto {
-  @ApiProperty({ example: '7KQ2-M9XD-4TRB-C1ZP', description: 'Case, spaces and dashes are ignored; O reads as 0, I and L as 1.' })
-  @IsString() @Length(1, 64)
+  @ApiProperty({
+    example: '7KQ2-M9XD-4TRB-C1ZP',
+    description: 'Case, spaces and dashes are ignored; O reads as 0, I and L as 1.',
+  })
+  @IsString()
+  @Length(1, 64)
   code: string;
 }

@@ -1,40 +1,80 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Max, Min, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
 import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {
-  @ApiProperty({ example: '7KQ2-M9XD-4TRB-C1ZP', description: 'Case, spaces and dashes are ignored; O reads as 0, I and L as 1.' })
-  @IsString() @Length(1, 64)
+  @ApiProperty({
+    example: '7KQ2-M9XD-4TRB-C1ZP',
+    description: 'Case, spaces and dashes are ignored; O reads as 0, I and L as 1.',
+  })
+  @IsString()
+  @Length(1, 64)
   code: string;
 
-  @ApiProperty({ type: CustomerRefDto, description: 'The target customer, by any identifier (type `username` included).' })
-  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
+  @ApiProperty({
+    type: CustomerRefDto,
+    description: 'The target customer, by any identifier (type `username` included).',
+  })
+  @IsDefined()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CustomerRefDto)
   customer: CustomerRefDto;
 
-  @ApiPropertyOptional({ default: false, description: 'Create the customer if missing (also needs the project setting autoCreateCustomerAtRedemption).' })
-  @IsOptional() @IsBoolean()
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'Create the customer if missing (also needs the project setting autoCreateCustomerAtRedemption).',
+  })
+  @IsOptional()
+  @IsBoolean()
   autoCreate?: boolean;
 }
 
 export class ActivateDto {
   @ApiProperty({ type: CustomerRefDto })
-  @IsDefined() @IsObject() @ValidateNested() @Type(() => CustomerRefDto)
+  @IsDefined()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CustomerRefDto)
   customer: CustomerRefDto;
 
   @ApiProperty({ example: 3, minimum: 1, maximum: MAX_INT4 })
-  @IsInt() @Min(1) @Max(MAX_INT4)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
   planId: number;
 
-  @ApiPropertyOptional({ example: 'P30D', nullable: true, type: String, description: 'ISO 8601 duration; null or absent: permanent.' })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsIsoDuration()
+  @ApiPropertyOptional({
+    example: 'P30D',
+    nullable: true,
+    type: String,
+    description: 'ISO 8601 duration; null or absent: permanent.',
+  })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsIsoDuration()
   duration?: string | null;
 
   @ApiPropertyOptional({ default: false })
-  @IsOptional() @IsBoolean()
+  @IsOptional()
+  @IsBoolean()
   autoCreate?: boolean;
 }
 
@@ -47,10 +87,16 @@ export class DryRunQueryDto {
 }
 
 export class RedemptionCustomerView {
-  @ApiProperty({ example: 12, nullable: true, type: Number, description: 'null only in a dry run that would create the customer' })
+  @ApiProperty({
+    example: 12,
+    nullable: true,
+    type: Number,
+    description: 'null only in a dry run that would create the customer',
+  })
   id: number | null;
   @ApiProperty({ example: 'ada_lovelace' }) username: string;
-  @ApiProperty({ example: false, description: 'whether the customer was created by this call' }) created: boolean;
+  @ApiProperty({ example: false, description: 'whether the customer was created by this call' })
+  created: boolean;
 }
 
 export class WindowChangeView {
@@ -61,15 +107,23 @@ export class WindowChangeView {
 }
 
 export class ChainChangesView {
-  @ApiProperty({ type: [WindowChangeView], description: 'windows in effect that end now' }) ended: WindowChangeView[];
-  @ApiProperty({ type: [WindowChangeView], description: 'windows not yet started that are cancelled' }) cancelled: WindowChangeView[];
-  @ApiProperty({ type: [WindowChangeView], description: 'a permanent tail moved to start later' }) moved: WindowChangeView[];
+  @ApiProperty({ type: [WindowChangeView], description: 'windows in effect that end now' })
+  ended: WindowChangeView[];
+  @ApiProperty({ type: [WindowChangeView], description: 'windows not yet started that are cancelled' })
+  cancelled: WindowChangeView[];
+  @ApiProperty({ type: [WindowChangeView], description: 'a permanent tail moved to start later' })
+  moved: WindowChangeView[];
   @ApiProperty({ type: [WindowChangeView], description: 'new windows' }) created: WindowChangeView[];
 }
 
 export class RedemptionResult {
   @ApiProperty({ type: RedemptionCustomerView }) customer: RedemptionCustomerView;
-  @ApiProperty({ type: [SubscriptionView], description: 'the windows created by the call' }) subscriptions: SubscriptionView[];
+  @ApiProperty({ type: [SubscriptionView], description: 'the windows created by the call' })
+  subscriptions: SubscriptionView[];
   @ApiPropertyOptional({ example: true, description: 'present (true) on a dry run' }) dryRun?: true;
-  @ApiPropertyOptional({ type: ChainChangesView, description: 'dry run only: every change the call would make' }) changes?: ChainChangesView;
+  @ApiPropertyOptional({
+    type: ChainChangesView,
+    description: 'dry run only: every change the call would make',
+  })
+  changes?: ChainChangesView;
 }

@@ -1,14 +1,7 @@
 import fc from 'fast-check';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-codes';
-import {
-  ChainPlan,
-  ChainWindow,
-  Grant,
-  checkChainInvariants,
-  liveWindows,
-  planGrant,
-} from './chain-engine';
+import { ChainPlan, ChainWindow, Grant, checkChainInvariants, liveWindows, planGrant } from './chain-engine';
 import { addIsoDuration } from './duration';
 
 const DAY = 86_400_000;
@@ -321,7 +314,9 @@ describe('planGrant: conversion rounding', () => {
     const cheap: Plan = { id: 10, value: 0.7 };
     const dear: Plan = { id: 11, value: 0.9 };
     const w = win(cheap, day(-1), new Date(NOW.getTime() + 45_000));
-    expect(plan([w], timed(dear, 'PT1S')).created[0].validTo).toEqual(new Date(NOW.getTime() + 1_000 + 35_000));
+    expect(plan([w], timed(dear, 'PT1S')).created[0].validTo).toEqual(
+      new Date(NOW.getTime() + 1_000 + 35_000),
+    );
   });
 
   it('converts between equal fractions of different scales exactly', () => {
@@ -420,7 +415,12 @@ describe('planGrant: long chains', () => {
     const chain = longChain();
     expect(plan(chain, timed(PRO, 'P10D'))).toEqual({
       ...empty,
-      cancelled: [7, 8, 9].map((id) => ({ id, planId: BASIC.id, validFrom: day(10 * id - 15), validTo: day(10 * id - 5) })),
+      cancelled: [7, 8, 9].map((id) => ({
+        id,
+        planId: BASIC.id,
+        validFrom: day(10 * id - 15),
+        validTo: day(10 * id - 5),
+      })),
       moved: [{ id: 10, planId: FREE.id, validFrom: day(80), validTo: null }],
       created: [{ planId: PRO.id, validFrom: day(55), validTo: day(80) }], // 10 + 30 x 10/20
     });
@@ -462,19 +462,51 @@ describe('planGrant: long chains', () => {
 
 describe('planGrant and checkChainInvariants: invariant violations', () => {
   const cases: Array<[string, ErrorCode, () => ChainWindow[]]> = [
-    ['overlapping windows', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, day(-5), day(10)), win(BASIC, day(9), day(20))]],
-    ['two windows starting together', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, day(1), day(10)), win(PRO, day(1), day(5))]],
-    ['two permanent windows', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, day(-5), null), win(FREE, day(-1), null)]],
-    ['a permanent window that is not last', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(FREE, day(-5), null), win(BASIC, day(3), day(10))]],
-    ['increasing values', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(BASIC, day(-5), day(10)), win(PRO, day(10), day(20))]],
-    ['increasing values in the future', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, day(1), day(2)), win(BASIC, day(2), day(3)), win(MAX, day(3), day(4))]],
+    [
+      'overlapping windows',
+      'INVALID_SUBSCRIPTION_CHAIN',
+      () => [win(PRO, day(-5), day(10)), win(BASIC, day(9), day(20))],
+    ],
+    [
+      'two windows starting together',
+      'INVALID_SUBSCRIPTION_CHAIN',
+      () => [win(PRO, day(1), day(10)), win(PRO, day(1), day(5))],
+    ],
+    [
+      'two permanent windows',
+      'INVALID_SUBSCRIPTION_CHAIN',
+      () => [win(PRO, day(-5), null), win(FREE, day(-1), null)],
+    ],
+    [
+      'a permanent window that is not last',
+      'INVALID_SUBSCRIPTION_CHAIN',
+      () => [win(FREE, day(-5), null), win(BASIC, day(3), day(10))],
+    ],
+    [
+      'increasing values',
+      'INVALID_SUBSCRIPTION_CHAIN',
+      () => [win(BASIC, day(-5), day(10)), win(PRO, day(10), day(20))],
+    ],
+    [
+      'increasing values in the future',
+      'INVALID_SUBSCRIPTION_CHAIN',
+      () => [win(PRO, day(1), day(2)), win(BASIC, day(2), day(3)), win(MAX, day(3), day(4))],
+    ],
     ['a window ending before it starts', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, day(10), day(5))]],
     ['an empty live window', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, day(10), day(10))]],
     ['an invalid date', 'INVALID_SUBSCRIPTION_CHAIN', () => [win(PRO, new Date(NaN), day(10))]],
     ['a negative value', 'INVALID_PLAN_VALUE', () => [{ ...win(PRO, day(-5), day(10)), planValue: -1 }]],
     ['a NaN value', 'INVALID_PLAN_VALUE', () => [{ ...win(PRO, day(-5), day(10)), planValue: NaN }]],
-    ['an infinite value', 'INVALID_PLAN_VALUE', () => [{ ...win(PRO, day(-5), day(10)), planValue: Infinity }]],
-    ['a -Infinity value on the tail', 'INVALID_PLAN_VALUE', () => [{ ...win(FREE, day(-5), null), planValue: -Infinity }]],
+    [
+      'an infinite value',
+      'INVALID_PLAN_VALUE',
+      () => [{ ...win(PRO, day(-5), day(10)), planValue: Infinity }],
+    ],
+    [
+      'a -Infinity value on the tail',
+      'INVALID_PLAN_VALUE',
+      () => [{ ...win(FREE, day(-5), null), planValue: -Infinity }],
+    ],
     [
       'a bad value together with a broken order (the value is reported)',
       'INVALID_PLAN_VALUE',
@@ -488,15 +520,12 @@ describe('planGrant and checkChainInvariants: invariant violations', () => {
     }
   });
 
-  it.each(cases)(
-    'checkChainInvariants: %s -> %s',
-    (_name, code, chain) => {
-      const live = chain();
-      const before = snapshot(live);
-      expect(errorOf(() => checkChainInvariants(live)).code).toBe(code);
-      expect(snapshot(live)).toEqual(before);
-    },
-  );
+  it.each(cases)('checkChainInvariants: %s -> %s', (_name, code, chain) => {
+    const live = chain();
+    const before = snapshot(live);
+    expect(errorOf(() => checkChainInvariants(live)).code).toBe(code);
+    expect(snapshot(live)).toEqual(before);
+  });
 
   it.each([
     ['negative', -10],
@@ -573,7 +602,13 @@ interface SimWindow extends ChainWindow {
 }
 
 /** Applies a plan to the simulator's chain, checking that it only touches live windows. */
-function applyPlan(chain: SimWindow[], result: ChainPlan, now: Date, grant: Grant, ids: { next: number }): void {
+function applyPlan(
+  chain: SimWindow[],
+  result: ChainPlan,
+  now: Date,
+  grant: Grant,
+  ids: { next: number },
+): void {
   const byId = (id: number): SimWindow => {
     const w = chain.find((x) => x.id === id);
     if (w === undefined || w.cancelled) throw new Error(`unknown window ${id}`);
@@ -589,7 +624,10 @@ function applyPlan(chain: SimWindow[], result: ChainPlan, now: Date, grant: Gran
   for (const c of result.cancelled) {
     const w = byId(c.id);
     expect(w.validFrom.getTime()).toBeGreaterThanOrEqual(now.getTime());
-    expect({ validFrom: c.validFrom, validTo: c.validTo }).toEqual({ validFrom: w.validFrom, validTo: w.validTo });
+    expect({ validFrom: c.validFrom, validTo: c.validTo }).toEqual({
+      validFrom: w.validFrom,
+      validTo: w.validTo,
+    });
     w.cancelled = true;
   }
   for (const c of result.moved) {
@@ -600,9 +638,17 @@ function applyPlan(chain: SimWindow[], result: ChainPlan, now: Date, grant: Gran
     w.validFrom = new Date(c.validFrom);
   }
   for (const n of result.created) {
-    const value = n.planId === grant.planId ? grant.planValue : chain.find((w) => w.planId === n.planId)?.planValue;
+    const value =
+      n.planId === grant.planId ? grant.planValue : chain.find((w) => w.planId === n.planId)?.planValue;
     if (value === undefined) throw new Error(`unknown plan ${n.planId}`);
-    chain.push({ id: ids.next++, planId: n.planId, planValue: value, validFrom: n.validFrom, validTo: n.validTo, cancelled: false });
+    chain.push({
+      id: ids.next++,
+      planId: n.planId,
+      planValue: value,
+      validFrom: n.validFrom,
+      validTo: n.validTo,
+      cancelled: false,
+    });
   }
 }
 
@@ -610,7 +656,11 @@ function applyPlan(chain: SimWindow[], result: ChainPlan, now: Date, grant: Gran
 function weightedRemaining(live: ChainWindow[], now: Date): number {
   return live
     .filter((w) => w.validTo !== null)
-    .reduce((sum, w) => sum + ((w.validTo as Date).getTime() - Math.max(w.validFrom.getTime(), now.getTime())) * w.planValue, 0);
+    .reduce(
+      (sum, w) =>
+        sum + ((w.validTo as Date).getTime() - Math.max(w.validFrom.getTime(), now.getTime())) * w.planValue,
+      0,
+    );
 }
 
 describe('planGrant: property test on chains built by the engine', () => {
@@ -633,7 +683,15 @@ describe('planGrant: property test on chains built by the engine', () => {
 
   it('keeps the invariants, loses no time except the rounding, and never throws INVALID_*', () => {
     // How often each situation came up, to make sure the property is not vacuous.
-    const seen = { conversion: 0, noConversion: 0, tailMoved: 0, tailRecreated: 0, conflict: 0, redundant: 0, permanent: 0 };
+    const seen = {
+      conversion: 0,
+      noConversion: 0,
+      tailMoved: 0,
+      tailRecreated: 0,
+      conflict: 0,
+      redundant: 0,
+      permanent: 0,
+    };
     fc.assert(
       fc.property(fc.array(stepArb, { minLength: 1, maxLength: 30 }), (steps) => {
         const chain: SimWindow[] = [];
@@ -656,7 +714,9 @@ describe('planGrant: property test on chains built by the engine', () => {
             const code = (e as DomainError).code;
             expect(tail).toBeDefined();
             expect((tail as ChainWindow).planValue).toBeGreaterThanOrEqual(vN);
-            expect(code).toBe(grant.duration === null ? 'REDUNDANT_PERMANENT_PURCHASE' : 'PERMANENT_TAIL_CONFLICT');
+            expect(code).toBe(
+              grant.duration === null ? 'REDUNDANT_PERMANENT_PURCHASE' : 'PERMANENT_TAIL_CONFLICT',
+            );
             seen[grant.duration === null ? 'redundant' : 'conflict']++;
             continue;
           }
@@ -666,7 +726,10 @@ describe('planGrant: property test on chains built by the engine', () => {
           applyPlan(chain, result, now, grant, ids);
           if (result.moved.length > 0) seen.tailMoved++;
           if (result.created.length > 1) seen.tailRecreated++;
-          const liveAfter = liveWindows(chain.filter((w) => !w.cancelled), now);
+          const liveAfter = liveWindows(
+            chain.filter((w) => !w.cancelled),
+            now,
+          );
           checkChainInvariants(liveAfter);
 
           const created = result.created[0];
@@ -674,7 +737,9 @@ describe('planGrant: property test on chains built by the engine', () => {
           expect(created.validFrom.getTime()).toBeGreaterThanOrEqual(now.getTime());
 
           // The new window starts at the end of the kept windows, or now (timed rule 4, permanent rule 4).
-          const kept = live.filter((w) => w.validTo !== null && (grant.duration === null ? w.planValue > vN : w.planValue >= vN));
+          const kept = live.filter(
+            (w) => w.validTo !== null && (grant.duration === null ? w.planValue > vN : w.planValue >= vN),
+          );
           const expectedStart = Math.max(now.getTime(), ...kept.map((w) => (w.validTo as Date).getTime()));
           expect(created.validFrom.getTime()).toBe(expectedStart);
 
@@ -688,7 +753,8 @@ describe('planGrant: property test on chains built by the engine', () => {
           }
 
           // Timed grant.
-          const dMs = addIsoDuration(created.validFrom, grant.duration).getTime() - created.validFrom.getTime();
+          const dMs =
+            addIsoDuration(created.validFrom, grant.duration).getTime() - created.validFrom.getTime();
           const length = (created.validTo as Date).getTime() - created.validFrom.getTime();
           const convertedCount = live.filter((w) => w.validTo !== null && w.planValue < vN).length;
           const after = weightedRemaining(liveAfter, now);

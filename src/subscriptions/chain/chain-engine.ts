@@ -119,7 +119,8 @@ export function planGrant(chain: readonly ChainWindow[], grant: Grant, now: Date
     throw new DomainError('VALIDATION_FAILED', 'duration must be an ISO 8601 duration', [
       {
         field: 'duration',
-        message: 'must be a positive ISO 8601 duration such as P30D, P1M or PT1H, or null for a permanent grant',
+        message:
+          'must be a positive ISO 8601 duration such as P30D, P1M or PT1H, or null for a permanent grant',
       },
     ]);
   }

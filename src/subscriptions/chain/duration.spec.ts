@@ -90,11 +90,19 @@ describe('addIsoDuration', () => {
         fc.array(fc.tuple(unit, fc.integer({ min: 1, max: 500 })), { minLength: 1, maxLength: 3 }),
         fc.boolean(),
         (fromMs, parts, fraction) => {
-          const date = parts.filter(([u]) => u === 'W' || u === 'D').map(([u, n]) => `${n}${u}`).join('');
-          const time = parts.filter(([u]) => u !== 'W' && u !== 'D').map(([u, n]) => `${n}${u}`).join('');
+          const date = parts
+            .filter(([u]) => u === 'W' || u === 'D')
+            .map(([u, n]) => `${n}${u}`)
+            .join('');
+          const time = parts
+            .filter(([u]) => u !== 'W' && u !== 'D')
+            .map(([u, n]) => `${n}${u}`)
+            .join('');
           const iso = `P${date}${time || fraction ? 'T' : ''}${time}${fraction ? '0.25S' : ''}`;
           if (!isValidIsoDuration(iso)) return;
-          const expected = DateTime.fromMillis(fromMs, { zone: 'utc' }).plus(Duration.fromISO(iso)).toJSDate();
+          const expected = DateTime.fromMillis(fromMs, { zone: 'utc' })
+            .plus(Duration.fromISO(iso))
+            .toJSDate();
           expect(addIsoDuration(new Date(fromMs), iso).toISOString()).toBe(expected.toISOString());
         },
       ),

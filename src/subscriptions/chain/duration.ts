@@ -99,4 +99,3 @@ export function addIsoDuration(from: Date, iso: string): Date {
   if (!end.isValid) throw new RangeError('the result is outside the supported date range');
   return end.toJSDate();
 }
-

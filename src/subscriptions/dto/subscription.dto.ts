@@ -8,7 +8,12 @@ export class SubscriptionView {
   @ApiProperty({ example: 3 }) planId: number;
   @ApiProperty({ example: 'Pro' }) planName: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) validFrom: string;
-  @ApiProperty({ example: '2026-01-31T00:00:00.000Z', nullable: true, type: String, description: 'null: permanent' })
+  @ApiProperty({
+    example: '2026-01-31T00:00:00.000Z',
+    nullable: true,
+    type: String,
+    description: 'null: permanent',
+  })
   validTo: string | null;
 }
 
@@ -21,7 +26,10 @@ export class CustomerSubscriptionView extends SubscriptionView {
 }
 
 export class SubscriptionListQueryDto {
-  @ApiPropertyOptional({ default: false, description: 'Also list ended and cancelled windows, after the live ones.' })
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Also list ended and cancelled windows, after the live ones.',
+  })
   @IsOptional()
   @QueryBoolean()
   @IsBoolean()
