@@ -47,7 +47,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF
 const nodeFlags = (name: string) =>
   CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
 const POOL_SIZE = 10; // the service's DB_POOL_SIZE default; the baseline gets the same
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
 interface Reply {

@@ -2,6 +2,7 @@ import type { Server, ServerResponse } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { SECURITY } from './auth/decorators';
@@ -13,9 +14,22 @@ import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { requestIdMiddleware } from './common/http/request-id';
 import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
+import { RouteLabeler } from './metrics/route-label';
+import { RouteCatalog } from './common/routes/route-catalog.service';
 
-/** The HTTP adapter every application is created with (`main.ts`, tests): Express plus the success envelope. */
-export const createHttpAdapter = (): EnvelopeExpressAdapter => new EnvelopeExpressAdapter();
+/**
+ * The HTTP adapter every application is created with (`main.ts`, tests): Express plus the success
+ * envelope. Routing is case-sensitive and strict (a trailing slash is another path), set before
+ * Express makes its router: every path is served under one spelling only, so that the rate
+ * limits, idempotency records and metrics, which all key on the path, see the same path the
+ * router matched (`/API/PRIVATE/v1/codes` is 404, not a second way in).
+ */
+export const createHttpAdapter = (): EnvelopeExpressAdapter => {
+  const instance = express();
+  instance.set('case sensitive routing', true);
+  instance.set('strict routing', true);
+  return new EnvelopeExpressAdapter(instance);
+};
 
 /**
  * Everything the HTTP layer needs besides the modules, shared by `main.ts` and the tests so
@@ -31,7 +45,15 @@ export function configureApp(app: NestExpressApplication): void {
   app.set('etag', false);
   app.set('trust proxy', trustProxySetting(config.get('TRUST_PROXY')));
   app.use(requestIdMiddleware);
-  app.use(requestLogMiddleware(app.get(ROOT_LOGGER)));
+  const routes = new RouteLabeler();
+  let routesKnown = false;
+  const routeOf = (req: Request) => {
+    // the controllers' routes, read once the application is up (first request)
+    if (!routesKnown) routes.setRoutes(app.get(RouteCatalog).all());
+    routesKnown = true;
+    return routes.labelOf(req);
+  };
+  app.use(requestLogMiddleware(app.get(ROOT_LOGGER), routeOf));
   if (config.get('METRICS_ENABLED')) app.use(app.get(MetricsService).httpMiddleware());
   app.use(securityHeaders());
   app.useGlobalFilters(new GlobalExceptionFilter());
@@ -82,6 +104,7 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
  * Policy allows nothing at all; Swagger UI under `/docs` gets a policy of its own that lets it run
  * (same-origin scripts plus inline script and style, `data:` images), without
  * `upgrade-insecure-requests` so that it also works over plain http on a developer's machine.
+ * Every answer but Swagger UI's carries `Cache-Control: no-store`, errors included.
  */
 export function securityHeaders(): RequestHandler {
   const api = helmet({
@@ -104,7 +127,10 @@ export function securityHeaders(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     const isDocs = path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-');
-    (isDocs ? docs : api)(req, res, next);
+    if (isDocs) return docs(req, res, next);
+    // Answers carry keys, tokens, codes and customer data: no cache (browser, proxy or CDN) may keep them.
+    res.setHeader('Cache-Control', 'no-store');
+    api(req, res, next);
   };
 }
 
@@ -116,14 +142,28 @@ export interface HttpServerSettings {
 }
 
 /**
- * Timeouts of the Node HTTP server, applied by main.ts after `listen` (and by tests): slow or
+ * How often Node looks for requests past `requestTimeout` / `headersTimeout`. Its default, 30 s,
+ * let a body trickling in at a byte a second hold a connection for up to 30 s past a timeout of
+ * 3 s; at 500 ms a request is cut within a second of REQUEST_TIMEOUT_MS. The check walks only the
+ * connections with a request in progress.
+ */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 500;
+
+/**
+ * Timeouts of the Node HTTP server, applied by main.ts BEFORE `listen` (and by tests): Node starts
+ * its timeout checks, at `connectionsCheckingInterval`, when the server starts listening. Slow or
  * stalled clients cannot hold connections open, and idle keep-alive connections outlive the
  * load balancer's own idle timeout (60 s on most), so that it never reuses one we are closing.
  */
 export function configureHttpServer(server: Server, settings: HttpServerSettings): void {
+  if (server.listening) throw new Error('configureHttpServer must run before the server listens');
   server.requestTimeout = settings.requestTimeoutMs;
   server.headersTimeout = Math.min(settings.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(
+    CONNECTIONS_CHECKING_INTERVAL_MS,
+    settings.requestTimeoutMs,
+  );
 }
 
 /**

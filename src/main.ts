@@ -69,11 +69,11 @@ async function bootstrap(): Promise<void> {
     process.once('SIGTERM', shutdown);
     process.once('SIGINT', shutdown);
 
-    await app.listen(env.PORT, env.HOST);
     configureHttpServer(app.getHttpServer(), {
       requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
     });
+    await app.listen(env.PORT, env.HOST);
     const url = `http://localhost:${env.PORT}`;
     say(`listening on ${env.HOST}:${env.PORT}; API docs at ${url}/docs`);
     if (env.EMBEDDED_DATABASE) await seedDemoProject(app, url);

@@ -83,15 +83,16 @@ describe('codes', () => {
           project_id: a.id,
           plan_id: planA,
           duration: 'P30D',
-          note: 'launch',
+          note: null, // stored once, on the batch
           status: 'available',
         });
         expect(row.expires_at.toISOString()).toBe(expiresAt);
       }
-      const [batch] = await t.dataSource.query('SELECT project_id, count FROM code_batches WHERE id = $1', [
-        data.batchId,
-      ]);
-      expect(batch).toEqual({ project_id: a.id, count: 3 });
+      const [batch] = await t.dataSource.query(
+        'SELECT project_id, count, note FROM code_batches WHERE id = $1',
+        [data.batchId],
+      );
+      expect(batch).toEqual({ project_id: a.id, count: 3, note: 'launch' });
     });
 
     it('defaults: count 1, no duration means permanent, no expiry, no note', async () => {

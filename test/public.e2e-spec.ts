@@ -418,7 +418,7 @@ describe('public interface: signatures, login, customer endpoints', () => {
       }
     });
 
-    it('a disabled customer: 403 CUSTOMER_DISABLED with the right password only; its tokens stop working', async () => {
+    it('a disabled customer: 403 CUSTOMER_DISABLED with the right password only; its tokens end for good', async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
       await t.http
@@ -428,13 +428,15 @@ describe('public interface: signatures, login, customer endpoints', () => {
         .expect(200);
       expectError(await login(open, c.username), 403, 'CUSTOMER_DISABLED');
       expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
-      expectError(await call(open, 'GET', ME, { token }), 403, 'CUSTOMER_DISABLED');
+      // disabling deleted the sessions: the token is unknown, and stays so once enabled again
+      expectError(await call(open, 'GET', ME, { token }), 401, 'INVALID_CUSTOMER_TOKEN');
       await t.http
         .patch(`/api/private/v1/customers/${c.id}`)
         .set(bearer(open.privateKey))
         .send({ enabled: true })
         .expect(200);
-      await call(open, 'GET', ME, { token }).expect(200);
+      expectError(await call(open, 'GET', ME, { token }), 401, 'INVALID_CUSTOMER_TOKEN');
+      await call(open, 'GET', ME, { token: await tokenFor(open, c.username) }).expect(200);
     });
 
     it('logout revokes the token, and only that one', async () => {
@@ -459,24 +461,34 @@ describe('public interface: signatures, login, customer endpoints', () => {
       }
     });
 
-    it('after 5 failures for one identifier: 429 RATE_LIMITED with Retry-After, before the password is checked', async () => {
+    it('after 5 failures for one customer from one address: 429 RATE_LIMITED with a Retry-After that doubles, before the password is checked', async () => {
       const c = await customer(open);
       for (let i = 0; i < 5; i++)
         expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
       const limited = await login(open, c.username);
       expectError(limited, 429, 'RATE_LIMITED');
       const retryAfter = Number(limited.headers['retry-after']);
-      expect(retryAfter).toBeGreaterThan(880);
-      expect(retryAfter).toBeLessThanOrEqual(900);
+      expect(retryAfter).toBeGreaterThan(10);
+      expect(retryAfter).toBeLessThanOrEqual(15);
       // another replica shares the counter; another identifier is not affected
       expectError(await login(open, c.username, PASSWORD, { agent: replica }), 429, 'RATE_LIMITED');
       const d = await customer(open);
       await login(open, d.username).expect(200);
 
-      // once the window has ended, the right password works and clears the counter
-      await t.dataSource.query(
-        "UPDATE login_failures SET window_start = now() - interval '16 minutes' WHERE key LIKE 'id:%'",
-      );
+      // once the delay has passed, one more attempt; a wrong one doubles the delay
+      const waited = () =>
+        t.dataSource.query(
+          "UPDATE login_failures SET last_failure_at = now() - interval '31 seconds' WHERE key LIKE 'lp:%'",
+        );
+      await waited();
+      expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
+      const doubled = await login(open, c.username);
+      expectError(doubled, 429, 'RATE_LIMITED');
+      expect(Number(doubled.headers['retry-after'])).toBeGreaterThan(25);
+      expect(Number(doubled.headers['retry-after'])).toBeLessThanOrEqual(30);
+
+      // and the right password, once the delay has passed, works and clears the counter
+      await waited();
       await login(open, c.username).expect(200);
       for (let i = 0; i < 5; i++)
         expectError(

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { RequestNonceStore } from '../public/request-nonces.service';
+import { FailureCounters } from './failure-counters';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 import { KeyAuthService } from './key-auth.service';
 
@@ -9,7 +10,14 @@ import { KeyAuthService } from './key-auth.service';
  */
 @Global()
 @Module({
-  providers: [KeyAuthService, RequestNonceStore, PrivateKeyGuard, PublicKeyGuard, AdminGuard],
-  exports: [KeyAuthService, RequestNonceStore, PrivateKeyGuard, PublicKeyGuard, AdminGuard],
+  providers: [
+    KeyAuthService,
+    RequestNonceStore,
+    FailureCounters,
+    PrivateKeyGuard,
+    PublicKeyGuard,
+    AdminGuard,
+  ],
+  exports: [KeyAuthService, RequestNonceStore, FailureCounters, PrivateKeyGuard, PublicKeyGuard, AdminGuard],
 })
 export class AuthModule {}

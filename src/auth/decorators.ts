@@ -84,5 +84,5 @@ export const AdminApi = () =>
   applyDecorators(
     UseGuards(AdminGuard),
     ApiBearerAuth(SECURITY.admin),
-    ApiErrors('INVALID_ADMIN_TOKEN', 'VALIDATION_FAILED'),
+    ApiErrors('INVALID_ADMIN_TOKEN', 'VALIDATION_FAILED', 'RATE_LIMITED'),
   );

@@ -7,6 +7,8 @@ import { DomainError } from '../common/errors/domain-error';
 import { RequestNonceStore } from '../public/request-nonces.service';
 import type { AuthenticatedRequest, Caller } from './caller';
 import { KeyAuthService } from './key-auth.service';
+import { FailureCounters } from './failure-counters';
+import { clientAddress } from '../rate-limit/rate-limit.guard';
 import {
   NONCE_PATTERN,
   sign,
@@ -117,21 +119,37 @@ export class PublicKeyGuard implements CanActivate {
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-/** The operators' token (`ADMIN_TOKEN`); without one configured the admin interface does not exist. */
+/** Wrong admin tokens one client address may present in 15 minutes; past that, 429 RATE_LIMITED. */
+export const ADMIN_MAX_FAILURES_PER_ADDRESS = 10;
+
+/**
+ * The operators' token (`ADMIN_TOKEN`); without one configured the admin interface does not exist.
+ * Every attempt is counted per client address before the token is compared (`FailureCounters`,
+ * shared by the replicas) and given back when the token is right: past
+ * ADMIN_MAX_FAILURES_PER_ADDRESS wrong tokens in 15 minutes, that address gets 429 RATE_LIMITED,
+ * whatever token it sends, until the window ends.
+ */
 @Injectable()
 export class AdminGuard implements CanActivate {
   private readonly expected?: Buffer;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly failures: FailureCounters,
+  ) {
     const token = config.get('ADMIN_TOKEN');
     this.expected = token ? digest(token) : undefined;
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.expected) throw new DomainError('ROUTE_NOT_FOUND');
-    const presented = bearerToken(context.switchToHttp().getRequest<Request>());
+    const req = context.switchToHttp().getRequest<Request>();
+    const key = `admin:${clientAddress(req)}`.slice(0, 128);
+    await this.failures.begin([{ key, max: ADMIN_MAX_FAILURES_PER_ADDRESS }]);
+    const presented = bearerToken(req);
     if (!presented || !timingSafeEqual(digest(presented), this.expected))
       throw new DomainError('INVALID_ADMIN_TOKEN');
+    await this.failures.giveBack([key]);
     return true;
   }
 }

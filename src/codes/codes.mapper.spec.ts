@@ -73,6 +73,14 @@ describe('codes mapper', () => {
       expect(csvField(12)).toBe('12');
     });
 
+    it('neutralises texts a spreadsheet would run as a formula', () => {
+      expect(csvField('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
+      for (const lead of ['=', '+', '-', '@', '\t']) expect(csvField(`${lead}1`)).toBe(`'${lead}1`);
+      expect(csvField('\r1')).toBe(`"'\r1"`);
+      expect(csvField('a=1')).toBe('a=1');
+      expect(csvField(-1)).toBe('-1');
+    });
+
     it('writes one row in the header order', () => {
       const row = toCsvRow(code({ expiresAt: new Date('2026-04-01T00:00:00.000Z') }), 'Pro, yearly', now);
       expect(row).toBe('7KQ2-M9XD-4TRB-C1ZP,expired,12,"Pro, yearly",P30D,2026-04-01T00:00:00.000Z,,');

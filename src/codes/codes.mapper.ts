@@ -30,7 +30,8 @@ export const toCodeView = (code: Code, planName: string, now: Date = new Date())
   permanent: code.duration === null,
   status: effectiveStatus(code, now),
   batchId: code.batchId,
-  note: code.note,
+  // stored once, on the batch (migration CodeBatchNotes); `code.note` only for rows not yet migrated
+  note: code.batch ? code.batch.note : code.note,
   expiresAt: iso(code.expiresAt),
   redeemedAt: iso(code.redeemedAt),
   redeemedByCustomerId: code.redeemedByCustomerId,
@@ -63,10 +64,16 @@ export const CSV_HEADER = [
   'redeemed_by_customer_id',
 ];
 
-/** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. A text that a
+ * spreadsheet would read as a formula (it starts with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return: a plan named `=HYPERLINK(...)`) gets a leading `'` (OWASP, CSV injection), so that it
+ * shows as the text it is; numbers are written as they are.
+ */
 export function csvField(value: string | number | null): string {
   if (value === null) return '';
-  const text = String(value);
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

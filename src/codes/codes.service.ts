@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
+import { AppConfig } from '../config/app-config';
 import { likePattern, Page, toPage } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
@@ -70,6 +71,7 @@ export class CodesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
     private readonly statements: Statements,
+    private readonly config: AppConfig,
   ) {}
 
   /** `lockCodeWithCustomer` statements by the shape of their customer lookup. */
@@ -84,6 +86,7 @@ export class CodesService {
     const count = dto.count ?? 1;
     return this.dataSource.transaction(async (em) => {
       const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
+      await this.checkBatchLimits(em, projectId, count);
       const batch = await em.getRepository(CodeBatch).save(
         em.create(CodeBatch, {
           projectId,
@@ -101,19 +104,56 @@ export class CodesService {
           throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
         if (round > 0) this.logger.warn({ reqId, batchId: batch.id, round }, 'Code collision; regenerating');
         const candidates = new Set(generateCodes(count - inserted.length));
+        // the note stays on the batch only (migration CodeBatchNotes)
         const rows: Array<{ code: string }> = await em.query(
-          `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, note, expires_at)
-           SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::varchar, $6::timestamptz
-             FROM unnest($7::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
+          `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, expires_at)
+           SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::timestamptz
+             FROM unnest($6::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
            ON CONFLICT (code) DO NOTHING
            RETURNING code`,
-          [projectId, batch.id, plan.id, batch.duration, batch.note, batch.expiresAt, [...candidates]],
+          [projectId, batch.id, plan.id, batch.duration, batch.expiresAt, [...candidates]],
         );
         const accepted = new Set(rows.map((r) => r.code));
         for (const code of candidates) if (accepted.has(code)) inserted.push(code);
       }
       return toCodeBatchView(batch, plan.name, inserted);
     });
+  }
+
+  /**
+   * The project's limits on codes (product.md leaves them open; README, Decisions): at most
+   * PROJECT_MAX_CODE_BATCHES_PER_HOUR batches in the last hour (429 CODE_BATCH_RATE_LIMITED with
+   * Retry-After) and PROJECT_MAX_CODES codes in all (409 CODE_LIMIT_REACHED). Batches of one
+   * project are serialised by a transaction-scoped advisory lock, so that concurrent batches
+   * cannot pass the limits together; they are counted on `code_batches` (a few rows per hour),
+   * never on `codes`.
+   */
+  private async checkBatchLimits(em: EntityManager, projectId: string, count: number): Promise<void> {
+    const perHour = this.config.get('PROJECT_MAX_CODE_BATCHES_PER_HOUR');
+    const maxCodes = this.config.get('PROJECT_MAX_CODES');
+    if (perHour === 0 && maxCodes === 0) return;
+    await em.query(`SELECT pg_advisory_xact_lock(hashtext('code-batches'), hashtext($1))`, [projectId]);
+    const [row]: Array<{ codes: string; recent: number; retry_after: number | null }> = await em.query(
+      `SELECT coalesce(sum(count), 0)::bigint AS codes,
+              count(*) FILTER (WHERE created_at > now() - interval '1 hour')::int AS recent,
+              extract(epoch FROM min(created_at) FILTER (WHERE created_at > now() - interval '1 hour')
+                                 + interval '1 hour' - now())::float8 AS retry_after
+         FROM code_batches WHERE project_id = $1`,
+      [projectId],
+    );
+    if (perHour > 0 && row.recent >= perHour) {
+      const error = new DomainError(
+        'CODE_BATCH_RATE_LIMITED',
+        `This project has created ${row.recent} code batches in the last hour, the most it may (PROJECT_MAX_CODE_BATCHES_PER_HOUR).`,
+      );
+      error.retryAfterSeconds = Math.max(1, Math.ceil(row.retry_after ?? 1));
+      throw error;
+    }
+    if (maxCodes > 0 && Number(row.codes) + count > maxCodes)
+      throw new DomainError(
+        'CODE_LIMIT_REACHED',
+        `This project holds ${row.codes} codes; ${count} more would pass its limit of ${maxCodes} (PROJECT_MAX_CODES).`,
+      );
   }
 
   async list(projectId: string, query: ListCodesQueryDto): Promise<Page<CodeView>> {
@@ -141,7 +181,7 @@ export class CodesService {
     if (query.search) {
       const fragment = normaliseCodeFragment(query.search);
       qb.andWhere(
-        fragment ? '(c.code LIKE :codePattern OR c.note ILIKE :pattern)' : 'c.note ILIKE :pattern',
+        fragment ? '(c.code LIKE :codePattern OR b.note ILIKE :pattern)' : 'b.note ILIKE :pattern',
         {
           pattern: likePattern(query.search),
           codePattern: `%${fragment}%`,
@@ -191,6 +231,7 @@ export class CodesService {
         code.status = 'revoked';
         code.updatedAt = now;
       }
+      code.batch = (await em.findOne(CodeBatch, { where: { id: code.batchId, projectId } })) ?? undefined;
       return toCodeView(code, await this.planName(em, projectId, code.planId));
     });
   }
@@ -264,9 +305,13 @@ export class CodesService {
     return code;
   }
 
-  /** Joins the plan, selecting only what a view needs (its id and name). */
+  /** Joins the plan and the batch, selecting only what a view needs (the plan's name, the batch's note). */
   private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
-    return qb.innerJoin('c.plan', 'p', 'p.project_id = c.project_id').addSelect(['p.id', 'p.name']);
+    return qb
+      .innerJoin('c.plan', 'p', 'p.project_id = c.project_id')
+      .addSelect(['p.id', 'p.name'])
+      .innerJoin('c.batch', 'b', 'b.project_id = c.project_id')
+      .addSelect(['b.id', 'b.note']);
   }
 
   private async planName(manager: EntityManager, projectId: string, planId: number): Promise<string> {

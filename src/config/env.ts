@@ -12,6 +12,7 @@ import {
   MinLength,
   validateSync,
   ValidateIf,
+  ValidateBy,
   IsUrl,
 } from 'class-validator';
 
@@ -19,6 +20,9 @@ const toBool = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : value === true || value === 'true' || value === '1';
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : Number(value);
+
+/** Different characters an ADMIN_TOKEN must hold (a run of one letter is no secret). */
+export const ADMIN_TOKEN_MIN_DISTINCT = 8;
 
 /** The values of LOG_LEVEL (pino's levels). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -57,11 +61,23 @@ export class EnvironmentVariables {
   @IsBoolean()
   DB_PREPARED_STATEMENTS: boolean = true;
 
-  /** Unset or empty: the admin interface answers 404. */
+  /**
+   * Unset or empty: the admin interface answers 404. Otherwise at least 32 characters, of which at
+   * least ADMIN_TOKEN_MIN_DISTINCT differ (`openssl rand -hex 32` gives 64 with 16 or so).
+   */
   @IsOptional()
   @ValidateIf((_, v) => v !== '')
   @IsString()
-  @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
+  @MinLength(32, { message: 'ADMIN_TOKEN must be at least 32 characters (e.g. openssl rand -hex 32)' })
+  @ValidateBy({
+    name: 'distinctCharacters',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'string' && new Set(value).size >= ADMIN_TOKEN_MIN_DISTINCT,
+      defaultMessage: () =>
+        `ADMIN_TOKEN must hold at least ${ADMIN_TOKEN_MIN_DISTINCT} different characters (e.g. openssl rand -hex 32)`,
+    },
+  })
   ADMIN_TOKEN?: string;
 
   /** 32 bytes, base64: the key that encrypts signing secrets at rest (AES-256-GCM). */
@@ -175,7 +191,7 @@ export class EnvironmentVariables {
   @Max(86_400)
   RATE_LIMIT_WINDOW_SECONDS: number = 60;
 
-  /** Requests per API key per window; 0 = no per-key limit. */
+  /** Requests per private API key, and per public API key and client address, per window; 0 = no such limit. */
   @IsOptional()
   @Transform(toInt)
   @IsInt()
@@ -190,6 +206,14 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(10_000_000)
   RATE_LIMIT_PER_ADDRESS: number = 1200;
+
+  /** Requests per logged-in customer (public customer-level endpoints) per window; 0 = no per-customer limit. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(10_000_000)
+  RATE_LIMIT_PER_CUSTOMER: number = 300;
 
   /** Where the counters live, shared by every replica: `postgres` (a table) or `redis` (needs `REDIS_URL`). */
   @IsOptional()
@@ -208,6 +232,30 @@ export class EnvironmentVariables {
   @IsString()
   @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX: up to 64 characters of A-Za-z0-9:_.-' })
   REDIS_KEY_PREFIX: string = 'subscription-service:';
+
+  /** Customers one project may hold (every way of creating one counts); 0 = no limit. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(2_000_000_000)
+  PROJECT_MAX_CUSTOMERS: number = 1_000_000;
+
+  /** Codes one project may hold in all its batches; 0 = no limit. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(2_000_000_000)
+  PROJECT_MAX_CODES: number = 1_000_000;
+
+  /** Code batches one project may create in any hour; 0 = no limit. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  PROJECT_MAX_CODE_BATCHES_PER_HOUR: number = 100;
 
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional()

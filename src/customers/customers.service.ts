@@ -272,6 +272,7 @@ export class CustomersService {
     input: NewCustomer,
     now: Date,
   ): Promise<Customer> {
+    await this.checkCustomerLimit(em, projectId);
     try {
       // a savepoint, so that a unique violation can be reported without aborting the caller's transaction
       return await em.transaction(async (tx) => {
@@ -307,6 +308,22 @@ export class CustomersService {
     } catch (error) {
       mapUniqueViolation(error);
     }
+  }
+
+  /**
+   * PROJECT_MAX_CUSTOMERS (409 CUSTOMER_LIMIT_REACHED), read from the trigger-kept counter slots
+   * (migration CustomerCounts): one indexed sum, no lock, so that creations stay parallel; calls
+   * creating customers at the same instant may pass the limit by as many as run together.
+   */
+  private async checkCustomerLimit(em: EntityManager, projectId: string): Promise<void> {
+    const max = this.config.get('PROJECT_MAX_CUSTOMERS');
+    if (max === 0) return;
+    const [{ total }] = await this.statements.rows<{ total: number }>(em, CUSTOMER_TOTAL, [projectId]);
+    if (total >= max)
+      throw new DomainError(
+        'CUSTOMER_LIMIT_REACHED',
+        `This project holds ${total} customers, its limit (PROJECT_MAX_CUSTOMERS).`,
+      );
   }
 
   /** A username for a customer created implicitly: `u_` + 10 lowercase base32 characters. */
@@ -358,7 +375,18 @@ export class CustomersService {
     return this.record(CUSTOMER_RECORD, [customerId, projectId]);
   }
 
-  async update(projectId: string, customerId: number, dto: UpdateCustomerDto): Promise<CustomerRecord> {
+  /**
+   * Disabling the customer deletes its sessions (a token must not come back to life when the
+   * customer is enabled again); setting a password deletes every session but `keepSessionId`
+   * (the caller's own, when the change comes through the public interface), all in the
+   * transaction of the change.
+   */
+  async update(
+    projectId: string,
+    customerId: number,
+    dto: UpdateCustomerDto,
+    options: { keepSessionId?: number } = {},
+  ): Promise<CustomerRecord> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     try {
@@ -378,6 +406,11 @@ export class CustomersService {
             { value: dto.username },
           );
         if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
+        if (dto.enabled === false || passwordHash)
+          await em.query(
+            'DELETE FROM customer_sessions WHERE project_id = $1 AND customer_id = $2 AND id <> $3',
+            [projectId, customerId, dto.enabled === false ? 0 : (options.keepSessionId ?? 0)],
+          );
         if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
         // read back under the same lock: the answer is exactly what this change committed
         return this.record(CUSTOMER_RECORD, [customerId, projectId], em);
@@ -473,6 +506,10 @@ const UNFILTERED_PAGE: Statement = {
   name: 'customers.page',
   text: `SELECT ARRAY(SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3) AS ids,
                 (SELECT coalesce(sum(n), 0)::int FROM customer_counts WHERE project_id = $1) AS total`,
+};
+const CUSTOMER_TOTAL: Statement = {
+  name: 'customers.total',
+  text: `SELECT coalesce(sum(n), 0)::int AS total FROM customer_counts WHERE project_id = $1`,
 };
 const CUSTOMERS_BY_IDS: Statement = {
   name: 'customers.by-ids',

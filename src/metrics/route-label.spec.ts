@@ -22,7 +22,9 @@ describe('route labels', () => {
   it('turns a template into a pattern of one segment per parameter', () => {
     const p = templatePattern('/api/private/v1/customers/:customerId/subscriptions');
     expect(p.test('/api/private/v1/customers/12/subscriptions')).toBe(true);
-    expect(p.test('/api/private/v1/customers/12/subscriptions/')).toBe(true);
+    // routing is strict and case-sensitive (configure-app.ts): neither of these is the route
+    expect(p.test('/api/private/v1/customers/12/subscriptions/')).toBe(false);
+    expect(p.test('/API/PRIVATE/v1/customers/12/subscriptions')).toBe(false);
     expect(p.test('/api/private/v1/customers/12/13/subscriptions')).toBe(false);
     expect(templatePattern('/a.b').test('/axb')).toBe(false);
   });

@@ -11,13 +11,16 @@ interface Template {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `/customers/:customerId` → a pattern that matches `/customers/123` (one segment per parameter). */
+/**
+ * `/customers/:customerId` → a pattern that matches `/customers/123` (one segment per parameter),
+ * exactly as the router does: case-sensitive, and no trailing slash (strict routing).
+ */
 export function templatePattern(path: string): RegExp {
   const body = path
     .split('/')
     .map((segment) => (segment.startsWith(':') ? '[^/]+' : escape(segment)))
     .join('/');
-  return new RegExp(`^${body}/?$`);
+  return new RegExp(`^${body}$`);
 }
 
 /**

@@ -6,7 +6,8 @@ import {
   Injectable,
   UseGuards,
 } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { RateLimiter } from '../rate-limit/rate-limiter.service';
 import { callerOf } from '../auth/caller';
 import { PublicApi } from '../auth/decorators';
 import { bearerToken } from '../auth/guards';
@@ -16,16 +17,29 @@ import { CustomerSessionRef, CustomerSessionsService } from './customer-sessions
 type CustomerRequest = Request & { customerSession?: CustomerSessionRef };
 
 /**
- * `Authorization: Bearer <customer token>` → the logged-in customer on the request. Runs after
- * the public key guard, which establishes the project (see `CustomerApi()`).
+ * `Authorization: Bearer <customer token>` → the logged-in customer on the request, then the
+ * customer's rate limit. Runs after the public key guard, which establishes the project (see
+ * `CustomerApi()`).
  */
 @Injectable()
 export class CustomerTokenGuard implements CanActivate {
-  constructor(private readonly sessions: CustomerSessionsService) {}
+  constructor(
+    private readonly sessions: CustomerSessionsService,
+    private readonly limiter: RateLimiter,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<CustomerRequest>();
-    req.customerSession = await this.sessions.authenticate(callerOf(req).project, bearerToken(req));
+    const http = context.switchToHttp();
+    const req = http.getRequest<CustomerRequest>();
+    const session = await this.sessions.authenticate(callerOf(req).project, bearerToken(req));
+    req.customerSession = session;
+    // the customer's own limit, whatever the address (RATE_LIMIT_PER_CUSTOMER)
+    if (this.limiter.appliesTo(req))
+      await this.limiter.consume(
+        'customer',
+        `${session.projectId}:${session.customerId}`,
+        http.getResponse<Response>(),
+      );
     return true;
   }
 }

@@ -11,6 +11,9 @@ import { CustomersService } from '../customers/customers.service';
 import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
 import { LoginDto, LoginResult } from './dto/public.dto';
 import { LoginThrottle } from './login-throttle.service';
+import { USERNAME_PATTERN } from '../customers/dto/customer.dto';
+
+const isUsername = (value: string) => value.length >= 8 && value.length <= 16 && USERNAME_PATTERN.test(value);
 import { PeriodicTask } from '../common/periodic-task';
 
 /** How often every replica deletes expired sessions and ended login-failure windows. */
@@ -80,14 +83,28 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
    * reveals that the customer is disabled.
    */
   async login(project: CallerProject, dto: LoginDto, address: string | undefined): Promise<LoginResult> {
-    const attempt = this.throttle.attemptFor(project.id, dto.identifier, address);
-    await this.throttle.begin(attempt);
-
+    const { type, value } = dto.identifier;
+    // A username that breaks the username rules cannot exist: refused before any lookup, so that
+    // no other spelling (`admİn` for `admin`, which the database may fold into the same name) is
+    // ever looked up, let alone counted apart.
+    if (type === 'username' && !isUsername(value)) {
+      const message = 'identifier.value is not a valid username (8 to 16 of A-Z a-z 0-9 _ . -)';
+      throw new DomainError('VALIDATION_FAILED', message, [{ field: 'identifier.value', message }]);
+    }
     const customerId = await this.customers.findIdByIdentifier(
       this.dataSource.manager,
       project.id,
       dto.identifier,
     );
+    // the failure counters are those of the customer the identifier resolved to, whichever of its
+    // identifiers was typed; an unknown identifier is counted as written (usernames in lower case)
+    const subject =
+      customerId !== undefined
+        ? `customer:${customerId}`
+        : `identifier:${type}\u0000${type === 'username' ? value.toLowerCase() : value}`;
+    const attempt = this.throttle.attemptFor(project.id, subject, address);
+    await this.throttle.begin(attempt);
+
     const rows: PasswordRow[] = await this.dataSource.query(
       `SELECT c.enabled, cr.secret_hash
          FROM customers c

@@ -11,7 +11,9 @@ import type { CustomerSessionRef } from './customer-sessions.service';
 import { CustomerSessionsService } from './customer-sessions.service';
 import { LoginDto, LoginResult } from './dto/public.dto';
 import {
+  LOGIN_DELAY_BASE_SECONDS,
   LOGIN_FAILURE_WINDOW_SECONDS,
+  LOGIN_FREE_FAILURES_PER_ADDRESS,
   LOGIN_MAX_FAILURES_PER_ADDRESS,
   LOGIN_MAX_FAILURES_PER_IDENTIFIER,
 } from './login-throttle.service';
@@ -27,9 +29,12 @@ export class PublicAuthController {
   @ApiOperation({
     summary: 'Log a customer in with an identifier and password; answers a customer token',
     description:
-      'A wrong password, an unknown customer and a customer without a password all answer the same 401 INVALID_CREDENTIALS. ' +
-      `After ${LOGIN_MAX_FAILURES_PER_IDENTIFIER} failures for one identifier (or ${LOGIN_MAX_FAILURES_PER_ADDRESS} from one address) ` +
-      `within ${LOGIN_FAILURE_WINDOW_SECONDS / 60} minutes, attempts answer 429 RATE_LIMITED with Retry-After until the window ends.`,
+      'A wrong password, an unknown customer and a customer without a password all answer the same 401 INVALID_CREDENTIALS; ' +
+      'a `username` that breaks the username rules is 400 VALIDATION_FAILED. ' +
+      `After ${LOGIN_FREE_FAILURES_PER_ADDRESS} failures for one customer from one address, each attempt from that address waits ` +
+      `${LOGIN_DELAY_BASE_SECONDS} s, doubled with every further failure (429 RATE_LIMITED with Retry-After); ` +
+      `${LOGIN_MAX_FAILURES_PER_IDENTIFIER} failures for one customer from any address, or ${LOGIN_MAX_FAILURES_PER_ADDRESS} from one address, ` +
+      `within ${LOGIN_FAILURE_WINDOW_SECONDS / 60} minutes refuse further attempts until the window ends.`,
   })
   @ApiEnvelope(LoginResult)
   @ApiErrors('VALIDATION_FAILED', 'INVALID_CREDENTIALS', 'CUSTOMER_DISABLED', 'RATE_LIMITED')

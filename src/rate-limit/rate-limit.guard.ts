@@ -6,6 +6,10 @@ import { RateLimiter } from './rate-limiter.service';
 /** Longest address kept in a counter key (an untrusted `X-Forwarded-For` entry can be anything). */
 const MAX_ADDRESS_LENGTH = 128;
 
+/** The client address of a request (`req.ip`, which follows `TRUST_PROXY`), as counters key it. */
+export const clientAddress = (req: Request): string =>
+  (req.ip ?? req.socket.remoteAddress ?? 'unknown').slice(0, MAX_ADDRESS_LENGTH);
+
 /**
  * The per-address limit, as a global guard: Nest runs global guards before the controllers'
  * key guards, so requests with a wrong or missing key are limited too. The address is `req.ip`,
@@ -20,8 +24,7 @@ export class AddressRateLimitGuard implements CanActivate {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     if (!this.limiter.appliesTo(req)) return true;
-    const address = (req.ip ?? req.socket.remoteAddress ?? 'unknown').slice(0, MAX_ADDRESS_LENGTH);
-    await this.limiter.consume('address', address, http.getResponse<Response>());
+    await this.limiter.consume('address', clientAddress(req), http.getResponse<Response>());
     return true;
   }
 }
@@ -30,6 +33,11 @@ export class AddressRateLimitGuard implements CanActivate {
  * The per-key limit. `PrivateApi()` and `PublicApi()` put it right after their key guard, which
  * has put the caller (and its key id) on the request; a refused request goes no further, so it
  * never claims or stores an idempotency key and a retry after the window really runs.
+ *
+ * A private key is one server of the project: it is counted as a whole. A public key ships inside
+ * every copy of the project's client apps, so one client could use up a count kept per key for
+ * all of them: it is counted per key and client address (and a logged-in customer once more, by
+ * `CustomerTokenGuard`), never per key alone.
  */
 @Injectable()
 export class KeyRateLimitGuard implements CanActivate {
@@ -39,7 +47,11 @@ export class KeyRateLimitGuard implements CanActivate {
     const http = context.switchToHttp();
     const req = http.getRequest<AuthenticatedRequest>();
     if (req.caller && this.limiter.appliesTo(req)) {
-      await this.limiter.consume('key', String(req.caller.apiKeyId), http.getResponse<Response>());
+      const subject =
+        req.caller.kind === 'public'
+          ? `${req.caller.apiKeyId}:${clientAddress(req)}`
+          : String(req.caller.apiKeyId);
+      await this.limiter.consume('key', subject, http.getResponse<Response>());
     }
     return true;
   }

@@ -6,7 +6,7 @@ import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { RATE_LIMIT_STORE, RateLimitStore, WindowHit } from './rate-limit.store';
 
-export type LimitKind = 'key' | 'address';
+export type LimitKind = 'key' | 'address' | 'customer';
 
 /** The interfaces that are limited; probes, metrics, docs and the admin interface are not. */
 const LIMITED_PREFIXES = ['/api/private/', '/api/public/'];
@@ -20,7 +20,8 @@ interface Advertised {
 }
 
 /**
- * Rate limits of product.md 10, per API key and per client address, in fixed windows of
+ * Rate limits of product.md 10, per API key (a public key: per key and client address), per
+ * client address and per logged-in customer, in fixed windows of
  * `RATE_LIMIT_WINDOW_SECONDS` counted in a store shared by the replicas (`RATE_LIMIT_STORE`).
  * Every counted request gets `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`
  * (seconds) of the tighter limit; one over a limit is refused with 429 RATE_LIMITED and
@@ -43,7 +44,11 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore | null,
   ) {
     this.windowSeconds = config.get('RATE_LIMIT_WINDOW_SECONDS');
-    this.limits = { key: config.get('RATE_LIMIT_PER_KEY'), address: config.get('RATE_LIMIT_PER_ADDRESS') };
+    this.limits = {
+      key: config.get('RATE_LIMIT_PER_KEY'),
+      address: config.get('RATE_LIMIT_PER_ADDRESS'),
+      customer: config.get('RATE_LIMIT_PER_CUSTOMER'),
+    };
     const prune = store?.prune?.bind(store);
     if (prune) this.pruning = new PeriodicTask('RateLimitPruning', PRUNE_INTERVAL_MS, prune);
   }

@@ -47,6 +47,10 @@ export const ERROR_STATUS = {
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
+  // per-project limits (README, Decisions: hardening)
+  CUSTOMER_LIMIT_REACHED: 409,
+  CODE_LIMIT_REACHED: 409,
+  CODE_BATCH_RATE_LIMITED: 429,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -94,6 +98,10 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   CUSTOMER_DISABLED: 'The customer is disabled.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
+  CUSTOMER_LIMIT_REACHED: 'The project holds as many customers as it may (PROJECT_MAX_CUSTOMERS).',
+  CODE_LIMIT_REACHED: 'The batch would take the project past the codes it may hold (PROJECT_MAX_CODES).',
+  CODE_BATCH_RATE_LIMITED:
+    'The project has created as many code batches in the last hour as it may (PROJECT_MAX_CODE_BATCHES_PER_HOUR).',
 };
 
 export interface ErrorDetail {

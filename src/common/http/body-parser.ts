@@ -1,20 +1,129 @@
 import { json } from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { DomainError } from '../errors/domain-error';
+import type { ErrorDetail } from '../errors/error-codes';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Deepest nesting of arrays and objects a body may have; no request of the API needs more than 4. */
 export const BODY_MAX_DEPTH = 32;
+/** Most keys one object of a body may have; the widest request object has fewer than 10 fields. */
+export const BODY_MAX_KEYS = 100;
+/** Most items one array of a body may have; the longest list a request takes is 50 identifiers. */
+export const BODY_MAX_ITEMS = 1000;
+/** Most values (objects, arrays, strings, numbers, booleans, nulls) in one body. */
+export const BODY_MAX_NODES = 10_000;
 const NUL = '\u0000';
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000), which PostgreSQL text cannot hold';
 
-/** The exact bytes are kept on `req.rawBody`: request signatures are computed over them. */
+/** A body whose shape breaks one of the limits above, found before it is parsed. */
+class BodyShapeError extends Error {
+  constructor(readonly detail: ErrorDetail) {
+    super(detail.message);
+  }
+}
+
+interface Container {
+  object: boolean;
+  /** Commas seen so far: the container holds `commas + 1` entries once it has any. */
+  commas: number;
+  /** The key being read (objects). */
+  key?: string;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The shape of a JSON text, checked on its bytes in one pass and before `JSON.parse`: nesting
+ * deeper than `BODY_MAX_DEPTH`, an object with more than `BODY_MAX_KEYS` keys, an array with
+ * more than `BODY_MAX_ITEMS` items, or more than `BODY_MAX_NODES` values in all. A body of 1 MiB
+ * can hold 80,000 keys in one object; building that object alone takes `JSON.parse` some 40 ms
+ * of CPU, and validating it took seconds (one error per unknown key). This scan costs about a
+ * millisecond per MiB, so the work spent on any body is bounded before it is parsed. Structural
+ * characters are ASCII and never appear inside a UTF-8 multi-byte sequence, so bytes will do.
+ * The text is not validated here (`JSON.parse` does that); malformed text can only be miscounted
+ * into a refusal that `JSON.parse` would have made anyway, or let through to it.
+ */
+export function checkJsonShape(buf: Buffer): ErrorDetail | undefined {
+  const stack: Container[] = [];
+  let nodes = 1;
+  let stringStart = -1;
+  let lastString: [number, number] | undefined;
+  const path = (upTo: number) => {
+    let out = '';
+    for (let i = 0; i < upTo; i++) {
+      const c = stack[i];
+      if (c.object) out += out ? `.${c.key ?? ''}` : (c.key ?? '');
+      else out += `[${c.commas}]`;
+    }
+    return out || 'body';
+  };
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if (stringStart >= 0) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) {
+        lastString = [stringStart, i];
+        stringStart = -1;
+      }
+      continue;
+    }
+    switch (b) {
+      case QUOTE:
+        stringStart = i + 1;
+        break;
+      case 0x7b: // {
+      case 0x5b: // [
+        if (stack.length >= BODY_MAX_DEPTH)
+          return {
+            field: path(stack.length),
+            message: `nests deeper than ${BODY_MAX_DEPTH} levels of arrays and objects`,
+          };
+        if (++nodes > BODY_MAX_NODES)
+          return { field: 'body', message: `holds more than ${BODY_MAX_NODES} values in all` };
+        stack.push({ object: b === 0x7b, commas: 0 });
+        break;
+      case 0x7d: // }
+      case 0x5d: // ]
+        stack.pop();
+        break;
+      case 0x3a: {
+        // `:` ends a key: remember it (shortened) to name the field of a refusal
+        const top = stack[stack.length - 1];
+        if (top && lastString)
+          top.key = buf.toString('utf8', lastString[0], Math.min(lastString[1], lastString[0] + 64));
+        break;
+      }
+      case 0x2c: {
+        // `,`: one more value in the innermost container
+        const top = stack[stack.length - 1];
+        if (!top) break;
+        top.commas++;
+        if (++nodes > BODY_MAX_NODES)
+          return { field: 'body', message: `holds more than ${BODY_MAX_NODES} values in all` };
+        if (top.object && top.commas >= BODY_MAX_KEYS)
+          return { field: path(stack.length - 1), message: `has more than ${BODY_MAX_KEYS} keys` };
+        if (!top.object && top.commas >= BODY_MAX_ITEMS)
+          return { field: path(stack.length - 1), message: `has more than ${BODY_MAX_ITEMS} items` };
+        break;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The exact bytes are kept on `req.rawBody`: request signatures are computed over them. Their
+ * shape is checked before they are parsed (`checkJsonShape`).
+ */
 const parseJson = json({
   limit: BODY_LIMIT_BYTES,
   type: () => true,
   strict: false,
   verify: (req, _res, buf) => {
     (req as typeof req & { rawBody?: Buffer }).rawBody = buf;
+    const refused = checkJsonShape(buf);
+    if (refused) throw new BodyShapeError(refused);
   },
 });
 
@@ -40,6 +149,10 @@ export const jsonBodyMiddleware: RequestHandler = (req: Request, res: Response, 
   if (!isJsonContentType(req.headers['content-type'] ?? ''))
     return next(new DomainError('UNSUPPORTED_MEDIA_TYPE'));
   parseJson(req, res, (err?: unknown) => {
+    if (err instanceof BodyShapeError)
+      return next(
+        new DomainError('VALIDATION_FAILED', `${err.detail.field} ${err.detail.message}`, [err.detail]),
+      );
     if (!err) {
       const refused = unsafeJson(req.body);
       return next(refused && new DomainError('VALIDATION_FAILED', undefined, [refused]));

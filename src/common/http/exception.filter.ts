@@ -4,6 +4,7 @@ import { DomainError } from '../errors/domain-error';
 import { ERROR_MESSAGES, ErrorCode } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
 import { requestIdOf } from './request-id';
+import { MAX_ERROR_DETAILS } from './validation';
 
 /** Framework errors (no route, a guard or pipe of a library) mapped onto our codes by status. */
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -39,7 +40,7 @@ export class GlobalExceptionFilter implements ExceptionFilter {
       error: {
         code: error.code,
         message: error.message,
-        ...(error.details ? { details: error.details } : {}),
+        ...(error.details ? { details: error.details.slice(0, MAX_ERROR_DETAILS) } : {}),
       },
     };
     if (res.headersSent) return;

@@ -40,12 +40,30 @@ export function loggerOptions(root: Logger): Params {
   return { pinoHttp: { logger: root }, forRoutes: [] };
 }
 
+/** At most this many query keys are logged, each cut to 64 characters. */
+const MAX_LOGGED_QUERY_KEYS = 20;
+
+/** The distinct names of the query parameters of `url`, never their values. */
+export function queryKeys(url: string): string[] {
+  const at = url.indexOf('?');
+  if (at < 0) return [];
+  const keys = new Set<string>();
+  for (const key of new URLSearchParams(url.slice(at + 1)).keys()) {
+    keys.add(key.slice(0, 64));
+    if (keys.size === MAX_LOGGED_QUERY_KEYS) break;
+  }
+  return [...keys];
+}
+
 /**
  * One line per request when its answer is finished or the client goes away: request id,
- * method, URL, status and duration; `info` for 2xx/3xx, `warn` for 4xx, `error` for 5xx and
- * `warn` for aborted requests (the same levels pino-http used).
+ * method, the route template (`routeOf`: `/api/private/v1/customers/:customerId`, `unmatched`),
+ * the names of the query parameters, status and duration; `info` for 2xx/3xx, `warn` for 4xx,
+ * `error` for 5xx and `warn` for aborted requests (the same levels pino-http used). Query values
+ * (search terms, e-mail addresses, codes) and path values are left out, unless the level is
+ * `debug` or `trace`: then the line also carries the whole URL.
  */
-export function requestLogMiddleware(root: Logger): RequestHandler {
+export function requestLogMiddleware(root: Logger, routeOf: (req: Request) => string): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = Date.now();
     res.once('close', () => {
@@ -53,10 +71,16 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
       const finished = res.writableFinished;
       const level = !finished ? 'warn' : status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
       if (!root.isLevelEnabled(level)) return;
+      const url = req.originalUrl;
       root[level](
         {
           reqId: requestIdOf(req),
-          req: { method: req.method, url: req.originalUrl },
+          req: {
+            method: req.method,
+            route: routeOf(req),
+            query: queryKeys(url),
+            ...(root.isLevelEnabled('debug') ? { url } : {}),
+          },
           res: { statusCode: status },
           responseTime: Date.now() - started,
         },

@@ -3,21 +3,40 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 export const MAX_PAGE_SIZE = 100;
+/**
+ * Highest `page`: int4, so that the offset `(page - 1) * pageSize` (at most about 2.1e11) stays an
+ * exact integer and a valid PostgreSQL OFFSET. Any page past the end is empty anyway.
+ */
+export const MAX_PAGE = 2147483647;
 
-/** A query string number stays a number only when it is one: '1.5' and 'x' fail validation. */
+/**
+ * A query-string integer: decimal digits only (at most 15, so the number is exact). Anything else
+ * (`1.5`, `1e2`, `0x10`, ` 100`, `x`, 20 digits) is left as the string for `@IsInt()` to refuse.
+ */
 export const toNumber = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value;
 
 /** `page` from 1, `pageSize` 1 to 100 (default 10), optional `search`; out of range is 400. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ default: 1, minimum: 1, description: 'Page number, from 1.' })
+  @ApiPropertyOptional({
+    default: 1,
+    minimum: 1,
+    maximum: MAX_PAGE,
+    description: 'Page number, from 1; decimal digits only. A page past the end is empty.',
+  })
   @IsOptional()
   @Transform(toNumber)
   @IsInt()
   @Min(1)
+  @Max(MAX_PAGE)
   page: number = 1;
 
-  @ApiPropertyOptional({ default: 10, minimum: 1, maximum: MAX_PAGE_SIZE, description: 'Items per page.' })
+  @ApiPropertyOptional({
+    default: 10,
+    minimum: 1,
+    maximum: MAX_PAGE_SIZE,
+    description: 'Items per page; decimal digits only.',
+  })
   @IsOptional()
   @Transform(toNumber)
   @IsInt()

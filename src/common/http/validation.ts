@@ -2,6 +2,12 @@ import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '../errors/domain-error';
 import { ErrorDetail } from '../errors/error-codes';
 
+/**
+ * Most `details` an error answer lists. A body within the shape limits of `body-parser.ts` can
+ * still break hundreds of rules; the answer names the first ones and says how many there are.
+ */
+export const MAX_ERROR_DETAILS = 20;
+
 /** Flattens class-validator's tree into `[{ field: 'customer.value', message }]`. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): ErrorDetail[] {
   const out: ErrorDetail[] = [];
@@ -30,8 +36,13 @@ export function createValidationPipe(): ValidationPipe {
     stopAtFirstError: false,
     exceptionFactory: (errors) => {
       const details = flattenValidationErrors(errors);
-      const summary = details.length === 1 ? details[0].message : `${details.length} fields are not valid`;
-      return new DomainError('VALIDATION_FAILED', summary, details);
+      const summary =
+        details.length === 1
+          ? details[0].message
+          : details.length > MAX_ERROR_DETAILS
+            ? `${details.length} rules are broken; the first ${MAX_ERROR_DETAILS} are listed`
+            : `${details.length} fields are not valid`;
+      return new DomainError('VALIDATION_FAILED', summary, details.slice(0, MAX_ERROR_DETAILS));
     },
   });
 }

@@ -1,9 +1,10 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * Failed public logins counted per key in fixed windows (see `login-throttle.service.ts`).
- * Keys: `id:<projectId>:<sha256 of type and value>` and `ip:<address>`. In the database, not
- * in memory, so that every replica counts the same failures.
+ * Failed attempts counted per key (see `auth/failure-counters.ts`): public logins
+ * (`lp:`/`li:` + a SHA-256, `ip:<address>`, `login-throttle.service.ts`) and admin tokens
+ * (`admin:<address>`). In the database, not in memory, so that every replica counts the same
+ * failures.
  */
 @Entity({ name: 'login_failures' })
 @Index('login_failures_window_idx', ['windowStart'])
@@ -16,4 +17,8 @@ export class LoginFailure {
 
   @Column({ type: 'int' })
   failures: number;
+
+  /** Time of the last counted attempt: growing delays and the end of a growing counter count from it. */
+  @Column({ name: 'last_failure_at', type: 'timestamptz', precision: 3, default: () => 'now()' })
+  lastFailureAt: Date;
 }

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { DomainError } from '../common/errors/domain-error';
+
+/** Length of a counter's window: 15 minutes. */
+export const FAILURE_WINDOW_SECONDS = 15 * 60;
+
+/**
+ * One counter of failed attempts (table `login_failures`, shared by every replica):
+ * - `fixed`: at most `max` failures in a window of FAILURE_WINDOW_SECONDS that starts with the
+ *   first failure; past it, attempts are refused until the window ends.
+ * - `growing`: `max` failures are free; after that each attempt must wait `baseDelaySeconds`,
+ *   doubled with every further failure (at most the window), counted from the last failure. The
+ *   count starts again after a window without failures.
+ */
+export interface FailureCounter {
+  key: string;
+  max: number;
+  growing?: { baseDelaySeconds: number };
+}
+
+interface CounterRow {
+  key: string;
+  failures: number;
+  since_start: number;
+  since_last: number;
+}
+
+/**
+ * Counters of failed attempts, for the public login (`LoginThrottle`) and the admin token
+ * (`AdminGuard`). An attempt is counted *before* it is checked, under row locks, in one short
+ * transaction: parallel attempts queue on the rows and each sees the ones before it, so a burst
+ * cannot slip through between a check and its count. An attempt that turns out not to be a
+ * failure is given back (`giveBack`) or clears its counter (`clear`).
+ */
+@Injectable()
+export class FailureCounters {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Counts one attempt on every counter, or throws 429 RATE_LIMITED (with Retry-After) and counts nothing. */
+  async begin(counters: FailureCounter[]): Promise<void> {
+    const byKey = new Map(counters.map((c) => [c.key, c]));
+    const keys = [...byKey.keys()].sort(); // one lock order for every transaction: no deadlock
+    await this.dataSource.transaction(async (em) => {
+      await em.query(
+        `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
+         SELECT k, now(), 0, now() FROM unnest($1::varchar[]) AS k ORDER BY k
+         ON CONFLICT (key) DO NOTHING`,
+        [keys],
+      );
+      const rows: CounterRow[] = await em.query(
+        `SELECT key, failures,
+                extract(epoch FROM now() - window_start)::float8 AS since_start,
+                extract(epoch FROM now() - last_failure_at)::float8 AS since_last
+           FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key FOR UPDATE`,
+        [keys],
+      );
+      let retryAfter = 0;
+      const next = rows.map((row) => {
+        const counter = byKey.get(row.key)!;
+        const expired = (counter.growing ? row.since_last : row.since_start) >= FAILURE_WINDOW_SECONDS;
+        const failures = expired ? 0 : row.failures;
+        if (failures >= counter.max) {
+          const wait = counter.growing
+            ? Math.min(
+                counter.growing.baseDelaySeconds * 2 ** (failures - counter.max),
+                FAILURE_WINDOW_SECONDS,
+              ) - row.since_last
+            : FAILURE_WINDOW_SECONDS - row.since_start;
+          if (wait > 0) retryAfter = Math.max(retryAfter, wait);
+        }
+        return { key: row.key, failures: failures + 1, reset: expired };
+      });
+      if (retryAfter > 0) throw DomainError.rateLimited(retryAfter);
+      await em.query(
+        `UPDATE login_failures AS f
+            SET failures = v.failures, last_failure_at = now(),
+                window_start = CASE WHEN v.reset THEN now() ELSE f.window_start END
+           FROM unnest($1::varchar[], $2::int[], $3::boolean[]) AS v(key, failures, reset)
+          WHERE f.key = v.key`,
+        [next.map((n) => n.key), next.map((n) => n.failures), next.map((n) => n.reset)],
+      );
+    });
+  }
+
+  /** The attempt was not a failure: one count back on each counter. */
+  async giveBack(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.dataSource.query(
+      'UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::varchar[])',
+      [[...keys].sort()],
+    );
+  }
+
+  /** Starts a counter afresh (a successful login clears its identifier-and-address counter). */
+  async clear(key: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM login_failures WHERE key = $1', [key]);
+  }
+
+  /** Deletes counters with no failure in the last window (called by the sessions' housekeeping). */
+  async pruneExpired(): Promise<number> {
+    const [{ n }]: Array<{ n: number }> = await this.dataSource.query(
+      `WITH gone AS (
+         DELETE FROM login_failures
+          WHERE window_start <= now() - make_interval(secs => $1) AND last_failure_at <= now() - make_interval(secs => $1)
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [FAILURE_WINDOW_SECONDS],
+    );
+    return n;
+  }
+}
