@@ -9,7 +9,7 @@ import { isForeignKeyViolation } from '../database/pg-errors';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
 import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
-import { LoginDto, LoginResult } from './dto/public.dto';
+import { ChangePasswordDto, LoginDto, LoginResult } from './dto/public.dto';
 import { LoginThrottle } from './login-throttle.service';
 import { USERNAME_PATTERN } from '../customers/dto/customer.dto';
 
@@ -173,6 +173,36 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
       );
     }
     return { sessionId: row.id, projectId: project.id, customerId: row.customer_id };
+  }
+
+  /**
+   * The logged-in customer sets a new password, proving the current one. Every other session of
+   * the customer ends (`CustomersService.update`); this one goes on. A wrong current password is
+   * 401 INVALID_CREDENTIALS and counts as a failed login of the customer from this address.
+   */
+  async changePassword(
+    project: CallerProject,
+    session: CustomerSessionRef,
+    dto: ChangePasswordDto,
+    address: string | undefined,
+  ): Promise<{ success: true }> {
+    const attempt = this.throttle.attemptFor(project.id, `customer:${session.customerId}`, address);
+    await this.throttle.begin(attempt);
+    const rows: Array<{ secret_hash: string }> = await this.dataSource.query(
+      'SELECT secret_hash FROM customer_credentials WHERE customer_id = $1 AND project_id = $2 AND type = $3',
+      [session.customerId, project.id, CREDENTIAL_PASSWORD],
+    );
+    const hash = rows[0]?.secret_hash;
+    const matches = await verifyPassword(dto.currentPassword, hash ?? this.dummyHash);
+    if (!hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
+    await this.throttle.succeeded(attempt);
+    await this.customers.update(
+      project.id,
+      session.customerId,
+      { password: dto.newPassword },
+      { keepSessionId: session.sessionId },
+    );
+    return { success: true };
   }
 
   async logout(session: CustomerSessionRef): Promise<{ success: true }> {

@@ -1,4 +1,6 @@
-import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { SuccessView } from '../projects/dto/project.dto';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
@@ -11,7 +13,8 @@ import { CustomerSubscriptionView, SubscriptionListQueryDto } from '../subscript
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
-import { PublicRedeemDto } from './dto/public.dto';
+import { CustomerSessionsService } from './customer-sessions.service';
+import { ChangePasswordDto, PublicRedeemDto } from './dto/public.dto';
 
 /** The logged-in customer's own data (product.md 8): the same services as the private interface. */
 @ApiTags('Public')
@@ -21,6 +24,7 @@ export class MeController {
     private readonly customers: CustomersService,
     private readonly subscriptions: SubscriptionsService,
     private readonly redemptions: RedemptionsService,
+    private readonly sessions: CustomerSessionsService,
   ) {}
 
   @Get()
@@ -44,6 +48,26 @@ export class MeController {
     @Query() query: SubscriptionListQueryDto,
   ) {
     return this.subscriptions.listForCustomer(project.id, me.customerId, query.history);
+  }
+
+  @Post('password')
+  @HttpCode(200)
+  @CustomerApi()
+  @ApiOperation({
+    summary: "Set the logged-in customer's password, proving the current one",
+    description:
+      'Every other session of the customer ends; this token goes on working. A wrong current password is ' +
+      '401 INVALID_CREDENTIALS and counts as a failed login (429 RATE_LIMITED as for the login).',
+  })
+  @ApiEnvelope(SuccessView)
+  @ApiErrors('VALIDATION_FAILED', 'INVALID_CREDENTIALS', 'RATE_LIMITED')
+  changePassword(
+    @CurrentProject() project: CallerProject,
+    @CurrentCustomer() me: CustomerSessionRef,
+    @Body() dto: ChangePasswordDto,
+    @Req() req: Request,
+  ) {
+    return this.sessions.changePassword(project, me, dto, req.ip);
   }
 
   @Post('redemptions')

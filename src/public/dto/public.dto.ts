@@ -46,3 +46,15 @@ export class PublicRedeemDto {
   @Length(1, 64)
   code: string;
 }
+
+export class ChangePasswordDto {
+  @ApiProperty({ example: 'correct horse battery', maxLength: 128, description: 'The password in use now.' })
+  @IsString()
+  @Length(1, 128)
+  currentPassword: string;
+
+  @ApiProperty({ example: 'battery staple horse', minLength: 8, maxLength: 128 })
+  @IsString()
+  @Length(8, 128)
+  newPassword: string;
+}
