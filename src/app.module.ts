@@ -19,7 +19,7 @@ import { RedemptionsModule } from './redemptions/redemptions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { PublicModule } from './public/public.module';
 import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logging';
-import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser';
+import { jsonBodyMiddleware, queryLimitMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
@@ -42,7 +42,7 @@ class AppConfigModule {}
 export class AppModule implements NestModule {
   /** Bodies are parsed after the request logger, so that refused bodies are logged too. */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(urlNulMiddleware, jsonBodyMiddleware).forRoutes('*');
+    consumer.apply(urlNulMiddleware, queryLimitMiddleware, jsonBodyMiddleware).forRoutes('*');
   }
 
   static forRoot(): DynamicModule {

@@ -213,3 +213,25 @@ export const urlNulMiddleware: RequestHandler = (req: Request, _res: Response, n
   }
   next(new DomainError('VALIDATION_FAILED', undefined, [{ field, message: NUL_MESSAGE }]));
 };
+
+/** Most query parameters a request may carry; no operation takes more than 8. */
+export const QUERY_MAX_PARAMS = 50;
+
+/**
+ * A query of more than QUERY_MAX_PARAMS parameters is refused before it is parsed and validated
+ * (every unknown parameter is a broken rule, and a query of 1,000 of them cost some 50 ms of CPU
+ * to check): 400 VALIDATION_FAILED naming `query`.
+ */
+export const queryLimitMiddleware: RequestHandler = (req: Request, _res: Response, next: NextFunction) => {
+  const url = req.originalUrl;
+  const at = url.indexOf('?');
+  if (at < 0) return next();
+  let params = 1;
+  for (let i = url.indexOf('&', at); i >= 0; i = url.indexOf('&', i + 1)) {
+    if (++params > QUERY_MAX_PARAMS) {
+      const message = `has more than ${QUERY_MAX_PARAMS} parameters`;
+      return next(new DomainError('VALIDATION_FAILED', `query ${message}`, [{ field: 'query', message }]));
+    }
+  }
+  next();
+};
