@@ -1,10 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { SuccessView } from '../projects/dto/project.dto';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CustomerRecord } from '../customers/dto/customer.dto';
 import { CustomersService } from '../customers/customers.service';
 import { RedemptionResult } from '../redemptions/dto/redemption.dto';
@@ -15,10 +14,11 @@ import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { CustomerSessionsService } from './customer-sessions.service';
 import { ChangePasswordDto, PublicRedeemDto } from './dto/public.dto';
+import { apiPath } from '../common/routes/api-prefixes';
 
 /** The logged-in customer's own data (product.md 8): the same services as the private interface. */
 @ApiTags('Public')
-@Controller('api/public/v1/me')
+@Controller(apiPath('public', 'me'))
 export class MeController {
   constructor(
     private readonly customers: CustomersService,
