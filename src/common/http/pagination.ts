@@ -4,10 +4,10 @@ import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validato
 
 export const MAX_PAGE_SIZE = 100;
 /**
- * Highest `page`: int4, so that the offset `(page - 1) * pageSize` (at most about 2.1e11) stays an
- * exact integer and a valid PostgreSQL OFFSET. Any page past the end is empty anyway.
+ * Highest `page`: the offset `(page - 1) * pageSize` stays an exact integer (at most 2^53) and a
+ * valid PostgreSQL OFFSET for every page size. Any page past the end is empty anyway.
  */
-export const MAX_PAGE = 2147483647;
+export const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PAGE_SIZE); // 90,071,992,547,409
 
 /**
  * A query-string integer: decimal digits only (at most 15, so the number is exact). Anything else
