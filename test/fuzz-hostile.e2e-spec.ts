@@ -131,6 +131,8 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
   const serverErrors: string[] = [];
   /** CPU ms per request, by operation and shape, for FUZZ_STATS and the bound. */
   const cpu: Array<{ op: string; shape: string; ms: number; status: number }> = [];
+  /** Requests measured a second time (first measure over the bound). */
+  const retried: string[] = [];
 
   const LOGOUT_USER = 'hostile02';
   async function login(username: string): Promise<string> {
@@ -178,6 +180,7 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
               return `  ${shape}: ${at(0.5)} / ${at(0.95)} / ${sorted[sorted.length - 1].toFixed(1)}`;
             })
             .join('\n') +
+          `\n  measured twice: ${retried.length ? retried.join('; ') : 'none'}` +
           `\n  worst: ${worst.map((w) => `${w.op} (${w.shape}) ${w.ms.toFixed(1)} ms -> ${w.status}`).join('; ')}\n`,
       );
     }
@@ -221,10 +224,19 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
     expected?: '404' | '4xx',
   ): Promise<string | undefined> {
     serverErrors.length = 0;
-    const before = process.cpuUsage();
-    const res = await exchange(sent);
-    const used = process.cpuUsage(before);
-    const ms = (used.user + used.system) / 1000;
+    const measured = async () => {
+      const before = process.cpuUsage();
+      const answer = await exchange(sent);
+      const used = process.cpuUsage(before);
+      return { answer, ms: (used.user + used.system) / 1000 };
+    };
+    let { answer: res, ms } = await measured();
+    // The process's CPU time includes a garbage collection that may fall on any request (of the
+    // test's own megabytes, too); a real regression costs as much the second time.
+    if (ms > CPU_BOUND_MS) {
+      retried.push(`${op.key} (${shape}) ${ms.toFixed(0)} ms`);
+      ({ answer: res, ms } = await measured());
+    }
     cpu.push({ op: op.key, shape, ms, status: res.status });
     const problems = violations(op, res);
     if (ms > CPU_BOUND_MS) problems.push(`cost ${ms.toFixed(0)} ms of CPU (bound ${CPU_BOUND_MS} ms)`);

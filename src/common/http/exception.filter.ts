@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error';
-import { ERROR_MESSAGES, ErrorCode } from '../errors/error-codes';
+import { ERROR_MESSAGES, ErrorCode, ErrorDetail } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
 import { requestIdOf } from './request-id';
 import { MAX_ERROR_DETAILS } from './validation';
@@ -16,6 +16,15 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
   503: 'SERVICE_UNAVAILABLE',
 };
+
+/** Longest `field` and `message` of a detail: a field named by a 100,000-character key is not echoed whole. */
+const MAX_FIELD_LENGTH = 128;
+const MAX_MESSAGE_LENGTH = 300;
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
+const shortDetail = (d: ErrorDetail): ErrorDetail => ({
+  field: cut(d.field, MAX_FIELD_LENGTH),
+  message: cut(d.message, MAX_MESSAGE_LENGTH),
+});
 
 /**
  * Every error leaves through here: domain errors with their own code and status, framework
@@ -39,8 +48,8 @@ export class GlobalExceptionFilter implements ExceptionFilter {
       requestId,
       error: {
         code: error.code,
-        message: error.message,
-        ...(error.details ? { details: error.details.slice(0, MAX_ERROR_DETAILS) } : {}),
+        message: cut(error.message, MAX_MESSAGE_LENGTH),
+        ...(error.details ? { details: error.details.slice(0, MAX_ERROR_DETAILS).map(shortDetail) } : {}),
       },
     };
     if (res.headersSent) return;
