@@ -40,6 +40,8 @@ export class EarlierAnswerFound extends Error {
 export class IdempotencyContext implements TransactionParticipant {
   /** The answer stored with the work, once its transaction has committed. */
   committed?: StoredAnswer;
+  /** Another transaction held the key: this request's 409 is not an answer to store. */
+  inUse = false;
   private pending?: StoredAnswer;
 
   constructor(
@@ -54,7 +56,10 @@ export class IdempotencyContext implements TransactionParticipant {
     this.pending = undefined;
     const earlier = await this.store.lockKey(em, this.projectId, this.key, this.fingerprint);
     if (!earlier) return;
-    if (earlier.kind === 'in-use') throw new DomainError('IDEMPOTENCY_KEY_IN_USE');
+    if (earlier.kind === 'in-use') {
+      this.inUse = true;
+      throw new DomainError('IDEMPOTENCY_KEY_IN_USE');
+    }
     throw new EarlierAnswerFound(earlier);
   }
 

@@ -207,7 +207,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           );
           write = store.replace(projectId, key, fingerprint, status, text ?? committed.text);
         } else write = Promise.resolve();
-      } else if (status < 500 && text !== undefined) {
+      } else if (status < 500 && text !== undefined && !idem.inUse) {
         write = guard
           ? store.save(projectId, key, fingerprint, status, text, guard.runner.manager)
           : store.save(projectId, key, fingerprint, status, text);

@@ -124,14 +124,16 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     bodyText: string,
     em?: EntityManager,
   ): Promise<void> {
+    // In the work's transaction the key is locked and was free: this answer is the truth, even
+    // over an error answer that a duplicate stored meanwhile. Outside, a live answer wins.
     await (em ?? this.dataSource.manager).query(
       `INSERT INTO idempotency_records AS r (project_id, key, fingerprint, response_status, response_body, expires_at)
        VALUES ($1, $2, $3, $4, to_jsonb($5::text), now() + make_interval(hours => $6))
        ON CONFLICT (project_id, key) DO UPDATE
           SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
               response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at
-        WHERE r.expires_at < now() OR (r.response_status IS NULL AND r.fingerprint = EXCLUDED.fingerprint)`,
-      [projectId, key, fingerprint, status, bodyText, IDEMPOTENCY_TTL_HOURS],
+        WHERE $7 OR r.expires_at < now() OR (r.response_status IS NULL AND r.fingerprint = EXCLUDED.fingerprint)`,
+      [projectId, key, fingerprint, status, bodyText, IDEMPOTENCY_TTL_HOURS, em !== undefined],
     );
   }
 
