@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { allowLongStatements } from '../database/timeouts';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
@@ -72,6 +74,7 @@ export class CodesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
     private readonly statements: Statements,
+    private readonly config: AppConfig,
   ) {}
 
   /** `lockCodeWithCustomer` statements by the shape of their customer lookup. */
@@ -92,6 +95,8 @@ export class CodesService {
     return inTransaction(
       this.dataSource,
       async (em) => {
+        // up to 10,000 codes: the one known long operation
+        await allowLongStatements(em, this.config.get('DB_LONG_STATEMENT_TIMEOUT_MS'));
         const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
         const batch = await em.getRepository(CodeBatch).save(
           em.create(CodeBatch, {
