@@ -230,6 +230,14 @@ export class EnvironmentVariables {
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
+  /** After a Redis failure, how long the rate limiter skips Redis (limits not enforced) before it probes again, in ms; 0 = never skip. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  RATE_LIMIT_REDIS_PAUSE_MS: number = 5_000;
+
   /** Prefix of every Redis key the service writes (several services or environments can share one Redis). */
   @IsOptional()
   @IsString()

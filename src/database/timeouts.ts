@@ -83,3 +83,16 @@ export function poolTimeoutOptions(t: DatabaseTimeouts): Record<string, unknown>
     keepAliveInitialDelayMillis: 10_000,
   };
 }
+
+/**
+ * At the shutdown deadline: destroys the socket of every connection of the pool, so that each
+ * statement still running fails at once (its request answers 503) and PostgreSQL rolls its
+ * transaction back, freeing its locks (the idempotency keys' among them). Waiting for a frozen
+ * or slow server is not an option there. Reads the pool's list of clients (`_clients`, pg-pool's
+ * own, unchanged for years; there is no public one).
+ */
+export function cutDatabaseConnections(pool: unknown): number {
+  const clients = (pool as { _clients?: Array<Partial<ClientInternals>> } | undefined)?._clients ?? [];
+  for (const client of clients) client.connection?.stream.destroy();
+  return clients.length;
+}

@@ -3,16 +3,29 @@ import { APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
 import { PostgresRateLimitStore } from './postgres-rate-limit.store';
 import { AddressRateLimitGuard } from './rate-limit.guard';
 import { RATE_LIMIT_STORE, RateLimitStore } from './rate-limit.store';
 import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
-function createStore(config: AppConfig, dataSource: DataSource): RateLimitStore | null {
+function createStore(
+  config: AppConfig,
+  dataSource: DataSource,
+  metrics: MetricsService,
+): RateLimitStore | null {
   if (!config.get('RATE_LIMIT_ENABLED')) return null;
   if (config.get('RATE_LIMIT_STORE') === 'redis')
-    return new RedisRateLimitStore(config.get('REDIS_URL')!, config.get('REDIS_KEY_PREFIX'));
+    return new RedisRateLimitStore(
+      config.get('REDIS_URL')!,
+      config.get('REDIS_KEY_PREFIX'),
+      config.get('RATE_LIMIT_REDIS_PAUSE_MS'),
+      {
+        opened: () => metrics.recordRateLimitStore('opened'),
+        skipped: () => metrics.recordRateLimitStore('skipped'),
+      },
+    );
   return new PostgresRateLimitStore(dataSource);
 }
 
@@ -24,7 +37,11 @@ function createStore(config: AppConfig, dataSource: DataSource): RateLimitStore 
 @Global()
 @Module({
   providers: [
-    { provide: RATE_LIMIT_STORE, inject: [AppConfig, getDataSourceToken()], useFactory: createStore },
+    {
+      provide: RATE_LIMIT_STORE,
+      inject: [AppConfig, getDataSourceToken(), MetricsService],
+      useFactory: createStore,
+    },
     RateLimiter,
     { provide: APP_GUARD, useClass: AddressRateLimitGuard },
   ],
