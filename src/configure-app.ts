@@ -139,6 +139,27 @@ export function configureHttpServer(server: Server, settings: HttpServerSettings
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const connectionCount = (server: Server) =>
+  new Promise<number>((resolve) => server.getConnections((_error, count) => resolve(count ?? 0)));
+
+/**
+ * Lets the event loop accept the connections already queued in the kernel and read the requests
+ * already written to them: turns of the loop until the number of connections and of requests in
+ * progress has not moved for 3 turns and 20 ms have passed (at most 1 s). Under load the server
+ * accepts a few queued connections per turn, so a fixed number of turns is not enough.
+ */
+async function settleAccepts(server: Server, responses?: Set<ServerResponse>): Promise<void> {
+  const started = Date.now();
+  let last = '';
+  let stable = 0;
+  while (Date.now() - started < 1000) {
+    await nextTurn();
+    const now = `${await connectionCount(server)}/${responses?.size ?? 0}`;
+    stable = now === last ? stable + 1 : 0;
+    last = now;
+    if (stable >= 3 && Date.now() - started >= 20) return;
+  }
+}
 
 export interface DrainSettings {
   /** `SHUTDOWN_TIMEOUT_MS`: how long requests in flight may take. */
@@ -177,8 +198,7 @@ export async function drainHttpServer(server: Server, settings: DrainSettings | 
   server.prependListener('request', (_req: unknown, res: ServerResponse) => closeAfterAnswer(res));
   inFlight.get(server)?.forEach(closeAfterAnswer);
 
-  for (let turn = 0; turn < 3; turn++) await nextTurn();
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await settleAccepts(server, inFlight.get(server));
   inFlight.get(server)?.forEach(closeAfterAnswer);
 
   return new Promise((resolve) => {

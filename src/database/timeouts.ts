@@ -14,6 +14,9 @@ export interface DatabaseTimeouts {
   poolWaitMs: number;
 }
 
+/** How often PostgreSQL checks, during a statement, that the client is still connected (ms). */
+export const CLIENT_CHECK_INTERVAL_MS = 1000;
+
 /** Margin of the client's wait over the server's statement timeout, so the server's cancel is seen first. */
 export const QUERY_TIMEOUT_MARGIN_MS = 1000;
 
@@ -81,6 +84,10 @@ export function poolTimeoutOptions(t: DatabaseTimeouts): Record<string, unknown>
     // a peer that vanished (host down, network cut) is found on idle connections too
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    // PostgreSQL checks that the client is still there during a long statement (a lock wait
+    // included) and rolls back as soon as it is gone, instead of when the statement ends: the
+    // locks of a killed replica's transactions (idempotency keys among them) are freed at once.
+    options: `-c client_connection_check_interval=${CLIENT_CHECK_INTERVAL_MS}`,
   };
 }
 
