@@ -50,8 +50,11 @@ async function startApp(env: Record<string, string>): Promise<NestExpressApplica
 }
 
 /** Boots the real application on a database of its own; once per test file. */
-export async function createTestApp(extraEnv: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  extraEnv: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {},
+): Promise<TestApp> {
   const db = await createTestDatabase();
+  if (typeof extraEnv === 'function') extraEnv = extraEnv(db.url);
   const env = {
     DATABASE_URL: db.url,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
