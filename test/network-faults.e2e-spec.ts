@@ -158,3 +158,85 @@ describe('database faults', () => {
     await sleep(10);
   });
 });
+
+/** Is Redis there (127.0.0.1:6379 or TEST_REDIS_URL)? Checked before the block runs; skipped when not. */
+const REDIS_URL = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+
+describe('a stalled Redis behind the rate limiter: circuit breaker', () => {
+  const PAUSE_MS = 1500;
+  let proxy: FaultProxy;
+  let t: TestApp;
+  let p: TestProject;
+  let redisUp = false;
+
+  beforeAll(async () => {
+    const { connect } = await import('node:net');
+    redisUp = await new Promise<boolean>((resolve) => {
+      const s = connect(Number(REDIS_URL.port || 6379), REDIS_URL.hostname);
+      s.setTimeout(1000);
+      s.on('connect', () => (s.destroy(), resolve(true)));
+      s.on('error', () => resolve(false));
+      s.on('timeout', () => (s.destroy(), resolve(false)));
+    });
+    if (!redisUp) {
+      // eslint-disable-next-line no-console
+      console.warn(`Redis is not reachable at ${REDIS_URL.href}: the circuit breaker test is SKIPPED`);
+      return;
+    }
+    proxy = await new FaultProxy(Number(REDIS_URL.port || 6379), REDIS_URL.hostname).start();
+    t = await createTestApp({
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_STORE: 'redis',
+      REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+      REDIS_KEY_PREFIX: `test-breaker-${process.pid}-${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_REDIS_PAUSE_MS: String(PAUSE_MS),
+      RATE_LIMIT_PER_KEY: '1000',
+      RATE_LIMIT_PER_ADDRESS: '1000',
+    });
+    p = await t.createProject();
+  });
+
+  afterAll(async () => {
+    await proxy?.stop();
+    await t?.close();
+  });
+
+  const metric = async (name: string) => {
+    const text = (await t.http.get('/metrics').expect(200)).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return Number(line?.split(' ')[1] ?? NaN);
+  };
+  const info = () => t.http.get('/api/private/v1/info').set(bearer(p.privateKey));
+
+  it('after a failure Redis is skipped (requests go through at once, uncounted), the opening is counted in /metrics, then Redis is probed again and limits come back', async () => {
+    if (!redisUp) return;
+    const limited = await info().expect(200);
+    expect(limited.headers['ratelimit-limit']).toBe('1000');
+    expect(await metric('rate_limit_store_circuit_opened_total')).toBe(0);
+
+    proxy.freeze();
+    // the first request waits for Redis's command timeout, fails open, and opens the circuit
+    const first = await info().expect(200);
+    expect(first.headers['ratelimit-limit']).toBeUndefined();
+    const sentWhileOpen = proxy.bytesFromClients;
+
+    // while open, Redis is not even asked: nothing more goes out towards it
+    for (let i = 0; i < 5; i++) {
+      const res = await info().expect(200);
+      expect(res.headers['ratelimit-limit']).toBeUndefined();
+    }
+    expect(proxy.bytesFromClients).toBe(sentWhileOpen);
+    expect(await metric('rate_limit_store_circuit_opened_total')).toBe(1);
+    expect(await metric('rate_limit_store_skipped_total')).toBeGreaterThanOrEqual(10);
+
+    // Redis is back; after the pause one request probes it, and the limits are enforced again
+    proxy.thaw();
+    await waitFor(
+      'the limits to be enforced again',
+      async () => (await info()).headers['ratelimit-limit'] === '1000',
+      PAUSE_MS * 10,
+    );
+    expect(proxy.bytesFromClients).toBeGreaterThan(sentWhileOpen);
+    expect(await metric('rate_limit_store_circuit_opened_total')).toBe(1);
+  }, 60_000);
+});
