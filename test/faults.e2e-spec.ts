@@ -27,7 +27,7 @@ describe('faults: killed and stopped processes', () => {
   const startService = async (env: Record<string, string> = {}) => {
     const service = await ServiceProcess.start({
       DATABASE_URL: t.databaseUrl,
-      SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY!,
+      SECRET_ENCRYPTION_KEY: t.env.SECRET_ENCRYPTION_KEY,
       ADMIN_TOKEN,
       ...env,
     });

@@ -16,10 +16,11 @@ import {
 } from './dto/code.dto';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Private: codes')
 @PrivateApi()
-@Controller('api/private/v1/codes')
+@Controller(apiPath('private', 'codes'))
 export class CodesController {
   constructor(private readonly codes: CodesService) {}
 

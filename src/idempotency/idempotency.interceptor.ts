@@ -16,17 +16,17 @@ import {
   IdempotencyContext,
 } from './idempotency-context';
 import { EarlierAnswer, IdempotencyService } from './idempotency.service';
+import { API_PREFIXES } from '../common/routes/api-prefixes';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
-export const PRIVATE_API_PREFIX = '/api/private/v1';
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'DELETE']);
 
 type Send = Response['send'];
 
 function isPrivateRoute(req: AuthenticatedRequest): boolean {
   const path = req.originalUrl.split('?', 1)[0];
-  return path === PRIVATE_API_PREFIX || path.startsWith(`${PRIVATE_API_PREFIX}/`);
+  return path === API_PREFIXES.private || path.startsWith(`${API_PREFIXES.private}/`);
 }
 
 /** A guard transaction of the interceptor, for handlers that do not store their answer themselves. */

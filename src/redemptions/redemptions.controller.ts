@@ -9,6 +9,7 @@ import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './
 import { RedemptionsService } from './redemptions.service';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 const CHAIN_ERRORS: ErrorCode[] = [
   'CUSTOMER_NOT_FOUND',
@@ -28,7 +29,7 @@ const REDEMPTION_ERRORS: ErrorCode[] = [
 
 @ApiTags('Redemptions')
 @PrivateApi()
-@Controller('api/private/v1')
+@Controller(apiPath('private'))
 export class RedemptionsController {
   constructor(private readonly redemptions: RedemptionsService) {}
 
