@@ -196,12 +196,9 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const matches = await verifyPassword(dto.currentPassword, hash ?? this.dummyHash);
     if (!hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
     await this.throttle.succeeded(attempt);
-    await this.customers.update(
-      project.id,
-      session.customerId,
-      { password: dto.newPassword },
-      { keepSessionId: session.sessionId },
-    );
+    await this.customers.update(project.id, session.customerId, { password: dto.newPassword }, undefined, {
+      keepSessionId: session.sessionId,
+    });
     return { success: true };
   }
 
