@@ -28,7 +28,7 @@ export class CodesController {
   @Idempotent()
   @ApiOperation({ summary: 'Create a batch of codes; every code is in the answer, in plaintext' })
   @ApiEnvelope(CodeBatchView, { status: 201 })
-  @ApiErrors('PLAN_NOT_FOUND')
+  @ApiErrors('PLAN_NOT_FOUND', 'CODE_LIMIT_REACHED', 'CODE_BATCH_RATE_LIMITED')
   create(
     @CurrentProject() project: CallerProject,
     @Body() dto: CreateCodeBatchDto,

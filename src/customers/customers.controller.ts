@@ -37,7 +37,7 @@ export class CustomersController {
   @Idempotent()
   @ApiOperation({ summary: 'Create a customer; every free plan of the project is granted to it' })
   @ApiEnvelope(CustomerListItem, { status: 201 })
-  @ApiErrors('USERNAME_TAKEN', 'IDENTIFIER_TAKEN')
+  @ApiErrors('USERNAME_TAKEN', 'IDENTIFIER_TAKEN', 'CUSTOMER_LIMIT_REACHED')
   create(
     @CurrentProject() project: CallerProject,
     @Body() dto: CreateCustomerDto,

@@ -40,7 +40,7 @@ export class RedemptionsController {
     summary: 'Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing',
   })
   @ApiEnvelope(RedemptionResult)
-  @ApiErrors(...REDEMPTION_ERRORS)
+  @ApiErrors(...REDEMPTION_ERRORS, 'CUSTOMER_LIMIT_REACHED')
   redeem(
     @CurrentProject() project: CallerProject,
     @Body() dto: RedeemCodeDto,
@@ -55,7 +55,7 @@ export class RedemptionsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Alias of POST /redemptions: same body, answer, rules and errors' })
   @ApiEnvelope(RedemptionResult)
-  @ApiErrors(...REDEMPTION_ERRORS)
+  @ApiErrors(...REDEMPTION_ERRORS, 'CUSTOMER_LIMIT_REACHED')
   redeemAlias(
     @CurrentProject() project: CallerProject,
     @Body() dto: RedeemCodeDto,
@@ -73,7 +73,7 @@ export class RedemptionsController {
       'Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing',
   })
   @ApiEnvelope(RedemptionResult)
-  @ApiErrors('PLAN_NOT_FOUND', ...CHAIN_ERRORS)
+  @ApiErrors('PLAN_NOT_FOUND', ...CHAIN_ERRORS, 'CUSTOMER_LIMIT_REACHED')
   activate(
     @CurrentProject() project: CallerProject,
     @Body() dto: ActivateDto,
