@@ -27,6 +27,19 @@ interface CounterRow {
   since_last: number;
 }
 
+const isExpired = (counter: FailureCounter, row: CounterRow) =>
+  (counter.growing ? row.since_last : row.since_start) >= FAILURE_WINDOW_SECONDS;
+
+/** Seconds before `counter` takes another attempt (0: now). */
+function waitFor(counter: FailureCounter, row: CounterRow): number {
+  if (isExpired(counter, row) || row.failures < counter.max) return 0;
+  const wait = counter.growing
+    ? Math.min(counter.growing.baseDelaySeconds * 2 ** (row.failures - counter.max), FAILURE_WINDOW_SECONDS) -
+      row.since_last
+    : FAILURE_WINDOW_SECONDS - row.since_start;
+  return Math.max(0, wait);
+}
+
 /**
  * Counters of failed attempts, for the public login (`LoginThrottle`) and the admin token
  * (`AdminGuard`). An attempt is counted *before* it is checked, under row locks, in one short
@@ -59,18 +72,9 @@ export class FailureCounters {
       let retryAfter = 0;
       const next = rows.map((row) => {
         const counter = byKey.get(row.key)!;
-        const expired = (counter.growing ? row.since_last : row.since_start) >= FAILURE_WINDOW_SECONDS;
-        const failures = expired ? 0 : row.failures;
-        if (failures >= counter.max) {
-          const wait = counter.growing
-            ? Math.min(
-                counter.growing.baseDelaySeconds * 2 ** (failures - counter.max),
-                FAILURE_WINDOW_SECONDS,
-              ) - row.since_last
-            : FAILURE_WINDOW_SECONDS - row.since_start;
-          if (wait > 0) retryAfter = Math.max(retryAfter, wait);
-        }
-        return { key: row.key, failures: failures + 1, reset: expired };
+        const expired = isExpired(counter, row);
+        retryAfter = Math.max(retryAfter, waitFor(counter, row));
+        return { key: row.key, failures: (expired ? 0 : row.failures) + 1, reset: expired };
       });
       if (retryAfter > 0) throw DomainError.rateLimited(retryAfter);
       await em.query(
@@ -82,6 +86,19 @@ export class FailureCounters {
         [next.map((n) => n.key), next.map((n) => n.failures), next.map((n) => n.reset)],
       );
     });
+  }
+
+  /** Throws 429 RATE_LIMITED when `counter` refuses attempts now; counts nothing and locks nothing. */
+  async assertOpen(counter: FailureCounter): Promise<void> {
+    const rows: CounterRow[] = await this.dataSource.query(
+      `SELECT key, failures,
+              extract(epoch FROM now() - window_start)::float8 AS since_start,
+              extract(epoch FROM now() - last_failure_at)::float8 AS since_last
+         FROM login_failures WHERE key = $1`,
+      [counter.key],
+    );
+    const wait = rows[0] ? waitFor(counter, rows[0]) : 0;
+    if (wait > 0) throw DomainError.rateLimited(wait);
   }
 
   /** The attempt was not a failure: one count back on each counter. */

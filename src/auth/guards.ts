@@ -124,10 +124,9 @@ export const ADMIN_MAX_FAILURES_PER_ADDRESS = 10;
 
 /**
  * The operators' token (`ADMIN_TOKEN`); without one configured the admin interface does not exist.
- * Every attempt is counted per client address before the token is compared (`FailureCounters`,
- * shared by the replicas) and given back when the token is right: past
- * ADMIN_MAX_FAILURES_PER_ADDRESS wrong tokens in 15 minutes, that address gets 429 RATE_LIMITED,
- * whatever token it sends, until the window ends.
+ * Wrong tokens are counted per client address (`FailureCounters`, shared by the replicas): past
+ * ADMIN_MAX_FAILURES_PER_ADDRESS of them in 15 minutes, that address gets 429 RATE_LIMITED,
+ * whatever token it sends, until the window ends. A right token only reads the counter.
  */
 @Injectable()
 export class AdminGuard implements CanActivate {
@@ -144,12 +143,15 @@ export class AdminGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.expected) throw new DomainError('ROUTE_NOT_FOUND');
     const req = context.switchToHttp().getRequest<Request>();
-    const key = `admin:${clientAddress(req)}`.slice(0, 128);
-    await this.failures.begin([{ key, max: ADMIN_MAX_FAILURES_PER_ADDRESS }]);
+    const counter = { key: `admin:${clientAddress(req)}`.slice(0, 128), max: ADMIN_MAX_FAILURES_PER_ADDRESS };
     const presented = bearerToken(req);
-    if (!presented || !timingSafeEqual(digest(presented), this.expected))
-      throw new DomainError('INVALID_ADMIN_TOKEN');
-    await this.failures.giveBack([key]);
-    return true;
+    if (presented && timingSafeEqual(digest(presented), this.expected)) {
+      // the right token: refused only from an address that is locked out (a read, no count, so
+      // that parallel requests of an operator never hold each other up)
+      await this.failures.assertOpen(counter);
+      return true;
+    }
+    await this.failures.begin([counter]); // 429 once the address is past its failures
+    throw new DomainError('INVALID_ADMIN_TOKEN');
   }
 }
