@@ -91,7 +91,12 @@ describe('faults: killed and stopped processes', () => {
     const lock = await lockTable('customers');
     try {
       const first = service.send('POST', CUSTOMERS, keyed(key), body);
-      await waitFor('the request to wait inside its transaction', async () => (await waitingOnLocks()) === 1);
+      let firstSettled: unknown;
+      void first.then((a) => (firstSettled = a));
+      await waitFor('the request to wait inside its transaction', async () => {
+        if (firstSettled) throw new Error(`the request was answered: ${JSON.stringify(firstSettled)}`);
+        return (await waitingOnLocks()) === 1;
+      });
 
       // running on the child: the other replica refuses the duplicate
       const duplicate = await postHere(key, body);
