@@ -190,7 +190,7 @@ export class ServiceProcess {
         PORT: String(port),
         HOST: '127.0.0.1',
         DB_MIGRATE_ON_START: 'false',
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         BCRYPT_COST: '4',
         ...env,
       },
@@ -204,13 +204,31 @@ export class ServiceProcess {
           if (!service.running) throw new Error(`the service exited during start-up:\n${service.output}`);
           return (await send(port, 'GET', '/readyz')).status === 200;
         },
-        90_000,
+        240_000,
       );
     } catch (error) {
       service.kill('SIGKILL');
       throw error;
     }
     return service;
+  }
+
+  /** When the service logged a line containing `text` (its own clock, ms since the epoch). */
+  loggedAt(text: string): number | undefined {
+    for (const line of this.output.split('\n')) {
+      if (!line.includes(text)) continue;
+      try {
+        return (JSON.parse(line) as { time: number }).time;
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** The last lines of the output, for a failing test's report. */
+  tail(lines = 40): string {
+    return this.output.split('\n').slice(-lines).join('\n');
   }
 
   get running(): boolean {
