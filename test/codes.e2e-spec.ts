@@ -1,6 +1,5 @@
 import { EntityManager } from 'typeorm';
 import { CodesService } from '../src/codes/codes.service';
-import { customerLockFor } from '../src/customers/customers.service';
 import { DomainError } from '../src/common/errors/domain-error';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
@@ -503,7 +502,7 @@ describe('codes', () => {
     };
     /** The code alone: the customer lookup finds nobody (id 0), so nothing is marked. */
     const lockCode = async (em: EntityManager, projectId: string, raw: string) =>
-      (await codes.lockCodeAndCustomer(em, projectId, raw, customerLockFor(0), new Date())).code;
+      (await codes.lockCodeAndCustomer(em, projectId, raw, { id: 0 }, new Date())).code;
     const lock = (projectId: string, raw: string) =>
       t.dataSource.transaction((em) => lockCode(em, projectId, raw));
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomersController } from './customers.controller';
+import { CustomersRepository } from './customers.repository';
 import { CustomersService } from './customers.service';
 import { AuthModule } from '../auth/auth.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -8,7 +9,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 @Module({
   imports: [AuthModule, IdempotencyModule, SubscriptionsModule],
   controllers: [CustomersController],
-  providers: [CustomersService],
+  providers: [CustomersService, CustomersRepository],
   exports: [CustomersService],
 })
 export class CustomersModule {}

@@ -39,6 +39,19 @@ export class PlansService {
     return plan;
   }
 
+  /** The name of a plan of the project, or undefined when there is none. */
+  async findPlanName(
+    projectId: string,
+    planId: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<string | undefined> {
+    const plan = await manager.findOne(Plan, {
+      where: { id: planId, projectId },
+      select: { id: true, name: true },
+    });
+    return plan?.name;
+  }
+
   /** The project's free plans (value 0), in order of id: what sign-up grants (product.md 6). */
   listFreePlans(projectId: string, manager: EntityManager = this.dataSource.manager): Promise<Plan[]> {
     return manager.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });

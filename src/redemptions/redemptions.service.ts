@@ -5,7 +5,8 @@ import type { CallerProject } from '../auth/caller';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
-import { customerLockFor, CustomersService } from '../customers/customers.service';
+import { CustomersService } from '../customers/customers.service';
+import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
@@ -19,6 +20,12 @@ import { ActivateDto, RedeemCodeDto, RedemptionResult, WindowChangeView } from '
 
 /** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
 export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
+
+/** How the code-and-customer lock finds the customer of a grant: by id, `username` or another identifier. */
+function redeemerOf(target: GrantTarget): RedeemerLookup {
+  if ('customerId' in target) return { id: target.customerId };
+  return target.ref.type === 'username' ? { username: target.ref.value } : { ...target.ref };
+}
 
 interface Outcome {
   customer: Customer;
@@ -70,8 +77,7 @@ export class RedemptionsService {
   ): Promise<RedemptionResult> {
     return this.run(dryRun, async (em, now) => {
       // The code and the customer locked, and the code marked redeemed, in one statement.
-      const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
-      const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
+      const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, redeemerOf(target), now);
       const plan = this.planOf(project, locked.code);
       const customer =
         locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
