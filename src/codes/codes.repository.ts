@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { likePattern } from '../common/http/pagination';
 import { Statement, Statements } from '../database/statements';
-import { Plan } from '../plans/entities/plan.entity';
 import { CodeBatch } from './entities/code-batch.entity';
 import { Code } from './entities/code.entity';
 
