@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
+import { CustomerSubscriptionsController } from './customer-subscriptions.controller';
 import { CustomersController } from './customers.controller';
 import { CustomersRepository } from './customers.repository';
 import { CustomersService } from './customers.service';
@@ -8,7 +9,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
   imports: [AuthModule, IdempotencyModule, SubscriptionsModule],
-  controllers: [CustomersController],
+  controllers: [CustomersController, CustomerSubscriptionsController],
   providers: [CustomersService, CustomersRepository],
   exports: [CustomersService],
 })

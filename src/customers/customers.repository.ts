@@ -114,6 +114,15 @@ export class CustomersRepository {
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }
 
+  /** Whether the project has this customer. */
+  async exists(projectId: string, customerId: number): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      'SELECT 1 FROM customers WHERE id = $1 AND project_id = $2',
+      [customerId, projectId],
+    );
+    return rows.length > 0;
+  }
+
   /** A customer with its identifiers and credentials, or undefined. */
   async record(projectId: string, customerId: number, em?: EntityManager): Promise<Customer | undefined> {
     const [row] = await this.statements.rows<CustomerRow>(em, CUSTOMER_RECORD, [customerId, projectId]);

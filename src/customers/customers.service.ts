@@ -7,6 +7,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { hashPassword } from '../common/crypto/passwords';
 import { likePattern, Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
+import type { CustomerSubscriptionView } from '../subscriptions/dto/subscription.dto';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { toCustomerListItem, toCustomerRecord } from './customers.mapper';
 import {
@@ -141,7 +142,7 @@ export function searchWindows(term: string, stats: TrigramStats | undefined): st
 export class CustomersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly subscriptions: SubscriptionsService,
+    private readonly subscriptionsOf: SubscriptionsService,
     private readonly config: AppConfig,
     private readonly repository: CustomersRepository,
   ) {}
@@ -233,7 +234,7 @@ export class CustomersService {
           passwordHash: input.passwordHash,
           identifiers: input.identifiers ?? [],
         });
-        await this.subscriptions.grantSignup(tx, projectId, customer.id, now);
+        await this.subscriptionsOf.grantSignup(tx, projectId, customer.id, now);
         return customer;
       });
     } catch (error) {
@@ -266,6 +267,16 @@ export class CustomersService {
     ref: CustomerRefDto,
   ): Promise<Customer | undefined> {
     return this.repository.lockByRef(em, projectId, ref);
+  }
+
+  /** A customer's subscription windows (`SubscriptionsService.listForCustomer`), or CUSTOMER_NOT_FOUND. */
+  async subscriptions(
+    projectId: string,
+    customerId: number,
+    history: boolean,
+  ): Promise<CustomerSubscriptionView[]> {
+    if (!(await this.repository.exists(projectId, customerId))) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return this.subscriptionsOf.listForCustomer(projectId, customerId, history);
   }
 
   async get(projectId: string, customerId: number): Promise<CustomerRecord> {

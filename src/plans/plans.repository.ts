@@ -70,6 +70,15 @@ export class PlansRepository {
     return plan?.name;
   }
 
+  /** The names of some plans of the project, by id (one query). */
+  async names(em: EntityManager, projectId: string, planIds: number[]): Promise<Map<number, string>> {
+    const plans = await em.find(Plan, {
+      select: { id: true, name: true },
+      where: { id: In(planIds), projectId },
+    });
+    return new Map(plans.map((p) => [p.id, p.name]));
+  }
+
   /** The project's free plans (value 0), in order of id. */
   listFree(em: EntityManager, projectId: string): Promise<Plan[]> {
     return em.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });

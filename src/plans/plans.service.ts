@@ -41,6 +41,15 @@ export class PlansService {
     return this.repository.findName(manager, projectId, planId);
   }
 
+  /** The names of some plans of the project, by id (one query). */
+  planNames(
+    projectId: string,
+    planIds: number[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Map<number, string>> {
+    return this.repository.names(manager, projectId, planIds);
+  }
+
   /** The project's free plans (value 0), in order of id: what sign-up grants (product.md 6). */
   listFreePlans(projectId: string, manager: EntityManager = this.dataSource.manager): Promise<Plan[]> {
     return this.repository.listFree(manager, projectId);
