@@ -263,8 +263,8 @@ export class CustomersRepository {
   }
 
   /** Deletes a customer; false when the project has no such customer. */
-  async delete(projectId: string, customerId: number): Promise<boolean> {
-    const result = await this.dataSource.manager.delete(Customer, { id: customerId, projectId });
+  async delete(em: EntityManager, projectId: string, customerId: number): Promise<boolean> {
+    const result = await em.delete(Customer, { id: customerId, projectId });
     return !!result.affected;
   }
 }

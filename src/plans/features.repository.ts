@@ -13,8 +13,8 @@ import { Quota } from './entities/quota.entity';
 export class FeaturesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  insert(feature: Omit<Feature, 'id' | 'createdAt' | 'updatedAt'>): Promise<Feature> {
-    return this.dataSource.manager.save(this.dataSource.manager.create(Feature, feature));
+  insert(em: EntityManager, feature: Omit<Feature, 'id' | 'createdAt' | 'updatedAt'>): Promise<Feature> {
+    return em.save(em.create(Feature, feature));
   }
 
   /** One page, newest first; `search` a case-insensitive substring of the name or slug. */
