@@ -22,6 +22,8 @@ import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logg
 import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { ClockModule } from './common/clock';
+import { EntitlementsModule } from './entitlements/entitlements.module';
 
 @Global()
 @Module({
@@ -58,6 +60,7 @@ export class AppModule implements NestModule {
             buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
         }),
         StatementsModule,
+        ClockModule,
         RoutesModule,
         AuthModule,
         ProjectsModule,
@@ -68,6 +71,7 @@ export class AppModule implements NestModule {
         CustomersModule,
         SubscriptionsModule,
         CodesModule,
+        EntitlementsModule,
         RedemptionsModule,
         PublicModule,
         InfoModule,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CustomersModule } from '../customers/customers.module';
+import { EntitlementsModule } from '../entitlements/entitlements.module';
 import { RedemptionsModule } from '../redemptions/redemptions.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomerTokenGuard } from './customer-auth';
@@ -14,7 +15,7 @@ import { PublicAuthController } from './public-auth.controller';
  * guard (`src/auth`), whose nonce store is `request-nonces.service.ts` here.
  */
 @Module({
-  imports: [CustomersModule, SubscriptionsModule, RedemptionsModule],
+  imports: [CustomersModule, EntitlementsModule, SubscriptionsModule, RedemptionsModule],
   controllers: [PublicAuthController, MeController],
   providers: [CustomerSessionsService, LoginThrottle, CustomerTokenGuard],
 })

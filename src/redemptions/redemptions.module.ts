@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { CodesModule } from '../codes/codes.module';
 import { CustomersModule } from '../customers/customers.module';
+import { EntitlementsModule } from '../entitlements/entitlements.module';
 import { PlansModule } from '../plans/plans.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { RedemptionsController } from './redemptions.controller';
 import { RedemptionsService } from './redemptions.service';
 
 @Module({
-  imports: [CodesModule, CustomersModule, PlansModule, SubscriptionsModule],
+  imports: [CodesModule, CustomersModule, EntitlementsModule, PlansModule, SubscriptionsModule],
   controllers: [RedemptionsController],
   providers: [RedemptionsService],
   exports: [RedemptionsService],

@@ -1,0 +1,240 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { CustomerLock } from '../customers/customers.service';
+import { Statement, Statements } from '../database/statements';
+import { EngineWindow, toMicros } from './engine/entitlement-engine';
+
+/** How a request names a feature: by id, by slug, or every feature of the project (the list). */
+export type FeatureSelector = { id: number } | { slug: string } | 'all';
+
+export interface FeatureRow {
+  id: number;
+  slug: string;
+  name: string;
+  metered: boolean;
+  unit: string;
+}
+
+/** A usage record as stored, with its allocations. */
+export interface UsageRow {
+  id: string;
+  eventId: string;
+  customerId: number;
+  featureId: number;
+  amount: string;
+  overage: string;
+  recordedAt: string;
+  reversedAt: string | null;
+  allocations: Array<{ group: string; periodStart: string; amount: string }>;
+}
+
+/** What the entitlement rules need of one customer: the customer, the features, every live window. */
+export interface CustomerState {
+  customerId: number;
+  enabled: boolean;
+  features: FeatureRow[];
+  /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
+  windowsFor(featureId: number): EngineWindow[];
+  /** The record already holding the event id, when one was asked for. */
+  existing: UsageRow | null;
+}
+
+interface StateRow {
+  customer_id: number;
+  enabled: boolean;
+  features: FeatureRow[];
+  windows: Array<{
+    id: number;
+    planId: number;
+    planSlug: string;
+    group: string;
+    validFrom: string;
+    validTo: string | null;
+    quotas: Array<{
+      id: number;
+      featureId: number;
+      limit: string | null;
+      priority: number;
+      resetInterval: string | null;
+    }>;
+  }>;
+  existing: UsageRow | null;
+}
+
+/** The JSON of one usage record `u` with its allocations (for `row_to_json`-free reads). */
+export const USAGE_JSON = `json_build_object(
+    'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+    'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+    'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
+                                      'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+                      FROM usage_allocations a WHERE a.usage_id = u.id))`;
+
+export interface SumRequest {
+  featureId: number;
+  group: string;
+  periodStart: Date;
+  periodEnd: Date | null;
+}
+
+/**
+ * The SQL of the entitlement reads: one statement gathers a customer, the feature(s) asked for
+ * and the customer's live windows with their plans' quotas (tables of the customers, plans and
+ * subscriptions modules, read together in one round trip: the hot path of every check and
+ * consume); a second sums the allocations of the periods the rules computed from them.
+ */
+@Injectable()
+export class EntitlementsRepository {
+  private readonly stateStatements = new Map<string, Statement>();
+
+  constructor(private readonly statements: Statements) {}
+
+  /**
+   * The customer named by `lock` (`null`: no such customer in the project), the feature(s) of
+   * `feature`, and every live window of the customer with its quota for those features.
+   *
+   * With `forUpdate` the customer's row is locked `FOR UPDATE` for the rest of the transaction:
+   * the same lock a redemption or activation takes, so a consume, a grant and another consume
+   * for one customer never interleave. With `eventId` the record already holding it (for the
+   * feature found or not) comes back too, read under that lock.
+   */
+  async loadState(
+    em: EntityManager | undefined,
+    projectId: string,
+    lock: CustomerLock,
+    feature: FeatureSelector,
+    options: { forUpdate?: boolean; eventId?: string } = {},
+  ): Promise<CustomerState | null> {
+    const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
+    const withEvent = options.eventId !== undefined;
+    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}:${withEvent}`;
+    let statement = this.stateStatements.get(key);
+    if (!statement) {
+      statement = stateStatement(lock, featureKind, !!options.forUpdate, withEvent);
+      this.stateStatements.set(key, statement);
+    }
+    const values: unknown[] = [projectId, ...lock.values];
+    if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
+    if (withEvent) values.push(options.eventId);
+    const [row] = await this.statements.rows<StateRow>(em, statement, values);
+    if (!row) return null;
+    const windows = row.windows.map((w) => ({
+      ...w,
+      validFrom: new Date(w.validFrom),
+      validTo: w.validTo === null ? null : new Date(w.validTo),
+    }));
+    return {
+      customerId: row.customer_id,
+      enabled: row.enabled,
+      features: row.features,
+      existing: row.existing,
+      windowsFor: (featureId: number): EngineWindow[] =>
+        windows.map((w) => {
+          const q = w.quotas.find((x) => x.featureId === featureId);
+          return {
+            id: w.id,
+            planId: w.planId,
+            planSlug: w.planSlug,
+            group: w.group,
+            validFrom: w.validFrom,
+            validTo: w.validTo,
+            quota: q
+              ? {
+                  id: q.id,
+                  limit: q.limit === null ? null : toMicros(q.limit),
+                  priority: q.priority,
+                  resetInterval: q.resetInterval,
+                }
+              : null,
+          };
+        }),
+    };
+  }
+
+  /**
+   * In one statement: for each of `periods`, the micro-units allocated to its group by the
+   * customer's records of its feature recorded within `[periodStart, periodEnd)`, reversed ones
+   * excluded (index `usage_allocations_period_idx`, live rows only); and for each of `overages`,
+   * the overage of the feature's records recorded since `since`.
+   */
+  async sums(
+    em: EntityManager | undefined,
+    projectId: string,
+    customerId: number,
+    periods: SumRequest[],
+    overages: Array<{ featureId: number; since: Date }>,
+  ): Promise<{ used: bigint[]; overage: bigint[] }> {
+    if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
+    const rows = await this.statements.rows<{ kind: string; i: number; total: string }>(em, SUMS, [
+      projectId,
+      customerId,
+      periods.map((p) => p.featureId),
+      periods.map((p) => p.group),
+      periods.map((p) => p.periodStart),
+      periods.map((p) => p.periodEnd),
+      overages.map((o) => o.featureId),
+      overages.map((o) => o.since),
+    ]);
+    const used = periods.map(() => 0n);
+    const overage = overages.map(() => 0n);
+    for (const r of rows) (r.kind === 'u' ? used : overage)[r.i - 1] = toMicros(r.total);
+    return { used, overage };
+  }
+}
+
+const SUMS: Statement = {
+  name: 'entitlements.sums',
+  text: `SELECT 'u' AS kind, b.i::int AS i,
+                (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                  WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp
+                    AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
+                    AND NOT a.reversed AND a.project_id = $1)::text AS total
+           FROM unnest($3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
+         UNION ALL
+         SELECT 'o', o.i::int,
+                (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                  WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.recorded_at >= o.since
+                    AND u.reversed_at IS NULL AND u.project_id = $1)::text
+           FROM unnest($7::int[], $8::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)`,
+};
+
+/**
+ * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
+ * all, then the event id when asked.
+ */
+function stateStatement(
+  lock: CustomerLock,
+  featureKind: 'id' | 'slug' | 'all',
+  forUpdate: boolean,
+  withEvent: boolean,
+): Statement {
+  const featureParam = `$${2 + lock.values.length}`;
+  const eventParam = `$${2 + lock.values.length + (featureKind === 'all' ? 0 : 1)}`;
+  const featureWhere =
+    featureKind === 'all'
+      ? ''
+      : featureKind === 'id'
+        ? ` AND f.id = ${featureParam}::int`
+        : ` AND f.slug = ${featureParam}::text`;
+  const quotaWhere =
+    featureKind === 'all'
+      ? ''
+      : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
+  return {
+    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}${withEvent ? '-event' : ''}`,
+    text: `SELECT c.id AS customer_id, c.enabled,
+        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+                  'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+           FROM features f WHERE f.project_id = $1${featureWhere}) AS features,
+        (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
+                  'group', s.plan_group, 'validFrom', s.valid_from, 'validTo', s.valid_to,
+                  'quotas', (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                                  'limit', q.quota_limit::text, 'priority', q.priority,
+                                  'resetInterval', q.reset_interval)), '[]'::json)
+                               FROM quotas q WHERE q.plan_id = s.plan_id AND q.project_id = s.project_id${quotaWhere})
+                ) ORDER BY s.valid_from, s.id), '[]'::json)
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
+          WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
+        ${withEvent ? `(SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = c.id AND u.event_id = ${eventParam}::text)` : 'NULL::json'} AS existing
+      ${lock.from}${forUpdate ? ' FOR UPDATE OF c' : ''}`,
+  };
+}

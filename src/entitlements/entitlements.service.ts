@@ -1,0 +1,432 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
+import { DomainError } from '../common/errors/domain-error';
+import { Page, toPage } from '../common/http/pagination';
+import { customerLockFor, CustomerLock, CustomersService } from '../customers/customers.service';
+import { inTransaction } from '../database/transaction';
+import {
+  Allocation,
+  allocate,
+  accessEndsAt,
+  balanceOf,
+  BucketUsage,
+  bucketsAt,
+  fromMicros,
+  remainingOf,
+  resetsAt,
+  toMicros,
+} from './engine/entitlement-engine';
+import {
+  BalanceView,
+  BatchItemView,
+  BatchResultView,
+  BucketView,
+  CheckDto,
+  CheckView,
+  CustomerFeatureDto,
+  EntitlementView,
+  FeatureSummaryView,
+  UsageBatchDto,
+  UsageEventDto,
+  UsageListQueryDto,
+  UsageResultView,
+  UsageView,
+} from './dto/entitlement.dto';
+import {
+  CustomerState,
+  EntitlementsRepository,
+  FeatureRow,
+  FeatureSelector,
+  SumRequest,
+  UsageRow,
+} from './entitlements.repository';
+import { UsageRepository } from './usage.repository';
+
+/** One feature evaluated for one customer at one instant. */
+interface FeatureEvaluation {
+  feature: FeatureRow;
+  granted: boolean;
+  buckets: BucketUsage[];
+  /** Overage recorded since the earliest current period start (micro-units). */
+  overage: bigint;
+  accessEndsAt: Date | null;
+}
+
+/**
+ * What a consume that committed left with nothing remaining: one per bucket it took from and
+ * emptied (for `usage.limit_reached`, issue 18). Computed inside the consume's transaction.
+ */
+export interface UsageLimitReached {
+  projectId: string;
+  customerId: number;
+  featureId: number;
+  featureSlug: string;
+  group: string;
+  planId: number;
+  quotaId: number;
+  periodStart: Date;
+  periodEnd: Date | null;
+}
+
+/** A consume's answer with its HTTP status, and what it emptied. */
+export interface ConsumeOutcome {
+  status: 200 | 201;
+  body: UsageResultView;
+  limitReached: UsageLimitReached[];
+}
+
+/**
+ * The rules of entitlements.md: reads compute a customer's buckets and periods from the live
+ * windows (engine/entitlement-engine.ts) and the period sums of the ledger; a consume does the
+ * same under the customer's row lock, allocates and records in one transaction.
+ */
+@Injectable()
+export class EntitlementsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: EntitlementsRepository,
+    private readonly usage: UsageRepository,
+    private readonly customers: CustomersService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
+  list(projectId: string, customerId: number): Promise<EntitlementView[]> {
+    return this.listIn(undefined, projectId, customerId, this.clock.now());
+  }
+
+  /** The same, inside a caller's transaction and at its instant (a dry run's `entitlementsAfter`). */
+  async listIn(
+    em: EntityManager | undefined,
+    projectId: string,
+    customerId: number,
+    at: Date,
+  ): Promise<EntitlementView[]> {
+    const state = await this.repository.loadState(em, projectId, customerLockFor(customerId), 'all');
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const evaluations = await this.evaluate(em, projectId, state, state.features, at);
+    return evaluations.map(toEntitlementView);
+  }
+
+  /** `POST /entitlements/check`: reads only; 200 with `allowed: false` when refused. */
+  async check(projectId: string, dto: CheckDto): Promise<CheckView> {
+    return this.checkWith(projectId, lockOf(dto), featureOf(dto), dto.amount);
+  }
+
+  /** The public check, for the logged-in customer. */
+  checkFor(
+    projectId: string,
+    customerId: number,
+    feature: FeatureSelector,
+    amount?: number,
+  ): Promise<CheckView> {
+    return this.checkWith(projectId, customerLockFor(customerId), feature, amount);
+  }
+
+  private async checkWith(
+    projectId: string,
+    lock: CustomerLock,
+    selector: FeatureSelector,
+    amount = 1,
+  ): Promise<CheckView> {
+    const state = await this.repository.loadState(undefined, projectId, lock, selector);
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const feature = state.features[0];
+    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    const [evaluation] = await this.evaluate(undefined, projectId, state, [feature], this.clock.now());
+    const view = toEntitlementView(evaluation);
+    const requested = feature.metered ? amount : null;
+    let reason: CheckView['reason'] = null;
+    if (!state.enabled) reason = 'CUSTOMER_DISABLED';
+    else if (!evaluation.granted) reason = 'NOT_GRANTED';
+    else if (feature.metered) {
+      const { remaining } = balanceOf(evaluation.buckets);
+      if (remaining !== null && remaining < toMicros(amount)) reason = 'LIMIT_REACHED';
+    }
+    return {
+      allowed: reason === null,
+      reason,
+      feature: view.feature,
+      requested,
+      balance: view.balance,
+      buckets: view.buckets,
+      resetsAt: view.resetsAt,
+      accessEndsAt: view.accessEndsAt,
+    };
+  }
+
+  /** `POST /usage`: 201 a new record, 200 a replay. */
+  consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
+    return inTransaction(this.dataSource, (em) => this.consumeIn(em, projectId, dto));
+  }
+
+  /**
+   * One consume inside `em`'s transaction, in the order of refusals of entitlements.md 6. The
+   * customer's row is locked first, so everything after it sees every consume and grant for the
+   * customer that committed before, and none that is still running.
+   */
+  async consumeIn(em: EntityManager, projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
+    const amount = toMicros(dto.amount);
+    const state = await this.repository.loadState(em, projectId, lockOf(dto), featureOf(dto), {
+      forUpdate: true,
+      eventId: dto.eventId,
+    });
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const feature = state.features[0];
+    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    // the time is read once the lock is held: never earlier than a consume that committed meanwhile
+    const now = this.clock.now();
+
+    if (state.existing) {
+      const existing = state.existing;
+      if (existing.featureId !== feature.id || toMicros(existing.amount) !== amount)
+        throw new DomainError('USAGE_EVENT_CONFLICT', undefined, [
+          {
+            field: 'eventId',
+            message: `eventId was already recorded (usage ${existing.id}) with another feature or amount`,
+          },
+        ]);
+      const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
+      return {
+        status: 200,
+        body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
+        limitReached: [],
+      };
+    }
+    if (!state.enabled) throw new DomainError('CUSTOMER_DISABLED');
+    if (!feature.metered) throw new DomainError('FEATURE_NOT_METERED');
+    const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
+    if (!evaluation.granted) throw new DomainError('FEATURE_NOT_GRANTED');
+
+    const decision = allocate(evaluation.buckets, amount, dto.allowOverage ?? false);
+    if (!decision.ok) {
+      const remaining = decision.remaining === null ? null : fromMicros(decision.remaining);
+      const resets = resetsAt(evaluation.buckets);
+      throw new DomainError('QUOTA_EXCEEDED', `amount ${dto.amount} exceeds the ${remaining} remaining`, [
+        {
+          field: 'amount',
+          message: `amount ${dto.amount} exceeds the ${remaining} remaining`,
+          remaining,
+          resetsAt: resets ? resets.toISOString() : null,
+        },
+      ]);
+    }
+    const row = await this.usage.insert(em, {
+      projectId,
+      customerId: state.customerId,
+      featureId: feature.id,
+      eventId: dto.eventId,
+      amount,
+      overage: decision.overage,
+      recordedAt: now,
+      allocations: decision.allocations,
+    });
+    const after = applyAllocations(evaluation, decision.allocations, decision.overage);
+    const limitReached = after.buckets
+      .filter((b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n)
+      .map((b) => ({
+        projectId,
+        customerId: state.customerId,
+        featureId: feature.id,
+        featureSlug: feature.slug,
+        group: b.group,
+        planId: b.window.planId,
+        quotaId: b.quota.id,
+        periodStart: b.periodStart,
+        periodEnd: b.periodEnd,
+      }));
+    return { status: 201, body: { usage: toUsageView(row), balance: toBalanceView(after) }, limitReached };
+  }
+
+  /** `POST /usage/batch`: each event decided on its own (its own transaction), in list order. */
+  async batch(projectId: string, dto: UsageBatchDto): Promise<BatchResultView> {
+    const results: BatchItemView[] = [];
+    for (const event of dto.events) {
+      try {
+        const outcome = await this.consume(projectId, event);
+        results.push({ status: outcome.status, ...outcome.body });
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        results.push({
+          status: error.status,
+          error: {
+            code: error.code,
+            message: error.message,
+            ...(error.details ? { details: error.details } : {}),
+          },
+        });
+      }
+    }
+    return { results };
+  }
+
+  /** `POST /usage/:usageId/reverse`: gives back the record's allocations; a second call answers the same. */
+  reverse(projectId: string, usageId: string): Promise<UsageResultView> {
+    return inTransaction(this.dataSource, async (em) => {
+      const record = await this.usage.lockForReversal(em, projectId, usageId);
+      if (!record) throw new DomainError('USAGE_NOT_FOUND');
+      const now = this.clock.now();
+      const row = record.reversedAt ? record : await this.usage.reverse(em, projectId, usageId, now);
+      const state = await this.repository.loadState(em, projectId, customerLockFor(row.customerId), {
+        id: row.featureId,
+      });
+      const [evaluation] = await this.evaluate(em, projectId, state!, state!.features, now);
+      return { usage: toUsageView(row), balance: toBalanceView(evaluation) };
+    });
+  }
+
+  /** `GET /customers/:customerId/usage`: the ledger, newest first. */
+  async ledger(projectId: string, customerId: number, query: UsageListQueryDto): Promise<Page<UsageView>> {
+    await this.customers.get(projectId, customerId); // CUSTOMER_NOT_FOUND
+    const { rows, total } = await this.usage.page(
+      projectId,
+      customerId,
+      {
+        featureId: query.featureId,
+        from: query.from ? new Date(query.from) : undefined,
+        to: query.to ? new Date(query.to) : undefined,
+      },
+      query.pageSize,
+      (query.page - 1) * query.pageSize,
+    );
+    return toPage(rows.map(toUsageView), total, query);
+  }
+
+  /**
+   * The features' buckets at `at` with their period sums (one statement for all of them), the
+   * overage since the earliest current period start, and when access ends.
+   */
+  private async evaluate(
+    em: EntityManager | undefined,
+    projectId: string,
+    state: CustomerState,
+    features: FeatureRow[],
+    at: Date,
+  ): Promise<FeatureEvaluation[]> {
+    const evaluations: FeatureEvaluation[] = [];
+    const periods: SumRequest[] = [];
+    const overages: Array<{ featureId: number; since: Date }> = [];
+    const slots: Array<{ evaluation: FeatureEvaluation; first: number; overage: number }> = [];
+    for (const feature of features) {
+      const windows = state.windowsFor(feature.id);
+      const buckets = bucketsAt(windows, at).map((b) => ({ ...b, used: 0n }));
+      const evaluation: FeatureEvaluation = {
+        feature,
+        granted: buckets.length > 0,
+        buckets,
+        overage: 0n,
+        accessEndsAt: accessEndsAt(windows, at),
+      };
+      evaluations.push(evaluation);
+      if (!feature.metered || buckets.length === 0) continue;
+      slots.push({ evaluation, first: periods.length, overage: overages.length });
+      for (const b of buckets)
+        periods.push({
+          featureId: feature.id,
+          group: b.group,
+          periodStart: b.periodStart,
+          periodEnd: b.periodEnd,
+        });
+      const since = new Date(Math.min(...buckets.map((b) => b.periodStart.getTime())));
+      overages.push({ featureId: feature.id, since });
+    }
+    const sums = await this.repository.sums(em, projectId, state.customerId, periods, overages);
+    for (const slot of slots) {
+      slot.evaluation.buckets.forEach((b, i) => (b.used = sums.used[slot.first + i]));
+      slot.evaluation.overage = sums.overage[slot.overage];
+    }
+    return evaluations;
+  }
+}
+
+function lockOf(dto: CustomerFeatureDto): CustomerLock {
+  return customerLockFor(dto.customer ?? dto.customerId!);
+}
+
+export function featureOf(dto: { feature?: string; featureId?: number }): FeatureSelector {
+  return dto.feature !== undefined ? { slug: dto.feature } : { id: dto.featureId! };
+}
+
+/** The evaluation after a consume's allocations and overage. */
+function applyAllocations(
+  e: FeatureEvaluation,
+  allocations: Allocation[],
+  overage: bigint,
+): FeatureEvaluation {
+  return {
+    ...e,
+    overage: e.overage + overage,
+    buckets: e.buckets.map((b) => ({
+      ...b,
+      used: b.used + allocations.filter((a) => a.group === b.group).reduce((s, a) => s + a.amount, 0n),
+    })),
+  };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function toBalanceView(e: FeatureEvaluation): BalanceView {
+  if (!e.granted) return { limit: 0, used: 0, remaining: 0, overage: 0 };
+  const b = balanceOf(e.buckets);
+  return {
+    limit: b.limit === null ? null : fromMicros(b.limit),
+    used: fromMicros(b.used),
+    remaining: b.remaining === null ? null : fromMicros(b.remaining),
+    overage: fromMicros(e.overage),
+  };
+}
+
+function toBucketView(b: BucketUsage): BucketView {
+  const remaining = remainingOf(b);
+  return {
+    limit: b.quota.limit === null ? null : fromMicros(b.quota.limit),
+    used: fromMicros(b.used),
+    remaining: remaining === null ? null : fromMicros(remaining),
+    overage: 0,
+    group: b.group,
+    planId: b.window.planId,
+    planSlug: b.window.planSlug,
+    quotaId: b.quota.id,
+    priority: b.quota.priority,
+    periodStart: b.periodStart.toISOString(),
+    periodEnd: iso(b.periodEnd),
+    windowId: b.window.id,
+    windowValidTo: iso(b.window.validTo),
+  };
+}
+
+function toFeatureView(f: FeatureRow): FeatureSummaryView {
+  return { id: f.id, slug: f.slug, name: f.name, metered: f.metered, unit: f.unit };
+}
+
+function toEntitlementView(e: FeatureEvaluation): EntitlementView {
+  const metered = e.feature.metered;
+  return {
+    feature: toFeatureView(e.feature),
+    granted: e.granted,
+    balance: metered ? toBalanceView(e) : null,
+    buckets: metered && e.granted ? e.buckets.map(toBucketView) : [],
+    resetsAt: metered && e.granted ? iso(resetsAt(e.buckets)) : null,
+    accessEndsAt: e.granted ? iso(e.accessEndsAt) : null,
+  };
+}
+
+export function toUsageView(r: UsageRow): UsageView {
+  return {
+    id: Number(r.id),
+    eventId: r.eventId,
+    customerId: r.customerId,
+    featureId: r.featureId,
+    amount: Number(r.amount),
+    overage: Number(r.overage),
+    allocations: r.allocations.map((a) => ({
+      group: a.group,
+      periodStart: new Date(a.periodStart).toISOString(),
+      amount: Number(a.amount),
+    })),
+    recordedAt: new Date(r.recordedAt).toISOString(),
+    reversedAt: r.reversedAt === null ? null : new Date(r.reversedAt).toISOString(),
+  };
+}
