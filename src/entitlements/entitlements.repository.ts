@@ -35,8 +35,13 @@ export interface CustomerState {
   features: FeatureRow[];
   /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
   windowsFor(featureId: number): EngineWindow[];
-  /** The record already holding the event id, when one was asked for. */
-  existing: UsageRow | null;
+  /**
+   * With `forUpdate`: a digest of all the customer's windows. The windows above were read with
+   * the statement's snapshot, taken before the lock was granted; `sums` answers the digest
+   * again with a fresh snapshot, and a difference (a grant committed while this call waited for
+   * the lock) means: read the windows again.
+   */
+  fingerprint: string | null;
 }
 
 interface StateRow {
@@ -58,7 +63,7 @@ interface StateRow {
       resetInterval: string | null;
     }>;
   }>;
-  existing: UsageRow | null;
+  fingerprint: string | null;
 }
 
 /** The JSON of one usage record `u` with its allocations (for `row_to_json`-free reads). */
@@ -94,27 +99,25 @@ export class EntitlementsRepository {
    *
    * With `forUpdate` the customer's row is locked `FOR UPDATE` for the rest of the transaction:
    * the same lock a redemption or activation takes, so a consume, a grant and another consume
-   * for one customer never interleave. With `eventId` the record already holding it (for the
-   * feature found or not) comes back too, read under that lock.
+   * for one customer never interleave. The customer row is then its latest version, but the
+   * rest was read with the snapshot taken before the lock was granted: see `fingerprint`.
    */
   async loadState(
     em: EntityManager | undefined,
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    options: { forUpdate?: boolean; eventId?: string } = {},
+    options: { forUpdate?: boolean } = {},
   ): Promise<CustomerState | null> {
     const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
-    const withEvent = options.eventId !== undefined;
-    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}:${withEvent}`;
+    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}`;
     let statement = this.stateStatements.get(key);
     if (!statement) {
-      statement = stateStatement(lock, featureKind, !!options.forUpdate, withEvent);
+      statement = stateStatement(lock, featureKind, !!options.forUpdate);
       this.stateStatements.set(key, statement);
     }
     const values: unknown[] = [projectId, ...lock.values];
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
-    if (withEvent) values.push(options.eventId);
     const [row] = await this.statements.rows<StateRow>(em, statement, values);
     if (!row) return null;
     const windows = row.windows.map((w) => ({
@@ -126,7 +129,7 @@ export class EntitlementsRepository {
       customerId: row.customer_id,
       enabled: row.enabled,
       features: row.features,
-      existing: row.existing,
+      fingerprint: row.fingerprint,
       windowsFor: (featureId: number): EngineWindow[] =>
         windows.map((w) => {
           const q = w.quotas.find((x) => x.featureId === featureId);
@@ -154,7 +157,10 @@ export class EntitlementsRepository {
    * In one statement: for each of `periods`, the micro-units allocated to its group by the
    * customer's records of its feature recorded within `[periodStart, periodEnd)`, reversed ones
    * excluded (index `usage_allocations_period_idx`, live rows only); and for each of `overages`,
-   * the overage of the feature's records recorded since `since`.
+   * the overage of the feature's records recorded since `since`. With `eventId` (a consume,
+   * under the customer's lock, with this statement's fresh snapshot): also the digest of the
+   * customer's windows (see `CustomerState.fingerprint`) and the record already holding the
+   * event id, if any.
    */
   async sums(
     em: EntityManager | undefined,
@@ -162,9 +168,11 @@ export class EntitlementsRepository {
     customerId: number,
     periods: SumRequest[],
     overages: Array<{ featureId: number; since: Date }>,
-  ): Promise<{ used: bigint[]; overage: bigint[] }> {
-    if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
-    const rows = await this.statements.rows<{ kind: string; i: number; total: string }>(em, SUMS, [
+    eventId?: string,
+  ): Promise<{ used: bigint[]; overage: bigint[]; fingerprint?: string; existing?: UsageRow | null }> {
+    const checked = eventId !== undefined;
+    if (!checked && periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
+    const values: unknown[] = [
       projectId,
       customerId,
       periods.map((p) => p.featureId),
@@ -173,28 +181,47 @@ export class EntitlementsRepository {
       periods.map((p) => p.periodEnd),
       overages.map((o) => o.featureId),
       overages.map((o) => o.since),
-    ]);
-    const used = periods.map(() => 0n);
-    const overage = overages.map(() => 0n);
-    for (const r of rows) (r.kind === 'u' ? used : overage)[r.i - 1] = toMicros(r.total);
-    return { used, overage };
+    ];
+    if (checked) values.push(eventId);
+    const [row] = await this.statements.rows<{
+      used: string[];
+      overage: string[];
+      fingerprint?: string;
+      existing?: UsageRow | null;
+    }>(em, checked ? SUMS_CHECKED : SUMS, values);
+    return {
+      used: row.used.map(toMicros),
+      overage: row.overage.map(toMicros),
+      ...(checked ? { fingerprint: row.fingerprint, existing: row.existing ?? null } : {}),
+    };
   }
 }
 
-const SUMS: Statement = {
-  name: 'entitlements.sums',
-  text: `SELECT 'u' AS kind, b.i::int AS i,
-                (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                  WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp
-                    AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
-                    AND NOT a.reversed AND a.project_id = $1)::text AS total
-           FROM unnest($3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
-         UNION ALL
-         SELECT 'o', o.i::int,
-                (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                  WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.recorded_at >= o.since
-                    AND u.reversed_at IS NULL AND u.project_id = $1)::text
-           FROM unnest($7::int[], $8::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)`,
+/** A digest of every window of customer `c` (id, status, bounds), for `CustomerState.fingerprint`. */
+const fingerprintOf = (customer: string) =>
+  `(SELECT md5(coalesce(string_agg(s.id || ':' || s.status || ':' || s.valid_from || ':' || coalesce(s.valid_to::text, '-'), ',' ORDER BY s.id), ''))
+      FROM subscriptions s WHERE s.customer_id = ${customer} AND s.project_id = $1)`;
+
+const SUMS_TEXT = `SELECT
+    ARRAY(SELECT (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                   WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp
+                     AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
+                     AND NOT a.reversed AND a.project_id = $1)::text
+            FROM unnest($3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
+           ORDER BY b.i) AS used,
+    ARRAY(SELECT (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                   WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.recorded_at >= o.since
+                     AND u.reversed_at IS NULL AND u.project_id = $1)::text
+            FROM unnest($7::int[], $8::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)
+           ORDER BY o.i) AS overage`;
+
+const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
+
+const SUMS_CHECKED: Statement = {
+  name: 'entitlements.sums-checked',
+  text: `${SUMS_TEXT},
+    ${fingerprintOf('$2')} AS fingerprint,
+    (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.event_id = $9::text) AS existing`,
 };
 
 /**
@@ -205,10 +232,8 @@ function stateStatement(
   lock: CustomerLock,
   featureKind: 'id' | 'slug' | 'all',
   forUpdate: boolean,
-  withEvent: boolean,
 ): Statement {
   const featureParam = `$${2 + lock.values.length}`;
-  const eventParam = `$${2 + lock.values.length + (featureKind === 'all' ? 0 : 1)}`;
   const featureWhere =
     featureKind === 'all'
       ? ''
@@ -220,7 +245,7 @@ function stateStatement(
       ? ''
       : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
   return {
-    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}${withEvent ? '-event' : ''}`,
+    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}`,
     text: `SELECT c.id AS customer_id, c.enabled,
         (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
@@ -234,7 +259,7 @@ function stateStatement(
                 ) ORDER BY s.valid_from, s.id), '[]'::json)
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
           WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
-        ${withEvent ? `(SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = c.id AND u.event_id = ${eventParam}::text)` : 'NULL::json'} AS existing
+        ${forUpdate ? fingerprintOf('c.id') : 'NULL::text'} AS fingerprint
       ${lock.from}${forUpdate ? ' FOR UPDATE OF c' : ''}`,
   };
 }

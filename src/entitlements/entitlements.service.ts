@@ -169,18 +169,39 @@ export class EntitlementsService {
    */
   async consumeIn(em: EntityManager, projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
     const amount = toMicros(dto.amount);
-    const state = await this.repository.loadState(em, projectId, lockOf(dto), featureOf(dto), {
+    let state = await this.repository.loadState(em, projectId, lockOf(dto), featureOf(dto), {
       forUpdate: true,
-      eventId: dto.eventId,
     });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     // the time is read once the lock is held: never earlier than a consume that committed meanwhile
     const now = this.clock.now();
+    let { evaluations, existing, fingerprint } = await this.evaluateChecked(
+      em,
+      projectId,
+      state,
+      feature,
+      now,
+      dto.eventId,
+    );
+    if (fingerprint !== state.fingerprint) {
+      // a grant committed while this call waited for the lock: read the windows again
+      state = (await this.repository.loadState(em, projectId, customerLockFor(state.customerId), {
+        id: feature.id,
+      }))!;
+      ({ evaluations, existing } = await this.evaluateChecked(
+        em,
+        projectId,
+        state,
+        feature,
+        now,
+        dto.eventId,
+      ));
+    }
+    const [evaluation] = evaluations;
 
-    if (state.existing) {
-      const existing = state.existing;
+    if (existing) {
       if (existing.featureId !== feature.id || toMicros(existing.amount) !== amount)
         throw new DomainError('USAGE_EVENT_CONFLICT', undefined, [
           {
@@ -188,7 +209,6 @@ export class EntitlementsService {
             message: `eventId was already recorded (usage ${existing.id}) with another feature or amount`,
           },
         ]);
-      const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
       return {
         status: 200,
         body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
@@ -197,7 +217,6 @@ export class EntitlementsService {
     }
     if (!state.enabled) throw new DomainError('CUSTOMER_DISABLED');
     if (!feature.metered) throw new DomainError('FEATURE_NOT_METERED');
-    const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
     if (!evaluation.granted) throw new DomainError('FEATURE_NOT_GRANTED');
 
     const decision = allocate(evaluation.buckets, amount, dto.allowOverage ?? false);
@@ -305,6 +324,38 @@ export class EntitlementsService {
     features: FeatureRow[],
     at: Date,
   ): Promise<FeatureEvaluation[]> {
+    return (await this.evaluateWith(em, projectId, state, features, at)).evaluations;
+  }
+
+  /** `evaluate` for a consume: with the fresh digest of the windows and the record holding `eventId`. */
+  private async evaluateChecked(
+    em: EntityManager,
+    projectId: string,
+    state: CustomerState,
+    feature: FeatureRow,
+    at: Date,
+    eventId: string,
+  ): Promise<{
+    evaluations: FeatureEvaluation[];
+    existing: UsageRow | null;
+    fingerprint: string | undefined;
+  }> {
+    const result = await this.evaluateWith(em, projectId, state, [feature], at, eventId);
+    return {
+      evaluations: result.evaluations,
+      existing: result.existing ?? null,
+      fingerprint: result.fingerprint,
+    };
+  }
+
+  private async evaluateWith(
+    em: EntityManager | undefined,
+    projectId: string,
+    state: CustomerState,
+    features: FeatureRow[],
+    at: Date,
+    eventId?: string,
+  ): Promise<{ evaluations: FeatureEvaluation[]; existing?: UsageRow | null; fingerprint?: string }> {
     const evaluations: FeatureEvaluation[] = [];
     const periods: SumRequest[] = [];
     const overages: Array<{ featureId: number; since: Date }> = [];
@@ -332,12 +383,12 @@ export class EntitlementsService {
       const since = new Date(Math.min(...buckets.map((b) => b.periodStart.getTime())));
       overages.push({ featureId: feature.id, since });
     }
-    const sums = await this.repository.sums(em, projectId, state.customerId, periods, overages);
+    const sums = await this.repository.sums(em, projectId, state.customerId, periods, overages, eventId);
     for (const slot of slots) {
       slot.evaluation.buckets.forEach((b, i) => (b.used = sums.used[slot.first + i]));
       slot.evaluation.overage = sums.overage[slot.overage];
     }
-    return evaluations;
+    return { evaluations, existing: sums.existing, fingerprint: sums.fingerprint };
   }
 }
 
