@@ -42,6 +42,8 @@ export interface CustomerState {
    * the lock) means: read the windows again.
    */
   fingerprint: string | null;
+  /** The guess sent, with its sums read in the same statement (same snapshot) as the rest. */
+  guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
 }
 
 interface StateRow {
@@ -81,6 +83,30 @@ export interface SumRequest {
   periodEnd: Date | null;
 }
 
+export interface OverageRequest {
+  featureId: number;
+  since: Date;
+}
+
+/**
+ * Periods a read expects (those it computed for the same customer and feature last time): their
+ * sums come back with the state in the same statement, and they are used only if the periods the
+ * rules compute from that state are exactly these (otherwise `sums` runs with the right ones).
+ */
+export interface SumsGuess {
+  periods: SumRequest[];
+  overages: OverageRequest[];
+}
+
+const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[] => [
+  periods.map((p) => p.featureId),
+  periods.map((p) => p.group),
+  periods.map((p) => p.periodStart),
+  periods.map((p) => p.periodEnd),
+  overages.map((o) => o.featureId),
+  overages.map((o) => o.since),
+];
+
 /**
  * The SQL of the entitlement reads: one statement gathers a customer, the feature(s) asked for
  * and the customer's live windows with their plans' quotas (tables of the customers, plans and
@@ -107,18 +133,24 @@ export class EntitlementsRepository {
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    options: { forUpdate?: boolean } = {},
+    options: { forUpdate?: boolean; guess?: SumsGuess } = {},
   ): Promise<CustomerState | null> {
     const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
-    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}`;
+    const guess = options.forUpdate ? undefined : options.guess;
+    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}:${!!guess}`;
     let statement = this.stateStatements.get(key);
     if (!statement) {
-      statement = stateStatement(lock, featureKind, !!options.forUpdate);
+      statement = stateStatement(lock, featureKind, !!options.forUpdate, !!guess);
       this.stateStatements.set(key, statement);
     }
     const values: unknown[] = [projectId, ...lock.values];
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
-    const [row] = await this.statements.rows<StateRow>(em, statement, values);
+    if (guess) values.push(...sumsValues(guess.periods, guess.overages));
+    const [row] = await this.statements.rows<StateRow & { used?: string[]; overage?: string[] }>(
+      em,
+      statement,
+      values,
+    );
     if (!row) return null;
     const windows = row.windows.map((w) => ({
       ...w,
@@ -130,6 +162,9 @@ export class EntitlementsRepository {
       enabled: row.enabled,
       features: row.features,
       fingerprint: row.fingerprint,
+      guessed: guess
+        ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
+        : undefined,
       windowsFor: (featureId: number): EngineWindow[] =>
         windows.map((w) => {
           const q = w.quotas.find((x) => x.featureId === featureId);
@@ -167,21 +202,12 @@ export class EntitlementsRepository {
     projectId: string,
     customerId: number,
     periods: SumRequest[],
-    overages: Array<{ featureId: number; since: Date }>,
+    overages: OverageRequest[],
     eventId?: string,
   ): Promise<{ used: bigint[]; overage: bigint[]; fingerprint?: string; existing?: UsageRow | null }> {
     const checked = eventId !== undefined;
     if (!checked && periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
-    const values: unknown[] = [
-      projectId,
-      customerId,
-      periods.map((p) => p.featureId),
-      periods.map((p) => p.group),
-      periods.map((p) => p.periodStart),
-      periods.map((p) => p.periodEnd),
-      overages.map((o) => o.featureId),
-      overages.map((o) => o.since),
-    ];
+    const values: unknown[] = [projectId, customerId, ...sumsValues(periods, overages)];
     if (checked) values.push(eventId);
     const [row] = await this.statements.rows<{
       used: string[];
@@ -202,18 +228,24 @@ const fingerprintOf = (customer: string) =>
   `(SELECT md5(coalesce(string_agg(s.id || ':' || s.status || ':' || s.valid_from || ':' || coalesce(s.valid_to::text, '-'), ',' ORDER BY s.id), ''))
       FROM subscriptions s WHERE s.customer_id = ${customer} AND s.project_id = $1)`;
 
-const SUMS_TEXT = `SELECT
+/**
+ * The two sum columns (`used`, `overage`) for customer `customer`: `$p` to `$p+3` the periods
+ * (feature ids, groups, starts, ends), `$p+4` and `$p+5` the overage requests (feature ids, since).
+ */
+const sumsColumns = (customer: string, p: number) => `
     ARRAY(SELECT (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                   WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp
+                   WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
                      AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
                      AND NOT a.reversed AND a.project_id = $1)::text
-            FROM unnest($3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
+            FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
            ORDER BY b.i) AS used,
     ARRAY(SELECT (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                   WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.recorded_at >= o.since
+                   WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since
                      AND u.reversed_at IS NULL AND u.project_id = $1)::text
-            FROM unnest($7::int[], $8::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)
+            FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)
            ORDER BY o.i) AS overage`;
+
+const SUMS_TEXT = `SELECT ${sumsColumns('$2', 3)}`;
 
 const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
 
@@ -232,8 +264,10 @@ function stateStatement(
   lock: CustomerLock,
   featureKind: 'id' | 'slug' | 'all',
   forUpdate: boolean,
+  withGuess: boolean,
 ): Statement {
   const featureParam = `$${2 + lock.values.length}`;
+  const guessParam = 2 + lock.values.length + (featureKind === 'all' ? 0 : 1);
   const featureWhere =
     featureKind === 'all'
       ? ''
@@ -245,7 +279,7 @@ function stateStatement(
       ? ''
       : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
   return {
-    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}`,
+    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}${withGuess ? '-sums' : ''}`,
     text: `SELECT c.id AS customer_id, c.enabled,
         (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
@@ -260,6 +294,7 @@ function stateStatement(
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
           WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
         ${forUpdate ? fingerprintOf('c.id') : 'NULL::text'} AS fingerprint
+        ${withGuess ? `, ${sumsColumns('c.id', guessParam)}` : ''}
       ${lock.from}${forUpdate ? ' FOR UPDATE OF c' : ''}`,
   };
 }

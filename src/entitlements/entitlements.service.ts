@@ -39,7 +39,9 @@ import {
   EntitlementsRepository,
   FeatureRow,
   FeatureSelector,
+  OverageRequest,
   SumRequest,
+  SumsGuess,
   UsageRow,
 } from './entitlements.repository';
 import { UsageRepository } from './usage.repository';
@@ -93,8 +95,12 @@ export class EntitlementsService {
   ) {}
 
   /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
-  list(projectId: string, customerId: number): Promise<EntitlementView[]> {
-    return this.listIn(undefined, projectId, customerId, this.clock.now());
+  async list(projectId: string, customerId: number): Promise<EntitlementView[]> {
+    const lock = customerLockFor(customerId);
+    const state = await this.loadGuessing(projectId, lock, 'all');
+    const evaluations = await this.evaluate(undefined, projectId, state, state.features, this.clock.now());
+    this.remember(projectId, lock, 'all', evaluations);
+    return evaluations.map(toEntitlementView);
   }
 
   /** The same, inside a caller's transaction and at its instant (a dry run's `entitlementsAfter`). */
@@ -131,11 +137,11 @@ export class EntitlementsService {
     selector: FeatureSelector,
     amount = 1,
   ): Promise<CheckView> {
-    const state = await this.repository.loadState(undefined, projectId, lock, selector);
-    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const state = await this.loadGuessing(projectId, lock, selector);
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     const [evaluation] = await this.evaluate(undefined, projectId, state, [feature], this.clock.now());
+    this.remember(projectId, lock, selector, [evaluation]);
     const view = toEntitlementView(evaluation);
     const requested = feature.metered ? amount : null;
     let reason: CheckView['reason'] = null;
@@ -155,6 +161,36 @@ export class EntitlementsService {
       resetsAt: view.resetsAt,
       accessEndsAt: view.accessEndsAt,
     };
+  }
+
+  /**
+   * The periods last computed for a customer and a feature (or all features), per process: a
+   * read sends them with its state statement, so that when they still hold (the usual case: the
+   * same windows, the same period) a check is one statement. Never trusted: see `SumsGuess`.
+   */
+  private readonly guesses = new Map<string, SumsGuess>();
+  private static readonly GUESSES_LIMIT = 50_000;
+
+  private guessKey(projectId: string, lock: CustomerLock, selector: FeatureSelector): string {
+    const feature = selector === 'all' ? '*' : 'id' in selector ? `#${selector.id}` : selector.slug;
+    return [projectId, lock.name, ...lock.values.map(String), feature].join('\u0000');
+  }
+
+  private async loadGuessing(projectId: string, lock: CustomerLock, selector: FeatureSelector) {
+    const guess = this.guesses.get(this.guessKey(projectId, lock, selector));
+    const state = await this.repository.loadState(undefined, projectId, lock, selector, { guess });
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return state;
+  }
+
+  private remember(
+    projectId: string,
+    lock: CustomerLock,
+    selector: FeatureSelector,
+    evaluations: FeatureEvaluation[],
+  ): void {
+    if (this.guesses.size >= EntitlementsService.GUESSES_LIMIT) this.guesses.clear();
+    this.guesses.set(this.guessKey(projectId, lock, selector), sumRequestsOf(evaluations));
   }
 
   /** `POST /usage`: 201 a new record, 200 a replay. */
@@ -390,6 +426,47 @@ export class EntitlementsService {
     }
     return { evaluations, existing: sums.existing, fingerprint: sums.fingerprint };
   }
+}
+
+/** The period sums the evaluations need: each metered, granted feature's buckets, and its overage since the earliest period start. */
+function sumRequestsOf(evaluations: FeatureEvaluation[]): SumsGuess {
+  const periods: SumRequest[] = [];
+  const overages: OverageRequest[] = [];
+  for (const { feature, granted, buckets } of evaluations) {
+    if (!feature.metered || !granted) continue;
+    for (const b of buckets)
+      periods.push({
+        featureId: feature.id,
+        group: b.group,
+        periodStart: b.periodStart,
+        periodEnd: b.periodEnd,
+      });
+    overages.push({
+      featureId: feature.id,
+      since: new Date(Math.min(...buckets.map((b) => b.periodStart.getTime()))),
+    });
+  }
+  return { periods, overages };
+}
+
+const sameTime = (x: Date | null, y: Date | null) =>
+  x === null ? y === null : y !== null && x.getTime() === y.getTime();
+
+function sameRequests(guess: SumsGuess, periods: SumRequest[], overages: OverageRequest[]): boolean {
+  return (
+    guess.periods.length === periods.length &&
+    guess.overages.length === overages.length &&
+    periods.every(
+      (p, i) =>
+        p.featureId === guess.periods[i].featureId &&
+        p.group === guess.periods[i].group &&
+        sameTime(p.periodStart, guess.periods[i].periodStart) &&
+        sameTime(p.periodEnd, guess.periods[i].periodEnd),
+    ) &&
+    overages.every(
+      (x, i) => x.featureId === guess.overages[i].featureId && sameTime(x.since, guess.overages[i].since),
+    )
+  );
 }
 
 function lockOf(dto: CustomerFeatureDto): CustomerLock {
