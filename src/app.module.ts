@@ -22,7 +22,6 @@ import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logg
 import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
-import { ClockModule } from './common/clock';
 import { EntitlementsModule } from './entitlements/entitlements.module';
 
 @Global()
@@ -60,7 +59,6 @@ export class AppModule implements NestModule {
             buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
         }),
         StatementsModule,
-        ClockModule,
         RoutesModule,
         AuthModule,
         ProjectsModule,

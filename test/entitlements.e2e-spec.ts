@@ -6,7 +6,6 @@ import { expectError, ISO_MS } from './support/expect';
 const P = '/api/private/v1';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const at = (iso: string) => new Date(iso);
 
 /**
  * Entitlements and metered usage (entitlements.md), through HTTP on a real PostgreSQL. Windows

@@ -1,4 +1,4 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 
 /**
  * The service's notion of "now" where a rule depends on the instant (entitlement periods, usage
@@ -11,8 +11,3 @@ export class Clock {
     return new Date();
   }
 }
-
-/** `Clock`, for every module. */
-@Global()
-@Module({ providers: [Clock], exports: [Clock] })
-export class ClockModule {}

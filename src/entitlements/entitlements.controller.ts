@@ -5,6 +5,7 @@ import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
+import { apiPath } from '../common/routes/api-prefixes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import {
@@ -23,7 +24,7 @@ import { ParseUsageIdPipe } from './usage-id.pipe';
 
 @ApiTags('Entitlements')
 @PrivateApi()
-@Controller('api/private/v1')
+@Controller(apiPath('private'))
 export class EntitlementsController {
   constructor(private readonly entitlements: EntitlementsService) {}
 

@@ -213,29 +213,16 @@ export class EntitlementsService {
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     // the time is read once the lock is held: never earlier than a consume that committed meanwhile
     const now = this.clock.now();
-    let { evaluations, existing, fingerprint } = await this.evaluateChecked(
-      em,
-      projectId,
-      state,
-      feature,
-      now,
-      dto.eventId,
-    );
-    if (fingerprint !== state.fingerprint) {
+    let checked = await this.evaluateChecked(em, projectId, state, feature, now, dto.eventId);
+    if (checked.fingerprint !== state.fingerprint) {
       // a grant committed while this call waited for the lock: read the windows again
       state = (await this.repository.loadState(em, projectId, customerLockFor(state.customerId), {
         id: feature.id,
       }))!;
-      ({ evaluations, existing } = await this.evaluateChecked(
-        em,
-        projectId,
-        state,
-        feature,
-        now,
-        dto.eventId,
-      ));
+      checked = await this.evaluateChecked(em, projectId, state, feature, now, dto.eventId);
     }
-    const [evaluation] = evaluations;
+    const [evaluation] = checked.evaluations;
+    const existing = checked.existing;
 
     if (existing) {
       if (existing.featureId !== feature.id || toMicros(existing.amount) !== amount)
@@ -392,39 +379,32 @@ export class EntitlementsService {
     at: Date,
     eventId?: string,
   ): Promise<{ evaluations: FeatureEvaluation[]; existing?: UsageRow | null; fingerprint?: string }> {
-    const evaluations: FeatureEvaluation[] = [];
-    const periods: SumRequest[] = [];
-    const overages: Array<{ featureId: number; since: Date }> = [];
-    const slots: Array<{ evaluation: FeatureEvaluation; first: number; overage: number }> = [];
-    for (const feature of features) {
+    const evaluations: FeatureEvaluation[] = features.map((feature) => {
       const windows = state.windowsFor(feature.id);
       const buckets = bucketsAt(windows, at).map((b) => ({ ...b, used: 0n }));
-      const evaluation: FeatureEvaluation = {
+      return {
         feature,
         granted: buckets.length > 0,
         buckets,
         overage: 0n,
         accessEndsAt: accessEndsAt(windows, at),
       };
-      evaluations.push(evaluation);
-      if (!feature.metered || buckets.length === 0) continue;
-      slots.push({ evaluation, first: periods.length, overage: overages.length });
-      for (const b of buckets)
-        periods.push({
-          featureId: feature.id,
-          group: b.group,
-          periodStart: b.periodStart,
-          periodEnd: b.periodEnd,
-        });
-      const since = new Date(Math.min(...buckets.map((b) => b.periodStart.getTime())));
-      overages.push({ featureId: feature.id, since });
+    });
+    const { periods, overages } = sumRequestsOf(evaluations);
+    // a read's guess, summed with its state, serves when the periods are exactly those
+    const sums =
+      eventId === undefined && state.guessed && sameRequests(state.guessed, periods, overages)
+        ? state.guessed
+        : await this.repository.sums(em, projectId, state.customerId, periods, overages, eventId);
+    let p = 0;
+    let o = 0;
+    for (const evaluation of evaluations) {
+      if (!evaluation.feature.metered || !evaluation.granted) continue;
+      for (const b of evaluation.buckets) b.used = sums.used[p++];
+      evaluation.overage = sums.overage[o++];
     }
-    const sums = await this.repository.sums(em, projectId, state.customerId, periods, overages, eventId);
-    for (const slot of slots) {
-      slot.evaluation.buckets.forEach((b, i) => (b.used = sums.used[slot.first + i]));
-      slot.evaluation.overage = sums.overage[slot.overage];
-    }
-    return { evaluations, existing: sums.existing, fingerprint: sums.fingerprint };
+    const checked = sums as { existing?: UsageRow | null; fingerprint?: string };
+    return { evaluations, existing: checked.existing, fingerprint: checked.fingerprint };
   }
 }
 

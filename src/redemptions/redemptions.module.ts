@@ -6,9 +6,21 @@ import { PlansModule } from '../plans/plans.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { RedemptionsController } from './redemptions.controller';
 import { RedemptionsService } from './redemptions.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { MetricsModule } from '../metrics/metrics.module';
 
 @Module({
-  imports: [CodesModule, CustomersModule, EntitlementsModule, PlansModule, SubscriptionsModule],
+  imports: [
+    MetricsModule,
+    AuthModule,
+    IdempotencyModule,
+    CodesModule,
+    CustomersModule,
+    EntitlementsModule,
+    PlansModule,
+    SubscriptionsModule,
+  ],
   controllers: [RedemptionsController],
   providers: [RedemptionsService],
   exports: [RedemptionsService],

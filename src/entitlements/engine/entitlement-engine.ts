@@ -1,5 +1,5 @@
 import { DateTime, Duration } from 'luxon';
-import { parseIsoDuration } from '../../subscriptions/chain/duration';
+import { parseIsoDuration } from '../../common/time/duration';
 
 /**
  * The pure rules of entitlements (entitlements.md 1 to 3): which buckets a customer has at an
