@@ -591,6 +591,47 @@ describe('entitlements and metered usage', () => {
       expect(await records(c.id)).toBe(20);
     });
 
+    it('a consume that waited for the lock sees the grant that held it: a window added under the lock grants the feature (201, not 403)', async () => {
+      const f = await feature();
+      const p = await plan('tier', [{ featureId: f.id, limit: 5 }]);
+      const c = await customer();
+      const runner = t.dataSource.createQueryRunner();
+      await runner.connect();
+      try {
+        await runner.startTransaction();
+        await runner.query('SELECT id FROM customers WHERE id = $1 FOR UPDATE', [c.id]);
+        const pending = use({ customerId: c.id, feature: f.slug, amount: 1 }).then((r) => r);
+        // the consume is now waiting for the row lock, with nothing granted yet
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await runner.query(
+          `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+           VALUES ($1, $2, $3, 'tier', now() - interval '1 hour', NULL, 'activation')`,
+          [a.id, c.id, p.id],
+        );
+        await runner.commitTransaction();
+        const res = await pending;
+        expect(res.status).toBe(201);
+        expect(res.body.data.balance).toEqual({ limit: 5, used: 1, remaining: 4, overage: 0 });
+      } finally {
+        await runner.release();
+      }
+    });
+
+    it('Idempotency-Key on POST /usage: the same key and body replays the 201 with Idempotent-Replayed', async () => {
+      const f = await feature();
+      const p = await plan('tier', [{ featureId: f.id, limit: 5 }]);
+      const c = await customer();
+      await windowOf(a.id, c.id, p.id, 'tier', new Date(Date.now() - DAY).toISOString(), null);
+      const body = { customerId: c.id, feature: f.slug, amount: 1, eventId: 'idem-1' };
+      const first = await t.http.post(`${P}/usage`).set(A()).set('Idempotency-Key', 'k-usage-1').send(body);
+      expect(first.status).toBe(201);
+      const again = await t.http.post(`${P}/usage`).set(A()).set('Idempotency-Key', 'k-usage-1').send(body);
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.data).toEqual(first.body.data);
+      expect(await records(c.id)).toBe(1);
+    });
+
     it('the same eventId sent 20 times at once: one record, 19 answers replayed: true with the same usage', async () => {
       const f = await feature();
       const p = await plan('tier', [{ featureId: f.id, limit: 100 }]);
