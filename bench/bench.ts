@@ -720,16 +720,19 @@ async function main(): Promise<void> {
     await db.query('ANALYZE subscriptions');
     {
       const next = rotating(sample);
-      rows.push(
-        await single('POST /entitlements/check (10,000 customers)', service, READ_CONNECTIONS, {
-          method: 'POST',
-          path: '/api/private/v1/entitlements/check',
-          headers: json,
-          setupRequest: (r) => ({
-            ...r,
-            body: JSON.stringify({ customerId: next().id, feature: 'api-calls', amount: 1 }),
-          }),
+      const checkRequest: autocannon.Request = {
+        method: 'POST',
+        path: '/api/private/v1/entitlements/check',
+        headers: json,
+        setupRequest: (r) => ({
+          ...r,
+          body: JSON.stringify({ customerId: next().id, feature: 'api-calls', amount: 1 }),
         }),
+      };
+      // warm-up: the connections' prepared statements, and each process's periods of the customers
+      if (WARMUP > 0) await cannon('entitlements warm-up', service, READ_CONNECTIONS, WARMUP, checkRequest);
+      rows.push(
+        await single('POST /entitlements/check (10,000 customers)', service, READ_CONNECTIONS, checkRequest),
       );
     }
     let eventSeq = 0;

@@ -77,6 +77,8 @@ export interface ConsumeOutcome {
   status: 200 | 201;
   body: UsageResultView;
   limitReached: UsageLimitReached[];
+  /** The feature as evaluated by the consume (before its own allocations). */
+  evaluation?: FeatureEvaluation;
 }
 
 /**
@@ -194,8 +196,11 @@ export class EntitlementsService {
   }
 
   /** `POST /usage`: 201 a new record, 200 a replay. */
-  consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
-    return inTransaction(this.dataSource, (em) => this.consumeIn(em, projectId, dto));
+  async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
+    const outcome = await inTransaction(this.dataSource, (em) => this.consumeIn(em, projectId, dto));
+    // the periods this consume used are the next check's guess for the same customer and feature
+    if (outcome.evaluation) this.remember(projectId, lockOf(dto), featureOf(dto), [outcome.evaluation]);
+    return outcome;
   }
 
   /**
@@ -236,6 +241,7 @@ export class EntitlementsService {
         status: 200,
         body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
         limitReached: [],
+        evaluation,
       };
     }
     if (!state.enabled) throw new DomainError('CUSTOMER_DISABLED');
@@ -279,7 +285,12 @@ export class EntitlementsService {
         periodStart: b.periodStart,
         periodEnd: b.periodEnd,
       }));
-    return { status: 201, body: { usage: toUsageView(row), balance: toBalanceView(after) }, limitReached };
+    return {
+      status: 201,
+      body: { usage: toUsageView(row), balance: toBalanceView(after) },
+      limitReached,
+      evaluation,
+    };
   }
 
   /** `POST /usage/batch`: each event decided on its own (its own transaction), in list order. */
