@@ -1,8 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import type { CustomerLock } from '../customers/customers.service';
 import { Statement, Statements } from '../database/statements';
 import { EngineWindow, toMicros } from './engine/entitlement-engine';
+
+/**
+ * How a statement here finds the customer (alias `c`): `from` is its `FROM ... WHERE` with `$1`
+ * the project and `$2...` the `values`; `name` tells the shapes apart. The lookups are those of
+ * `CustomersRepository` (a username case-insensitively, another identifier exactly), written
+ * into this repository's statements so that the customer and the rest come in one round trip.
+ */
+export interface CustomerLock {
+  name: string;
+  from: string;
+  values: unknown[];
+}
+
+const CUSTOMER_FROM = {
+  id: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2',
+  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
+  identifier:
+    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
+} as const;
+
+/** The `CustomerLock` of a customer id or of a reference `{ type, value }`. */
+export function customerLockFor(customer: number | { type: string; value: string }): CustomerLock {
+  if (typeof customer === 'number') return { name: 'id', from: CUSTOMER_FROM.id, values: [customer] };
+  if (customer.type === 'username')
+    return { name: 'username', from: CUSTOMER_FROM.username, values: [customer.value] };
+  return { name: 'identifier', from: CUSTOMER_FROM.identifier, values: [customer.type, customer.value] };
+}
 
 /** How a request names a feature: by id, by slug, or every feature of the project (the list). */
 export type FeatureSelector = { id: number } | { slug: string } | 'all';

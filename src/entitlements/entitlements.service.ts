@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage } from '../common/http/pagination';
-import { customerLockFor, CustomerLock, CustomersService } from '../customers/customers.service';
+import { CustomersService } from '../customers/customers.service';
 import { inTransaction } from '../database/transaction';
 import {
   Allocation,
@@ -35,6 +35,8 @@ import {
   UsageView,
 } from './dto/entitlement.dto';
 import {
+  CustomerLock,
+  customerLockFor,
   CustomerState,
   EntitlementsRepository,
   FeatureRow,
