@@ -129,9 +129,9 @@ describe('database faults', () => {
     await lock.query('LOCK TABLE customers IN EXCLUSIVE MODE');
     try {
       const pending = t.http.post(CUSTOMERS).set(bearer(p.privateKey)).send({ username });
-      const answer = new Promise<Awaited<typeof pending>>(
-        (resolve, reject) => void pending.then(resolve, reject),
-      );
+      const answer = new Promise<Awaited<typeof pending>>((resolve, reject) => {
+        pending.then(resolve, reject);
+      });
       let terminated = 0;
       await waitFor('the request to wait on the lock', async () => {
         const { rows } = await direct.query(
