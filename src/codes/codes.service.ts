@@ -22,7 +22,7 @@ const MAX_INSERT_ROUNDS = 5;
  * three. What is returned is the code as it was before (so the caller's checks see `available`);
  * if a check then fails, the caller's transaction rolls the mark back with everything else.
  */
-const lockCodeWithCustomer = (customer: CustomerLock): Statement => {
+export const lockCodeWithCustomer = (customer: CustomerLock): Statement => {
   const code = `$${customer.values.length + 2}`;
   const now = `$${customer.values.length + 3}`;
   return {
