@@ -233,7 +233,15 @@ let databaseCpuMs: () => number = () => NaN;
 
 function postgresCpuOf(postmasterPid: number): () => number {
   return () => {
-    let total = cpuMsOf(postmasterPid);
+    // the postmaster's own time and that of the backends it has reaped (cutime, cstime)
+    let total = NaN;
+    try {
+      const stat = readFileSync(`/proc/${postmasterPid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total = ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLOCK_TICKS;
+    } catch {
+      return NaN;
+    }
     for (const entry of readdirSync('/proc')) {
       if (!/^[0-9]+$/.test(entry)) continue;
       try {
@@ -266,6 +274,9 @@ interface CannonRun {
   cpuMsPerRequest: number;
   /** CPU time of PostgreSQL (all its processes) per completed request */
   dbCpuMsPerRequest: number;
+  /** answers by status, when some were errors */
+  statuses?: Record<string, number>;
+  connectionErrors?: number;
 }
 
 /** `request.setupRequest` may set a fresh path/body per request (it runs before every send). */
@@ -302,6 +313,12 @@ async function cannon(
     peakRss: round2(peakRss),
     cpuMsPerRequest: round2(cpu / Math.max(1, r['2xx'] + r.non2xx)),
     dbCpuMsPerRequest: round2(db / Math.max(1, r['2xx'] + r.non2xx)),
+    ...(r.non2xx + r.errors > 0
+      ? {
+          statuses: Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])),
+          connectionErrors: r.errors,
+        }
+      : {}),
   };
 }
 
