@@ -193,8 +193,9 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
   await client.query('START TRANSACTION');
   try {
     const now = new Date();
-    const [row] = (await client.query({ ...SQL.lockCodeByUsername, values: [projectId, username, code, now] }))
-      .rows;
+    const [row] = (
+      await client.query({ ...SQL.lockCodeByUsername, values: [projectId, username, code, now] })
+    ).rows;
     if (row.id === null) throw new HttpError(404, 'CODE_NOT_FOUND');
     if (row.status === 'revoked') throw new HttpError(409, 'CODE_REVOKED');
     if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime())
@@ -272,11 +273,19 @@ function send(res: ServerResponse, status: number, requestId: string, payload: u
 
 function sendError(res: ServerResponse, requestId: string, error: unknown): void {
   if (error instanceof HttpError) {
-    send(res, error.status, requestId, { ok: false, requestId, error: { code: error.code, message: error.code } });
+    send(res, error.status, requestId, {
+      ok: false,
+      requestId,
+      error: { code: error.code, message: error.code },
+    });
     return;
   }
   if (!closing) process.stderr.write(`baseline: ${error instanceof Error ? error.stack : String(error)}\n`);
-  send(res, 500, requestId, { ok: false, requestId, error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+  send(res, 500, requestId, {
+    ok: false,
+    requestId,
+    error: { code: 'INTERNAL_ERROR', message: 'internal error' },
+  });
 }
 
 /** Runs `work` and answers its result in the envelope, or the error. */
@@ -327,9 +336,7 @@ function httpHandler(req: IncomingMessage, res: ServerResponse): void {
   }
   const match = req.method === 'GET' ? CUSTOMER_PATH.exec(path) : null;
   if (match) {
-    void answer(req, res, async () =>
-      getCustomer(await authenticate(req.headers.authorization), match[1]),
-    );
+    void answer(req, res, async () => getCustomer(await authenticate(req.headers.authorization), match[1]));
   } else if (req.method === 'POST' && path === '/api/private/v1/redemptions') {
     void answer(req, res, async () => {
       const body = await readJson(req);
@@ -351,9 +358,16 @@ function expressHandler(): (req: IncomingMessage, res: ServerResponse) => void {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.get('/readyz', (req: IncomingMessage, res: ServerResponse) => void answer(req, res, async () => ({ status: 'ok' })));
-  app.get('/api/private/v1/customers/:id', (req: IncomingMessage & { params: { id: string } }, res: ServerResponse) =>
-    void answer(req, res, async () => getCustomer(await authenticate(req.headers.authorization), req.params.id)),
+  app.get(
+    '/readyz',
+    (req: IncomingMessage, res: ServerResponse) => void answer(req, res, async () => ({ status: 'ok' })),
+  );
+  app.get(
+    '/api/private/v1/customers/:id',
+    (req: IncomingMessage & { params: { id: string } }, res: ServerResponse) =>
+      void answer(req, res, async () =>
+        getCustomer(await authenticate(req.headers.authorization), req.params.id),
+      ),
   );
   app.post(
     '/api/private/v1/redemptions',
@@ -369,7 +383,11 @@ function expressHandler(): (req: IncomingMessage, res: ServerResponse) => void {
     }),
   );
   app.use((error: unknown, req: IncomingMessage, res: ServerResponse, _next: unknown) =>
-    sendError(res, requestIdOf(req), (error as { type?: string }).type ? new HttpError(400, 'MALFORMED_JSON') : error),
+    sendError(
+      res,
+      requestIdOf(req),
+      (error as { type?: string }).type ? new HttpError(400, 'MALFORMED_JSON') : error,
+    ),
   );
   return app;
 }

@@ -5,9 +5,14 @@
  *   1. one client, a hand-written keep-alive loop: p50/p95/p99 of the lookups and searches;
  *   2. autocannon over keep-alive connections: req/s, p50, p99, errors and the service's peak RSS
  *      for info, customer by id, resolve, search, plans and redemptions (distinct codes);
- *   3. against a bare `node:http` + `pg` baseline (bench/baseline.ts, same key lookup, same SQL),
- *      started beside it on the same database: `GET /customers/:id` and `POST /redemptions`,
- *      service and baseline alternating in rounds, and the median service/baseline req/s ratio.
+ *   3. against the limit (bench/baseline.ts): a node:http + pg and an Express + pg handler of the
+ *      same work (the service's own statements, prepared, the key cached), and pgbench on the same
+ *      statements with the service's pool size as clients, for `GET /customers/:id` and
+ *      `POST /redemptions`; the sides take turns in rounds (order rotated every round) and each
+ *      service/side req/s ratio is the median over the rounds; CPU ms per request of each process
+ *      and of PostgreSQL;
+ *   4. a redemption for a customer whose group already holds 1, 100 and 1,000 windows
+ *      (BENCH_WINDOWS), a fresh customer per redemption.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -433,7 +438,11 @@ const pgbenchText = (text: string, names: string[]) =>
  * Runs pgbench for SECONDS with POOL_SIZE clients (the service's pool: the most statements the
  * service can have in flight), prepared statements, on `script`; `defines` are its `-D` variables.
  */
-function runPgbench(url: string, script: string, defines: Record<string, string | number>): Promise<PgbenchRun> {
+function runPgbench(
+  url: string,
+  script: string,
+  defines: Record<string, string | number>,
+): Promise<PgbenchRun> {
   return new Promise((resolvePromise, reject) => {
     const db0 = databaseCpuMs();
     const args = [
@@ -643,7 +652,9 @@ async function sameAnswers(
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const loadBefore = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const loadBefore = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   const dir = mkdtempSync(join(tmpdir(), 'subs-bench-'));
   let embedded: EmbeddedDatabase | undefined;
   let url = process.env.DATABASE_URL;
@@ -930,7 +941,13 @@ async function main(): Promise<void> {
           '',
         ].join('\n'),
       );
-      redeemDefines = { project: project.id, k: 0, now: now.toISOString(), later: later.toISOString(), source: 'code' };
+      redeemDefines = {
+        project: project.id,
+        k: 0,
+        now: now.toISOString(),
+        later: later.toISOString(),
+        source: 'code',
+      };
     }
 
     // --- redemptions: distinct codes and customers, service against the baselines
@@ -972,10 +989,17 @@ async function main(): Promise<void> {
     // statements): the steady state is measured.
     const analyze = () => db.query('ANALYZE subscriptions, codes').then(() => undefined);
     rows.push(
-      await versus('POST /redemptions (distinct codes)', service, baselines, REDEEM_CONNECTIONS, redeemRequest, {
-        afterWarmUp: analyze,
-        pgbench: redeemScript ? () => runPgbench(url!, redeemScript!, redeemDefines) : undefined,
-      }),
+      await versus(
+        'POST /redemptions (distinct codes)',
+        service,
+        baselines,
+        REDEEM_CONNECTIONS,
+        redeemRequest,
+        {
+          afterWarmUp: analyze,
+          pgbench: redeemScript ? () => runPgbench(url!, redeemScript!, redeemDefines) : undefined,
+        },
+      ),
     );
 
     // --- a redemption for a customer whose group already holds n windows (ended ones: a customer
@@ -1018,7 +1042,9 @@ async function main(): Promise<void> {
     // --- report
     const cpu = cpus();
     console.log(
-      `\nmachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, PostgreSQL ${pgVersion}; load average ${loadBefore} before, ${loadavg().map((x) => x.toFixed(2)).join(' ')} after`,
+      `\nmachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, PostgreSQL ${pgVersion}; load average ${loadBefore} before, ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} after`,
     );
     console.log(
       `settings: BENCH_CUSTOMERS=${CUSTOMERS} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARMUP} BENCH_CONNECTIONS=${READ_CONNECTIONS} BENCH_REDEEM_CONNECTIONS=${REDEEM_CONNECTIONS} BENCH_CODES=${CODES_PER_SIDE} (per side), pool ${POOL_SIZE}, LOG_LEVEL=${LOG_LEVEL}, pgbench ${PGBENCH ?? 'not found'}`,
@@ -1040,7 +1066,9 @@ async function main(): Promise<void> {
     console.log(
       `\nautocannon, ${SECONDS} s per run; rows with baselines: medians of ${ROUNDS} rounds in rotating order; ratio = median of the per-round service/baseline req/s; CPU ms/req of the process (and of PostgreSQL, "db"):\n`,
     );
-    console.log('| scenario | side | connections | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | service ÷ side |');
+    console.log(
+      '| scenario | side | connections | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | service ÷ side |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     const m = (runs: CannonRun[], f: (r: CannonRun) => number) => round2(median(runs.map(f)));
     for (const row of rows) {
@@ -1062,8 +1090,17 @@ async function main(): Promise<void> {
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
     console.log(
-      `\npeak RSS over the whole run: service ${peakOf(service.pid, rows.flatMap((r) => r.service))} MiB, ${baselines
-        .map((b) => `${b.name} ${peakOf(b.pid, rows.flatMap((r) => r.baselines[b.name] ?? []))} MiB`)
+      `\npeak RSS over the whole run: service ${peakOf(
+        service.pid,
+        rows.flatMap((r) => r.service),
+      )} MiB, ${baselines
+        .map(
+          (b) =>
+            `${b.name} ${peakOf(
+              b.pid,
+              rows.flatMap((r) => r.baselines[b.name] ?? []),
+            )} MiB`,
+        )
         .join(', ')}; baseline errors ${rows
         .flatMap((r) => Object.values(r.baselines).flat())
         .reduce((n, r) => n + r.errors, 0)}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
