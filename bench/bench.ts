@@ -21,7 +21,7 @@
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -52,6 +52,10 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
   .map(Number);
 /** Redemptions (each for a fresh customer holding the windows) per window count. */
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
+/** Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the baselines), `windows`. */
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
+);
 /** Codes per side (service, baseline): enough for 2,500 redemptions/s over every round and the warm-up. */
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
@@ -352,7 +356,8 @@ async function single(
   service: Target,
   connections: number,
   req: autocannon.Request,
-): Promise<Row> {
+): Promise<Row | undefined> {
+  if (!PARTS.has('load')) return undefined;
   const run = await cannon(scenario, service, connections, SECONDS, req);
   console.log(JSON.stringify(run));
   return { scenario, connections, service: [run], baselines: {}, ratios: {}, pgbench: [] };
@@ -370,7 +375,8 @@ async function versus(
   connections: number,
   req: (side: Target) => autocannon.Request,
   options: { afterWarmUp?: () => Promise<void>; pgbench?: () => Promise<PgbenchRun> } = {},
-): Promise<Row> {
+): Promise<Row | undefined> {
+  if (!PARTS.has('versus')) return undefined;
   const targets = [service, ...baselines];
   const requests = new Map(targets.map((t) => [t.name, req(t)]));
   if (WARMUP > 0) {
@@ -688,7 +694,12 @@ async function main(): Promise<void> {
         DB_MIGRATE_ON_START: 'false',
         DB_POOL_SIZE: String(POOL_SIZE),
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      // BENCH_SERVICE_LOG: a file for the service's log lines (at BENCH_LOG_LEVEL)
+      stdio: [
+        'ignore',
+        process.env.BENCH_SERVICE_LOG ? openSync(process.env.BENCH_SERVICE_LOG, 'w') : 'ignore',
+        'inherit',
+      ],
     });
     await waitReady(port, serviceProcess, 'service');
     const service: Target = { name: 'service', port, pid: serviceProcess.pid };
@@ -755,6 +766,7 @@ async function main(): Promise<void> {
     };
     /** `BENCH_WARMUP_SECONDS` of the same requests on other customers (JIT, connections), then the measured run. */
     const measure = async (scenario: string, make: (who: (typeof sample)[number]) => Promise<Reply>) => {
+      if (!PARTS.has('latency')) return;
       if (WARMUP > 0) await drive(`${scenario} warm-up`, 1, WARMUP, (i) => make(pickWarm(i)));
       await loop(drive(scenario, 1, SECONDS, (i) => make(pick(i))));
     };
@@ -777,7 +789,7 @@ async function main(): Promise<void> {
     );
 
     // --- many connections: reads
-    const rows: Row[] = [];
+    const rows: Array<Row | undefined> = [];
     rows.push(
       await single('GET /api/private/v1/info', service, READ_CONNECTIONS, {
         method: 'GET',
@@ -871,7 +883,7 @@ async function main(): Promise<void> {
     );
 
     const sides = ['service', ...baselines.map((b) => b.name)];
-    const windowCounts = WINDOWS.length ? WINDOWS : [];
+    const windowCounts = PARTS.has('windows') ? WINDOWS : [];
     const codes: string[] = [];
     await loop(
       drive(
@@ -1071,7 +1083,8 @@ async function main(): Promise<void> {
     );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     const m = (runs: CannonRun[], f: (r: CannonRun) => number) => round2(median(runs.map(f)));
-    for (const row of rows) {
+    const done = rows.filter((r): r is Row => r !== undefined);
+    for (const row of done) {
       const line = (side: string, runs: CannonRun[], ratio: string) =>
         console.log(
           `| ${row.scenario} | ${side} | ${row.connections} | ${m(runs, (r) => r.rps)} | ${m(runs, (r) => r.p50)} | ${m(runs, (r) => r.p99)} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${m(runs, (r) => r.cpuMsPerRequest)} | ${m(runs, (r) => r.dbCpuMsPerRequest)} | ${ratio} |`,
@@ -1092,16 +1105,16 @@ async function main(): Promise<void> {
     console.log(
       `\npeak RSS over the whole run: service ${peakOf(
         service.pid,
-        rows.flatMap((r) => r.service),
+        done.flatMap((r) => r.service),
       )} MiB, ${baselines
         .map(
           (b) =>
             `${b.name} ${peakOf(
               b.pid,
-              rows.flatMap((r) => r.baselines[b.name] ?? []),
+              done.flatMap((r) => r.baselines[b.name] ?? []),
             )} MiB`,
         )
-        .join(', ')}; baseline errors ${rows
+        .join(', ')}; baseline errors ${done
         .flatMap((r) => Object.values(r.baselines).flat())
         .reduce((n, r) => n + r.errors, 0)}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
