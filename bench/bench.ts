@@ -418,6 +418,9 @@ async function versus(
 // ---------------------------------------------------------------------------------------------
 // pgbench: the database's limit on the same statements
 
+/** Customers of pgbench's redemptions (contiguous ids, inserted after the seed). */
+const PGBENCH_CUSTOMERS = 1000;
+
 const PGBENCH = (() => {
   const candidates = [
     process.env.BENCH_PGBENCH,
@@ -917,9 +920,10 @@ async function main(): Promise<void> {
       sides.map((side, k) => [side, usernames.filter((_, i) => i % sides.length === k)]),
     );
 
-    // pgbench: codes of its own (16 digits computed from the client and a counter), customers by
-    // id from the top of the range, the same statements (the customer locked by id: pgbench cannot
-    // build a username)
+    // pgbench: codes of its own (16 digits computed from the client and a counter) and customers
+    // of its own (PGBENCH_CUSTOMERS, by id: pgbench cannot build a username), the same statements.
+    // Its windows all start at one fixed time, so its customers' chains would look broken to the
+    // service: they are never the service's or the baselines' customers.
     const perClient = Math.ceil(ROUNDS * SECONDS * 1000) + 1000;
     let redeemScript: string | undefined;
     let redeemDefines: Record<string, string | number> = {};
@@ -936,6 +940,13 @@ async function main(): Promise<void> {
            FROM generate_series(0, $4::int - 1) c, generate_series(1, $5::int) k`,
         [project.id, batch, plan.id, POOL_SIZE, perClient],
       );
+      const own: number[] = (
+        await db.query(
+          `INSERT INTO customers (project_id, username)
+           SELECT $1, 'pgbench' || g FROM generate_series(1, $2::int) g RETURNING id`,
+          [project.id, PGBENCH_CUSTOMERS],
+        )
+      ).rows.map((r) => r.id);
       const now = new Date();
       const later = new Date(now.getTime() + 30 * 86400_000);
       redeemScript = join(dir, 'redeem.sql');
@@ -944,7 +955,7 @@ async function main(): Promise<void> {
         [
           '\\set k :k + 1',
           '\\set code 1000000000000000 + :client_id * 100000000 + :k',
-          `\\set cust ${idRange.hi} - ((:client_id * ${perClient} + :k) % ${Number(idRange.hi) - Number(idRange.lo) + 1})`,
+          `\\set cust ${Math.min(...own)} + ((:client_id * ${perClient} + :k) % ${own.length})`,
           'START TRANSACTION;',
           `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now'])} \\gset`,
           `${pgbenchText(statements.liveChain.text, ['cust', 'plan_group', 'now', 'project'])};`,
