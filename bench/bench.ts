@@ -422,6 +422,7 @@ async function versus(
 const PGBENCH_CUSTOMERS = 1000;
 
 const PGBENCH = (() => {
+  if (process.env.BENCH_PGBENCH === 'off') return undefined;
   const candidates = [
     process.env.BENCH_PGBENCH,
     ...(() => {
