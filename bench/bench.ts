@@ -188,7 +188,12 @@ interface LoopResult {
   p95: number;
   p99: number;
   errors: number;
+  /** CPU time of the service per request */
+  cpuMsPerRequest: number;
 }
+
+/** The service's process, whose CPU time the one-client loops report. */
+let servicePid: number | undefined;
 
 /** `concurrency` loops issuing `make(i)` until `seconds` pass or `limit` requests were sent. */
 async function drive(
@@ -202,6 +207,7 @@ async function drive(
   let errors = 0;
   let issued = 0;
   const started = process.hrtime.bigint();
+  const cpu0 = cpuMsOf(servicePid);
   const deadline = Date.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -224,6 +230,7 @@ async function drive(
     p95: round2(pct(latencies, 95)),
     p99: round2(pct(latencies, 99)),
     errors,
+    cpuMsPerRequest: round2((cpuMsOf(servicePid) - cpu0) / Math.max(1, latencies.length)),
   };
 }
 
@@ -712,6 +719,7 @@ async function main(): Promise<void> {
     });
     await waitReady(port, serviceProcess, 'service');
     const service: Target = { name: 'service', port, pid: serviceProcess.pid };
+    servicePid = serviceProcess.pid;
 
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const project = (
@@ -1085,11 +1093,11 @@ async function main(): Promise<void> {
 
     console.log('\n1 client (hand-written keep-alive loop):\n');
     console.log(
-      '| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|',
+      '| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors | CPU ms/req |\n|---|---|---|---|---|---|---|---|',
     );
     for (const r of loops)
       console.log(
-        `| ${r.scenario} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} |`,
+        `| ${r.scenario} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} | ${r.cpuMsPerRequest} |`,
       );
 
     console.log(
