@@ -5,8 +5,7 @@ import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
-import { SuccessView } from '../projects/dto/project.dto';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CustomersService } from './customers.service';
 import {
   CreateCustomerDto,
@@ -15,11 +14,13 @@ import {
   ResolveCustomerDto,
   UpdateCustomerDto,
 } from './dto/customer.dto';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Customers')
 @PrivateApi()
-@Controller('api/private/v1/customers')
+@Controller(apiPath('private', 'customers'))
 export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 
@@ -37,8 +38,12 @@ export class CustomersController {
   @ApiOperation({ summary: 'Create a customer; every free plan of the project is granted to it' })
   @ApiEnvelope(CustomerListItem, { status: 201 })
   @ApiErrors('USERNAME_TAKEN', 'IDENTIFIER_TAKEN')
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreateCustomerDto) {
-    return this.customers.create(project.id, dto);
+  create(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: CreateCustomerDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.customers.create(project.id, dto, idem);
   }
 
   @Post('resolve')
@@ -68,8 +73,9 @@ export class CustomersController {
     @CurrentProject() project: CallerProject,
     @IdParam('customerId') customerId: number,
     @Body() dto: UpdateCustomerDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.customers.update(project.id, customerId, dto);
+    return this.customers.update(project.id, customerId, dto, idem);
   }
 
   @Delete(':customerId')
@@ -79,7 +85,11 @@ export class CustomersController {
   })
   @ApiEnvelope(SuccessView)
   @ApiErrors('CUSTOMER_NOT_FOUND')
-  remove(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number) {
-    return this.customers.remove(project.id, customerId);
+  remove(
+    @CurrentProject() project: CallerProject,
+    @IdParam('customerId') customerId: number,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.customers.remove(project.id, customerId, idem);
   }
 }

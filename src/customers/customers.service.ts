@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
@@ -116,6 +118,7 @@ function likeTrigrams(term: string): Trigram[] {
  * is the same on a part as on the whole.
  */
 export function searchWindows(term: string, stats: TrigramStats | undefined): string[] {
+  // eslint-disable-next-line no-control-regex -- ASCII without U+0000 is exactly the range meant
   if (!stats || !/^[\x01-\x7f]*$/.test(term)) return [];
   const all = likeTrigrams(term);
   const frequency = (t: Trigram) => stats.frequencies.get(t.trigram) ?? stats.unlisted;
@@ -243,23 +246,31 @@ export class CustomersService {
   }
 
   /** Creates a customer with its free plans (product.md 6, sign-up), in one transaction. */
-  async create(projectId: string, dto: CreateCustomerDto): Promise<CustomerListItem> {
+  async create(
+    projectId: string,
+    dto: CreateCustomerDto,
+    idem?: IdempotencyContext,
+  ): Promise<CustomerListItem> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
-    const customer = await this.dataSource.transaction((em) =>
-      this.createInTransaction(
-        em,
-        projectId,
-        {
-          username: dto.username,
-          enabled: dto.enabled,
-          passwordHash,
-          identifiers: dto.identifiers,
-        },
-        new Date(),
-      ),
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const customer = await this.createInTransaction(
+          em,
+          projectId,
+          {
+            username: dto.username,
+            enabled: dto.enabled,
+            passwordHash,
+            identifiers: dto.identifiers,
+          },
+          new Date(),
+        );
+        return toCustomerListItem(customer, customer.identifiers!);
+      },
+      { participant: idem },
     );
-    return toCustomerListItem(customer, customer.identifiers!);
   }
 
   /**
@@ -358,41 +369,56 @@ export class CustomersService {
     return this.record(CUSTOMER_RECORD, [customerId, projectId]);
   }
 
-  async update(projectId: string, customerId: number, dto: UpdateCustomerDto): Promise<CustomerRecord> {
+  async update(
+    projectId: string,
+    customerId: number,
+    dto: UpdateCustomerDto,
+    idem?: IdempotencyContext,
+  ): Promise<CustomerRecord> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     try {
-      return await this.dataSource.transaction(async (em) => {
-        const customer = await this.lock(em, projectId, customerId);
-        const renamed = dto.username !== undefined && dto.username !== customer.username;
-        if (renamed) customer.username = dto.username!;
-        if (dto.enabled !== undefined) customer.enabled = dto.enabled;
-        if (dto.username !== undefined || passwordHash) customer.temporary = false;
-        // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
-        // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
-        await em.save(customer);
-        if (renamed)
-          await em.update(
-            CustomerIdentifier,
-            { projectId, customerId, type: 'username', readonly: true },
-            { value: dto.username },
-          );
-        if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
-        if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
-        // read back under the same lock: the answer is exactly what this change committed
-        return this.record(CUSTOMER_RECORD, [customerId, projectId], em);
-      });
+      return await inTransaction(
+        this.dataSource,
+        async (em) => {
+          const customer = await this.lock(em, projectId, customerId);
+          const renamed = dto.username !== undefined && dto.username !== customer.username;
+          if (renamed) customer.username = dto.username!;
+          if (dto.enabled !== undefined) customer.enabled = dto.enabled;
+          if (dto.username !== undefined || passwordHash) customer.temporary = false;
+          // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
+          // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
+          await em.save(customer);
+          if (renamed)
+            await em.update(
+              CustomerIdentifier,
+              { projectId, customerId, type: 'username', readonly: true },
+              { value: dto.username },
+            );
+          if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
+          if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
+          // read back under the same lock: the answer is exactly what this change committed
+          return this.record(CUSTOMER_RECORD, [customerId, projectId], em);
+        },
+        { participant: idem },
+      );
     } catch (error) {
       mapUniqueViolation(error);
     }
   }
 
-  async remove(projectId: string, customerId: number): Promise<{ success: true }> {
+  async remove(projectId: string, customerId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     // identifiers, credentials, sessions and subscriptions go with it (ON DELETE CASCADE);
     // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
-    const result = await this.dataSource.manager.delete(Customer, { id: customerId, projectId });
-    if (!result.affected) throw new DomainError('CUSTOMER_NOT_FOUND');
-    return { success: true };
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const result = await em.delete(Customer, { id: customerId, projectId });
+        if (!result.affected) throw new DomainError('CUSTOMER_NOT_FOUND');
+        return { success: true as const };
+      },
+      { participant: idem },
+    );
   }
 
   /** Locks the customer row for the rest of the transaction: serialises changes to one customer. */

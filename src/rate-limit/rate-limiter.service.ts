@@ -5,11 +5,13 @@ import { requestIdOf } from '../common/http/request-id';
 import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { RATE_LIMIT_STORE, RateLimitStore, WindowHit } from './rate-limit.store';
+import { API_ROOTS } from '../common/routes/api-prefixes';
 
 export type LimitKind = 'key' | 'address';
 
 /** The interfaces that are limited; probes, metrics, docs and the admin interface are not. */
-const LIMITED_PREFIXES = ['/api/private/', '/api/public/'];
+/** Every version of the private and public interfaces, routes or not (the admin interface is never limited). */
+const LIMITED_PREFIXES = [`${API_ROOTS.private}/`, `${API_ROOTS.public}/`];
 
 const PRUNE_INTERVAL_MS = 5 * 60 * 1000;
 const FAILURE_LOG_INTERVAL_MS = 30 * 1000;
@@ -62,13 +64,14 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
   async consume(kind: LimitKind, subject: string, res: Response): Promise<void> {
     const limit = this.limits[kind];
     if (!this.store || limit === 0) return;
-    let hit: WindowHit;
+    let hit: WindowHit | null;
     try {
       hit = await this.store.hit(`${kind}:${subject}`, this.windowSeconds);
     } catch (error) {
       this.reportFailure(error, requestIdOf(res.req));
       return;
     }
+    if (!hit) return; // not counted: the store is skipped for a while (it logged why, once)
     // never more than a window (a stored end is rounded to the millisecond), never less than 1 s
     const resetSeconds = Math.min(this.windowSeconds, Math.max(1, Math.ceil(hit.resetSeconds - 0.001)));
     this.advertise(res, limit, Math.max(0, limit - hit.count), resetSeconds);

@@ -7,7 +7,9 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './dto/redemption.dto';
 import { RedemptionsService } from './redemptions.service';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 const CHAIN_ERRORS: ErrorCode[] = [
   'CUSTOMER_NOT_FOUND',
@@ -27,7 +29,7 @@ const REDEMPTION_ERRORS: ErrorCode[] = [
 
 @ApiTags('Redemptions')
 @PrivateApi()
-@Controller('api/private/v1')
+@Controller(apiPath('private'))
 export class RedemptionsController {
   constructor(private readonly redemptions: RedemptionsService) {}
 
@@ -43,8 +45,9 @@ export class RedemptionsController {
     @CurrentProject() project: CallerProject,
     @Body() dto: RedeemCodeDto,
     @Query() query: DryRunQueryDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.redemptions.redeem(project, dto, query.dryRun);
+    return this.redemptions.redeem(project, dto, query.dryRun, idem);
   }
 
   @Post('codes/redeem')
@@ -57,8 +60,9 @@ export class RedemptionsController {
     @CurrentProject() project: CallerProject,
     @Body() dto: RedeemCodeDto,
     @Query() query: DryRunQueryDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.redemptions.redeem(project, dto, query.dryRun);
+    return this.redemptions.redeem(project, dto, query.dryRun, idem);
   }
 
   @Post('subscriptions/activate')
@@ -74,7 +78,8 @@ export class RedemptionsController {
     @CurrentProject() project: CallerProject,
     @Body() dto: ActivateDto,
     @Query() query: DryRunQueryDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.redemptions.activate(project, dto, query.dryRun);
+    return this.redemptions.activate(project, dto, query.dryRun, idem);
   }
 }
