@@ -4,7 +4,8 @@
  *
  *   1. one client, a hand-written keep-alive loop: p50/p95/p99 of the lookups and searches;
  *   2. autocannon over keep-alive connections: req/s, p50, p99, errors and the service's peak RSS
- *      for info, customer by id, resolve, search, plans and redemptions (distinct codes);
+ *      for info, customer by id, resolve, search, plans, redemptions (distinct codes), and
+ *      entitlement checks and usage records (over 10,000 customers, and on one hot customer);
  *   3. against the limit (bench/baseline.ts): a node:http + pg and an Express + pg handler of the
  *      same work (the service's own statements, prepared, the key cached), and pgbench on the same
  *      statements with the service's pool size as clients, for `GET /customers/:id` and
@@ -582,14 +583,14 @@ function serviceStatements(): BaselineStatements {
   require('reflect-metadata');
   const dist = (file: string) => require(resolve(__dirname, '..', 'dist', file));
   const { API_KEY_LOOKUP } = dist('auth/key-auth.service.js');
-  const { CUSTOMER_RECORD, customerLockFor } = dist('customers/customers.service.js');
-  const { lockCodeWithCustomer } = dist('codes/codes.service.js');
-  const { LIVE_CHAIN, insertWindows } = dist('subscriptions/subscriptions.service.js');
+  const { CUSTOMER_RECORD } = dist('customers/customers.repository.js');
+  const { LOCK_FOR_REDEMPTION } = dist('codes/codes.repository.js');
+  const { LIVE_CHAIN, insertWindows } = dist('subscriptions/subscriptions.repository.js');
   return {
     apiKeyLookup: API_KEY_LOOKUP,
     customerRecord: CUSTOMER_RECORD,
-    lockCodeByUsername: lockCodeWithCustomer(customerLockFor({ type: 'username', value: '' })),
-    lockCodeById: lockCodeWithCustomer(customerLockFor(0)),
+    lockCodeByUsername: LOCK_FOR_REDEMPTION.username,
+    lockCodeById: LOCK_FOR_REDEMPTION.id,
     liveChain: LIVE_CHAIN,
     insertWindow: insertWindows(1),
   };
@@ -1073,6 +1074,86 @@ async function main(): Promise<void> {
       loops.push(x);
       console.log(JSON.stringify(x));
     }
+    // --- entitlements: a metered feature with a monthly quota far above what the run uses,
+    // granted to the 10,000 sampled customers (windows written straight into the chain, as a
+    // grant would leave them), then checks and consumes spread over them, and consumes on one
+    // hot customer (serialised by its row lock); ratios against GET /customers/:id above
+    const feature = (
+      await call(port, 'POST', '/api/private/v1/features', sk, {
+        slug: 'api-calls',
+        name: 'API calls',
+        metered: true,
+        unit: 'call',
+      })
+    ).body.data;
+    const meteredPlan = (
+      await call(port, 'POST', '/api/private/v1/plans', sk, {
+        slug: 'metered',
+        name: 'Metered',
+        value: 5,
+        group: 'usage',
+        quotas: [{ featureId: feature.id, limit: 1_000_000_000, priority: 0, resetInterval: 'P1M' }],
+      })
+    ).body.data;
+    await db.query(
+      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+       SELECT $1, id, $2, 'usage', now() - interval '3 days', NULL, 'activation' FROM unnest($3::int[]) AS id`,
+      [project.id, meteredPlan.id, sample.map((c) => c.id)],
+    );
+    await db.query('ANALYZE subscriptions');
+    {
+      const next = rotating(sample);
+      const checkRequest: autocannon.Request = {
+        method: 'POST',
+        path: '/api/private/v1/entitlements/check',
+        headers: json,
+        setupRequest: (r) => ({
+          ...r,
+          body: JSON.stringify({ customerId: next().id, feature: 'api-calls', amount: 1 }),
+        }),
+      };
+      // warm-up: the connections' prepared statements, and each process's periods of the customers
+      if (WARMUP > 0) await cannon('entitlements warm-up', service, READ_CONNECTIONS, WARMUP, checkRequest);
+      rows.push(
+        await single('POST /entitlements/check (10,000 customers)', service, READ_CONNECTIONS, checkRequest),
+      );
+    }
+    let eventSeq = 0;
+    {
+      const next = rotating(sample);
+      rows.push(
+        await single('POST /usage (10,000 customers)', service, READ_CONNECTIONS, {
+          method: 'POST',
+          path: '/api/private/v1/usage',
+          headers: json,
+          setupRequest: (r) => ({
+            ...r,
+            body: JSON.stringify({
+              customerId: next().id,
+              feature: 'api-calls',
+              amount: 1,
+              eventId: `bench-${++eventSeq}`,
+            }),
+          }),
+        }),
+      );
+    }
+    rows.push(
+      await single('POST /usage (one hot customer)', service, READ_CONNECTIONS, {
+        method: 'POST',
+        path: '/api/private/v1/usage',
+        headers: json,
+        setupRequest: (r) => ({
+          ...r,
+          body: JSON.stringify({
+            customerId: sample[0].id,
+            feature: 'api-calls',
+            amount: 1,
+            eventId: `hot-${++eventSeq}`,
+          }),
+        }),
+      }),
+    );
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -1125,6 +1206,16 @@ async function main(): Promise<void> {
         );
       }
     }
+    const rpsOf = (scenario: string) =>
+      median(done.find((r) => r.scenario === scenario)?.service.map((r) => r.rps) ?? [NaN]);
+    const byId = rpsOf('GET /customers/:id');
+    console.log('\nentitlements against GET /customers/:id (targets: check >= 0.8, usage >= 0.5):');
+    for (const scenario of [
+      'POST /entitlements/check (10,000 customers)',
+      'POST /usage (10,000 customers)',
+      'POST /usage (one hot customer)',
+    ])
+      console.log(`${scenario}: ${round2(rpsOf(scenario))} req/s, ratio ${round2(rpsOf(scenario) / byId)}`);
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
     console.log(

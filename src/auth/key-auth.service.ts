@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { sha256Hex } from '../common/crypto/random';
+import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
 import type { ApiKeyKind } from '../projects/entities/api-key.entity';
 import type { Caller } from './caller';
