@@ -153,6 +153,12 @@ export class EnvironmentVariables {
   @IsBoolean()
   METRICS_ENABLED: boolean = true;
 
+  /** Swagger UI at `/docs` and the OpenAPI document at `/docs-json` and `/docs-yaml`. */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  DOCS_ENABLED: boolean = true;
+
   /** Only read to choose defaults (`RATE_LIMIT_ENABLED`). */
   @IsOptional()
   @IsString()

@@ -1,3 +1,4 @@
+import { ApiErrors } from '../common/swagger/api-responses';
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
@@ -30,6 +31,7 @@ export class HealthController {
 
   @Get('readyz')
   @HealthCheck()
+  @ApiErrors('SERVICE_UNAVAILABLE')
   @ApiOperation({ summary: 'Readiness: the database answers and every migration is applied (503 otherwise)' })
   ready() {
     return this.health.check([
