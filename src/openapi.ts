@@ -1,14 +1,16 @@
 /**
- * Writes the OpenAPI document to `openapi.json` (`npm run openapi`, after `nest build` so that the
+ * Writes the OpenAPI document to `openapi.json` and the error reference to `docs/errors.md`
+ * (`npm run openapi`, after `nest build` so that the
  * Swagger CLI plugin's metadata is in). The application is created in preview mode: modules and
  * routes are read, nothing is instantiated and no database is reached. CI regenerates the file
  * and fails on a diff, so the checked-in document is always the served one (`/docs-json`).
  */
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
+import { errorReference } from './common/errors/error-reference';
 import { buildOpenApi, createHttpAdapter } from './configure-app';
 
 async function main(): Promise<void> {
@@ -29,10 +31,15 @@ async function main(): Promise<void> {
   const target = resolve(process.argv[2] ?? 'openapi.json');
   writeFileSync(target, `${JSON.stringify(buildOpenApi(app), null, 2)}\n`);
   await app.close();
-  process.stdout.write(`wrote ${target}\n`);
+  const errors = resolve(process.argv[3] ?? 'docs/errors.md');
+  mkdirSync(dirname(errors), { recursive: true });
+  writeFileSync(errors, errorReference());
+  process.stdout.write(`wrote ${target} and ${errors}\n`);
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`openapi: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `openapi: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -30,8 +30,8 @@ export class HealthController {
   }
 
   @Get('readyz')
+  @ApiErrors('SERVICE_UNAVAILABLE') // above @HealthCheck(): terminus's own 503 is not the error envelope
   @HealthCheck()
-  @ApiErrors('SERVICE_UNAVAILABLE')
   @ApiOperation({ summary: 'Readiness: the database answers and every migration is applied (503 otherwise)' })
   ready() {
     return this.health.check([

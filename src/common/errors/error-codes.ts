@@ -145,7 +145,7 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     action: "Use the key of the customer's project.",
   },
   INVALID_PLAN_VALUE: {
-    when: 'A plan of the grant or of the customer\'s chain has a negative or non-finite value (bad stored data).',
+    when: "A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).",
     action: 'Report it with the request id; the plan data needs an operator.',
   },
   INVALID_SUBSCRIPTION_CHAIN: {
