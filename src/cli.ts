@@ -19,7 +19,7 @@ import { Client } from 'pg';
 import { DomainError } from './common/errors/domain-error';
 import { ParseIdPipe } from './common/http/id-param';
 import { PageQueryDto } from './common/http/pagination';
-import { flattenValidationErrors } from './common/http/validation';
+import { flattenValidationErrors, validationSummary } from './common/http/validation';
 import { loadDotEnv, validateEnv } from './config/env';
 import {
   CreateApiKeyDto,
@@ -72,8 +72,7 @@ async function toDto<T extends object>(cls: new () => T, plain: Record<string, u
   });
   if (errors.length > 0) {
     const details = flattenValidationErrors(errors);
-    const summary = details.length === 1 ? details[0].message : `${details.length} fields are not valid`;
-    throw new DomainError('VALIDATION_FAILED', summary, details);
+    throw new DomainError('VALIDATION_FAILED', validationSummary(details), details);
   }
   return dto;
 }
