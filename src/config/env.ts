@@ -88,6 +88,11 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: string = 'info';
 
+  /** `json` or `pretty`; unset: pretty when stdout is a terminal outside production, JSON otherwise. */
+  @IsOptional()
+  @IsIn(['json', 'pretty'])
+  LOG_FORMAT?: 'json' | 'pretty';
+
   @IsOptional()
   @Transform(toInt)
   @IsInt()
