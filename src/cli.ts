@@ -21,6 +21,7 @@ import { ParseIdPipe } from './common/http/id-param';
 import { PageQueryDto } from './common/http/pagination';
 import { flattenValidationErrors, validationSummary } from './common/http/validation';
 import { loadDotEnv, validateEnv } from './config/env';
+import { embeddedConnection } from './database/embedded';
 import {
   CreateApiKeyDto,
   CreateProjectDto,
@@ -41,7 +42,8 @@ class CliError extends Error {
 
 const ENVIRONMENT_HELP = `
 Environment:
-  DATABASE_URL            PostgreSQL connection string of the service's database (required)
+  DATABASE_URL            PostgreSQL connection string of the service's database; unset, run
+                          from the project: the embedded database npm start runs (.data/)
   SECRET_ENCRYPTION_KEY   the service's key for signing secrets, 32 bytes as base64 (required,
                           except for "migrate"); must be the one the service runs with
   DB_POOL_SIZE            optional, as for the service
@@ -84,6 +86,19 @@ const toKeyId = (value: string): number =>
 /** Checks the environment this command needs before anything connects. */
 function requireEnv(names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
   loadDotEnv();
+  if (!process.env.DATABASE_URL && process.env.NODE_ENV !== 'production') {
+    // Run from the project: the embedded database that `npm start` is running, found through .data/
+    let embedded: ReturnType<typeof embeddedConnection>;
+    try {
+      embedded = embeddedConnection();
+    } catch (error) {
+      throw new CliError('INVALID_CONFIGURATION', (error as Error).message);
+    }
+    if (embedded) {
+      process.env.DATABASE_URL = embedded.url;
+      if (embedded.secretKey) process.env.SECRET_ENCRYPTION_KEY ??= embedded.secretKey;
+    }
+  }
   const missing = names.filter((n) => !process.env[n]);
   if (missing.length > 0) {
     throw new CliError('INVALID_CONFIGURATION', `${missing.join(' and ')} must be set (see --help)`);

@@ -1,7 +1,7 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closedAncestor, rootCannotRunHere } from './embedded';
+import { closedAncestor, embeddedConnection, rootCannotRunHere } from './embedded';
 
 describe('closedAncestor (npm start as root from a 0700 directory)', () => {
   let base: string;
@@ -26,5 +26,39 @@ describe('closedAncestor (npm start as root from a 0700 directory)', () => {
     mkdirSync(join(base, 'project'), { recursive: true });
     expect(closedAncestor(join(base, 'project'))).toBeUndefined();
     expect(closedAncestor(join(base, 'project', '.data', 'pg'))).toBeUndefined();
+  });
+});
+
+describe('embeddedConnection (the CLI run from the project finds the running embedded server)', () => {
+  let data: string;
+  beforeEach(() => {
+    data = join(mkdtempSync(join(tmpdir(), 'embedded-connection-')), '.data');
+  });
+  afterEach(() => rmSync(join(data, '..'), { recursive: true, force: true }));
+
+  it('is undefined without an embedded data directory', () => {
+    expect(embeddedConnection(data)).toBeUndefined();
+  });
+
+  it("reads the port from PostgreSQL's postmaster.pid and the key beside the data", () => {
+    mkdirSync(join(data, 'pg'), { recursive: true });
+    writeFileSync(join(data, 'pg', 'PG_VERSION'), '17\n');
+    writeFileSync(
+      join(data, 'pg', 'postmaster.pid'),
+      `4242\n${data}/pg\n1795473133\n54321\n/tmp\n127.0.0.1\n`,
+    );
+    writeFileSync(join(data, 'secret-encryption.key'), 'a2V5\n');
+    expect(embeddedConnection(data)).toEqual({
+      url: 'postgres://postgres:postgres@127.0.0.1:54321/subscriptions',
+      secretKey: 'a2V5',
+    });
+  });
+
+  it('says to start the service when the data directory is there but no server runs on it', () => {
+    mkdirSync(join(data, 'pg'), { recursive: true });
+    writeFileSync(join(data, 'pg', 'PG_VERSION'), '17\n');
+    expect(() => embeddedConnection(data)).toThrow(
+      /is not running: start the service \(npm start\), or set DATABASE_URL/,
+    );
   });
 });

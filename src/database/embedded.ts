@@ -105,3 +105,33 @@ export function embeddedSecretKey(dataDir: string): string {
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
 }
+
+/** Where `npm start` keeps the embedded server's data, relative to the project directory. */
+export const EMBEDDED_DATA_DIR = '.data';
+
+/**
+ * The connection of the embedded server that `npm start` runs with its data under `dataDir`,
+ * for the CLI run from the project: the port from PostgreSQL's own `postmaster.pid` (its fourth
+ * line), the key from `secret-encryption.key`. `undefined` when there is no embedded data
+ * directory; an error naming what to do when there is one but no server runs on it.
+ */
+export function embeddedConnection(
+  dataDir = EMBEDDED_DATA_DIR,
+): { url: string; secretKey?: string } | undefined {
+  const root = resolve(dataDir);
+  if (!existsSync(join(root, 'pg', 'PG_VERSION'))) return undefined;
+  const pidFile = join(root, 'pg', 'postmaster.pid');
+  if (!existsSync(pidFile)) {
+    throw new Error(
+      `the embedded PostgreSQL under ${dataDir}/ is not running: start the service (npm start), or set DATABASE_URL`,
+    );
+  }
+  const port = Number(readFileSync(pidFile, 'utf8').split('\n')[3]);
+  if (!Number.isInteger(port) || port <= 0)
+    throw new Error(`cannot read the port of the embedded PostgreSQL from ${pidFile}`);
+  const keyFile = join(root, 'secret-encryption.key');
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/subscriptions`,
+    secretKey: existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined,
+  };
+}
