@@ -33,7 +33,7 @@ export function resolveLogFormat(
 export function createRootLogger(level: string, format: 'json' | 'pretty' = 'json'): Logger {
   const stream =
     format === 'pretty'
-      ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+      ? // loaded only for a terminal: production never loads it
         (require('pino-pretty') as typeof import('pino-pretty'))({
           colorize: true,
           translateTime: 'SYS:HH:MM:ss.l',
