@@ -66,7 +66,14 @@ export function buildOpenApi(app: INestApplication, publicBaseUrl?: string): Ope
     )
     .setVersion('v1')
     .setLicense('UNLICENSED', 'https://docs.npmjs.com/cli/configuring-npm/package-json#license')
-    .addServer(publicBaseUrl ?? '/', publicBaseUrl ? 'This service' : 'The host that serves this document')
+    .addServer(
+      publicBaseUrl ?? '/',
+      publicBaseUrl
+        ? 'This service, at its outside address (PUBLIC_BASE_URL)'
+        : 'The host that serves this document (local development: http://localhost:3000)',
+      undefined,
+      { 'x-internal': false },
+    )
     // Opaque random keys and tokens, not JWTs: no `bearerFormat`.
     .addSecurity(SECURITY.private, {
       type: 'http',

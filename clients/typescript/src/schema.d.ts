@@ -840,6 +840,7 @@ export interface components {
         };
         CreatedApiKeyView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 1
              */
@@ -896,6 +897,7 @@ export interface components {
         };
         ApiKeyView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 1
              */
@@ -941,6 +943,7 @@ export interface components {
         };
         FeatureView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 1
              */
@@ -1050,16 +1053,19 @@ export interface components {
         };
         QuotaView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 1
              */
             id: number;
             /**
+             * Format: int32
              * @description Identifier of the plan.
              * @example 1
              */
             planId: number;
             /**
+             * Format: int32
              * @description Identifier of the feature.
              * @example 1
              */
@@ -1096,6 +1102,7 @@ export interface components {
         };
         PlanView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 1
              */
@@ -1142,6 +1149,7 @@ export interface components {
         };
         QuotaInputDto: {
             /**
+             * Format: int32
              * @description A feature of the same project.
              * @example 1
              */
@@ -1186,7 +1194,7 @@ export interface components {
              */
             group: string;
             /**
-             * @description At most one quota per feature.
+             * @description At most one quota per feature, and at most 100.
              * @default []
              */
             quotas?: components["schemas"]["QuotaInputDto"][];
@@ -1213,13 +1221,14 @@ export interface components {
              */
             group?: string;
             /**
-             * @description At most one quota per feature.
+             * @description At most one quota per feature, and at most 100.
              * @default []
              */
             quotas?: components["schemas"]["QuotaInputDto"][];
         };
         IdentifierShortView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 7
              */
@@ -1237,6 +1246,7 @@ export interface components {
         };
         CustomerListItem: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 12
              */
@@ -1309,6 +1319,7 @@ export interface components {
         };
         CredentialView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 3
              */
@@ -1327,6 +1338,7 @@ export interface components {
         };
         IdentifierFullView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 7
              */
@@ -1361,6 +1373,7 @@ export interface components {
         };
         CustomerRecord: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 12
              */
@@ -1436,11 +1449,13 @@ export interface components {
         };
         CustomerSubscriptionView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 41
              */
             id: number;
             /**
+             * Format: int32
              * @description Identifier of the plan.
              * @example 3
              */
@@ -1478,6 +1493,7 @@ export interface components {
              */
             source: "signup" | "code" | "activation";
             /**
+             * Format: int32
              * @description The redeemed code of a `code` window; `null` otherwise.
              * @example null
              */
@@ -1485,11 +1501,13 @@ export interface components {
         };
         CodeBatchView: {
             /**
+             * Format: int32
              * @description Identifier of the code batch.
              * @example 3
              */
             batchId: number;
             /**
+             * Format: int32
              * @description Identifier of the plan.
              * @example 12
              */
@@ -1510,6 +1528,7 @@ export interface components {
              */
             permanent: boolean;
             /**
+             * Format: int32
              * @description Number of codes in the batch.
              * @example 100
              */
@@ -1541,6 +1560,7 @@ export interface components {
         };
         CreateCodeBatchDto: {
             /**
+             * Format: int32
              * @description A plan of the project.
              * @example 12
              */
@@ -1551,6 +1571,7 @@ export interface components {
              */
             duration?: string | null;
             /**
+             * Format: int32
              * @description How many codes to make.
              * @default 1
              * @example 100
@@ -1570,6 +1591,7 @@ export interface components {
         };
         CodeView: {
             /**
+             * Format: int32
              * @description Identifier, unique within its kind.
              * @example 1
              */
@@ -1580,6 +1602,7 @@ export interface components {
              */
             code: string;
             /**
+             * Format: int32
              * @description Identifier of the plan.
              * @example 12
              */
@@ -1606,6 +1629,7 @@ export interface components {
              */
             status: "available" | "redeemed" | "revoked" | "expired";
             /**
+             * Format: int32
              * @description Identifier of the code batch.
              * @example 3
              */
@@ -1628,6 +1652,7 @@ export interface components {
              */
             redeemedAt: string | null;
             /**
+             * Format: int32
              * @description The customer who redeemed it; `null` if not redeemed.
              * @example null
              */
@@ -1647,6 +1672,7 @@ export interface components {
         };
         RedemptionCustomerView: {
             /**
+             * Format: int32
              * @description null only in a dry run that would create the customer
              * @example 12
              */
@@ -1664,6 +1690,7 @@ export interface components {
         };
         GrantedSubscriptionView: {
             /**
+             * Format: int32
              * @description Identifier of the plan.
              * @example 3
              */
@@ -1686,6 +1713,7 @@ export interface components {
              */
             validTo: string | null;
             /**
+             * Format: int32
              * @description Identifier of the window; `null` in a dry run, where no window is created.
              * @example 41
              */
@@ -1693,11 +1721,13 @@ export interface components {
         };
         WindowChangeView: {
             /**
+             * Format: int32
              * @description Identifier of the window; `null` in a dry run for a window that does not exist yet (one it would create, or any window of a customer it would create).
              * @example 40
              */
             id: number | null;
             /**
+             * Format: int32
              * @description The plan of the window.
              * @example 2
              */
@@ -1756,6 +1786,7 @@ export interface components {
             /** @description The customer to grant the plan to, by one of its identifiers. */
             customer: components["schemas"]["CustomerRefDto"];
             /**
+             * Format: int32
              * @description The plan to grant.
              * @example 3
              */
@@ -1990,24 +2021,28 @@ export interface operations {
                         requestId: string;
                         /** @description One page of a list. */
                         data: {
-                            /** @description The items of this page. */
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
                             data: components["schemas"]["ProjectView"][];
                             /**
+                             * Format: int32
                              * @description Total number of matches, on every page.
                              * @example 42
                              */
                             total: number;
                             /**
+                             * Format: int32
                              * @description This page, from 1.
                              * @example 1
                              */
                             page: number;
                             /**
+                             * Format: int32
                              * @description Items per page.
                              * @example 10
                              */
                             pageSize: number;
                             /**
+                             * Format: int32
                              * @description Number of pages (0 when nothing matches).
                              * @example 5
                              */
@@ -3151,24 +3186,28 @@ export interface operations {
                         requestId: string;
                         /** @description One page of a list. */
                         data: {
-                            /** @description The items of this page. */
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
                             data: components["schemas"]["FeatureView"][];
                             /**
+                             * Format: int32
                              * @description Total number of matches, on every page.
                              * @example 42
                              */
                             total: number;
                             /**
+                             * Format: int32
                              * @description This page, from 1.
                              * @example 1
                              */
                             page: number;
                             /**
+                             * Format: int32
                              * @description Items per page.
                              * @example 10
                              */
                             pageSize: number;
                             /**
+                             * Format: int32
                              * @description Number of pages (0 when nothing matches).
                              * @example 5
                              */
@@ -4292,24 +4331,28 @@ export interface operations {
                         requestId: string;
                         /** @description One page of a list. */
                         data: {
-                            /** @description The items of this page. */
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
                             data: components["schemas"]["PlanView"][];
                             /**
+                             * Format: int32
                              * @description Total number of matches, on every page.
                              * @example 42
                              */
                             total: number;
                             /**
+                             * Format: int32
                              * @description This page, from 1.
                              * @example 1
                              */
                             page: number;
                             /**
+                             * Format: int32
                              * @description Items per page.
                              * @example 10
                              */
                             pageSize: number;
                             /**
+                             * Format: int32
                              * @description Number of pages (0 when nothing matches).
                              * @example 5
                              */
@@ -5441,24 +5484,28 @@ export interface operations {
                         requestId: string;
                         /** @description One page of a list. */
                         data: {
-                            /** @description The items of this page. */
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
                             data: components["schemas"]["CustomerListItem"][];
                             /**
+                             * Format: int32
                              * @description Total number of matches, on every page.
                              * @example 42
                              */
                             total: number;
                             /**
+                             * Format: int32
                              * @description This page, from 1.
                              * @example 1
                              */
                             page: number;
                             /**
+                             * Format: int32
                              * @description Items per page.
                              * @example 10
                              */
                             pageSize: number;
                             /**
+                             * Format: int32
                              * @description Number of pages (0 when nothing matches).
                              * @example 5
                              */
@@ -7031,24 +7078,28 @@ export interface operations {
                         requestId: string;
                         /** @description One page of a list. */
                         data: {
-                            /** @description The items of this page. */
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
                             data: components["schemas"]["CodeView"][];
                             /**
+                             * Format: int32
                              * @description Total number of matches, on every page.
                              * @example 42
                              */
                             total: number;
                             /**
+                             * Format: int32
                              * @description This page, from 1.
                              * @example 1
                              */
                             page: number;
                             /**
+                             * Format: int32
                              * @description Items per page.
                              * @example 10
                              */
                             pageSize: number;
                             /**
+                             * Format: int32
                              * @description Number of pages (0 when nothing matches).
                              * @example 5
                              */

@@ -21,7 +21,9 @@ const envelopeProps = (data: object) => ({
 function pageSchema(item: object): object {
   const int = (description: string, example: number) => ({
     type: 'integer',
+    format: 'int32',
     minimum: 0,
+    maximum: 2147483647,
     description,
     example,
   });
@@ -30,7 +32,12 @@ function pageSchema(item: object): object {
     description: 'One page of a list.',
     required: ['data', 'total', 'page', 'pageSize', 'totalPages'],
     properties: {
-      data: { type: 'array', items: item, description: 'The items of this page.' },
+      data: {
+        type: 'array',
+        items: item,
+        maxItems: 100,
+        description: 'The items of this page (at most `pageSize`, itself at most 100).',
+      },
       total: int('Total number of matches, on every page.', 42),
       page: int('This page, from 1.', 1),
       pageSize: int('Items per page.', 10),

@@ -18,6 +18,7 @@ const ERROR_SCHEMA_REF = '#/components/schemas/ApiErrorResponse';
 const ERROR_BODY_REF = '#/components/schemas/ApiErrorBody';
 const REQUEST_ID_EXAMPLE = '6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22';
 const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const MAX_INT4 = 2147483647;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 const HEADERS: Json = {
@@ -34,19 +35,19 @@ const HEADERS: Json = {
   'RateLimit-Limit': {
     description:
       'Requests allowed in the current window, for the tighter of the per-key and per-address limits (sent when rate limits are on: `RATE_LIMIT_ENABLED`).',
-    schema: { type: 'integer', minimum: 0, example: 600 },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_INT4, example: 600 },
   },
   'RateLimit-Remaining': {
     description: 'Requests left in the current window (sent when rate limits are on).',
-    schema: { type: 'integer', minimum: 0, example: 599 },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_INT4, example: 599 },
   },
   'RateLimit-Reset': {
     description: 'Seconds until the current window ends (sent when rate limits are on).',
-    schema: { type: 'integer', minimum: 0, example: 42 },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_INT4, example: 42 },
   },
   'Retry-After': {
     description: 'Seconds to wait before retrying.',
-    schema: { type: 'integer', minimum: 0, example: 42 },
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: MAX_INT4, example: 42 },
   },
 };
 
@@ -131,6 +132,13 @@ const isIdName = (name: string) =>
   name === 'id' || (/Id$/.test(name) && name !== 'projectId' && name !== 'requestId');
 const isTimestampName = (name: string) => /At$/.test(name) || name === 'validFrom' || name === 'validTo';
 
+/** Ids and counts are PostgreSQL `integer` columns (int4): say so, with their range. */
+function int4(schema: Json, minimum: number): void {
+  schema.format ??= 'int32';
+  schema.minimum ??= minimum;
+  schema.maximum ??= MAX_INT4;
+}
+
 /** Types, formats, required lists and descriptions of the properties of one object schema. */
 function fixObjectSchema(schema: Json, schemaName: string): void {
   const properties: Json | undefined = schema.properties;
@@ -148,9 +156,13 @@ function fixObjectSchema(schema: Json, schemaName: string): void {
       continue;
     }
     if (prop.type === 'number' && (isIdName(name) || INTEGER_NAMES.has(name))) prop.type = 'integer';
+    if (prop.type === 'integer' && (isIdName(name) || INTEGER_NAMES.has(name)))
+      int4(prop, isIdName(name) ? 1 : 0);
     if (prop.type === 'array' && prop.items?.type === 'number' && /Ids$/.test(name))
       prop.items.type = 'integer';
     if (prop.type === 'string' && isTimestampName(name) && !prop.format) prop.format = 'date-time';
+    // a slug's pattern allows at most 64 characters: say it as a length too
+    if (name === 'slug' && prop.type === 'string' && prop.pattern) prop.maxLength ??= 64;
     if (!prop.description) {
       const description = PROPERTY_DOCS[`${schemaName}.${name}`] ?? PROPERTY_DOCS[name];
       if (description) prop.description = description;
@@ -192,7 +204,11 @@ function fixOperation(path: string, op: Json, used: Set<ErrorCode>): void {
   for (const param of op.parameters ?? []) {
     if (param.schema?.type === 'number' && (isIdName(param.name) || INTEGER_NAMES.has(param.name)))
       param.schema.type = 'integer';
+    if (param.schema?.type === 'integer' && (isIdName(param.name) || INTEGER_NAMES.has(param.name)))
+      int4(param.schema, isIdName(param.name) ? 1 : 0);
     if (!param.description) param.description = PROPERTY_DOCS[param.name];
+    // project ids are `prj_` + 20 characters (a varchar(24) column); anything longer is not found
+    if (param.name === 'projectId' && param.schema?.type === 'string') param.schema.maxLength ??= 24;
   }
   if (op.requestBody?.content) {
     for (const media of Object.values<Json>(op.requestBody.content))

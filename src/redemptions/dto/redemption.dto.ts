@@ -9,6 +9,7 @@ import {
   IsString,
   Length,
   Max,
+  MaxLength,
   Min,
   ValidateIf,
   ValidateNested,
@@ -65,10 +66,12 @@ export class ActivateDto {
     example: 'P30D',
     nullable: true,
     type: String,
+    maxLength: 32,
     description: 'ISO 8601 duration; null or absent: permanent.',
   })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
+  @MaxLength(32)
   @IsIsoDuration()
   duration?: string | null;
 
