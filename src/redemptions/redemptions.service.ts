@@ -300,9 +300,11 @@ export class RedemptionsService {
       created: outcome.created,
     };
     if (!dryRun) return { customer, subscriptions: views };
-    // Nothing a dry run creates exists afterwards: the ids of new things are null.
+    // Nothing a dry run creates exists afterwards: the ids of new things are null, and so are those
+    // of every window of a customer this call creates (its sign-up windows, ended, cancelled or
+    // moved by the grant, are made by this same call).
     const change = (w: WindowChange): WindowChangeView => ({
-      id: w.id,
+      id: outcome.created ? null : w.id,
       planId: w.planId,
       validFrom: w.validFrom.toISOString(),
       validTo: w.validTo ? w.validTo.toISOString() : null,
@@ -310,7 +312,7 @@ export class RedemptionsService {
     return {
       dryRun: true,
       customer: { ...customer, id: outcome.created ? null : customer.id },
-      subscriptions: views.map((v) => ({ ...v, id: null as unknown as number })),
+      subscriptions: views.map((v) => ({ ...v, id: null })),
       // the customer's entitlements right after the grant, at its instant, read in the transaction
       // that is about to be rolled back (a customer this call would create is there too)
       entitlementsAfter: await this.entitlements.listIn(

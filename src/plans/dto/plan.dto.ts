@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   ArrayUnique,
   IsArray,
   IsInt,
@@ -108,9 +109,15 @@ export class CreatePlanDto {
   @Length(1, 64)
   group: string;
 
-  @ApiPropertyOptional({ type: [QuotaInputDto], default: [], description: 'At most one quota per feature.' })
+  @ApiPropertyOptional({
+    type: [QuotaInputDto],
+    default: [],
+    maxItems: 100,
+    description: 'At most one quota per feature, and at most 100.',
+  })
   @OptionalNotNull()
   @IsArray()
+  @ArrayMaxSize(100)
   @IsObject({ each: true, message: 'each of quotas must be an object' })
   @ArrayUnique((q: QuotaInputDto) => q.featureId, {
     message: 'quotas must not hold two quotas for one featureId',
