@@ -452,6 +452,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/private/v1/customers/{customerId}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods
+         * @description Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["EntitlementsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/entitlements/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not
+         * @description May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["EntitlementsController_check"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded
+         * @description Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["EntitlementsController_consume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/usage/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer
+         * @description Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["EntitlementsController_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/usage/{usageId}/reverse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give back exactly the record's allocations; a second call answers the same reversed record
+         * @description Give back exactly the record's allocations; a second call answers the same reversed record.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["EntitlementsController_reverse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/customers/{customerId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's usage ledger, newest first, paged; filters featureId, from, to
+         * @description The customer's usage ledger, newest first, paged; filters featureId, from, to.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["EntitlementsController_ledger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/private/v1/redemptions": {
         parameters: {
             query?: never;
@@ -568,6 +708,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/v1/me/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
+         * @description The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["MeController_listEntitlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/v1/me/entitlements/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused
+         * @description May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["MeController_checkEntitlement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/v1/me": {
         parameters: {
             query?: never;
@@ -622,8 +806,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption
-         * @description Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption.
+         * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
+         * @description Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -774,7 +958,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND";
+            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "FEATURE_NOT_METERED" | "FEATURE_NOT_GRANTED" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT" | "USAGE_NOT_FOUND" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND";
             /**
              * @description A sentence for people; may change, do not parse it.
              * @example The request is not valid.
@@ -1071,10 +1255,10 @@ export interface components {
              */
             featureId: number;
             /**
-             * @description How much of the feature the plan allows per reset interval.
+             * @description null: unlimited
              * @example 1000
              */
-            limit: number;
+            limit: number | null;
             /**
              * @description Order of the quotas when several plans limit the same feature (higher first).
              * @example 0
@@ -1155,10 +1339,10 @@ export interface components {
              */
             featureId: number;
             /**
-             * @description At least 0, at most 4 decimal places.
+             * @description At least 0, at most 4 decimal places; `null`: unlimited.
              * @example 1000
              */
-            limit: number;
+            limit: number | null;
             /**
              * @description Integer; higher is consumed first.
              * @default 0
@@ -1166,7 +1350,7 @@ export interface components {
              */
             priority?: number;
             /**
-             * @description ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...); `null` or absent: the quota never resets.
+             * @description ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...) without fractional components; `null` or absent: the quota never resets.
              * @default null
              * @example P1M
              */
@@ -1670,6 +1854,305 @@ export interface components {
              */
             updatedAt: string;
         };
+        FeatureSummaryView: {
+            /**
+             * Format: int32
+             * @description Identifier, unique within its kind.
+             * @example 3
+             */
+            id: number;
+            /**
+             * @description Short machine name, unique in the project.
+             * @example api-calls
+             */
+            slug: string;
+            /** @example API calls */
+            name: string;
+            /**
+             * @description Whether usage of the feature is counted against a limit.
+             * @example true
+             */
+            metered: boolean;
+            /**
+             * @description Unit of the feature's usage, such as "note" or "GB".
+             * @example call
+             */
+            unit: string;
+        };
+        BalanceView: {
+            /**
+             * @description null: unlimited
+             * @example 1000
+             */
+            limit: number | null;
+            /** @example 250 */
+            used: number;
+            /**
+             * @description null: unlimited
+             * @example 750
+             */
+            remaining: number | null;
+            /**
+             * @description overage recorded since the earliest current period start
+             * @example 0
+             */
+            overage: number;
+        };
+        BucketView: {
+            /**
+             * @description null: unlimited
+             * @example 1000
+             */
+            limit: number | null;
+            /** @example 250 */
+            used: number;
+            /**
+             * @description null: unlimited
+             * @example 750
+             */
+            remaining: number | null;
+            /**
+             * @description overage recorded since the earliest current period start
+             * @example 0
+             */
+            overage: number;
+            /**
+             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+             * @example tier
+             */
+            group: string;
+            /**
+             * Format: int32
+             * @description Identifier of the plan.
+             * @example 2
+             */
+            planId: number;
+            /** @example pro */
+            planSlug: string;
+            /**
+             * Format: int32
+             * @example 5
+             */
+            quotaId: number;
+            /** @example 0 */
+            priority: number;
+            /** @example 2026-01-31T00:00:00.000Z */
+            periodStart: string;
+            /**
+             * @description null: never resets
+             * @example 2026-02-28T00:00:00.000Z
+             */
+            periodEnd: string | null;
+            /**
+             * Format: int32
+             * @example 40
+             */
+            windowId: number;
+            /**
+             * @description the bucket's window end; null: permanent
+             * @example null
+             */
+            windowValidTo: string | null;
+        };
+        EntitlementView: {
+            feature: components["schemas"]["FeatureSummaryView"];
+            /** @example true */
+            granted: boolean;
+            /** @description null for a boolean feature */
+            balance: components["schemas"]["BalanceView"] | null;
+            buckets: components["schemas"]["BucketView"][];
+            /**
+             * Format: date-time
+             * @example 2026-02-28T00:00:00.000Z
+             */
+            resetsAt: string | null;
+            /**
+             * Format: date-time
+             * @description null: permanent (or not granted)
+             * @example null
+             */
+            accessEndsAt: string | null;
+        };
+        CheckView: {
+            /** @example true */
+            allowed: boolean;
+            /**
+             * @description null when allowed
+             * @example null
+             * @enum {string|null}
+             */
+            reason: "NOT_GRANTED" | "LIMIT_REACHED" | "CUSTOMER_DISABLED" | null;
+            feature: components["schemas"]["FeatureSummaryView"];
+            /**
+             * @description the amount checked; null for a boolean feature
+             * @example 1
+             */
+            requested: number | null;
+            /** @description null for a boolean feature */
+            balance: components["schemas"]["BalanceView"] | null;
+            buckets: components["schemas"]["BucketView"][];
+            /**
+             * Format: date-time
+             * @example null
+             */
+            resetsAt: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            accessEndsAt: string | null;
+        };
+        CheckDto: {
+            /** @description The customer by identifier; or `customerId`. */
+            customer?: components["schemas"]["CustomerRefDto"];
+            /**
+             * Format: int32
+             * @description Or `customer`.
+             * @example 12
+             */
+            customerId?: number;
+            /**
+             * @description The feature by slug; or `featureId`.
+             * @example api-calls
+             */
+            feature?: string;
+            /**
+             * Format: int32
+             * @description Or `feature`.
+             * @example 3
+             */
+            featureId?: number;
+            /**
+             * @description Amount to check; 0 asks "is it granted at all". At most 6 decimals; ignored for a boolean feature.
+             * @default 1
+             * @example 1
+             */
+            amount?: number;
+        };
+        AllocationView: {
+            /**
+             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+             * @example tier
+             */
+            group: string;
+            /**
+             * @description informational
+             * @example 2026-01-31T00:00:00.000Z
+             */
+            periodStart: string;
+            /** @example 1 */
+            amount: number;
+        };
+        UsageView: {
+            /**
+             * Format: int32
+             * @description Identifier, unique within its kind.
+             * @example 101
+             */
+            id: number;
+            /** @example req_7f3a9c */
+            eventId: string;
+            /**
+             * Format: int32
+             * @description Identifier of the customer.
+             * @example 12
+             */
+            customerId: number;
+            /**
+             * Format: int32
+             * @description Identifier of the feature.
+             * @example 3
+             */
+            featureId: number;
+            /** @example 1 */
+            amount: number;
+            /** @example 0 */
+            overage: number;
+            allocations: components["schemas"]["AllocationView"][];
+            /**
+             * Format: date-time
+             * @example 2026-02-01T10:00:00.000Z
+             */
+            recordedAt: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            reversedAt: string | null;
+        };
+        UsageResultView: {
+            usage: components["schemas"]["UsageView"];
+            /** @description the balance of the feature after the record (now, for a replay) */
+            balance: components["schemas"]["BalanceView"];
+            /**
+             * @description present (true) when the eventId was already recorded
+             * @example true
+             */
+            replayed?: boolean;
+        };
+        UsageEventDto: {
+            /** @description The customer by identifier; or `customerId`. */
+            customer?: components["schemas"]["CustomerRefDto"];
+            /**
+             * Format: int32
+             * @description Or `customer`.
+             * @example 12
+             */
+            customerId?: number;
+            /**
+             * @description The feature by slug; or `featureId`.
+             * @example api-calls
+             */
+            feature?: string;
+            /**
+             * Format: int32
+             * @description Or `feature`.
+             * @example 3
+             */
+            featureId?: number;
+            /**
+             * @description Greater than 0, at most 6 decimal places, in the feature's unit.
+             * @example 1
+             */
+            amount: number;
+            /**
+             * @description Your id of this event: unique per customer forever. The same id again answers the first record (`replayed: true`).
+             * @example req_7f3a9c
+             */
+            eventId: string;
+            /**
+             * @description Record the part no bucket can take as `overage` instead of refusing with QUOTA_EXCEEDED.
+             * @default false
+             */
+            allowOverage?: boolean;
+        };
+        BatchErrorView: {
+            /** @example QUOTA_EXCEEDED */
+            code: string;
+            /** @example The quota is exhausted. */
+            message: string;
+            details?: Record<string, never>[];
+        };
+        BatchItemView: {
+            /**
+             * @description the HTTP status the single call would answer
+             * @example 201
+             */
+            status: number;
+            usage?: components["schemas"]["UsageView"];
+            balance?: components["schemas"]["BalanceView"];
+            /** @example true */
+            replayed?: boolean;
+            error?: components["schemas"]["BatchErrorView"];
+        };
+        BatchResultView: {
+            /** @description in the order of `events` */
+            results: components["schemas"]["BatchItemView"][];
+        };
+        UsageBatchDto: {
+            /** @description Decided one by one, in order. */
+            events: components["schemas"]["UsageEventDto"][];
+        };
         RedemptionCustomerView: {
             /**
              * Format: int32
@@ -1767,6 +2250,8 @@ export interface components {
             dryRun?: boolean;
             /** @description dry run only: every change the call would make */
             changes?: components["schemas"]["ChainChangesView"];
+            /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant */
+            entitlementsAfter?: components["schemas"]["EntitlementView"][];
         };
         RedeemCodeDto: {
             /**
@@ -1831,6 +2316,25 @@ export interface components {
              * @example correct horse battery
              */
             password: string;
+        };
+        PublicCheckDto: {
+            /**
+             * @description The feature by slug; or `featureId`.
+             * @example api-calls
+             */
+            feature?: string;
+            /**
+             * Format: int32
+             * @description Or `feature`.
+             * @example 3
+             */
+            featureId?: number;
+            /**
+             * @description As in the private check.
+             * @default 1
+             * @example 1
+             */
+            amount?: number;
         };
         PublicRedeemDto: {
             /**
@@ -8062,6 +8566,1461 @@ export interface operations {
             };
         };
     };
+    EntitlementsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["EntitlementView"][];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EntitlementsController_check: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["CheckView"];
+                    };
+                };
+            };
+            /**
+             * @description `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+             *
+             *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EntitlementsController_consume: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageEventDto"];
+            };
+        };
+        responses: {
+            /** @description A replay of an eventId already recorded */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["UsageResultView"];
+                    };
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["UsageResultView"];
+                    };
+                };
+            };
+            /**
+             * @description `FEATURE_NOT_METERED`: Usage was recorded against a boolean feature (`metered: false`): it is granted or not, never consumed.
+             *
+             *     `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "FEATURE_NOT_METERED" | "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+             *
+             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+             *
+             *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "FEATURE_NOT_GRANTED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+             *
+             *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+             *
+             *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
+             *
+             *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
+             */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EntitlementsController_batch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageBatchDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["BatchResultView"];
+                    };
+                };
+            };
+            /**
+             * @description `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EntitlementsController_reverse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                usageId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["UsageResultView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND" | "USAGE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EntitlementsController_ledger: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page. */
+                pageSize?: number;
+                /** @description Case-insensitive substring match. */
+                search?: string;
+                /** @description Only records of this feature. */
+                featureId?: number;
+                /** @description Recorded at or after (inclusive). */
+                from?: string;
+                /** @description Recorded before (exclusive). */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        /** @description One page of a list. */
+                        data: {
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                            data: components["schemas"]["UsageView"][];
+                            /**
+                             * Format: int32
+                             * @description Total number of matches, on every page.
+                             * @example 42
+                             */
+                            total: number;
+                            /**
+                             * Format: int32
+                             * @description This page, from 1.
+                             * @example 1
+                             */
+                            page: number;
+                            /**
+                             * Format: int32
+                             * @description Items per page.
+                             * @example 10
+                             */
+                            pageSize: number;
+                            /**
+                             * Format: int32
+                             * @description Number of pages (0 when nothing matches).
+                             * @example 5
+                             */
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
     RedemptionsController_redeem: {
         parameters: {
             query?: {
@@ -9370,6 +11329,438 @@ export interface operations {
             };
         };
     };
+    MeController_listEntitlements: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+                "X-Service-Timestamp"?: string;
+                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+                "X-Service-Nonce"?: string;
+                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+                "X-Service-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["EntitlementView"][];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+             *
+             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
+             *
+             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+             *
+             *     `NONCE_REUSED`: The nonce was used before with this key.
+             *
+             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+             *
+             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+             *
+             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+             *
+             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
+                        };
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    MeController_checkEntitlement: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+                "X-Service-Timestamp"?: string;
+                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+                "X-Service-Nonce"?: string;
+                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+                "X-Service-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublicCheckDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["CheckView"];
+                    };
+                };
+            };
+            /**
+             * @description `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+             *
+             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
+             *
+             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+             *
+             *     `NONCE_REUSED`: The nonce was used before with this key.
+             *
+             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+             *
+             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+             *
+             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+             *
+             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
     MeController_get: {
         parameters: {
             query?: never;
@@ -9753,7 +12144,10 @@ export interface operations {
     };
     MeController_redeem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Answer what the call would do, change nothing. */
+                dryRun?: boolean;
+            };
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
                 "X-Service-Timestamp"?: string;
