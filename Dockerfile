@@ -13,15 +13,16 @@
 # and `node dist/cli.js migrate` is the migration Job's command (npm run migration:run needs
 # ts-node, which the image does not have).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 is the active LTS line (Node 22 is in maintenance; Node 20 reached its end of life in April 2026).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: compile TypeScript, then keep only the production dependencies ----
 FROM ${NODE_IMAGE} AS builder
 WORKDIR /app
 
 # Install scripts: only the ones package.json's `allowScripts` approves that the image needs
-# (bcrypt's native addon). npm 11 applies that list by itself; the npm 10 of this image would
-# run every script (telemetry ones included), so they are skipped and bcrypt's is run by name.
+# (bcrypt's native addon). Every script is skipped and bcrypt's is run by name, so the build does
+# not depend on the npm version of the image applying that list (npm 10 would run them all).
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm rebuild bcrypt

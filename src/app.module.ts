@@ -18,10 +18,11 @@ import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { RedemptionsModule } from './redemptions/redemptions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { PublicModule } from './public/public.module';
-import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logging';
+import { createRootLogger, loggerOptions, resolveLogFormat, ROOT_LOGGER } from './common/http/logging';
 import { jsonBodyMiddleware, queryLimitMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { EntitlementsModule } from './entitlements/entitlements.module';
 
 @Global()
 @Module({})
@@ -35,7 +36,8 @@ class AppConfigModule {
         {
           provide: ROOT_LOGGER,
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => createRootLogger(config.get('LOG_LEVEL')),
+          useFactory: (config: AppConfig) =>
+            createRootLogger(config.get('LOG_LEVEL'), resolveLogFormat(config.get('LOG_FORMAT'))),
         },
       ],
       exports: [AppConfig, ROOT_LOGGER],
@@ -85,6 +87,7 @@ export class AppModule implements NestModule {
         CustomersModule,
         SubscriptionsModule,
         CodesModule,
+        EntitlementsModule,
         RedemptionsModule,
         PublicModule,
         InfoModule,

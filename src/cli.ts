@@ -19,8 +19,9 @@ import { Client } from 'pg';
 import { DomainError } from './common/errors/domain-error';
 import { ParseIdPipe } from './common/http/id-param';
 import { PageQueryDto } from './common/http/pagination';
-import { flattenValidationErrors } from './common/http/validation';
+import { flattenValidationErrors, validationSummary } from './common/http/validation';
 import { loadDotEnv, validateEnv } from './config/env';
+import { EMBEDDED_DATA_DIR, embeddedConnection } from './database/embedded';
 import {
   CreateApiKeyDto,
   CreateProjectDto,
@@ -41,7 +42,8 @@ class CliError extends Error {
 
 const ENVIRONMENT_HELP = `
 Environment:
-  DATABASE_URL            PostgreSQL connection string of the service's database (required)
+  DATABASE_URL            PostgreSQL connection string of the service's database; unset, run
+                          from the project: the embedded database npm start runs (.data/)
   SECRET_ENCRYPTION_KEY   the service's key for signing secrets, 32 bytes as base64 (required,
                           except for "migrate"); must be the one the service runs with
   DB_POOL_SIZE            optional, as for the service
@@ -72,8 +74,7 @@ async function toDto<T extends object>(cls: new () => T, plain: Record<string, u
   });
   if (errors.length > 0) {
     const details = flattenValidationErrors(errors);
-    const summary = details.length === 1 ? details[0].message : `${details.length} fields are not valid`;
-    throw new DomainError('VALIDATION_FAILED', summary, details);
+    throw new DomainError('VALIDATION_FAILED', validationSummary(details), details);
   }
   return dto;
 }
@@ -85,12 +86,34 @@ const toKeyId = (value: string): number =>
 /** Where a run reads its environment and writes its output: the process, or a test's buffers. */
 export interface CliIo {
   env: Record<string, string | undefined>;
+  /**
+   * With no DATABASE_URL, use the embedded database `npm start` runs with its data here (`.data`
+   * when run from the project; tests leave it out).
+   */
+  embeddedDataDir?: string;
   stdout(text: string): void;
   stderr(text: string): void;
 }
 
 /** Checks the environment this command needs before anything connects. */
-function requireEnv(env: CliIo['env'], names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
+function requireEnv(
+  env: CliIo['env'],
+  names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>,
+  embeddedDataDir?: string,
+): void {
+  if (!env.DATABASE_URL && env.NODE_ENV !== 'production' && embeddedDataDir) {
+    // Run from the project: the embedded database that `npm start` is running, found through .data/
+    let embedded: ReturnType<typeof embeddedConnection>;
+    try {
+      embedded = embeddedConnection(embeddedDataDir);
+    } catch (error) {
+      throw new CliError('INVALID_CONFIGURATION', (error as Error).message);
+    }
+    if (embedded) {
+      env.DATABASE_URL = embedded.url;
+      if (embedded.secretKey) env.SECRET_ENCRYPTION_KEY ??= embedded.secretKey;
+    }
+  }
   const missing = names.filter((n) => !env[n]);
   if (missing.length > 0) {
     throw new CliError('INVALID_CONFIGURATION', `${missing.join(' and ')} must be set (see --help)`);
@@ -121,8 +144,12 @@ async function checkDatabase(url: string): Promise<void> {
 }
 
 /** Runs `fn` with `ProjectsService` from a Nest application context, closed afterwards. */
-async function withProjects<T>(env: CliIo['env'], fn: (projects: ProjectsService) => Promise<T>): Promise<T> {
-  requireEnv(env, ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY']);
+async function withProjects<T>(
+  env: CliIo['env'],
+  fn: (projects: ProjectsService) => Promise<T>,
+  embeddedDataDir?: string,
+): Promise<T> {
+  requireEnv(env, ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY'], embeddedDataDir);
   await checkDatabase(env.DATABASE_URL!);
   // Loaded only now: the whole application is slow to load, and --help or a refused input needs none of it.
   const [{ NestFactory }, { AppModule }, { ProjectsService }] = await Promise.all([
@@ -177,7 +204,8 @@ export function buildProgram(
         exit.code = 1;
       }
     };
-  const projectsDo = <T>(fn: (projects: ProjectsService) => Promise<T>) => withProjects(io.env, fn);
+  const projectsDo = <T>(fn: (projects: ProjectsService) => Promise<T>) =>
+    withProjects(io.env, fn, io.embeddedDataDir);
 
   const program = new Command();
   program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
@@ -316,7 +344,7 @@ export function buildProgram(
     )
     .action(
       run(async () => {
-        requireEnv(io.env, ['DATABASE_URL']);
+        requireEnv(io.env, ['DATABASE_URL'], io.embeddedDataDir);
         const url = io.env.DATABASE_URL!;
         await checkDatabase(url);
         const { migrateWithLock } = await import('./database/migrator');
@@ -354,6 +382,7 @@ if (require.main === module) {
   loadDotEnv();
   const io: CliIo = {
     env: process.env,
+    embeddedDataDir: EMBEDDED_DATA_DIR,
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
   };

@@ -6,6 +6,7 @@ import express from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { SECURITY } from './auth/decorators';
+import { applyOpenApiConventions } from './common/swagger/openapi-conventions';
 import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
 import { EnvelopeExpressAdapter } from './common/http/envelope';
@@ -58,11 +59,19 @@ export function configureApp(app: NestExpressApplication): void {
   app.use(securityHeaders());
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
-  const document = buildOpenApi(app);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', yamlDocumentUrl: 'docs-yaml' });
+  if (config.get('DOCS_ENABLED')) {
+    const document = buildOpenApi(app, config.get('PUBLIC_BASE_URL'));
+    SwaggerModule.setup('docs', app, document, {
+      jsonDocumentUrl: 'docs-json',
+      yamlDocumentUrl: 'docs-yaml',
+      customSiteTitle: 'Subscription and Customer Service: API reference',
+      // the key typed into "Authorize" survives a reload of the page (kept in the browser's localStorage)
+      swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+    });
+  }
 }
 
-export function buildOpenApi(app: INestApplication): OpenAPIObject {
+export function buildOpenApi(app: INestApplication, publicBaseUrl?: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Subscription and Customer Service')
     .setDescription(
@@ -72,31 +81,45 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
         'Every success answer is `{ ok: true, requestId, data }`; every error is',
         '`{ ok: false, requestId, error: { code, message, details? } }` with the HTTP status of its code.',
         'Private endpoints take `Authorization: Bearer sk_...`; public ones `X-Service-Key: pk_...`.',
+        '',
+        'The OpenAPI document: [/docs-json](/docs-json) (YAML: [/docs-yaml](/docs-yaml)); it is also `openapi.json` in the repository.',
+        'Every error code, its status and what to do: `docs/errors.md`.',
       ].join('\n'),
     )
     .setVersion('v1')
-    .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'Private API key `sk_...`' },
-      SECURITY.private,
+    .setLicense('UNLICENSED', 'https://docs.npmjs.com/cli/configuring-npm/package-json#license')
+    .addServer(
+      publicBaseUrl ?? '/',
+      publicBaseUrl
+        ? 'This service, at its outside address (PUBLIC_BASE_URL)'
+        : 'The host that serves this document (local development: http://localhost:3000)',
+      undefined,
+      { 'x-internal': false },
     )
-    .addApiKey(
-      { type: 'apiKey', in: 'header', name: 'X-Service-Key', description: 'Public API key `pk_...`' },
-      SECURITY.public,
-    )
-    .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: "Operators' `ADMIN_TOKEN`" },
-      SECURITY.admin,
-    )
-    .addBearerAuth(
-      {
-        type: 'http',
-        scheme: 'bearer',
-        description: 'A customer token from `POST /api/public/v1/auth/login`',
-      },
-      SECURITY.customer,
-    )
+    // Opaque random keys and tokens, not JWTs: no `bearerFormat`.
+    .addSecurity(SECURITY.private, {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'A private API key `sk_...` of the project (admin API or `npm run cli -- keys:create`).',
+    })
+    .addSecurity(SECURITY.public, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Service-Key',
+      description: 'A public API key `pk_...` of the project.',
+    })
+    .addSecurity(SECURITY.admin, {
+      type: 'http',
+      scheme: 'bearer',
+      description: "The operators' `ADMIN_TOKEN`; without it the admin interface answers 404.",
+    })
+    .addSecurity(SECURITY.customer, {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'A customer token from `POST /api/public/v1/auth/login`.',
+    })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return applyOpenApiConventions(SwaggerModule.createDocument(app, config));
 }
 
 /**

@@ -4,7 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { configureApp, configureHttpServer, createHttpAdapter, drainHttpServer } from './configure-app';
-import { createRootLogger } from './common/http/logging';
+import { createRootLogger, resolveLogFormat, withQuietStartup } from './common/http/logging';
 import { loadDotEnv, LOG_LEVELS, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
@@ -23,6 +23,7 @@ async function bootstrap(): Promise<void> {
   // validation below.
   const early = createRootLogger(
     LOG_LEVELS.includes(process.env.LOG_LEVEL ?? '') ? process.env.LOG_LEVEL! : 'info',
+    resolveLogFormat(process.env.LOG_FORMAT),
   );
   const say = (msg: string) => early.info(msg);
   let embedded: EmbeddedDatabase | undefined;
@@ -51,7 +52,7 @@ async function bootstrap(): Promise<void> {
       bodyParser: false,
       bufferLogs: true,
     });
-    app.useLogger(app.get(Logger));
+    app.useLogger(withQuietStartup(app.get(Logger)));
     configureApp(app);
     // SIGTERM / SIGINT: stop accepting, finish requests in flight (at most SHUTDOWN_TIMEOUT_MS),
     // close the pool, then stop the embedded database (Nest's own shutdown hooks would not reach

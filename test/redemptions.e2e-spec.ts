@@ -444,6 +444,30 @@ describe('redemption, activation and the chain', () => {
       expect(n).toBe(0);
     });
 
+    it('a dry run that would create the customer shows no id of its windows (sign-up ones included)', async () => {
+      const p = await t.createProject({ autoCreateCustomerAtRedemption: true });
+      await insertPlan(p.id, 'Free', 0, 'tier');
+      const paid = await insertPlan(p.id, 'Paid', 10, 'tier');
+      const body = {
+        code: await code(paid, 'P1D', bearer(p.privateKey)),
+        customer: { type: 'email', value: 'signup-dry@example.com' },
+        autoCreate: true,
+      };
+      const dry = await redeem(body, bearer(p.privateKey), '/api/private/v1/redemptions?dryRun=true').expect(
+        200,
+      );
+      const changes = dry.body.data.changes;
+      // the sign-up window of the free plan starts at the call: the grant moves it behind the paid one
+      expect(changes.moved).toHaveLength(1);
+      const all = [...changes.ended, ...changes.cancelled, ...changes.moved, ...changes.created];
+      expect(all.map((w: { id: number | null }) => w.id)).toEqual(all.map(() => null));
+      const real = await redeem(body, bearer(p.privateKey)).expect(200);
+      expect(real.body.data.subscriptions.map((w: { id: number }) => typeof w.id)).toEqual([
+        'number',
+        'number',
+      ]);
+    });
+
     it('activation grants a plan with the same rules', async () => {
       const c = await customer();
       const timed = await t.http

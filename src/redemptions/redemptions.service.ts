@@ -5,10 +5,12 @@ import type { CallerProject } from '../auth/caller';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
-import { customerLockFor, CustomersService } from '../customers/customers.service';
+import { CustomersService } from '../customers/customers.service';
+import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
+import { EntitlementsService } from '../entitlements/entitlements.service';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { MetricsService } from '../metrics/metrics.service';
 import { Plan } from '../plans/entities/plan.entity';
@@ -21,6 +23,12 @@ import { ActivateDto, RedeemCodeDto, RedemptionResult, WindowChangeView } from '
 /** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
 export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
 
+/** How the code-and-customer lock finds the customer of a grant: by id, `username` or another identifier. */
+function redeemerOf(target: GrantTarget): RedeemerLookup {
+  if ('customerId' in target) return { id: target.customerId };
+  return target.ref.type === 'username' ? { username: target.ref.value } : { ...target.ref };
+}
+
 interface Outcome {
   customer: Customer;
   created: boolean;
@@ -28,6 +36,8 @@ interface Outcome {
   windows: Subscription[];
   changes: ChainPlan;
   planNames: Map<number, string>;
+  /** The grant's instant. */
+  at: Date;
 }
 
 /** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
@@ -51,6 +61,7 @@ export class RedemptionsService {
     private readonly plans: PlansService,
     private readonly subscriptions: SubscriptionsService,
     private readonly metrics: MetricsService,
+    private readonly entitlements: EntitlementsService,
   ) {}
 
   redeem(
@@ -80,8 +91,7 @@ export class RedemptionsService {
       dryRun,
       async (em, now) => {
         // The code and the customer locked, and the code marked redeemed, in one statement.
-        const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
-        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
+        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, redeemerOf(target), now);
         const plan = this.planOf(project, locked.code);
         const customer =
           locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
@@ -218,7 +228,7 @@ export class RedemptionsService {
           order: { validFrom: 'ASC', id: 'ASC' },
         })
       : result.created;
-    return { customer, created, windows, changes: result.changes, planNames: result.planNames };
+    return { customer, created, windows, changes: result.changes, planNames: result.planNames, at };
   }
 
   /**
@@ -290,9 +300,11 @@ export class RedemptionsService {
       created: outcome.created,
     };
     if (!dryRun) return { customer, subscriptions: views };
-    // Nothing a dry run creates exists afterwards: the ids of new things are null.
+    // Nothing a dry run creates exists afterwards: the ids of new things are null, and so are those
+    // of every window of a customer this call creates (its sign-up windows, ended, cancelled or
+    // moved by the grant, are made by this same call).
     const change = (w: WindowChange): WindowChangeView => ({
-      id: w.id,
+      id: outcome.created ? null : w.id,
       planId: w.planId,
       validFrom: w.validFrom.toISOString(),
       validTo: w.validTo ? w.validTo.toISOString() : null,
@@ -300,7 +312,15 @@ export class RedemptionsService {
     return {
       dryRun: true,
       customer: { ...customer, id: outcome.created ? null : customer.id },
-      subscriptions: views.map((v) => ({ ...v, id: null as unknown as number })),
+      subscriptions: views.map((v) => ({ ...v, id: null })),
+      // the customer's entitlements right after the grant, at its instant, read in the transaction
+      // that is about to be rolled back (a customer this call would create is there too)
+      entitlementsAfter: await this.entitlements.listIn(
+        em,
+        outcome.customer.projectId,
+        outcome.customer.id,
+        outcome.at,
+      ),
       changes: {
         ended: outcome.changes.ended.map(change),
         cancelled: outcome.changes.cancelled.map(change),

@@ -81,11 +81,13 @@ export class CreateCodeBatchDto {
     example: '2030-01-01T00:00:00.000Z',
     nullable: true,
     type: String,
+    maxLength: 64,
     description:
       'After this instant the codes can no longer be redeemed; must be in the future. Absent or null: never.',
   })
   @IsOptional()
   @IsString()
+  @MaxLength(64)
   @IsISO8601({ strict: true })
   @IsFutureTimestamp()
   expiresAt?: string | null;

@@ -44,6 +44,12 @@ export const ERROR_STATUS = {
   INVALID_CREDENTIALS: 401,
   INVALID_CUSTOMER_TOKEN: 401,
   CUSTOMER_DISABLED: 403,
+  // entitlements.md
+  FEATURE_NOT_METERED: 400,
+  FEATURE_NOT_GRANTED: 403,
+  QUOTA_EXCEEDED: 409,
+  USAGE_EVENT_CONFLICT: 409,
+  USAGE_NOT_FOUND: 404,
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
@@ -96,6 +102,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   INVALID_CREDENTIALS: 'Invalid credentials.',
   INVALID_CUSTOMER_TOKEN: 'The customer token is missing, invalid or expired.',
   CUSTOMER_DISABLED: 'The customer is disabled.',
+  FEATURE_NOT_METERED: 'The feature is not metered: usage cannot be recorded for it.',
+  FEATURE_NOT_GRANTED: 'No plan in effect for the customer grants this feature.',
+  QUOTA_EXCEEDED: 'The amount exceeds what remains of the quota.',
+  USAGE_EVENT_CONFLICT: 'This eventId was already recorded with another feature or amount.',
+  USAGE_NOT_FOUND: 'Usage record not found.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
   CUSTOMER_LIMIT_REACHED: 'The project holds as many customers as it may (PROJECT_MAX_CUSTOMERS).',
@@ -107,4 +118,213 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
 export interface ErrorDetail {
   field: string;
   message: string;
+  /** QUOTA_EXCEEDED: what remains (null: unlimited) and when the earliest bucket resets. */
+  remaining?: number | null;
+  resetsAt?: string | null;
 }
+
+/**
+ * When each code happens and what the caller should do: the error reference of the docs
+ * (`docs/errors.md`, written by `npm run openapi`) and of every OpenAPI response that can carry it.
+ */
+export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
+  INVALID_API_KEY: {
+    when: 'The key header is missing, malformed, or names no key of any project.',
+    action:
+      'Send `Authorization: Bearer sk_...` (private) or `X-Service-Key: pk_...` (public) with a key of the project.',
+  },
+  API_KEY_DISABLED: {
+    when: 'The key exists but was disabled by an operator.',
+    action: 'Use another key of the project, or enable this one (admin API or `keys:update --enabled true`).',
+  },
+  PROJECT_NOT_FOUND: {
+    when: "The key's project was deleted; on the admin API, the project id is unknown.",
+    action: 'Check the project id; a deleted project cannot be used again: create a new one.',
+  },
+  CUSTOMER_NOT_FOUND: {
+    when: 'No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).',
+    action:
+      'Check the id or identifier; create the customer, or redeem with `autoCreate: true` on a project that allows it.',
+  },
+  CODE_NOT_FOUND: {
+    when: 'No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.',
+    action: 'Check the code or batch id; do not retry unchanged.',
+  },
+  CODE_ALREADY_REDEEMED: {
+    when: 'The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).',
+    action: 'Show the customer that the code is used; retrying cannot succeed.',
+  },
+  REDUNDANT_PERMANENT_PURCHASE: {
+    when: 'The customer already holds a permanent plan of this group worth as much or more than the permanent grant.',
+    action: 'Do not sell or grant it; the customer already has it.',
+  },
+  PERMANENT_TAIL_CONFLICT: {
+    when: 'A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.',
+    action: 'Do not grant it; grant a plan of higher value or of another group.',
+  },
+  CUSTOMER_PROJECT_MISMATCH: {
+    when: "The customer (or the customer token's customer) belongs to another project than the key.",
+    action: "Use the key of the customer's project.",
+  },
+  INVALID_PLAN_VALUE: {
+    when: "A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).",
+    action: 'Report it with the request id; the plan data needs an operator.',
+  },
+  INVALID_SUBSCRIPTION_CHAIN: {
+    when: "The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.",
+    action: 'Report it with the request id; the data needs an operator.',
+  },
+  VALIDATION_FAILED: {
+    when: 'A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.',
+    action: 'Fix the fields named in `details`; do not retry unchanged.',
+  },
+  MALFORMED_JSON: {
+    when: 'The body is not valid JSON.',
+    action: 'Send a valid JSON document.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    when: 'A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`).',
+    action: 'Send `Content-Type: application/json`.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    when: 'The body is larger than 1 MiB.',
+    action: 'Send a smaller body (codes: at most 10,000 per batch).',
+  },
+  ROUTE_NOT_FOUND: {
+    when: 'No operation has this method and path (the admin API answers this when `ADMIN_TOKEN` is not set).',
+    action: 'Check the method and path against `GET /info` or the OpenAPI document.',
+  },
+  RATE_LIMITED: {
+    when: 'Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.',
+    action: 'Wait the `Retry-After` seconds, then retry; an `Idempotency-Key` is not used up by a 429.',
+  },
+  INTERNAL_ERROR: {
+    when: 'An unexpected failure; nothing was half-written (every write is one transaction).',
+    action:
+      'Retry later (with the same `Idempotency-Key`: a 5xx is not stored); report the request id if it persists.',
+  },
+  SERVICE_UNAVAILABLE: {
+    when: 'Readiness: the database does not answer or a migration is pending.',
+    action: 'Route no traffic to this instance until `/readyz` answers 200.',
+  },
+  USERNAME_TAKEN: {
+    when: 'Another customer of the project has this username (compared case-insensitively).',
+    action: 'Choose another username.',
+  },
+  IDENTIFIER_TAKEN: {
+    when: 'Another customer of the project has an identifier of this type and value.',
+    action: 'Resolve the existing customer (`POST /customers/resolve`) instead of creating one.',
+  },
+  PLAN_NOT_FOUND: {
+    when: 'No plan of this project has this id.',
+    action: 'Check the plan id (`GET /plans`).',
+  },
+  FEATURE_NOT_FOUND: {
+    when: "No feature of this project has this id (also for a quota's `featureId`).",
+    action: 'Check the feature id (`GET /features`).',
+  },
+  SLUG_TAKEN: {
+    when: 'Another plan (or feature) of the project has this slug.',
+    action: 'Choose another slug.',
+  },
+  PLAN_FIELD_IMMUTABLE: {
+    when: 'A plan update changes `group` or `value` (or switches between free and paid).',
+    action: 'Create a new plan instead.',
+  },
+  PLAN_IN_USE: {
+    when: 'The plan has subscriptions, codes or code batches.',
+    action: 'Keep the plan; stop selling it instead.',
+  },
+  FEATURE_IN_USE: {
+    when: 'A quota of some plan uses the feature.',
+    action: 'Remove the quota from the plans first.',
+  },
+  CODE_REVOKED: {
+    when: 'The code was revoked.',
+    action: 'Show the customer that the code is no longer valid.',
+  },
+  CODE_EXPIRED: {
+    when: "The code's `expiresAt` has passed.",
+    action: 'Show the customer that the code has expired.',
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    when: 'A request with the same `Idempotency-Key` is still running.',
+    action: 'Retry the same request after a moment; it then replays the first answer.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    when: 'The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body).',
+    action: 'Use a new key for a new request; send the identical request to get the stored answer.',
+  },
+  SIGNATURE_REQUIRED: {
+    when: 'The project requires signed requests and a signature header is missing.',
+    action: 'Send `X-Service-Timestamp`, `X-Service-Nonce` and `X-Service-Signature` (Signature v1).',
+  },
+  INVALID_SIGNATURE: {
+    when: 'The signature does not match the canonical string of the request.',
+    action:
+      "Sign the exact method, path with query, timestamp, nonce and body bytes with the key's signing secret.",
+  },
+  SIGNATURE_EXPIRED: {
+    when: "The timestamp is more than 300 s away from the server's clock.",
+    action: "Sync the client's clock and sign again.",
+  },
+  NONCE_REUSED: {
+    when: 'The nonce was used before with this key.',
+    action: 'Send a new random nonce with every request.',
+  },
+  INVALID_CREDENTIALS: {
+    when: 'Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).',
+    action: 'Ask the user to check the identifier and password; repeated failures are rate limited.',
+  },
+  INVALID_CUSTOMER_TOKEN: {
+    when: 'The customer token is missing, unknown, expired or logged out, or its customer was deleted.',
+    action: 'Log in again (`POST /api/public/v1/auth/login`).',
+  },
+  CUSTOMER_DISABLED: {
+    when: 'The customer is disabled (`enabled: false`).',
+    action: 'The project must enable the customer (`PATCH /customers/{id}` with `{"enabled":true}`).',
+  },
+  FEATURE_NOT_METERED: {
+    when: 'Usage was recorded against a boolean feature (`metered: false`): it is granted or not, never consumed.',
+    action: 'Check access with `POST /entitlements/check` instead, or make the feature metered.',
+  },
+  FEATURE_NOT_GRANTED: {
+    when: 'No plan in effect for the customer has a quota for the feature.',
+    action: 'Grant a plan with the feature (redeem a code or activate a plan), then record usage.',
+  },
+  QUOTA_EXCEEDED: {
+    when: "The amount exceeds what remains of the customer's buckets; nothing was recorded.",
+    action:
+      'Read `details[0].remaining` and `resetsAt`; wait for the reset, upgrade the plan, or send `allowOverage: true`.',
+  },
+  USAGE_EVENT_CONFLICT: {
+    when: 'The `eventId` was already recorded for this customer with another feature or amount.',
+    action: 'Use a new `eventId` for a new event; resend the same feature and amount to replay the first.',
+  },
+  USAGE_NOT_FOUND: {
+    when: 'The usage record id is unknown in this project.',
+    action: 'Check the id (from `POST /usage` or `GET /customers/{id}/usage`).',
+  },
+  INVALID_ADMIN_TOKEN: {
+    when: 'The admin bearer token is missing or is not `ADMIN_TOKEN`.',
+    action: 'Send `Authorization: Bearer $ADMIN_TOKEN`.',
+  },
+  API_KEY_NOT_FOUND: {
+    when: 'No key of this project has this id.',
+    action: 'Check the key id (`GET .../keys`).',
+  },
+  CUSTOMER_LIMIT_REACHED: {
+    when: 'The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).',
+    action:
+      'Delete customers the project no longer needs, or ask the operator to raise `PROJECT_MAX_CUSTOMERS`; retrying unchanged cannot succeed.',
+  },
+  CODE_LIMIT_REACHED: {
+    when: 'The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.',
+    action: 'Create a smaller batch, or ask the operator to raise `PROJECT_MAX_CODES`.',
+  },
+  CODE_BATCH_RATE_LIMITED: {
+    when: 'The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.',
+    action:
+      'Wait the `Retry-After` seconds, then retry (with the same `Idempotency-Key`: a 429 is not stored); or create fewer, larger batches.',
+  },
+};

@@ -24,6 +24,16 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
 }
 
 /**
+ * The message of a VALIDATION_FAILED: the one problem itself, or how many fields have problems
+ * (a field with several problems, such as a wrong type and a length, counts once).
+ */
+export function validationSummary(details: ErrorDetail[]): string {
+  if (details.length === 1) return details[0].message;
+  const fields = new Set(details.map((d) => d.field)).size;
+  return fields === 1 ? `${details[0].field} is not valid` : `${fields} fields are not valid`;
+}
+
+/**
  * One pipe for every body, query and path value: unknown fields refused, values converted to
  * their declared types, failures as 400 VALIDATION_FAILED with `details`.
  */
@@ -37,11 +47,9 @@ export function createValidationPipe(): ValidationPipe {
     exceptionFactory: (errors) => {
       const details = flattenValidationErrors(errors);
       const summary =
-        details.length === 1
-          ? details[0].message
-          : details.length > MAX_ERROR_DETAILS
-            ? `${details.length} rules are broken; the first ${MAX_ERROR_DETAILS} are listed`
-            : `${details.length} fields are not valid`;
+        details.length > MAX_ERROR_DETAILS
+          ? `${details.length} rules are broken; the first ${MAX_ERROR_DETAILS} are listed`
+          : validationSummary(details);
       return new DomainError('VALIDATION_FAILED', summary, details.slice(0, MAX_ERROR_DETAILS));
     },
   });

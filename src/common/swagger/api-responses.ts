@@ -2,17 +2,49 @@ import { applyDecorators, HttpStatus, Type } from '@nestjs/common';
 import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
-import { Page } from '../http/pagination';
 
 const envelopeProps = (data: object) => ({
   type: 'object',
   required: ['ok', 'requestId', 'data'],
   properties: {
-    ok: { type: 'boolean', example: true },
-    requestId: { type: 'string', example: '6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22' },
+    ok: { type: 'boolean', enum: [true], example: true, description: '`true` on success.' },
+    requestId: {
+      type: 'string',
+      example: '6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22',
+      description: 'Identifier of the request, also in the `X-Request-Id` header.',
+    },
     data,
   },
 });
+
+/** The page object (interface.md 2.7) of one item type: `data` is an array of those items. */
+function pageSchema(item: object): object {
+  const int = (description: string, example: number) => ({
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    maximum: 2147483647,
+    description,
+    example,
+  });
+  return {
+    type: 'object',
+    description: 'One page of a list.',
+    required: ['data', 'total', 'page', 'pageSize', 'totalPages'],
+    properties: {
+      data: {
+        type: 'array',
+        items: item,
+        maxItems: 100,
+        description: 'The items of this page (at most `pageSize`, itself at most 100).',
+      },
+      total: int('Total number of matches, on every page.', 42),
+      page: int('This page, from 1.', 1),
+      pageSize: int('Items per page.', 10),
+      totalPages: int('Number of pages (0 when nothing matches).', 5),
+    },
+  };
+}
 
 interface EnvelopeOptions {
   status?: number;
@@ -26,13 +58,9 @@ interface EnvelopeOptions {
 export function ApiEnvelope(model: Type<unknown>, options: EnvelopeOptions = {}) {
   const item = { $ref: getSchemaPath(model) };
   let data: object = options.isArray ? { type: 'array', items: item } : item;
-  if (options.paged) {
-    data = {
-      allOf: [{ $ref: getSchemaPath(Page) }, { properties: { data: { type: 'array', items: item } } }],
-    };
-  }
+  if (options.paged) data = pageSchema(item);
   return applyDecorators(
-    ApiExtraModels(model, Page),
+    ApiExtraModels(model),
     ApiResponse({
       status: options.status ?? HttpStatus.OK,
       description: options.description ?? 'Success',
@@ -81,7 +109,7 @@ function documentErrors(
   for (const [status, list] of byStatus) {
     ApiResponse({
       status,
-      description: `Error codes: ${list.join(', ')}`,
+      description: list.join(', '),
       schema: {
         allOf: [
           { $ref: getSchemaPath(ApiErrorResponse) },

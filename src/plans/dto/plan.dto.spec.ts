@@ -31,6 +31,13 @@ describe('plan DTOs', () => {
     expect(errorsOf(CreatePlanDto, { ...plan, value: 1e-7 })).toEqual(['value']);
   });
 
+  it('takes at most 100 quotas (the documented maxItems)', () => {
+    const quotas = (n: number) => Array.from({ length: n }, (_, i) => ({ featureId: i + 1, limit: 1 }));
+    expect(errorsOf(CreatePlanDto, { ...plan, quotas: quotas(100) })).toEqual([]);
+    expect(errorsOf(CreatePlanDto, { ...plan, quotas: quotas(101) })).toEqual(['quotas']);
+    expect(errorsOf(UpdatePlanDto, { quotas: quotas(101) })).toEqual(['quotas']);
+  });
+
   it('checks the reset interval with the ISO 8601 duration rules', () => {
     const quota = (resetInterval: unknown) => ({
       ...plan,

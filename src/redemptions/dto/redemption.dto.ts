@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   IsBoolean,
@@ -9,6 +9,7 @@ import {
   IsString,
   Length,
   Max,
+  MaxLength,
   Min,
   ValidateIf,
   ValidateNested,
@@ -16,6 +17,7 @@ import {
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
 import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
+import { EntitlementView } from '../../entitlements/dto/entitlement.dto';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {
@@ -65,10 +67,12 @@ export class ActivateDto {
     example: 'P30D',
     nullable: true,
     type: String,
+    maxLength: 32,
     description: 'ISO 8601 duration; null or absent: permanent.',
   })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
+  @MaxLength(32)
   @IsIsoDuration()
   duration?: string | null;
 
@@ -100,7 +104,14 @@ export class RedemptionCustomerView {
 }
 
 export class WindowChangeView {
-  @ApiProperty({ example: 40, nullable: true, type: Number }) id: number | null;
+  @ApiProperty({
+    example: 40,
+    nullable: true,
+    type: 'integer',
+    description:
+      'Identifier of the window; `null` in a dry run for a window that does not exist yet (one it would create, or any window of a customer it would create).',
+  })
+  id: number | null;
   @ApiProperty({ example: 2 }) planId: number;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) validFrom: string;
   @ApiProperty({ example: null, nullable: true, type: String }) validTo: string | null;
@@ -116,14 +127,31 @@ export class ChainChangesView {
   @ApiProperty({ type: [WindowChangeView], description: 'new windows' }) created: WindowChangeView[];
 }
 
+/** A window of a redemption's answer: as `SubscriptionView`, with no id in a dry run. */
+export class GrantedSubscriptionView extends OmitType(SubscriptionView, ['id'] as const) {
+  @ApiProperty({
+    example: 41,
+    nullable: true,
+    type: 'integer',
+    description: 'Identifier of the window; `null` in a dry run, where no window is created.',
+  })
+  id: number | null;
+}
+
 export class RedemptionResult {
   @ApiProperty({ type: RedemptionCustomerView }) customer: RedemptionCustomerView;
-  @ApiProperty({ type: [SubscriptionView], description: 'the windows created by the call' })
-  subscriptions: SubscriptionView[];
+  @ApiProperty({ type: [GrantedSubscriptionView], description: 'the windows created by the call' })
+  subscriptions: GrantedSubscriptionView[];
   @ApiPropertyOptional({ example: true, description: 'present (true) on a dry run' }) dryRun?: true;
   @ApiPropertyOptional({
     type: ChainChangesView,
     description: 'dry run only: every change the call would make',
   })
   changes?: ChainChangesView;
+  @ApiPropertyOptional({
+    type: [EntitlementView],
+    description:
+      "dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant",
+  })
+  entitlementsAfter?: EntitlementView[];
 }

@@ -9,8 +9,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * running can insert and read codes during the rolling update (it shows no note on codes in the
  * meantime); a later release drops it.
  */
-export class CodeBatchNotes1795360100000 implements MigrationInterface {
-  name = 'CodeBatchNotes1795360100000';
+export class CodeBatchNotes1795480100000 implements MigrationInterface {
+  name = 'CodeBatchNotes1795480100000';
 
   public async up(q: QueryRunner): Promise<void> {
     await q.query(`UPDATE "codes" SET "note" = NULL WHERE "note" IS NOT NULL`);

@@ -5,8 +5,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * growing login delay (per customer and address) and the end of such a counter are measured
  * (`auth/failure-counters.ts`). Rows of the version still running get `now()` by default.
  */
-export class LoginDelays1795360000000 implements MigrationInterface {
-  name = 'LoginDelays1795360000000';
+export class LoginDelays1795480000000 implements MigrationInterface {
+  name = 'LoginDelays1795480000000';
 
   public async up(q: QueryRunner): Promise<void> {
     await q.query(

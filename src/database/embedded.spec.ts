@@ -1,0 +1,64 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closedAncestor, embeddedConnection, rootCannotRunHere } from './embedded';
+
+describe('closedAncestor (npm start as root from a 0700 directory)', () => {
+  let base: string;
+  beforeEach(() => {
+    base = mkdtempSync(join(tmpdir(), 'closed-ancestor-'));
+    chmodSync(base, 0o755);
+  });
+  afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+  it('finds the first directory others cannot enter, and names it with its mode in one line', () => {
+    const home = join(base, 'home');
+    mkdirSync(join(home, 'project', '.data'), { recursive: true });
+    chmodSync(home, 0o700);
+    expect(closedAncestor(join(home, 'project', '.data'))).toBe(home);
+    const line = rootCannotRunHere(home);
+    expect(line).toContain(`cannot enter ${home} (mode 0700)`);
+    expect(line).toContain('DATABASE_URL');
+    expect(line).not.toContain('\n');
+  });
+
+  it('finds nothing when every directory can be entered, or in a path not created yet', () => {
+    mkdirSync(join(base, 'project'), { recursive: true });
+    expect(closedAncestor(join(base, 'project'))).toBeUndefined();
+    expect(closedAncestor(join(base, 'project', '.data', 'pg'))).toBeUndefined();
+  });
+});
+
+describe('embeddedConnection (the CLI run from the project finds the running embedded server)', () => {
+  let data: string;
+  beforeEach(() => {
+    data = join(mkdtempSync(join(tmpdir(), 'embedded-connection-')), '.data');
+  });
+  afterEach(() => rmSync(join(data, '..'), { recursive: true, force: true }));
+
+  it('is undefined without an embedded data directory', () => {
+    expect(embeddedConnection(data)).toBeUndefined();
+  });
+
+  it("reads the port from PostgreSQL's postmaster.pid and the key beside the data", () => {
+    mkdirSync(join(data, 'pg'), { recursive: true });
+    writeFileSync(join(data, 'pg', 'PG_VERSION'), '17\n');
+    writeFileSync(
+      join(data, 'pg', 'postmaster.pid'),
+      `4242\n${data}/pg\n1795473133\n54321\n/tmp\n127.0.0.1\n`,
+    );
+    writeFileSync(join(data, 'secret-encryption.key'), 'a2V5\n');
+    expect(embeddedConnection(data)).toEqual({
+      url: 'postgres://postgres:postgres@127.0.0.1:54321/subscriptions',
+      secretKey: 'a2V5',
+    });
+  });
+
+  it('says to start the service when the data directory is there but no server runs on it', () => {
+    mkdirSync(join(data, 'pg'), { recursive: true });
+    writeFileSync(join(data, 'pg', 'PG_VERSION'), '17\n');
+    expect(() => embeddedConnection(data)).toThrow(
+      /is not running: start the service \(npm start\), or set DATABASE_URL/,
+    );
+  });
+});

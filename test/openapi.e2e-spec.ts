@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createTestApp, TestApp } from './support/app';
+
+type Json = Record<string, any>;
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+/**
+ * The checked-in `openapi.json` (written by `npm run openapi`, diffed in CI) follows the
+ * conventions of `src/common/swagger/openapi-conventions.ts` on every operation, and lists exactly
+ * the operations the application serves.
+ */
+describe('openapi.json', () => {
+  const doc: Json = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
+  const operations = Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] as Json })),
+  );
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('lists exactly the operations the application serves', async () => {
+    const served = (await t.http.get('/docs-json').expect(200)).body as Json;
+    const ids = (d: Json) =>
+      Object.values<Json>(d.paths)
+        .flatMap((item) => METHODS.filter((m) => item[m]).map((m) => item[m].operationId as string))
+        .sort();
+    expect(ids(doc)).toEqual(ids(served));
+  });
+
+  it('describes every operation, parameter and property', () => {
+    for (const { path, method, op } of operations) {
+      expect([path, method, typeof op.summary, typeof op.description]).toEqual([
+        path,
+        method,
+        'string',
+        'string',
+      ]);
+      for (const p of op.parameters ?? [])
+        expect([path, p.name, typeof p.description]).toEqual([path, p.name, 'string']);
+    }
+    const undescribed: string[] = [];
+    for (const [name, schema] of Object.entries<Json>(doc.components.schemas))
+      for (const [prop, s] of Object.entries<Json>(schema.properties ?? {}))
+        if (!s.description) undescribed.push(`${name}.${prop}`);
+    expect(undescribed).toEqual([]);
+  });
+
+  it('types ids as integers and timestamps as date-time, and requires no property that has a default', () => {
+    for (const [name, schema] of Object.entries<Json>(doc.components.schemas)) {
+      for (const [prop, s] of Object.entries<Json>(schema.properties ?? {})) {
+        if (
+          (prop === 'id' || /[a-z]Id$/.test(prop)) &&
+          !['projectId', 'requestId'].includes(prop) &&
+          !name.startsWith('Project')
+        )
+          expect([name, prop, s.type]).toEqual([name, prop, 'integer']);
+        if (/At$/.test(prop) || prop === 'validFrom' || prop === 'validTo')
+          expect([name, prop, s.format]).toEqual([name, prop, 'date-time']);
+        if (s.default !== undefined) expect(schema.required ?? []).not.toContain(prop);
+      }
+    }
+    expect(doc.components.schemas.RedeemCodeDto.required ?? []).not.toContain('autoCreate');
+    expect(doc.components.schemas.GrantedSubscriptionView.properties.id.nullable).toBe(true);
+    expect(doc.components.schemas.WindowChangeView.properties.id.nullable).toBe(true);
+  });
+
+  it('gives a page object a data array of items, not of arrays', () => {
+    const list =
+      doc.paths['/api/private/v1/customers'].get.responses['200'].content['application/json'].schema;
+    const data = list.properties.data.properties.data;
+    expect(data.type).toBe('array');
+    expect(data.items).toEqual({ $ref: '#/components/schemas/CustomerListItem' });
+  });
+
+  it('declares on each operation the error codes it can answer, each with an example of that code', () => {
+    for (const { path, op } of operations) {
+      const limited = /^\/api\/(private|public)\//.test(path);
+      const idempotent = (op.parameters ?? []).some((p: Json) => p.name === 'Idempotency-Key');
+      const codesAt = (status: string): string[] =>
+        op.responses[status]?.content['application/json'].schema.allOf[1].properties.error.allOf[1].properties
+          .code.enum ?? [];
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        expect(response.headers['X-Request-Id']).toBeDefined();
+        if (Number(status) < 400) continue;
+        const examples = response.content['application/json'].examples;
+        expect(Object.keys(examples).sort()).toEqual(codesAt(status));
+        for (const code of codesAt(status)) {
+          expect(doc.components.examples[code].value.error.code).toBe(code);
+          expect(response.description).toContain(`\`${code}\``);
+        }
+        expect(response.description).not.toMatch(/Error codes:.*Error codes:/s);
+      }
+      if (limited) {
+        expect([path, codesAt('429')]).toEqual([path, expect.arrayContaining(['RATE_LIMITED'])]);
+        expect(op.responses['429'].headers['Retry-After']).toBeDefined();
+        expect(op.responses['200'] ?? op.responses['201']).toMatchObject({
+          headers: { 'RateLimit-Limit': expect.anything(), 'RateLimit-Remaining': expect.anything() },
+        });
+      }
+      if (op.requestBody) {
+        expect(codesAt('415')).toEqual(['UNSUPPORTED_MEDIA_TYPE']);
+        expect(codesAt('400')).toEqual(expect.arrayContaining(['MALFORMED_JSON', 'VALIDATION_FAILED']));
+      }
+      if (idempotent) {
+        expect(codesAt('422')).toEqual(['IDEMPOTENCY_KEY_REUSED']);
+        expect((op.responses['200'] ?? op.responses['201']).headers['Idempotent-Replayed']).toBeDefined();
+      }
+    }
+    // the example under a 404 is a 404 code (not VALIDATION_FAILED)
+    const get = doc.paths['/api/private/v1/customers/{customerId}'].get;
+    expect(Object.keys(get.responses['404'].content['application/json'].examples)).toContain(
+      'CUSTOMER_NOT_FOUND',
+    );
+    expect(Object.keys(get.responses['404'].content['application/json'].examples)).not.toContain(
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('states the security schemes as they are, and a server', () => {
+    for (const scheme of Object.values<Json>(doc.components.securitySchemes))
+      expect(scheme.bearerFormat).toBeUndefined();
+    expect(doc.servers.length).toBeGreaterThan(0);
+  });
+});
