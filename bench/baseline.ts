@@ -353,7 +353,6 @@ function httpHandler(req: IncomingMessage, res: ServerResponse): void {
 // Express: its router and its JSON body parser, the same handlers
 
 function expressHandler(): (req: IncomingMessage, res: ServerResponse) => void {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const express = require('express');
   const app = express();
   app.disable('x-powered-by');
