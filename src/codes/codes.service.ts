@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { likePattern, Page, toPage } from '../common/http/pagination';
@@ -70,6 +71,7 @@ export class CodesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
     private readonly statements: Statements,
+    private readonly reads: ReadReplicas,
   ) {}
 
   /** `lockCodeWithCustomer` statements by the shape of their customer lookup. */
@@ -116,9 +118,18 @@ export class CodesService {
     });
   }
 
-  async list(projectId: string, query: ListCodesQueryDto): Promise<Page<CodeView>> {
+  /** A read replica may answer (ReadReplicas). */
+  list(projectId: string, query: ListCodesQueryDto): Promise<Page<CodeView>> {
+    return this.reads.run(projectId, (em) => this.listOn(em, projectId, query));
+  }
+
+  private async listOn(
+    em: EntityManager,
+    projectId: string,
+    query: ListCodesQueryDto,
+  ): Promise<Page<CodeView>> {
     const now = new Date();
-    const qb = this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+    const qb = this.withPlanName(em.createQueryBuilder(Code, 'c'))
       .where('c.project_id = :projectId', { projectId })
       .orderBy('c.id', 'DESC');
 

@@ -21,6 +21,7 @@ import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-cre
 import { CustomerIdentifier } from './entities/customer-identifier.entity';
 import { Customer } from './entities/customer.entity';
 import { Statement, Statements } from '../database/statements';
+import { ReadReplicas } from '../database/read-replicas';
 
 export interface NewCustomer {
   username: string;
@@ -149,6 +150,7 @@ export class CustomersService {
     private readonly subscriptions: SubscriptionsService,
     private readonly config: AppConfig,
     private readonly statements: Statements,
+    private readonly reads: ReadReplicas,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -159,9 +161,17 @@ export class CustomersService {
    * Newest first. `search` matches identifier values only (the username is one of them, the
    * mirrored `username` identifier), case-insensitively: through the per-customer search document
    * (migration CustomerSearch), one row per customer, so no DISTINCT; the page and the exact total
-   * come from one statement, also for a page past the end.
+   * come from one statement, also for a page past the end. A read replica may answer (ReadReplicas).
    */
-  async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
+  list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
+    return this.reads.run(projectId, (em) => this.listOn(em, projectId, query));
+  }
+
+  private async listOn(
+    em: EntityManager,
+    projectId: string,
+    query: PageQueryDto,
+  ): Promise<Page<CustomerListItem>> {
     const from = (query.page - 1) * query.pageSize; // rows before the page
     let ids: number[];
     let total: number;
@@ -192,20 +202,20 @@ export class CustomersService {
       }
       // one pass over the matches gives the total and the page (empty past the end)
       const [first, last] = [from + 1, from + query.pageSize].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
-      const [row]: Array<{ total: number; ids: number[] }> = await this.dataSource.query(
+      const [row]: Array<{ total: number; ids: number[] }> = await em.query(
         `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
            FROM (${matches}) m`,
         params,
       );
       ({ ids, total } = row);
     } else {
-      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(
-        undefined,
-        UNFILTERED_PAGE,
-        [projectId, query.pageSize, from],
-      );
+      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(em, UNFILTERED_PAGE, [
+        projectId,
+        query.pageSize,
+        from,
+      ]);
     }
-    const customers = await this.loadMany(projectId, ids);
+    const customers = await this.loadMany(em, projectId, ids);
     return toPage(
       customers.map((c) => toCustomerListItem(c, c.identifiers!)),
       total,
@@ -441,9 +451,9 @@ export class CustomersService {
   }
 
   /** The project's customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
-  private async loadMany(projectId: string, ids: number[]): Promise<Customer[]> {
+  private async loadMany(em: EntityManager, projectId: string, ids: number[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const rows = await this.statements.rows<CustomerRow>(undefined, CUSTOMERS_BY_IDS, [ids, projectId]);
+    const rows = await this.statements.rows<CustomerRow>(em, CUSTOMERS_BY_IDS, [ids, projectId]);
     const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(r)]));
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }

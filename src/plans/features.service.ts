@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, PageQueryDto, likePattern, toPage } from '../common/http/pagination';
@@ -15,7 +16,10 @@ const UPDATABLE = ['slug', 'name', 'description', 'metered', 'unit'] as const;
 /** The project's features (product.md 4); every query is limited to the caller's project. */
 @Injectable()
 export class FeaturesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly reads: ReadReplicas,
+  ) {}
 
   async create(projectId: string, dto: CreateFeatureDto): Promise<FeatureView> {
     const feature = await guardSlug(FEATURE_SLUG_INDEX, () =>
@@ -33,9 +37,17 @@ export class FeaturesService {
     return toFeatureView(feature);
   }
 
-  /** Newest first; `search` is a case-insensitive substring of the name or slug. */
-  async list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
-    const qb = this.dataSource.manager
+  /** Newest first; `search` is a case-insensitive substring of the name or slug. A read replica may answer (ReadReplicas). */
+  list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
+    return this.reads.run(projectId, (em) => this.listOn(em, projectId, query));
+  }
+
+  private async listOn(
+    em: EntityManager,
+    projectId: string,
+    query: PageQueryDto,
+  ): Promise<Page<FeatureView>> {
+    const qb = em
       .createQueryBuilder(Feature, 'f')
       .where('f.project_id = :projectId', { projectId })
       .orderBy('f.id', 'DESC');

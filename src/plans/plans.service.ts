@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { CodeBatch } from '../codes/entities/code-batch.entity';
 import { Code } from '../codes/entities/code.entity';
@@ -26,6 +27,7 @@ export class PlansService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly statements: Statements,
+    private readonly reads: ReadReplicas,
   ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
@@ -44,12 +46,23 @@ export class PlansService {
     return manager.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });
   }
 
-  /** Plans with their quotas, in id order; `search` is a case-insensitive substring of the name or slug. */
-  async list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
+  /**
+   * Plans with their quotas, in id order; `search` is a case-insensitive substring of the name or
+   * slug. A read replica may answer (ReadReplicas).
+   */
+  list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
+    return this.reads.run(projectId, (em) => this.listOn(em, projectId, query));
+  }
+
+  private async listOn(
+    em: EntityManager,
+    projectId: string,
+    query: PlanListQueryDto,
+  ): Promise<Page<PlanView>> {
     const search = query.search ? [likePattern(query.search)] : [];
     const offset = (query.page - 1) * query.pageSize;
     const rows = await this.statements.rows<PlanRow & { total: number }>(
-      undefined,
+      em,
       search.length ? PLAN_PAGE_SEARCH : PLAN_PAGE,
       [projectId, query.pageSize, offset, ...search],
     );
@@ -57,17 +70,12 @@ export class PlansService {
     const total = rows.length
       ? rows[0].total
       : (
-          await this.statements.rows<{ total: number }>(
-            undefined,
-            search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT,
-            [projectId, ...search],
-          )
+          await this.statements.rows<{ total: number }>(em, search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT, [
+            projectId,
+            ...search,
+          ])
         )[0].total;
-    return toPage(
-      await this.toViews(this.dataSource.manager, projectId, rows.map(planFromRow)),
-      total,
-      query,
-    );
+    return toPage(await this.toViews(em, projectId, rows.map(planFromRow)), total, query);
   }
 
   /** One plan with its quotas and their features. */
