@@ -13,7 +13,9 @@ import { freePort } from './ports';
 const BIN_DIRS = [process.env.PG_BIN_DIR, '/usr/lib/postgresql/15/bin'].filter(Boolean) as string[];
 
 export const pgBinDir = (): string | undefined =>
-  BIN_DIRS.find((d) => ['initdb', 'pg_ctl', 'pg_basebackup', 'postgres'].every((b) => existsSync(join(d, b))));
+  BIN_DIRS.find((d) =>
+    ['initdb', 'pg_ctl', 'pg_basebackup', 'postgres'].every((b) => existsSync(join(d, b))),
+  );
 
 const asRoot = process.getuid?.() === 0;
 

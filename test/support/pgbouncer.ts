@@ -31,7 +31,10 @@ export interface PgBouncer {
  * password there is what PgBouncer logs in to the server with). Its config, log and pid file live
  * in a temporary directory removed by `stop()`.
  */
-export async function startPgBouncer(serverUrl: string, settings: Record<string, string> = {}): Promise<PgBouncer> {
+export async function startPgBouncer(
+  serverUrl: string,
+  settings: Record<string, string> = {},
+): Promise<PgBouncer> {
   const bin = pgbouncerBinary();
   if (!bin) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)');
   const server = new URL(serverUrl);
