@@ -35,7 +35,6 @@ const redisUp = redisReachable(REDIS_URL);
 if (!redisUp && process.env.TEST_REQUIRE_ENGINES === '1')
   throw new Error(`TEST_REQUIRE_ENGINES=1 but Redis is not reachable at ${REDIS_URL}`);
 if (!redisUp) {
-  // eslint-disable-next-line no-console
   console.warn(
     `Redis is not reachable at ${REDIS_URL}: the rate-limit tests of the redis store are SKIPPED (set TEST_REDIS_URL).`,
   );

@@ -2,10 +2,12 @@ import { Module } from '@nestjs/common';
 import { PlansModule } from '../plans/plans.module';
 import { CodesController } from './codes.controller';
 import { CodesService } from './codes.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** Redeemable codes (product.md 5). `CodesService` is exported for the redemption engine. */
 @Module({
-  imports: [PlansModule],
+  imports: [AuthModule, IdempotencyModule, PlansModule],
   controllers: [CodesController],
   providers: [CodesService],
   exports: [CodesService],

@@ -2,9 +2,11 @@ import { Module } from '@nestjs/common';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomersController } from './customers.controller';
 import { CustomersService } from './customers.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
-  imports: [SubscriptionsModule],
+  imports: [AuthModule, IdempotencyModule, SubscriptionsModule],
   controllers: [CustomersController],
   providers: [CustomersService],
   exports: [CustomersService],

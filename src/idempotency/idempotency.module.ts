@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { IdempotentRoutesCheck } from './idempotency.decorator';
 import { IdempotencyService } from './idempotency.service';
@@ -6,9 +6,8 @@ import { IdempotencyService } from './idempotency.service';
 /**
  * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7): the `@Idempotent()`
  * interceptor backed by the `idempotency_records` table, which also prunes expired records
- * every 10 minutes. Global, so that every controller's module can make the interceptor.
+ * every 10 minutes. A module whose controllers use `@Idempotent()` imports it (the interceptor is made there).
  */
-@Global()
 @Module({
   imports: [DiscoveryModule],
   providers: [IdempotencyService, IdempotentRoutesCheck],

@@ -3,14 +3,13 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import {
   ApiKeyView,
   CreateApiKeyDto,
   CreateProjectDto,
   CreatedApiKeyView,
   ProjectView,
-  SuccessView,
   UpdateApiKeyDto,
   UpdateProjectDto,
 } from './dto/project.dto';

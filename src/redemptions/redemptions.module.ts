@@ -5,9 +5,20 @@ import { PlansModule } from '../plans/plans.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { RedemptionsController } from './redemptions.controller';
 import { RedemptionsService } from './redemptions.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { MetricsModule } from '../metrics/metrics.module';
 
 @Module({
-  imports: [CodesModule, CustomersModule, PlansModule, SubscriptionsModule],
+  imports: [
+    MetricsModule,
+    AuthModule,
+    IdempotencyModule,
+    CodesModule,
+    CustomersModule,
+    PlansModule,
+    SubscriptionsModule,
+  ],
   controllers: [RedemptionsController],
   providers: [RedemptionsService],
   exports: [RedemptionsService],

@@ -1,4 +1,4 @@
-import { Global, Injectable, Module, RequestMethod } from '@nestjs/common';
+import { Injectable, Module, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
 
@@ -64,6 +64,5 @@ export class RouteCatalog {
   }
 }
 
-@Global()
 @Module({ imports: [DiscoveryModule], providers: [RouteCatalog], exports: [RouteCatalog] })
 export class RoutesModule {}
