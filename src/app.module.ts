@@ -8,7 +8,6 @@ import { AppConfig } from './config/app-config';
 import { validateEnv } from './config/env';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { StatementsModule } from './database/statements';
-import { ReadReplicasModule } from './database/read-replicas';
 import { HealthModule } from './health/health.module';
 import { InfoModule } from './info/info.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -59,7 +58,6 @@ export class AppModule implements NestModule {
             buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
         }),
         StatementsModule,
-        ReadReplicasModule,
         RoutesModule,
         AuthModule,
         ProjectsModule,

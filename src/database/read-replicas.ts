@@ -1,4 +1,4 @@
-import { Global, Inject, Injectable, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
@@ -263,8 +263,3 @@ function labelOf(url: string): string {
     return 'replica';
   }
 }
-
-/** `ReadReplicas`, for every module. */
-@Global()
-@Module({ providers: [ReadReplicas], exports: [ReadReplicas] })
-export class ReadReplicasModule {}

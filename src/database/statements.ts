@@ -7,6 +7,7 @@ import type { Logger as PinoLogger } from 'pino';
 import { ROOT_LOGGER } from '../common/http/logging';
 import { AppConfig } from '../config/app-config';
 import { probePooler } from './pooler-probe';
+import { ReadReplicas } from './read-replicas';
 
 /** A hot SQL statement with a name that is unique in the application. */
 export interface Statement {
@@ -99,7 +100,7 @@ export class Statements implements OnModuleInit {
   }
 }
 
-/** `Statements`, for every module. */
+/** `Statements` and `ReadReplicas` (the data-source level: where a query runs), for every module. */
 @Global()
-@Module({ providers: [Statements], exports: [Statements] })
+@Module({ providers: [Statements, ReadReplicas], exports: [Statements, ReadReplicas] })
 export class StatementsModule {}
