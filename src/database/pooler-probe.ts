@@ -25,8 +25,14 @@ export interface PoolerProbe {
 export async function probePooler(url: string): Promise<PoolerProbe> {
   const name = `pooler_probe_${randomBytes(6).toString('hex')}`;
   const pid = 'SELECT pg_backend_pid() AS pid';
-  const a = new Client({ connectionString: url, application_name: 'subscription-service-probe' });
-  const b = new Client({ connectionString: url, application_name: 'subscription-service-probe' });
+  const options = {
+    connectionString: url,
+    application_name: 'subscription-service-probe',
+    connectionTimeoutMillis: 5000,
+    query_timeout: 5000,
+  };
+  const a = new Client(options);
+  const b = new Client(options);
   try {
     await a.connect();
     await b.connect();

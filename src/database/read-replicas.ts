@@ -108,7 +108,9 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     if (!this.enabled) return;
     // The first check, so that the first reads can already use a replica; a replica that is down
     // does not stop the start: its reads go to the primary until it answers.
-    await this.check();
+    // (a replica that does not answer within 2 s does not hold the start up either)
+    const wait = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
+    await Promise.race([this.check(), wait]);
     this.timer = setInterval(() => void this.check(), this.intervalMs);
     this.timer.unref();
   }
