@@ -15,10 +15,11 @@ import {
   UpdateCustomerDto,
 } from './dto/customer.dto';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Customers')
 @PrivateApi()
-@Controller('api/private/v1/customers')
+@Controller(apiPath('private', 'customers'))
 export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { RoutesModule } from '../common/routes/route-catalog.service';
 import { IdempotentRoutesCheck } from './idempotency.decorator';
 import { IdempotencyService } from './idempotency.service';
 
@@ -9,7 +9,7 @@ import { IdempotencyService } from './idempotency.service';
  * every 10 minutes. A module whose controllers use `@Idempotent()` imports it (the interceptor is made there).
  */
 @Module({
-  imports: [DiscoveryModule],
+  imports: [RoutesModule],
   providers: [IdempotencyService, IdempotentRoutesCheck],
   exports: [IdempotencyService],
 })

@@ -9,10 +9,11 @@ import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-respo
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { FeaturesService } from './features.service';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Features')
 @PrivateApi()
-@Controller('api/private/v1/features')
+@Controller(apiPath('private', 'features'))
 export class FeaturesController {
   constructor(private readonly features: FeaturesService) {}
 

@@ -8,10 +8,11 @@ import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-respo
 import { CreatePlanDto, PlanListQueryDto, PlanView, UpdatePlanDto } from './dto/plan.dto';
 import { PlansService } from './plans.service';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Plans')
 @PrivateApi()
-@Controller('api/private/v1/plans')
+@Controller(apiPath('private', 'plans'))
 export class PlansController {
   constructor(private readonly plans: PlansService) {}
 

@@ -14,10 +14,11 @@ import {
   UpdateProjectDto,
 } from './dto/project.dto';
 import { ProjectsService } from './projects.service';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Admin: projects and keys')
 @AdminApi()
-@Controller('api/admin/v1/projects')
+@Controller(apiPath('admin', 'projects'))
 export class AdminController {
   constructor(private readonly projects: ProjectsService) {}
 

@@ -14,9 +14,10 @@ import {
   LOGIN_MAX_FAILURES_PER_ADDRESS,
   LOGIN_MAX_FAILURES_PER_IDENTIFIER,
 } from './login-throttle.service';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Public')
-@Controller('api/public/v1/auth')
+@Controller(apiPath('public', 'auth'))
 export class PublicAuthController {
   constructor(private readonly sessions: CustomerSessionsService) {}
 
