@@ -211,6 +211,9 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
       // the primary is unreachable: replicas keep their last known positions
     }
     await Promise.all(this.replicas.map((r) => this.checkReplica(r)));
+    // a write older than the lag bound is behind every fit replica's position: forget it
+    for (const [projectId, wrote] of this.lastWrite)
+      if (wrote < at - this.maxLagMs) this.lastWrite.delete(projectId);
   }
 
   private async checkReplica(r: Replica): Promise<void> {
