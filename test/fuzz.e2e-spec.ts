@@ -46,6 +46,10 @@ const RUNS = { anyBody: 30, mutatedBody: 40, rawBody: 20, pathParams: 25, query:
 const SEED = 20_260_101;
 const PASSWORD = 'correct horse battery';
 
+// A fixed number of cases per test, not a speed check: on a busy machine (or beside the other
+// test files, which run in parallel) one of these can take longer than the default minute.
+jest.setTimeout(300_000);
+
 describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => {
   let t: TestApp;
   let p: TestProject; // the project whose keys make the requests; signatures optional

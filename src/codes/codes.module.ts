@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { PlansModule } from '../plans/plans.module';
 import { CodesController } from './codes.controller';
+import { CodesRepository } from './codes.repository';
 import { CodesService } from './codes.service';
 import { AuthModule } from '../auth/auth.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -9,7 +10,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 @Module({
   imports: [AuthModule, IdempotencyModule, PlansModule],
   controllers: [CodesController],
-  providers: [CodesService],
+  providers: [CodesService, CodesRepository],
   exports: [CodesService],
 })
 export class CodesModule {}

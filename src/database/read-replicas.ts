@@ -1,12 +1,11 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { Logger as PinoLogger } from 'pino';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
-import { ROOT_LOGGER } from '../common/http/logging';
 import { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
+import { DatabaseTimeouts, QUERY_TIMEOUT_MARGIN_MS } from './timeouts';
 
 /** A WAL position (`'16/B374D848'`) as a number that compares. */
 export function lsnValue(lsn: string): bigint {
@@ -73,10 +72,12 @@ interface Replica {
  */
 @Injectable()
 export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Database');
   private readonly replicas: Replica[];
   private readonly maxLagMs: number;
   private readonly intervalMs: number;
   private readonly poolSize: number;
+  private readonly timeouts: DatabaseTimeouts;
   /** (time, primary WAL position) of the recent checks, oldest first. */
   private samples: Array<{ at: number; lsn: bigint }> = [];
   private readonly lastWrite = new Map<string, number>();
@@ -87,7 +88,6 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly primary: DataSource,
     config: AppConfig,
-    @Inject(ROOT_LOGGER) private readonly logger: PinoLogger,
   ) {
     const urls = (config.get('DATABASE_READ_URL') ?? '')
       .split(',')
@@ -97,6 +97,12 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     this.maxLagMs = config.get('DB_READ_MAX_LAG_MS');
     this.intervalMs = config.get('DB_READ_CHECK_INTERVAL_MS');
     this.poolSize = config.get('DB_POOL_SIZE');
+    // the primary's timeouts: a stalled replica answers 503 (or hands over to the primary) in time
+    this.timeouts = {
+      statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
+      queryTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS') + QUERY_TIMEOUT_MARGIN_MS,
+      poolWaitMs: config.get('DB_POOL_WAIT_MS'),
+    };
   }
 
   /** Whether any replica is configured. */
@@ -233,7 +239,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
         const sample = [...this.samples].reverse().find((s) => s.lsn <= replayed);
         if (sample) r.caughtUpTo = Math.max(r.caughtUpTo, sample.at);
       }
-      if (!r.reachable) this.logger.info({ replica: r.label }, 'Read replica available');
+      if (!r.reachable) this.logger.log({ replica: r.label }, 'Read replica available');
       r.reachable = true;
     } catch (error) {
       if (r.reachable)
@@ -247,7 +253,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
 
   private async open(r: Replica): Promise<void> {
     const dataSource = new DataSource({
-      ...buildDataSourceOptions({ url: r.url, poolSize: this.poolSize }),
+      ...buildDataSourceOptions({ url: r.url, poolSize: this.poolSize, timeouts: this.timeouts }),
       migrations: [],
     });
     try {

@@ -1,10 +1,8 @@
-import { Global, Inject, Injectable, Module, OnModuleInit } from '@nestjs/common';
+import { Global, Injectable, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import type { Logger as PinoLogger } from 'pino';
-import { ROOT_LOGGER } from '../common/http/logging';
 import { AppConfig } from '../config/app-config';
 import { probePooler } from './pooler-probe';
 import { ReadReplicas } from './read-replicas';
@@ -28,12 +26,12 @@ export interface Statement {
  */
 @Injectable()
 export class Statements implements OnModuleInit {
+  private readonly logger = new Logger('Database');
   private prepare: boolean;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
-    @Inject(ROOT_LOGGER) private readonly logger: PinoLogger,
   ) {
     this.prepare = config.get('DB_PREPARED_STATEMENTS');
   }
@@ -55,7 +53,7 @@ export class Statements implements OnModuleInit {
             '(or upgrade PgBouncer to 1.21+ with max_prepared_statements > 0) to silence this warning.',
         );
       } else if (probe.transactionPooled) {
-        this.logger.info('DATABASE_URL leads to a transaction pooler that keeps prepared statements');
+        this.logger.log('DATABASE_URL leads to a transaction pooler that keeps prepared statements');
       }
     } catch (error) {
       this.logger.warn(

@@ -2,12 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager } from 'typeorm';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, PageQueryDto, likePattern, toPage } from '../common/http/pagination';
+import { Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { violatedConstraint } from '../database/pg-errors';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { Feature } from './entities/feature.entity';
-import { Quota } from './entities/quota.entity';
+import { FeaturesRepository } from './features.repository';
 import { toFeatureView } from './plans.mapper';
 import { changedFields, FEATURE_SLUG_INDEX, guardSlug } from './write-helpers';
 
@@ -18,45 +20,36 @@ const UPDATABLE = ['slug', 'name', 'description', 'metered', 'unit'] as const;
 export class FeaturesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: FeaturesRepository,
     private readonly reads: ReadReplicas,
   ) {}
 
-  async create(projectId: string, dto: CreateFeatureDto): Promise<FeatureView> {
-    const feature = await guardSlug(FEATURE_SLUG_INDEX, () =>
-      this.dataSource.manager.save(
-        this.dataSource.manager.create(Feature, {
-          projectId,
-          slug: dto.slug,
-          name: dto.name,
-          description: dto.description ?? '',
-          metered: dto.metered ?? false,
-          unit: dto.unit ?? '',
-        }),
+  async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
+    return guardSlug(FEATURE_SLUG_INDEX, () =>
+      inTransaction(
+        this.dataSource,
+        async (em) =>
+          toFeatureView(
+            await this.repository.insert(em, {
+              projectId,
+              slug: dto.slug,
+              name: dto.name,
+              description: dto.description ?? '',
+              metered: dto.metered ?? false,
+              unit: dto.unit ?? '',
+            }),
+          ),
+        { participant: idem },
       ),
     );
-    return toFeatureView(feature);
   }
 
-  /** Newest first; `search` is a case-insensitive substring of the name or slug. A read replica may answer (ReadReplicas). */
-  list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
-    return this.reads.run(projectId, (em) => this.listOn(em, projectId, query));
-  }
-
-  private async listOn(
-    em: EntityManager,
-    projectId: string,
-    query: PageQueryDto,
-  ): Promise<Page<FeatureView>> {
-    const qb = em
-      .createQueryBuilder(Feature, 'f')
-      .where('f.project_id = :projectId', { projectId })
-      .orderBy('f.id', 'DESC');
-    if (query.search)
-      qb.andWhere('(f.name ILIKE :pattern OR f.slug ILIKE :pattern)', { pattern: likePattern(query.search) });
-    const [rows, total] = await qb
-      .skip((query.page - 1) * query.pageSize)
-      .take(query.pageSize)
-      .getManyAndCount();
+  /** Newest first; `search` is a case-insensitive substring of the name or slug. */
+  async list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
+    // a read replica may answer (ReadReplicas): the page may lag the primary a little
+    const [rows, total] = await this.reads.run(projectId, (em) =>
+      this.repository.page(projectId, query.search, (query.page - 1) * query.pageSize, query.pageSize, em),
+    );
     return toPage(rows.map(toFeatureView), total, query);
   }
 
@@ -64,34 +57,46 @@ export class FeaturesService {
     return toFeatureView(await this.find(this.dataSource.manager, projectId, featureId));
   }
 
-  async update(projectId: string, featureId: number, dto: UpdateFeatureDto): Promise<FeatureView> {
+  async update(
+    projectId: string,
+    featureId: number,
+    dto: UpdateFeatureDto,
+    idem?: IdempotencyContext,
+  ): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
-      this.dataSource.transaction(async (em) => {
-        // No-key-update: plan writes that only reference the feature (key-share) are not held up.
-        const feature = await this.find(em, projectId, featureId, 'for_no_key_update');
-        const changes = changedFields(feature, dto, UPDATABLE);
-        if (Object.keys(changes).length === 0) return toFeatureView(feature);
-        await em.update(Feature, { id: feature.id, projectId }, changes);
-        return toFeatureView(await this.find(em, projectId, featureId));
-      }),
+      inTransaction(
+        this.dataSource,
+        async (em) => {
+          // No-key-update: plan writes that only reference the feature (key-share) are not held up.
+          const feature = await this.find(em, projectId, featureId, 'for_no_key_update');
+          const changes = changedFields(feature, dto, UPDATABLE);
+          if (Object.keys(changes).length === 0) return toFeatureView(feature);
+          await this.repository.update(em, projectId, feature.id, changes);
+          return toFeatureView(await this.find(em, projectId, featureId));
+        },
+        { participant: idem },
+      ),
     );
   }
 
   /** FEATURE_IN_USE while any quota uses the feature. */
-  async remove(projectId: string, featureId: number): Promise<{ success: true }> {
+  async remove(projectId: string, featureId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
-      await this.dataSource.transaction(async (em) => {
-        // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
-        const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
-        if (await em.exists(Quota, { where: { featureId: feature.id, projectId } }))
-          throw new DomainError('FEATURE_IN_USE');
-        await em.delete(Feature, { id: feature.id, projectId });
-      });
+      return await inTransaction(
+        this.dataSource,
+        async (em) => {
+          // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
+          const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
+          if (await this.repository.inUse(em, projectId, feature.id)) throw new DomainError('FEATURE_IN_USE');
+          await this.repository.delete(em, projectId, feature.id);
+          return { success: true as const };
+        },
+        { participant: idem },
+      );
     } catch (error) {
       if (violatedConstraint(error) === 'quotas_feature_fk') throw new DomainError('FEATURE_IN_USE');
       throw error;
     }
-    return { success: true };
   }
 
   private async find(
@@ -100,10 +105,7 @@ export class FeaturesService {
     featureId: number,
     lock?: 'pessimistic_write' | 'for_no_key_update',
   ): Promise<Feature> {
-    const feature = await em.findOne(Feature, {
-      where: { id: featureId, projectId },
-      ...(lock ? { lock: { mode: lock } } : {}),
-    });
+    const feature = await this.repository.find(em, projectId, featureId, lock);
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     return feature;
   }

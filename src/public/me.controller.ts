@@ -8,7 +8,6 @@ import { CustomersService } from '../customers/customers.service';
 import { RedemptionResult } from '../redemptions/dto/redemption.dto';
 import { RedemptionsService } from '../redemptions/redemptions.service';
 import { CustomerSubscriptionView, SubscriptionListQueryDto } from '../subscriptions/dto/subscription.dto';
-import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { PublicRedeemDto } from './dto/public.dto';
@@ -20,7 +19,6 @@ import { apiPath } from '../common/routes/api-prefixes';
 export class MeController {
   constructor(
     private readonly customers: CustomersService,
-    private readonly subscriptions: SubscriptionsService,
     private readonly redemptions: RedemptionsService,
   ) {}
 
@@ -44,7 +42,7 @@ export class MeController {
     @CurrentCustomer() me: CustomerSessionRef,
     @Query() query: SubscriptionListQueryDto,
   ) {
-    return this.subscriptions.listForCustomer(project.id, me.customerId, query.history);
+    return this.customers.subscriptions(project.id, me.customerId, query.history);
   }
 
   @Post('redemptions')

@@ -5,10 +5,12 @@ import type { CallerProject } from '../auth/caller';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
-import { customerLockFor, CustomersService } from '../customers/customers.service';
+import { CustomersService } from '../customers/customers.service';
+import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { MetricsService } from '../metrics/metrics.service';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
@@ -19,6 +21,12 @@ import { ActivateDto, RedeemCodeDto, RedemptionResult, WindowChangeView } from '
 
 /** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
 export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
+
+/** How the code-and-customer lock finds the customer of a grant: by id, `username` or another identifier. */
+function redeemerOf(target: GrantTarget): RedeemerLookup {
+  if ('customerId' in target) return { id: target.customerId };
+  return target.ref.type === 'username' ? { username: target.ref.value } : { ...target.ref };
+}
 
 interface Outcome {
   customer: Customer;
@@ -52,12 +60,18 @@ export class RedemptionsService {
     private readonly metrics: MetricsService,
   ) {}
 
-  redeem(project: CallerProject, dto: RedeemCodeDto, dryRun = false): Promise<RedemptionResult> {
+  redeem(
+    project: CallerProject,
+    dto: RedeemCodeDto,
+    dryRun = false,
+    idem?: IdempotencyContext,
+  ): Promise<RedemptionResult> {
     return this.redeemFor(
       project,
       { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
       dto.code,
       dryRun,
+      idem,
     );
   }
 
@@ -67,45 +81,58 @@ export class RedemptionsService {
     target: GrantTarget,
     rawCode: string,
     dryRun = false,
+    idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
-    return this.run(dryRun, async (em, now) => {
-      // The code and the customer locked, and the code marked redeemed, in one statement.
-      const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
-      const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
-      const plan = this.planOf(project, locked.code);
-      const customer =
-        locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
-      const outcome = await this.grantTo(
-        em,
-        project,
-        target,
-        now,
-        plan,
-        locked.code.duration,
-        'code',
-        locked.code.id,
-        customer,
-      );
-      // only a customer created by this call was not there to be marked as the redeemer
-      if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
-      return outcome;
-    });
+    return this.run(
+      dryRun,
+      async (em, now) => {
+        // The code and the customer locked, and the code marked redeemed, in one statement.
+        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, redeemerOf(target), now);
+        const plan = this.planOf(project, locked.code);
+        const customer =
+          locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
+        const outcome = await this.grantTo(
+          em,
+          project,
+          target,
+          now,
+          plan,
+          locked.code.duration,
+          'code',
+          locked.code.id,
+          customer,
+        );
+        // only a customer created by this call was not there to be marked as the redeemer
+        if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
+        return outcome;
+      },
+      idem,
+    );
   }
 
-  activate(project: CallerProject, dto: ActivateDto, dryRun = false): Promise<RedemptionResult> {
-    return this.run(dryRun, async (em, now) => {
-      const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
-      return this.grantTo(
-        em,
-        project,
-        { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
-        now,
-        plan,
-        dto.duration ?? null,
-        'activation',
-        null,
-      );
-    });
+  activate(
+    project: CallerProject,
+    dto: ActivateDto,
+    dryRun = false,
+    idem?: IdempotencyContext,
+  ): Promise<RedemptionResult> {
+    return this.run(
+      dryRun,
+      async (em, now) => {
+        const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
+        return this.grantTo(
+          em,
+          project,
+          { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
+          now,
+          plan,
+          dto.duration ?? null,
+          'activation',
+          null,
+        );
+      },
+      idem,
+    );
   }
 
   /**
@@ -115,10 +142,11 @@ export class RedemptionsService {
   private async run(
     dryRun: boolean,
     work: (em: EntityManager, now: Date) => Promise<Outcome>,
+    idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
-    if (dryRun) return this.execute(true, work);
+    if (dryRun) return this.execute(true, work, idem);
     try {
-      const result = await this.execute(false, work);
+      const result = await this.execute(false, work, idem);
       this.metrics.recordRedemption('success');
       return result;
     } catch (error) {
@@ -130,16 +158,21 @@ export class RedemptionsService {
   private async execute(
     dryRun: boolean,
     work: (em: EntityManager, now: Date) => Promise<Outcome>,
+    idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inTransaction(this.dataSource, async (em) => {
-          const now = new Date();
-          const outcome = await work(em, now);
-          const result = await this.toResult(em, outcome, dryRun);
-          if (dryRun) throw new DryRunRollback(result);
-          return result;
-        });
+        return await inTransaction(
+          this.dataSource,
+          async (em) => {
+            const now = new Date();
+            const outcome = await work(em, now);
+            const result = await this.toResult(em, outcome, dryRun);
+            if (dryRun) throw new DryRunRollback(result);
+            return result;
+          },
+          { participant: idem },
+        );
       } catch (error) {
         if (error instanceof DryRunRollback) return error.result;
         // Two calls creating the same missing customer at once: the loser starts over and finds it.

@@ -30,6 +30,8 @@ export interface TestApp {
   databaseUrl: string;
   /** The application's DATABASE_URL: `databaseUrl`, or PgBouncer in front of it (`TEST_PGBOUNCER=1`). */
   appDatabaseUrl: string;
+  /** The environment the application was started with (a child process of the same service needs its SECRET_ENCRYPTION_KEY). */
+  env: Readonly<Record<string, string>>;
   /** A project with one private and one public key, made through the admin interface. */
   createProject(settings?: {
     name?: string;
@@ -71,10 +73,11 @@ export interface TestAppOptions {
  * statements off below PgBouncer 1.21), so the same suites prove the service behind a pooler.
  */
 export async function createTestApp(
-  extraEnv: Record<string, string> = {},
+  extraEnv: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {},
   options: TestAppOptions = {},
 ): Promise<TestApp> {
   const db = options.database ?? (await createTestDatabase());
+  if (typeof extraEnv === 'function') extraEnv = extraEnv(db.url);
   let pooler: PgBouncer | undefined;
   if (process.env.TEST_PGBOUNCER === '1') pooler = await startPgBouncer(db.url);
   const appDatabaseUrl = pooler ? pooler.via(db.url) : db.url;
@@ -104,6 +107,7 @@ export async function createTestApp(
     dataSource: app.get<DataSource>(getDataSourceToken()),
     databaseUrl: db.url,
     appDatabaseUrl,
+    env,
     async createProject(settings = {}) {
       const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
       const name = settings.name ?? `Project ${++counter}`;
