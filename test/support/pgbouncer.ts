@@ -56,7 +56,9 @@ export async function startPgBouncer(
     default_pool_size: '40',
     max_db_connections: '0',
     server_reset_query: '',
-    ignore_startup_parameters: 'extra_float_digits,options',
+    // pg sends the pool's statement_timeout and options (client_connection_check_interval) at start-up;
+    // PgBouncer refuses unknown start-up parameters unless told to ignore them
+    ignore_startup_parameters: 'extra_float_digits,options,statement_timeout',
     logfile: join(dir, 'pgbouncer.log'),
     pidfile: join(dir, 'pgbouncer.pid'),
     admin_users: user,
