@@ -22,6 +22,7 @@ import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logg
 import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { EntitlementsModule } from './entitlements/entitlements.module';
 
 @Global()
 @Module({})
@@ -85,6 +86,7 @@ export class AppModule implements NestModule {
         CustomersModule,
         SubscriptionsModule,
         CodesModule,
+        EntitlementsModule,
         RedemptionsModule,
         PublicModule,
         InfoModule,

@@ -249,7 +249,8 @@ const lockForRedemptionStatement = (kind: RedeemerKind): Statement => {
              FROM (SELECT 1) AS one LEFT JOIN code ON true`,
   };
 };
-const LOCK_FOR_REDEMPTION: Record<RedeemerKind, Statement> = {
+/** Exported for the benchmark's baselines (bench/baseline.ts), which run the same text. */
+export const LOCK_FOR_REDEMPTION: Record<RedeemerKind, Statement> = {
   id: lockForRedemptionStatement('id'),
   username: lockForRedemptionStatement('username'),
   identifier: lockForRedemptionStatement('identifier'),

@@ -303,7 +303,7 @@ const CUSTOMERS_BY_IDS: Statement = {
   name: 'customers.by-ids',
   text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[]) AND c.project_id = $2`,
 };
-const CUSTOMER_RECORD: Statement = {
+export const CUSTOMER_RECORD: Statement = {
   name: 'customers.record',
   text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2`,
 };

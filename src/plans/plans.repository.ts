@@ -203,7 +203,7 @@ interface QuotaFeatureRow {
   project_id: string;
   plan_id: number;
   feature_id: number;
-  quota_limit: string;
+  quota_limit: string | null;
   priority: number;
   reset_interval: string | null;
   created_at: Date;
@@ -237,7 +237,7 @@ const quotaFromRow = (r: QuotaFeatureRow): QuotaWithFeature =>
     projectId: r.project_id,
     planId: r.plan_id,
     featureId: r.feature_id,
-    limit: Number(r.quota_limit),
+    limit: r.quota_limit === null ? null : Number(r.quota_limit),
     priority: r.priority,
     resetInterval: r.reset_interval,
     createdAt: r.created_at,

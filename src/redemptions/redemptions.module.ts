@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CodesModule } from '../codes/codes.module';
 import { CustomersModule } from '../customers/customers.module';
+import { EntitlementsModule } from '../entitlements/entitlements.module';
 import { PlansModule } from '../plans/plans.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { RedemptionsController } from './redemptions.controller';
@@ -16,6 +17,7 @@ import { MetricsModule } from '../metrics/metrics.module';
     IdempotencyModule,
     CodesModule,
     CustomersModule,
+    EntitlementsModule,
     PlansModule,
     SubscriptionsModule,
   ],

@@ -10,6 +10,7 @@ import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
+import { EntitlementsService } from '../entitlements/entitlements.service';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { MetricsService } from '../metrics/metrics.service';
 import { Plan } from '../plans/entities/plan.entity';
@@ -35,6 +36,8 @@ interface Outcome {
   windows: Subscription[];
   changes: ChainPlan;
   planNames: Map<number, string>;
+  /** The grant's instant. */
+  at: Date;
 }
 
 /** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
@@ -58,6 +61,7 @@ export class RedemptionsService {
     private readonly plans: PlansService,
     private readonly subscriptions: SubscriptionsService,
     private readonly metrics: MetricsService,
+    private readonly entitlements: EntitlementsService,
   ) {}
 
   redeem(
@@ -224,7 +228,7 @@ export class RedemptionsService {
           order: { validFrom: 'ASC', id: 'ASC' },
         })
       : result.created;
-    return { customer, created, windows, changes: result.changes, planNames: result.planNames };
+    return { customer, created, windows, changes: result.changes, planNames: result.planNames, at };
   }
 
   /**
@@ -307,6 +311,14 @@ export class RedemptionsService {
       dryRun: true,
       customer: { ...customer, id: outcome.created ? null : customer.id },
       subscriptions: views.map((v) => ({ ...v, id: null as unknown as number })),
+      // the customer's entitlements right after the grant, at its instant, read in the transaction
+      // that is about to be rolled back (a customer this call would create is there too)
+      entitlementsAfter: await this.entitlements.listIn(
+        em,
+        outcome.customer.projectId,
+        outcome.customer.id,
+        outcome.at,
+      ),
       changes: {
         ended: outcome.changes.ended.map(change),
         cancelled: outcome.changes.cancelled.map(change),

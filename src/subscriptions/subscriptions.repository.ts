@@ -103,7 +103,7 @@ export interface WindowRow {
  * The customer's live windows in one plan group, with their plans' values and names. The index
  * (customer_id, plan_group) finds them; the project is a filter on what it finds.
  */
-const LIVE_CHAIN: Statement = {
+export const LIVE_CHAIN: Statement = {
   name: 'subscriptions.live-chain',
   text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
@@ -124,7 +124,7 @@ const MOVE_WINDOW: Statement = {
   text: 'UPDATE subscriptions SET valid_from = $3, valid_to = $4, updated_at = now() WHERE id = $1 AND project_id = $2',
 };
 /** INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail). */
-const insertWindows = (count: number): Statement => ({
+export const insertWindows = (count: number): Statement => ({
   name: `subscriptions.insert-${count}`,
   text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id)
          VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 8 }, (__, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')}
