@@ -14,6 +14,7 @@ import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { requestIdMiddleware } from './common/http/request-id';
 import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
+import { ReadReplicas } from './database/read-replicas';
 
 /** The HTTP adapter every application is created with (`main.ts`, tests): Express plus the success envelope. */
 export const createHttpAdapter = (): EnvelopeExpressAdapter => new EnvelopeExpressAdapter();
@@ -35,6 +36,8 @@ export function configureApp(app: NestExpressApplication): void {
   app.use(requestLogMiddleware(app.get(ROOT_LOGGER)));
   if (config.get('METRICS_ENABLED')) app.use(app.get(MetricsService).httpMiddleware());
   app.use(securityHeaders());
+  const reads = app.get(ReadReplicas);
+  if (reads.enabled) app.use(reads.writeTracker());
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
   if (config.get('DOCS_ENABLED')) {
