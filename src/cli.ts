@@ -47,6 +47,8 @@ Environment:
   SECRET_ENCRYPTION_KEY   the service's key for signing secrets, 32 bytes as base64 (required,
                           except for "migrate"); must be the one the service runs with
   DB_POOL_SIZE            optional, as for the service
+  DATABASE_DIRECT_URL     optional: the server itself when DATABASE_URL goes through a transaction
+                          pooler (PgBouncer); "migrate" uses it, as its advisory lock needs a session
 
 Output: the result as JSON on stdout. Errors: "error: CODE: message" on stderr, exit code 1.`;
 
@@ -340,12 +342,13 @@ export function buildProgram(
   program
     .command('migrate')
     .description(
-      'Apply pending migrations under the advisory lock (safe beside starting replicas); needs DATABASE_URL only',
+      'Apply pending migrations under the advisory lock (safe beside starting replicas); needs DATABASE_URL only (DATABASE_DIRECT_URL instead when set)',
     )
     .action(
       run(async () => {
-        requireEnv(io.env, ['DATABASE_URL'], io.embeddedDataDir);
-        const url = io.env.DATABASE_URL!;
+        // the advisory lock is a session's: through a transaction pooler use the server itself
+        if (!io.env.DATABASE_DIRECT_URL) requireEnv(io.env, ['DATABASE_URL'], io.embeddedDataDir);
+        const url = (io.env.DATABASE_DIRECT_URL || io.env.DATABASE_URL)!;
         await checkDatabase(url);
         const { migrateWithLock } = await import('./database/migrator');
         const applied = await migrateWithLock(url, (msg) => io.stderr(`${msg}\n`));

@@ -17,6 +17,7 @@ import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
 import { RouteLabeler } from './metrics/route-label';
 import { RouteCatalog } from './common/routes/route-catalog.service';
+import { ReadReplicas } from './database/read-replicas';
 
 /**
  * The HTTP adapter every application is created with (`main.ts`, tests): Express plus the success
@@ -57,6 +58,8 @@ export function configureApp(app: NestExpressApplication): void {
   app.use(requestLogMiddleware(app.get(ROOT_LOGGER), routeOf));
   if (config.get('METRICS_ENABLED')) app.use(app.get(MetricsService).httpMiddleware());
   app.use(securityHeaders());
+  const reads = app.get(ReadReplicas);
+  if (reads.enabled) app.use(reads.writeTracker());
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
   if (config.get('DOCS_ENABLED')) {

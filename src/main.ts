@@ -46,7 +46,8 @@ async function bootstrap(): Promise<void> {
 
   try {
     const env = validateEnv(process.env);
-    if (env.DB_MIGRATE_ON_START) await migrateWithLock(env.DATABASE_URL, say);
+    // through a transaction pooler the migration lock (a session's) does not hold: DATABASE_DIRECT_URL
+    if (env.DB_MIGRATE_ON_START) await migrateWithLock(env.DATABASE_DIRECT_URL || env.DATABASE_URL, say);
 
     const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), createHttpAdapter(), {
       bodyParser: false,

@@ -107,8 +107,9 @@ export class CodesRepository {
     now: Date,
     offset: number,
     limit: number,
+    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<[Code[], number]> {
-    const qb = this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+    const qb = this.withPlanName(em.createQueryBuilder(Code, 'c'))
       .where('c.project_id = :projectId', { projectId })
       .orderBy('c.id', 'DESC');
 

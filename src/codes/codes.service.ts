@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { allowLongStatements } from '../database/timeouts';
@@ -37,6 +38,7 @@ export class CodesService {
     private readonly plans: PlansService,
     private readonly repository: CodesRepository,
     private readonly config: AppConfig,
+    private readonly reads: ReadReplicas,
   ) {}
 
   /**
@@ -116,12 +118,16 @@ export class CodesService {
     const search = query.search
       ? { term: query.search, codeFragment: normaliseCodeFragment(query.search) }
       : undefined;
-    const [rows, total] = await this.repository.page(
-      projectId,
-      { status: query.status, planId: query.planId, batchId: query.batchId, search },
-      now,
-      (query.page - 1) * query.pageSize,
-      query.pageSize,
+    // a read replica may answer (ReadReplicas): the page may lag the primary a little
+    const [rows, total] = await this.reads.run(projectId, (em) =>
+      this.repository.page(
+        projectId,
+        { status: query.status, planId: query.planId, batchId: query.batchId, search },
+        now,
+        (query.page - 1) * query.pageSize,
+        query.pageSize,
+        em,
+      ),
     );
     return toPage(
       rows.map((c) => toCodeView(c, c.plan!.name, now)),

@@ -56,6 +56,45 @@ export class EnvironmentVariables {
   DB_POOL_SIZE: number = 10;
 
   /**
+   * The PostgreSQL server itself, when DATABASE_URL goes through a pooler (PgBouncer in transaction
+   * mode): migrations hold a session-level advisory lock, which a transaction pooler cannot keep.
+   * Used by the start-up migrations and by `cli migrate`; unset: DATABASE_URL.
+   */
+  @IsOptional()
+  @ValidateIf((_, v) => v !== '')
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_DIRECT_URL must be a postgres:// connection string' })
+  DATABASE_DIRECT_URL?: string;
+
+  /**
+   * Read replicas: one or more postgres:// URLs, comma-separated. The reads that tolerate a little
+   * lag (lists, search) go to a replica that is caught up; everything else to DATABASE_URL.
+   */
+  @IsOptional()
+  @ValidateIf((_, v) => v !== '')
+  @IsString()
+  @Matches(/^\s*postgres(ql)?:\/\/[^,\s]+(\s*,\s*postgres(ql)?:\/\/[^,\s]+)*\s*$/, {
+    message: 'DATABASE_READ_URL must be one or more postgres:// connection strings, separated by commas',
+  })
+  DATABASE_READ_URL?: string;
+
+  /** A replica more than this behind the primary (in time) gets no reads until it catches up. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  DB_READ_MAX_LAG_MS: number = 5000;
+
+  /** How often each replica's replay position (and the primary's WAL position) is read. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  DB_READ_CHECK_INTERVAL_MS: number = 1000;
+
+  /**
    * Longest a statement may run, in ms (PostgreSQL's `statement_timeout`); the client gives up
    * 1 s later (a frozen network). A request that hits it answers 503 SERVICE_UNAVAILABLE.
    */
@@ -320,6 +359,12 @@ export function validateEnv(raw: Record<string, unknown>): EnvironmentVariables 
       return `  - ${e.property}: ${why}`;
     });
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (env.DATABASE_READ_URL && env.DB_READ_MAX_LAG_MS < 2 * env.DB_READ_CHECK_INTERVAL_MS) {
+    // a replica's lag is known to one check interval: a smaller bound would refuse every replica
+    throw new Error(
+      'Invalid configuration:\n  - DB_READ_MAX_LAG_MS: must be at least twice DB_READ_CHECK_INTERVAL_MS',
+    );
   }
   env.RATE_LIMIT_ENABLED ??= env.NODE_ENV === 'production';
   return env;

@@ -43,9 +43,10 @@ export class CustomersRepository {
     from: number,
     pageSize: number,
     search?: SearchPatterns,
+    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<{ ids: number[]; total: number }> {
     if (!search) {
-      const [row] = await this.statements.rows<{ ids: number[]; total: number }>(undefined, UNFILTERED_PAGE, [
+      const [row] = await this.statements.rows<{ ids: number[]; total: number }>(em, UNFILTERED_PAGE, [
         projectId,
         pageSize,
         from,
@@ -77,7 +78,7 @@ export class CustomersRepository {
     }
     // one pass over the matches gives the total and the page (empty past the end)
     const [first, last] = [from + 1, from + pageSize].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
-    const [row]: Array<{ total: number; ids: number[] }> = await this.dataSource.query(
+    const [row]: Array<{ total: number; ids: number[] }> = await em.query(
       `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
            FROM (${matches}) m`,
       params,
@@ -107,9 +108,13 @@ export class CustomersRepository {
   }
 
   /** The project's customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
-  async loadMany(projectId: string, ids: number[]): Promise<Customer[]> {
+  async loadMany(
+    projectId: string,
+    ids: number[],
+    em: EntityManager = this.dataSource.manager,
+  ): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const rows = await this.statements.rows<CustomerRow>(undefined, CUSTOMERS_BY_IDS, [ids, projectId]);
+    const rows = await this.statements.rows<CustomerRow>(em, CUSTOMERS_BY_IDS, [ids, projectId]);
     const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(r)]));
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -147,6 +148,7 @@ export class CustomersService {
     private readonly subscriptionsOf: SubscriptionsService,
     private readonly config: AppConfig,
     private readonly repository: CustomersRepository,
+    private readonly reads: ReadReplicas,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -171,8 +173,11 @@ export class CustomersService {
             perValue: false,
           }
       : undefined;
-    const { ids, total } = await this.repository.pageIds(projectId, from, query.pageSize, search);
-    const customers = await this.repository.loadMany(projectId, ids);
+    // a read replica may answer (ReadReplicas): the page may lag the primary a little
+    const { customers, total } = await this.reads.run(projectId, async (em) => {
+      const { ids, total } = await this.repository.pageIds(projectId, from, query.pageSize, search, em);
+      return { total, customers: await this.repository.loadMany(projectId, ids, em) };
+    });
     return toPage(
       customers.map((c) => toCustomerListItem(c, c.identifiers!)),
       total,

@@ -1,9 +1,11 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Global, Injectable, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AppConfig } from '../config/app-config';
+import { probePooler } from './pooler-probe';
+import { ReadReplicas } from './read-replicas';
 
 /** A hot SQL statement with a name that is unique in the application. */
 export interface Statement {
@@ -18,18 +20,53 @@ export interface Statement {
  * query in the benchmark. With `DB_PREPARED_STATEMENTS=false` (for PgBouncer before 1.21 in
  * transaction mode, which cannot keep them) the same text runs unnamed.
  *
- * Inside a transaction the statement runs on the transaction's own connection; errors are
+ * Inside a transaction the statement runs on the transaction's own connection, with a manager
+ * outside one on that manager's DataSource (a read replica's), else on the primary; errors are
  * TypeORM's `QueryFailedError`, as from `EntityManager.query`.
  */
 @Injectable()
-export class Statements {
-  private readonly prepare: boolean;
+export class Statements implements OnModuleInit {
+  private readonly logger = new Logger('Database');
+  private prepare: boolean;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    config: AppConfig,
+    private readonly config: AppConfig,
   ) {
     this.prepare = config.get('DB_PREPARED_STATEMENTS');
+  }
+
+  /**
+   * With prepared statements on, checks at start that DATABASE_URL does not lead to a pooler that
+   * cannot keep them (PgBouncer before 1.21 in transaction mode, see `probePooler`): if it does,
+   * the statements run unnamed and a warning says how to configure it.
+   */
+  async onModuleInit(): Promise<void> {
+    if (!this.prepare) return;
+    try {
+      const probe = await probePooler(this.config.get('DATABASE_URL'));
+      if (!probe.prepares) {
+        this.prepare = false;
+        this.logger.warn(
+          'DATABASE_URL leads to a transaction pooler that cannot keep prepared statements (PgBouncer before 1.21, ' +
+            'or max_prepared_statements = 0): the hot queries run unprepared. Set DB_PREPARED_STATEMENTS=false ' +
+            '(or upgrade PgBouncer to 1.21+ with max_prepared_statements > 0) to silence this warning.',
+        );
+      } else if (probe.transactionPooled) {
+        this.logger.log('DATABASE_URL leads to a transaction pooler that keeps prepared statements');
+      }
+    } catch (error) {
+      this.logger.warn(
+        { err: (error as Error).message },
+        'Could not check DATABASE_URL for a transaction pooler; if it leads to PgBouncer before 1.21 in ' +
+          'transaction mode, set DB_PREPARED_STATEMENTS=false',
+      );
+    }
+  }
+
+  /** Whether the hot statements run as named prepared statements (after the start-up check). */
+  get prepared(): boolean {
+    return this.prepare;
   }
 
   async run<R extends QueryResultRow = QueryResultRow>(
@@ -43,7 +80,9 @@ export class Statements {
     const runner = em?.queryRunner;
     try {
       if (runner) return await ((await runner.connect()) as PoolClient).query<R>(query);
-      return await ((this.dataSource.driver as PostgresDriver).master as Pool).query<R>(query);
+      // a manager without a transaction runs on its own DataSource's pool (a read replica's, see ReadReplicas)
+      const pool = ((em?.connection ?? this.dataSource).driver as PostgresDriver).master as Pool;
+      return await pool.query<R>(query);
     } catch (error) {
       throw new QueryFailedError(statement.text, values, error as Error);
     }
@@ -59,7 +98,7 @@ export class Statements {
   }
 }
 
-/** `Statements`, for every module. */
+/** `Statements` and `ReadReplicas` (the data-source level: where a query runs), for every module. */
 @Global()
-@Module({ providers: [Statements], exports: [Statements] })
+@Module({ providers: [Statements, ReadReplicas], exports: [Statements, ReadReplicas] })
 export class StatementsModule {}

@@ -23,8 +23,9 @@ export class FeaturesRepository {
     search: string | undefined,
     skip: number,
     take: number,
+    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<[Feature[], number]> {
-    const qb = this.dataSource.manager
+    const qb = em
       .createQueryBuilder(Feature, 'f')
       .where('f.project_id = :projectId', { projectId })
       .orderBy('f.id', 'DESC');

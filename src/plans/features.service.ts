@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -20,6 +21,7 @@ export class FeaturesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: FeaturesRepository,
+    private readonly reads: ReadReplicas,
   ) {}
 
   async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
@@ -44,11 +46,9 @@ export class FeaturesService {
 
   /** Newest first; `search` is a case-insensitive substring of the name or slug. */
   async list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
-    const [rows, total] = await this.repository.page(
-      projectId,
-      query.search,
-      (query.page - 1) * query.pageSize,
-      query.pageSize,
+    // a read replica may answer (ReadReplicas): the page may lag the primary a little
+    const [rows, total] = await this.reads.run(projectId, (em) =>
+      this.repository.page(projectId, query.search, (query.page - 1) * query.pageSize, query.pageSize, em),
     );
     return toPage(rows.map(toFeatureView), total, query);
   }

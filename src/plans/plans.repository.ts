@@ -31,10 +31,11 @@ export class PlansRepository {
     pattern: string | undefined,
     limit: number,
     offset: number,
+    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<{ plans: Plan[]; total: number }> {
     const search = pattern !== undefined ? [pattern] : [];
     const rows = await this.statements.rows<PlanRow & { total: number }>(
-      undefined,
+      em,
       search.length ? PLAN_PAGE_SEARCH : PLAN_PAGE,
       [projectId, limit, offset, ...search],
     );
@@ -42,11 +43,10 @@ export class PlansRepository {
     const total = rows.length
       ? rows[0].total
       : (
-          await this.statements.rows<{ total: number }>(
-            undefined,
-            search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT,
-            [projectId, ...search],
-          )
+          await this.statements.rows<{ total: number }>(em, search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT, [
+            projectId,
+            ...search,
+          ])
         )[0].total;
     return { plans: rows.map(planFromRow), total };
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -21,6 +22,7 @@ export class PlansService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: PlansRepository,
+    private readonly reads: ReadReplicas,
   ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
@@ -59,13 +61,17 @@ export class PlansService {
 
   /** Plans with their quotas, in id order; `search` is a case-insensitive substring of the name or slug. */
   async list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
-    const { plans, total } = await this.repository.page(
-      projectId,
-      query.search ? likePattern(query.search) : undefined,
-      query.pageSize,
-      (query.page - 1) * query.pageSize,
-    );
-    return toPage(await this.toViews(this.dataSource.manager, projectId, plans), total, query);
+    // a read replica may answer (ReadReplicas): the page may lag the primary a little
+    return this.reads.run(projectId, async (em) => {
+      const { plans, total } = await this.repository.page(
+        projectId,
+        query.search ? likePattern(query.search) : undefined,
+        query.pageSize,
+        (query.page - 1) * query.pageSize,
+        em,
+      );
+      return toPage(await this.toViews(em, projectId, plans), total, query);
+    });
   }
 
   /** One plan with its quotas and their features. */

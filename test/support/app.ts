@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { configureApp, createHttpAdapter } from '../../src/configure-app';
 import { createTestDatabase } from './database';
+import { PgBouncer, pgbouncerVersion, startPgBouncer } from './pgbouncer';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -25,7 +26,10 @@ export interface TestApp {
   app: NestExpressApplication;
   http: TestAgent;
   dataSource: DataSource;
+  /** The database itself (not through a pooler). */
   databaseUrl: string;
+  /** The application's DATABASE_URL: `databaseUrl`, or PgBouncer in front of it (`TEST_PGBOUNCER=1`). */
+  appDatabaseUrl: string;
   /** The environment the application was started with (a child process of the same service needs its SECRET_ENCRYPTION_KEY). */
   env: Readonly<Record<string, string>>;
   /** A project with one private and one public key, made through the admin interface. */
@@ -34,13 +38,13 @@ export interface TestApp {
     autoCreateCustomerAtRedemption?: boolean;
     requireSignature?: boolean;
   }): Promise<TestProject>;
-  /** Another application instance on the same database (a second replica). */
-  startReplica(): Promise<NestExpressApplication>;
+  /** Another application instance on the same database (a second replica), with `env` added. */
+  startReplica(env?: Record<string, string>): Promise<NestExpressApplication>;
   close(): Promise<void>;
 }
 
 /** Boots the application with exactly `env` as its environment (`process.env` is neither read nor written). */
-async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
+export async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ env })] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
     bodyParser: false,
@@ -51,14 +55,40 @@ async function startApp(env: Record<string, string>): Promise<NestExpressApplica
   return app;
 }
 
-/** Boots the real application on a database of its own; once per test file. */
+/** PgBouncer before 1.21 cannot keep named prepared statements in transaction mode. */
+export const poolerKeepsPreparedStatements = (version: string | undefined): boolean => {
+  const [major, minor] = (version ?? '0.0').split('.').map(Number);
+  return major > 1 || (major === 1 && minor >= 21);
+};
+
+export interface TestAppOptions {
+  /** A database of the test's own instead of a fresh clone of the migrated template. */
+  database?: { url: string; drop: () => Promise<void> };
+}
+
+/**
+ * Boots the real application on a database of its own; once per test file. With
+ * `TEST_PGBOUNCER=1` the application reaches it through a PgBouncer in transaction mode started
+ * for this file (DATABASE_URL = the pooler, DATABASE_DIRECT_URL = the database itself, prepared
+ * statements off below PgBouncer 1.21), so the same suites prove the service behind a pooler.
+ */
 export async function createTestApp(
   extraEnv: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {},
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const db = await createTestDatabase();
+  const db = options.database ?? (await createTestDatabase());
   if (typeof extraEnv === 'function') extraEnv = extraEnv(db.url);
+  let pooler: PgBouncer | undefined;
+  if (process.env.TEST_PGBOUNCER === '1') pooler = await startPgBouncer(db.url);
+  const appDatabaseUrl = pooler ? pooler.via(db.url) : db.url;
   const env = {
-    DATABASE_URL: db.url,
+    DATABASE_URL: appDatabaseUrl,
+    ...(pooler
+      ? {
+          DATABASE_DIRECT_URL: db.url,
+          DB_PREPARED_STATEMENTS: String(poolerKeepsPreparedStatements(pgbouncerVersion())),
+        }
+      : {}),
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
@@ -76,6 +106,7 @@ export async function createTestApp(
     http,
     dataSource: app.get<DataSource>(getDataSourceToken()),
     databaseUrl: db.url,
+    appDatabaseUrl,
     env,
     async createProject(settings = {}) {
       const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -106,14 +137,15 @@ export async function createTestApp(
         signingSecret: pk.body.data.signingSecret,
       };
     },
-    async startReplica() {
-      const replica = await startApp(env);
+    async startReplica(more = {}) {
+      const replica = await startApp({ ...env, ...more });
       replicas.push(replica);
       return replica;
     },
     async close() {
       for (const r of replicas) await r.close();
       await app.close();
+      await pooler?.stop();
       await db.drop();
     },
   };
