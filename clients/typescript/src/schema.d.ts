@@ -2426,7 +2426,10 @@ export interface components {
              * @example correct horse battery
              */
             currentPassword: string;
-            /** @example battery staple horse */
+            /**
+             * @description The new password: 8 to 128 characters, stored as a bcrypt hash only.
+             * @example battery staple horse
+             */
             newPassword: string;
         };
         PublicRedeemDto: {

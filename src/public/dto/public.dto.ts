@@ -53,7 +53,12 @@ export class ChangePasswordDto {
   @Length(1, 128)
   currentPassword: string;
 
-  @ApiProperty({ example: 'battery staple horse', minLength: 8, maxLength: 128 })
+  @ApiProperty({
+    example: 'battery staple horse',
+    minLength: 8,
+    maxLength: 128,
+    description: 'The new password: 8 to 128 characters, stored as a bcrypt hash only.',
+  })
   @IsString()
   @Length(8, 128)
   newPassword: string;
