@@ -22,6 +22,7 @@ import { createRootLogger, loggerOptions, ROOT_LOGGER } from './common/http/logg
 import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { EventsModule } from './events/events.module';
 
 @Global()
 @Module({
@@ -64,6 +65,7 @@ export class AppModule implements NestModule {
         RateLimitModule,
         IdempotencyModule,
         MetricsModule,
+        EventsModule,
         PlansModule,
         CustomersModule,
         SubscriptionsModule,

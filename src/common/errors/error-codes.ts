@@ -47,6 +47,10 @@ export const ERROR_STATUS = {
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
+  // events.md
+  WEBHOOK_ENDPOINT_NOT_FOUND: 404,
+  EVENT_NOT_FOUND: 404,
+  WEBHOOK_ENDPOINT_DISABLED: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -94,6 +98,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   CUSTOMER_DISABLED: 'The customer is disabled.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
+  WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
+  EVENT_NOT_FOUND: 'Event not found.',
+  WEBHOOK_ENDPOINT_DISABLED: 'The webhook endpoint is disabled; enable it first.',
 };
 
 export interface ErrorDetail {
