@@ -6,6 +6,7 @@ import { likePattern, Page, toPage } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { Statement, Statements } from '../database/statements';
+import { EventsService } from '../events/events.service';
 import type { CustomerLock } from '../customers/customers.service';
 import { generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
 import { CSV_HEADER, hasExpired, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
@@ -70,6 +71,7 @@ export class CodesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
     private readonly statements: Statements,
+    private readonly events: EventsService,
   ) {}
 
   /** `lockCodeWithCustomer` statements by the shape of their customer lookup. */
@@ -190,6 +192,9 @@ export class CodesService {
           .execute();
         code.status = 'revoked';
         code.updatedAt = now;
+        const view = toCodeView(code, await this.planName(em, projectId, code.planId));
+        await this.events.record(em, projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
+        return view;
       }
       return toCodeView(code, await this.planName(em, projectId, code.planId));
     });

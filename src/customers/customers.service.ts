@@ -8,6 +8,8 @@ import { hashPassword } from '../common/crypto/passwords';
 import { likePattern, MAX_INT4, Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { EventsService, toEventWindow } from '../events/events.service';
+import type { NewEvent } from '../events/event-types';
 import { toCustomerListItem, toCustomerRecord } from './customers.mapper';
 import {
   CreateCustomerDto,
@@ -149,6 +151,7 @@ export class CustomersService {
     private readonly subscriptions: SubscriptionsService,
     private readonly config: AppConfig,
     private readonly statements: Statements,
+    private readonly events: EventsService,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -242,12 +245,16 @@ export class CustomersService {
     return this.trigramStatsCache.stats;
   }
 
-  /** Creates a customer with its free plans (product.md 6, sign-up), in one transaction. */
+  /**
+   * Creates a customer with its free plans (product.md 6, sign-up), in one transaction, with its
+   * events: `customer.created`, and `subscriptions.changed` when the sign-up granted something.
+   */
   async create(projectId: string, dto: CreateCustomerDto): Promise<CustomerListItem> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
-    const customer = await this.dataSource.transaction((em) =>
-      this.createInTransaction(
+    const customer = await this.dataSource.transaction(async (em) => {
+      const now = new Date();
+      const created = await this.createInTransaction(
         em,
         projectId,
         {
@@ -256,9 +263,34 @@ export class CustomersService {
           passwordHash,
           identifiers: dto.identifiers,
         },
-        new Date(),
-      ),
-    );
+        now,
+      );
+      const ref = { id: created.id, username: created.username };
+      const events: NewEvent[] = [
+        {
+          type: 'customer.created',
+          customer: ref,
+          data: { customer: toCustomerListItem(created, created.identifiers!) as never },
+        },
+      ];
+      const windows = await this.subscriptions.activeWindowsOf(em, projectId, created.id);
+      if (windows.length > 0)
+        events.push({
+          type: 'subscriptions.changed',
+          customer: ref,
+          data: {
+            customer: ref,
+            source: 'signup',
+            codeId: null,
+            created: windows.map((w) => toEventWindow(w, w.plan!.name)),
+            ended: [],
+            cancelled: [],
+            moved: [],
+          },
+        });
+      await this.events.record(em, projectId, events);
+      return created;
+    });
     return toCustomerListItem(customer, customer.identifiers!);
   }
 
@@ -320,10 +352,27 @@ export class CustomersService {
 
   /** The full record that `statement` selects, or CUSTOMER_NOT_FOUND. */
   private async record(statement: Statement, values: unknown[], em?: EntityManager): Promise<CustomerRecord> {
+    const customer = await this.entity(statement, values, em);
+    return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
+  }
+
+  /** The customer (with identifiers and credentials) that `statement` selects, or CUSTOMER_NOT_FOUND. */
+  private async entity(statement: Statement, values: unknown[], em?: EntityManager): Promise<Customer> {
     const [row] = await this.statements.rows<CustomerRow>(em, statement, values);
     if (!row) throw new DomainError('CUSTOMER_NOT_FOUND');
-    const customer = toCustomerEntity(row);
-    return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
+    return toCustomerEntity(row);
+  }
+
+  /** A `customer.*` event of `customer` (list-item form), for its transaction. */
+  private customerEvent(
+    type: 'customer.created' | 'customer.updated' | 'customer.deleted',
+    customer: Customer,
+  ): NewEvent {
+    return {
+      type,
+      customer: { id: customer.id, username: customer.username },
+      data: { customer: toCustomerListItem(customer, customer.identifiers!) as never },
+    };
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
@@ -380,7 +429,9 @@ export class CustomersService {
         if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
         if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
         // read back under the same lock: the answer is exactly what this change committed
-        return this.record(CUSTOMER_RECORD, [customerId, projectId], em);
+        const updated = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
+        await this.events.record(em, projectId, [this.customerEvent('customer.updated', updated)]);
+        return toCustomerRecord(updated, updated.identifiers!, updated.credentials!);
       });
     } catch (error) {
       mapUniqueViolation(error);
@@ -390,8 +441,13 @@ export class CustomersService {
   async remove(projectId: string, customerId: number): Promise<{ success: true }> {
     // identifiers, credentials, sessions and subscriptions go with it (ON DELETE CASCADE);
     // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
-    const result = await this.dataSource.manager.delete(Customer, { id: customerId, projectId });
-    if (!result.affected) throw new DomainError('CUSTOMER_NOT_FOUND');
+    // the customer as it was is the snapshot of its customer.deleted event, written in the same transaction
+    await this.dataSource.transaction(async (em) => {
+      await this.lock(em, projectId, customerId);
+      const customer = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
+      await em.delete(Customer, { id: customerId, projectId });
+      await this.events.record(em, projectId, [this.customerEvent('customer.deleted', customer)]);
+    });
     return { success: true };
   }
 

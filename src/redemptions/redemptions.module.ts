@@ -1,3 +1,4 @@
+import { EventsModule } from '../events/events.module';
 import { Module } from '@nestjs/common';
 import { CodesModule } from '../codes/codes.module';
 import { CustomersModule } from '../customers/customers.module';
@@ -7,7 +8,7 @@ import { RedemptionsController } from './redemptions.controller';
 import { RedemptionsService } from './redemptions.service';
 
 @Module({
-  imports: [CodesModule, CustomersModule, PlansModule, SubscriptionsModule],
+  imports: [EventsModule, CodesModule, CustomersModule, PlansModule, SubscriptionsModule],
   controllers: [RedemptionsController],
   providers: [RedemptionsService],
   exports: [RedemptionsService],

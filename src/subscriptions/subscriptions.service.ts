@@ -25,6 +25,8 @@ export interface GrantResult {
   changes: ChainPlan;
   /** Names of the plans in the chain, for answers that show them without another query. */
   planNames: Map<number, string>;
+  /** Origin of each window of the chain the grant read (for the snapshots of events). */
+  origins: Map<number, { source: SubscriptionSource; codeId: number | null }>;
 }
 
 interface InsertedRow {
@@ -69,11 +71,15 @@ const MOVE_WINDOW: Statement = {
   name: 'subscriptions.move',
   text: 'UPDATE subscriptions SET valid_from = $3, valid_to = $4, updated_at = now() WHERE id = $1 AND project_id = $2',
 };
-/** INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail). */
+/**
+ * INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail).
+ * `created_at` is the grant's time, so that a window "created to start later" is exactly one
+ * whose `valid_from` is later than its `created_at` (the events' scheduler relies on it).
+ */
 const insertWindows = (count: number): Statement => ({
   name: `subscriptions.insert-${count}`,
-  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id)
-         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 8 }, (__, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')}
+  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at)
+         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 9 }, (__, j) => `$${i * 9 + j + 1}`).join(', ')})`).join(', ')}
          RETURNING id, status, created_at, updated_at`,
 });
 
@@ -127,6 +133,7 @@ export class SubscriptionsService {
       w.validTo,
       index === 0 || !tail ? input.source : tail.source,
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
+      input.now,
     ]);
     const inserted = values.length
       ? await this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat())
@@ -151,7 +158,8 @@ export class SubscriptionsService {
       ...rows.map((r): [number, string] => [r.plan_id, r.name]),
       [input.plan.id, input.plan.name],
     ]);
-    return { created, changes, planNames };
+    const origins = new Map(rows.map((r) => [r.id, { source: r.source, codeId: r.code_id }]));
+    return { created, changes, planNames, origins };
   }
 
   /** Sign-up: every free plan of the project as a permanent grant, in order of id; redundant ones skipped. */
@@ -179,6 +187,21 @@ export class SubscriptionsService {
       }
     }
     return created;
+  }
+
+  /** A customer's active (not cancelled) windows with their plans, by start: what a new customer's sign-up left. */
+  activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
+    return em
+      .getRepository(Subscription)
+      .createQueryBuilder('s')
+      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
+      .where(`s.customer_id = :customerId AND s.project_id = :projectId AND s.status = 'active'`, {
+        customerId,
+        projectId,
+      })
+      .orderBy('s.valid_from', 'ASC')
+      .addOrderBy('s.id', 'ASC')
+      .getMany();
   }
 
   /** A customer's windows: live ones first (by start); with `history`, then the ended and cancelled ones. */
