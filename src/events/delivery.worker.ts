@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -30,6 +30,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly timeoutMs: number;
   private readonly allowInsecure: boolean;
   private readonly aborter = new AbortController();
+  private readonly logger = new Logger(DeliveryWorker.name);
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -60,10 +61,21 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /** One round: claims up to a batch and delivers it; true when the batch was full. */
   async runOnce(): Promise<boolean> {
     // the lease outlives the POST's timeout; a worker that dies leaves the delivery to others after it
-    const leaseSeconds = Math.ceil(this.timeoutMs / 1000) + 20;
+    const leaseSeconds = Math.ceil(this.timeoutMs / 1000) + 5;
     const claimed = await this.events.claimDue(BATCH, leaseSeconds);
-    await Promise.all(claimed.map((claim) => this.deliver(claim)));
+    // one delivery's failure (a secret that cannot be read, the database gone) leaves the others
+    // alone; its lease brings it back later
+    await Promise.all(
+      claimed.map((claim) => this.deliver(claim).catch((error: unknown) => this.logFailure(claim, error))),
+    );
     return claimed.length === BATCH;
+  }
+
+  private logFailure(claim: ClaimedDelivery, error: unknown): void {
+    this.logger.warn(
+      { deliveryId: claim.id, err: error instanceof Error ? error.message : String(error) },
+      'webhook delivery failed',
+    );
   }
 
   private async deliver(claim: ClaimedDelivery): Promise<void> {

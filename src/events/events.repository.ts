@@ -218,8 +218,9 @@ export class EventsRepository {
    * never claim the same one): each gets one more attempt and is due again when the lease ends,
    * so a delivery whose worker died is taken again then. Returns what posting needs.
    */
-  claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
-    return this.dataSource.query(
+  async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+    // an UPDATE answers [rows, count] through TypeORM
+    const [rows] = (await this.dataSource.query(
       `WITH due AS (
          SELECT id FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= now()
@@ -232,7 +233,8 @@ export class EventsRepository {
        RETURNING d.id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
                  w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
       [limit, leaseSeconds],
-    );
+    )) as [ClaimedDelivery[], number];
+    return rows;
   }
 
   /**

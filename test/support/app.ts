@@ -32,8 +32,8 @@ export interface TestApp {
     autoCreateCustomerAtRedemption?: boolean;
     requireSignature?: boolean;
   }): Promise<TestProject>;
-  /** Another application instance on the same database (a second replica). */
-  startReplica(): Promise<NestExpressApplication>;
+  /** Another application instance on the same database (a second replica), with settings of its own if given. */
+  startReplica(extraEnv?: Record<string, string>): Promise<NestExpressApplication>;
   close(): Promise<void>;
 }
 
@@ -100,8 +100,8 @@ export async function createTestApp(extraEnv: Record<string, string> = {}): Prom
         signingSecret: pk.body.data.signingSecret,
       };
     },
-    async startReplica() {
-      const replica = await startApp(env);
+    async startReplica(replicaEnv = {}) {
+      const replica = await startApp({ ...env, ...replicaEnv });
       replicas.push(replica);
       return replica;
     },
