@@ -32,7 +32,6 @@ function redisReachable(url: string): boolean {
 }
 const redisUp = redisReachable(REDIS_URL);
 if (!redisUp) {
-  // eslint-disable-next-line no-console
   console.warn(
     `Redis is not reachable at ${REDIS_URL}: the rate-limit tests of the redis store are SKIPPED (set TEST_REDIS_URL).`,
   );

@@ -1,5 +1,6 @@
 import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiSecurity } from '@nestjs/swagger';
+import { Access } from '../common/routes/access';
 import { ApiErrors } from '../common/swagger/api-responses';
 import { KeyRateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
@@ -51,6 +52,7 @@ const ApiSignatureHeaders = () =>
 /** Guards (key, then its rate limit), Swagger security and the key errors of the private interface, as one decorator. */
 export const PrivateApi = () =>
   applyDecorators(
+    Access('private'),
     UseGuards(PrivateKeyGuard, KeyRateLimitGuard),
     ApiBearerAuth(SECURITY.private),
     ApiErrors('INVALID_API_KEY', 'API_KEY_DISABLED', 'PROJECT_NOT_FOUND', 'VALIDATION_FAILED'),
@@ -63,6 +65,7 @@ export const PrivateApi = () =>
  */
 export const PublicApi = (options: { withCustomerToken?: boolean } = {}) =>
   applyDecorators(
+    Access('public'),
     UseGuards(PublicKeyGuard, KeyRateLimitGuard),
     options.withCustomerToken
       ? ApiSecurity({ [SECURITY.public]: [], [SECURITY.customer]: [] })
@@ -79,9 +82,10 @@ export const PublicApi = (options: { withCustomerToken?: boolean } = {}) =>
     ),
   );
 
-/** The operators' interface `/api/admin/v1`. */
+/** The operators' interface (`API_PREFIXES.admin`). */
 export const AdminApi = () =>
   applyDecorators(
+    Access('admin'),
     UseGuards(AdminGuard),
     ApiBearerAuth(SECURITY.admin),
     ApiErrors('INVALID_ADMIN_TOKEN', 'VALIDATION_FAILED'),

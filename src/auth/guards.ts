@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppConfig } from '../config/app-config';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
-import { RequestNonceStore } from '../public/request-nonces.service';
+import { RequestNonceStore } from './request-nonces.service';
 import type { AuthenticatedRequest, Caller } from './caller';
 import { KeyAuthService } from './key-auth.service';
 import {

@@ -15,10 +15,11 @@ import {
   ListCodesQueryDto,
 } from './dto/code.dto';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Private: codes')
 @PrivateApi()
-@Controller('api/private/v1/codes')
+@Controller(apiPath('private', 'codes'))
 export class CodesController {
   constructor(private readonly codes: CodesService) {}
 

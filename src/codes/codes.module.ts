@@ -1,12 +1,14 @@
-import { EventsModule } from '../events/events.module';
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { PlansModule } from '../plans/plans.module';
 import { CodesController } from './codes.controller';
 import { CodesService } from './codes.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** Redeemable codes (product.md 5). `CodesService` is exported for the redemption engine. */
 @Module({
-  imports: [EventsModule, PlansModule],
+  imports: [AuthModule, IdempotencyModule, EventsModule, PlansModule],
   controllers: [CodesController],
   providers: [CodesService],
   exports: [CodesService],

@@ -5,8 +5,7 @@ import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
-import { SuccessView } from '../projects/dto/project.dto';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CustomersService } from './customers.service';
 import {
   CreateCustomerDto,
@@ -16,10 +15,11 @@ import {
   UpdateCustomerDto,
 } from './dto/customer.dto';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Customers')
 @PrivateApi()
-@Controller('api/private/v1/customers')
+@Controller(apiPath('private', 'customers'))
 export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 

@@ -1,11 +1,13 @@
-import { EventsModule } from '../events/events.module';
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomersController } from './customers.controller';
 import { CustomersService } from './customers.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
-  imports: [EventsModule, SubscriptionsModule],
+  imports: [AuthModule, IdempotencyModule, EventsModule, SubscriptionsModule],
   controllers: [CustomersController],
   providers: [CustomersService],
   exports: [CustomersService],

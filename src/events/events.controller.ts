@@ -4,13 +4,14 @@ import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 import { DeliveryView, EventPageView, EventView, ListEventsQueryDto, RedeliveryView } from './dto/event.dto';
 import { RedeliverDto } from './dto/webhook-endpoint.dto';
 import { EventsService } from './events.service';
 
 @ApiTags('Private: events')
 @PrivateApi()
-@Controller('api/private/v1/events')
+@Controller(apiPath('private', 'events'))
 export class EventsController {
   constructor(private readonly events: EventsService) {}
 

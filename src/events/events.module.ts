@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { BoundaryScheduler } from './boundary.scheduler';
 import { DeliveryWorker } from './delivery.worker';
 import { EventsController } from './events.controller';
@@ -15,6 +18,7 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
  * with its own statement).
  */
 @Module({
+  imports: [AuthModule, IdempotencyModule, MetricsModule],
   controllers: [WebhookEndpointsController, EventsController],
   providers: [
     EventsRepository,

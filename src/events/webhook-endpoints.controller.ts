@@ -4,6 +4,7 @@ import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 import {
   CreateWebhookEndpointDto,
   ListWebhookEndpointsQueryDto,
@@ -17,7 +18,7 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 @ApiTags('Private: webhooks')
 @PrivateApi()
-@Controller('api/private/v1/webhook-endpoints')
+@Controller(apiPath('private', 'webhook-endpoints'))
 export class WebhookEndpointsController {
   constructor(private readonly endpoints: WebhookEndpointsService) {}
 

@@ -8,9 +8,11 @@ import {
 } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Unauthenticated } from '../common/routes/access';
 
 /** Probes for Kubernetes: outside the API prefixes, no keys. */
 @ApiTags('Health')
+@Unauthenticated()
 @Controller()
 export class HealthController {
   private migrationsApplied = false;

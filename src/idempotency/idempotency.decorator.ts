@@ -1,13 +1,14 @@
-import { applyDecorators, Injectable, RequestMethod, Type, UseInterceptors } from '@nestjs/common';
-import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { DiscoveryService } from '@nestjs/core';
+import { applyDecorators, Injectable, UseInterceptors } from '@nestjs/common';
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
+import { API_PREFIXES } from '../common/routes/api-prefixes';
+import { RouteCatalog } from '../common/routes/route-catalog.service';
+import type { RouteInfo } from '../common/routes/route-walker';
 import { ApiHeader } from '@nestjs/swagger';
 import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_METHODS,
   IdempotencyInterceptor,
-  PRIVATE_API_PREFIX,
 } from './idempotency.interceptor';
 
 const ApiIdempotencyKey = () =>
@@ -28,53 +29,25 @@ const ApiIdempotencyKey = () =>
  */
 export const Idempotent = () => applyDecorators(UseInterceptors(IdempotencyInterceptor), ApiIdempotencyKey());
 
-const controllerPaths = (metatype: Type<unknown>): string[] => {
-  const path: unknown = Reflect.getMetadata(PATH_METADATA, metatype);
-  const list = Array.isArray(path) ? path : [path];
-  return list.filter((p): p is string => typeof p === 'string').map((p) => `/${p.replace(/^\/+/, '')}`);
-};
-
-const METHOD_NAMES: Partial<Record<RequestMethod, string>> = {
-  [RequestMethod.POST]: 'POST',
-  [RequestMethod.PATCH]: 'PATCH',
-  [RequestMethod.DELETE]: 'DELETE',
-};
-
 /** `Controller.method` of every private POST, PATCH and DELETE handler without `@Idempotent()`. */
-export function handlersWithoutIdempotency(discovery: DiscoveryService): string[] {
-  const missing: string[] = [];
-  for (const wrapper of discovery.getControllers()) {
-    const metatype = wrapper.metatype as Type<unknown> | undefined;
-    if (!metatype?.prototype) continue;
-    if (
-      !controllerPaths(metatype).some(
-        (p) => p === PRIVATE_API_PREFIX || p.startsWith(`${PRIVATE_API_PREFIX}/`),
-      )
-    )
-      continue;
-    const proto = metatype.prototype as Record<string, unknown>;
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const handler = proto[name];
-      if (
-        name === 'constructor' ||
-        typeof handler !== 'function' ||
-        Reflect.getMetadata(PATH_METADATA, handler) === undefined
-      )
-        continue;
-      const method = METHOD_NAMES[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-      if (!method || !IDEMPOTENT_METHODS.has(method)) continue;
-      const interceptors: unknown[] = Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? [];
-      if (!interceptors.includes(IdempotencyInterceptor)) missing.push(`${metatype.name}.${name}`);
-    }
+export function handlersWithoutIdempotency(routes: RouteInfo[]): string[] {
+  const prefix = API_PREFIXES.private;
+  const missing = new Set<string>();
+  for (const route of routes) {
+    if (route.path !== prefix && !route.path.startsWith(`${prefix}/`)) continue;
+    if (!IDEMPOTENT_METHODS.has(route.method)) continue;
+    const interceptors: unknown[] = Reflect.getMetadata(INTERCEPTORS_METADATA, route.handler) ?? [];
+    if (!interceptors.includes(IdempotencyInterceptor))
+      missing.add(`${route.controller.name}.${route.handlerName}`);
   }
-  return missing;
+  return [...missing];
 }
 
-/** Fails the start of an application whose private POST, PATCH or DELETE handlers are not all `@Idempotent()`. */
+/** Fails the start of an application whose private POST, PATCH and DELETE handlers are not all `@Idempotent()`. */
 @Injectable()
 export class IdempotentRoutesCheck {
-  constructor(discovery: DiscoveryService) {
-    const missing = handlersWithoutIdempotency(discovery);
+  constructor(catalog: RouteCatalog) {
+    const missing = handlersWithoutIdempotency(catalog.all());
     if (missing.length)
       throw new Error(`Private POST, PATCH and DELETE handlers need @Idempotent(): ${missing.join(', ')}`);
   }

@@ -7,17 +7,17 @@ import { isJsonContentType } from '../common/http/body-parser';
 import { requestIdOf } from '../common/http/request-id';
 import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
 import { IdempotencyService } from './idempotency.service';
+import { API_PREFIXES } from '../common/routes/api-prefixes';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
-export const PRIVATE_API_PREFIX = '/api/private/v1';
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'DELETE']);
 
 type Send = Response['send'];
 
 function isPrivateRoute(req: AuthenticatedRequest): boolean {
   const path = req.originalUrl.split('?', 1)[0];
-  return path === PRIVATE_API_PREFIX || path.startsWith(`${PRIVATE_API_PREFIX}/`);
+  return path === API_PREFIXES.private || path.startsWith(`${API_PREFIXES.private}/`);
 }
 
 /**

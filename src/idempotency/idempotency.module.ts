@@ -1,16 +1,15 @@
-import { Global, Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { Module } from '@nestjs/common';
+import { RoutesModule } from '../common/routes/route-catalog.service';
 import { IdempotentRoutesCheck } from './idempotency.decorator';
 import { IdempotencyService } from './idempotency.service';
 
 /**
  * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7): the `@Idempotent()`
  * interceptor backed by the `idempotency_records` table, which also prunes expired records
- * every 10 minutes. Global, so that every controller's module can make the interceptor.
+ * every 10 minutes. A module whose controllers use `@Idempotent()` imports it (the interceptor is made there).
  */
-@Global()
 @Module({
-  imports: [DiscoveryModule],
+  imports: [RoutesModule],
   providers: [IdempotencyService, IdempotentRoutesCheck],
   exports: [IdempotencyService],
 })

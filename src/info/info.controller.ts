@@ -7,9 +7,10 @@ import { PrivateApi, PublicApi } from '../auth/decorators';
 import { ApiEnvelope } from '../common/swagger/api-responses';
 import { PrivateInfo, PublicInfo } from './info.dto';
 import { InfoService } from './info.service';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Info')
-@Controller('api/private/v1/info')
+@Controller(apiPath('private', 'info'))
 export class PrivateInfoController {
   constructor(private readonly info: InfoService) {}
 
@@ -23,7 +24,7 @@ export class PrivateInfoController {
 }
 
 @ApiTags('Public')
-@Controller('api/public/v1/info')
+@Controller(apiPath('public', 'info'))
 export class PublicInfoController {
   constructor(private readonly info: InfoService) {}
 

@@ -7,8 +7,7 @@ import { SIGNATURE_HEADERS } from '../auth/signature';
 import { PrivateInfo, ProjectSummary, PublicInfo } from './info.dto';
 import { RouteCatalog } from '../common/routes/route-catalog.service';
 
-export const PRIVATE_PREFIX = '/api/private/v1';
-export const PUBLIC_PREFIX = '/api/public/v1';
+import { API_PREFIXES } from '../common/routes/api-prefixes';
 
 @Injectable()
 export class InfoService {
@@ -22,13 +21,13 @@ export class InfoService {
       project: summary(project),
       api: {
         version: 'v1',
-        baseUrl: this.baseUrl(req) + PRIVATE_PREFIX,
+        baseUrl: this.baseUrl(req) + API_PREFIXES.private,
         authScheme: 'Bearer',
         authHeader: 'Authorization',
         requestIdHeader: REQUEST_ID_HEADER,
         idempotencyHeader: 'Idempotency-Key',
       },
-      endpoints: this.routes.endpointsUnder(PRIVATE_PREFIX),
+      endpoints: this.routes.endpointsOf('private'),
     };
   }
 
@@ -37,13 +36,13 @@ export class InfoService {
       project: summary(project),
       api: {
         version: 'v1',
-        baseUrl: this.baseUrl(req) + PUBLIC_PREFIX,
+        baseUrl: this.baseUrl(req) + API_PREFIXES.public,
         projectKeyHeader: 'X-Service-Key',
         customerAuthHeader: 'Authorization',
         requestIdHeader: REQUEST_ID_HEADER,
         signatureHeaders: { ...SIGNATURE_HEADERS },
       },
-      endpoints: this.routes.endpointsUnder(PUBLIC_PREFIX),
+      endpoints: this.routes.endpointsOf('public'),
     };
   }
 

@@ -4,12 +4,14 @@ import type { Response } from 'express';
 import { DomainError } from '../common/errors/domain-error';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from './metrics.service';
+import { Unauthenticated } from '../common/routes/access';
 
 /**
  * `GET /metrics` for Prometheus: outside the API prefixes, no key, no envelope, not in the API
  * documentation. Not meant for the outside world: keep it off the ingress (scrape the pods).
  */
 @ApiExcludeController()
+@Unauthenticated()
 @Controller('metrics')
 export class MetricsController {
   constructor(

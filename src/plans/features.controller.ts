@@ -5,15 +5,15 @@ import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
-import { SuccessView } from '../projects/dto/project.dto';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { FeaturesService } from './features.service';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Features')
 @PrivateApi()
-@Controller('api/private/v1/features')
+@Controller(apiPath('private', 'features'))
 export class FeaturesController {
   constructor(private readonly features: FeaturesService) {}
 

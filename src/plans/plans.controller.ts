@@ -4,15 +4,15 @@ import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
-import { SuccessView } from '../projects/dto/project.dto';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CreatePlanDto, PlanListQueryDto, PlanView, UpdatePlanDto } from './dto/plan.dto';
 import { PlansService } from './plans.service';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Plans')
 @PrivateApi()
-@Controller('api/private/v1/plans')
+@Controller(apiPath('private', 'plans'))
 export class PlansController {
   constructor(private readonly plans: PlansService) {}
 

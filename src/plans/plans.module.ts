@@ -7,9 +7,11 @@ import { FeaturesController } from './features.controller';
 import { FeaturesService } from './features.service';
 import { PlansController } from './plans.controller';
 import { PlansService } from './plans.service';
+import { AuthModule } from '../auth/auth.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Feature, Plan, Quota])],
+  imports: [AuthModule, IdempotencyModule, TypeOrmModule.forFeature([Feature, Plan, Quota])],
   controllers: [FeaturesController, PlansController],
   providers: [PlansService, FeaturesService],
   exports: [PlansService, FeaturesService],

@@ -3,22 +3,22 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import {
   ApiKeyView,
   CreateApiKeyDto,
   CreateProjectDto,
   CreatedApiKeyView,
   ProjectView,
-  SuccessView,
   UpdateApiKeyDto,
   UpdateProjectDto,
 } from './dto/project.dto';
 import { ProjectsService } from './projects.service';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Admin: projects and keys')
 @AdminApi()
-@Controller('api/admin/v1/projects')
+@Controller(apiPath('admin', 'projects'))
 export class AdminController {
   constructor(private readonly projects: ProjectsService) {}
 

@@ -12,10 +12,11 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { PublicRedeemDto } from './dto/public.dto';
+import { apiPath } from '../common/routes/api-prefixes';
 
 /** The logged-in customer's own data (product.md 8): the same services as the private interface. */
 @ApiTags('Public')
-@Controller('api/public/v1/me')
+@Controller(apiPath('public', 'me'))
 export class MeController {
   constructor(
     private readonly customers: CustomersService,

@@ -4,8 +4,7 @@ import type { Request } from 'express';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PublicApi } from '../auth/decorators';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
-import { SuccessView } from '../projects/dto/project.dto';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { CustomerSessionsService } from './customer-sessions.service';
@@ -15,9 +14,10 @@ import {
   LOGIN_MAX_FAILURES_PER_ADDRESS,
   LOGIN_MAX_FAILURES_PER_IDENTIFIER,
 } from './login-throttle.service';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Public')
-@Controller('api/public/v1/auth')
+@Controller(apiPath('public', 'auth'))
 export class PublicAuthController {
   constructor(private readonly sessions: CustomerSessionsService) {}
 

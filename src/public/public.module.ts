@@ -7,14 +7,15 @@ import { CustomerSessionsService } from './customer-sessions.service';
 import { LoginThrottle } from './login-throttle.service';
 import { MeController } from './me.controller';
 import { PublicAuthController } from './public-auth.controller';
+import { AuthModule } from '../auth/auth.module';
 
 /**
  * The public interface beyond its info endpoint (product.md 8): customer login and logout, and
  * the logged-in customer's own endpoints. Request signatures are checked by the public key
- * guard (`src/auth`), whose nonce store is `request-nonces.service.ts` here.
+ * guard (`src/auth`, with its nonce store).
  */
 @Module({
-  imports: [CustomersModule, SubscriptionsModule, RedemptionsModule],
+  imports: [AuthModule, CustomersModule, SubscriptionsModule, RedemptionsModule],
   controllers: [PublicAuthController, MeController],
   providers: [CustomerSessionsService, LoginThrottle, CustomerTokenGuard],
 })

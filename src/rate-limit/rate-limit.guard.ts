@@ -1,7 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { AuthenticatedRequest } from '../auth/caller';
 import { RateLimiter } from './rate-limiter.service';
+
+/** What the key guards have put on the request by then (structurally `auth/caller`'s request: this module knows no feature). */
+type KeyedRequest = Request & { caller?: { apiKeyId: number } };
 
 /** Longest address kept in a counter key (an untrusted `X-Forwarded-For` entry can be anything). */
 const MAX_ADDRESS_LENGTH = 128;
@@ -37,7 +39,7 @@ export class KeyRateLimitGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const req = http.getRequest<AuthenticatedRequest>();
+    const req = http.getRequest<KeyedRequest>();
     if (req.caller && this.limiter.appliesTo(req)) {
       await this.limiter.consume('key', String(req.caller.apiKeyId), http.getResponse<Response>());
     }

@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -19,9 +19,8 @@ function createStore(config: AppConfig, dataSource: DataSource): RateLimitStore 
 /**
  * Rate limits per client address (a global guard, before authentication) and per API key (a
  * guard right after the key guard, see `PrivateApi()` and `PublicApi()`) on `/api/private` and
- * `/api/public` (product.md 10). Global, so that every controller's module can make the key guard.
+ * `/api/public` (product.md 10). `AuthModule` imports and re-exports it, so that every controller's module can make the key guard.
  */
-@Global()
 @Module({
   providers: [
     { provide: RATE_LIMIT_STORE, inject: [AppConfig, getDataSourceToken()], useFactory: createStore },

@@ -5,11 +5,13 @@ import { requestIdOf } from '../common/http/request-id';
 import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { RATE_LIMIT_STORE, RateLimitStore, WindowHit } from './rate-limit.store';
+import { API_ROOTS } from '../common/routes/api-prefixes';
 
 export type LimitKind = 'key' | 'address';
 
 /** The interfaces that are limited; probes, metrics, docs and the admin interface are not. */
-const LIMITED_PREFIXES = ['/api/private/', '/api/public/'];
+/** Every version of the private and public interfaces, routes or not (the admin interface is never limited). */
+const LIMITED_PREFIXES = [`${API_ROOTS.private}/`, `${API_ROOTS.public}/`];
 
 const PRUNE_INTERVAL_MS = 5 * 60 * 1000;
 const FAILURE_LOG_INTERVAL_MS = 30 * 1000;

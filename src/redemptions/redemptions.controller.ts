@@ -8,6 +8,7 @@ import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './dto/redemption.dto';
 import { RedemptionsService } from './redemptions.service';
 import { Idempotent } from '../idempotency/idempotency.decorator';
+import { apiPath } from '../common/routes/api-prefixes';
 
 const CHAIN_ERRORS: ErrorCode[] = [
   'CUSTOMER_NOT_FOUND',
@@ -27,7 +28,7 @@ const REDEMPTION_ERRORS: ErrorCode[] = [
 
 @ApiTags('Redemptions')
 @PrivateApi()
-@Controller('api/private/v1')
+@Controller(apiPath('private'))
 export class RedemptionsController {
   constructor(private readonly redemptions: RedemptionsService) {}
 

@@ -7,10 +7,11 @@ import { IdParam } from '../common/http/id-param';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { CustomerSubscriptionView, SubscriptionListQueryDto } from './dto/subscription.dto';
 import { SubscriptionsService } from './subscriptions.service';
+import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Subscriptions')
 @PrivateApi()
-@Controller('api/private/v1/customers/:customerId/subscriptions')
+@Controller(apiPath('private', 'customers/:customerId/subscriptions'))
 export class CustomerSubscriptionsController {
   constructor(private readonly subscriptions: SubscriptionsService) {}
 

@@ -2,9 +2,10 @@ import { Module } from '@nestjs/common';
 import { PlansModule } from '../plans/plans.module';
 import { CustomerSubscriptionsController } from './subscriptions.controller';
 import { SubscriptionsService } from './subscriptions.service';
+import { AuthModule } from '../auth/auth.module';
 
 @Module({
-  imports: [PlansModule],
+  imports: [AuthModule, PlansModule],
   controllers: [CustomerSubscriptionsController],
   providers: [SubscriptionsService],
   exports: [SubscriptionsService],

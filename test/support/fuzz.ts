@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { ERROR_STATUS } from '../../src/common/errors/error-codes';
+import { API_ROOTS } from '../../src/common/routes/api-prefixes';
 
 /**
  * Building blocks of the fuzz suite (test/fuzz.e2e-spec.ts): the operations of the OpenAPI
@@ -47,11 +48,11 @@ export function operationsOf(doc: any): Operation[] {
       if (!['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].includes(method)) continue;
       const schemes = new Set<string>((op.security ?? []).flatMap((s: object) => Object.keys(s)));
       const iface: Interface | undefined =
-        schemes.has('adminToken') || template.startsWith('/api/admin/')
+        schemes.has('adminToken') || template.startsWith(`${API_ROOTS.admin}/`)
           ? 'admin'
-          : schemes.has('publicKey') || template.startsWith('/api/public/')
+          : schemes.has('publicKey') || template.startsWith(`${API_ROOTS.public}/`)
             ? 'public'
-            : schemes.has('privateKey') || template.startsWith('/api/private/')
+            : schemes.has('privateKey') || template.startsWith(`${API_ROOTS.private}/`)
               ? 'private'
               : undefined;
       if (!iface) throw new Error(`Cannot tell the interface of ${method} ${template}`);

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { ValidateBy, ValidateIf, ValidationOptions, buildMessage } from 'class-validator';
-import { isValidIsoDuration } from '../../subscriptions/chain/duration';
+import { isValidIsoDuration } from '../time/duration';
 
 // Shared class-validator decorators for request DTOs.
 
@@ -39,7 +39,7 @@ export function MaxDecimalPlaces(places: number, options?: ValidationOptions) {
   );
 }
 
-/** An ISO 8601 duration such as `P1D`, `P1M`, `PT1H` (positive; rules in subscriptions/chain/duration.ts). */
+/** An ISO 8601 duration such as `P1D`, `P1M`, `PT1H` (positive; rules in common/time/duration.ts). */
 export function IsIsoDuration(options?: ValidationOptions) {
   return ValidateBy(
     {

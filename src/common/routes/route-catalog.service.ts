@@ -1,18 +1,9 @@
-import { Global, Injectable, Module, RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { Injectable, Module, Type } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { API_PREFIXES, ApiInterface } from './api-prefixes';
+import { RouteInfo, routesWithoutOneAccess, walkRoutes } from './route-walker';
 
-export interface Route {
-  method: string;
-  path: string;
-}
-
-const join = (...parts: string[]) =>
-  '/' +
-  parts
-    .flatMap((p) => p.split('/'))
-    .filter((p) => p.length > 0)
-    .join('/');
+export type Route = Pick<RouteInfo, 'method' | 'path'>;
 
 /**
  * The routes the running application really serves, read from the controllers' metadata on
@@ -21,49 +12,44 @@ const join = (...parts: string[]) =>
  */
 @Injectable()
 export class RouteCatalog {
-  private routes?: Route[];
+  private routes?: RouteInfo[];
 
-  constructor(
-    private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
-  ) {}
+  constructor(private readonly discovery: DiscoveryService) {}
 
   /** Every route, sorted by path then method. */
-  all(): Route[] {
-    this.routes ??= this.discover();
+  all(): RouteInfo[] {
+    this.routes ??= walkRoutes(this.discovery.getControllers().map((w) => w.metatype as Type<unknown>));
     return this.routes;
   }
 
-  private discover(): Route[] {
-    const routes: Route[] = [];
-    for (const wrapper of this.discovery.getControllers()) {
-      const type = wrapper.metatype as (new (...args: unknown[]) => unknown) | undefined;
-      if (!type) continue;
-      const base = Reflect.getMetadata(PATH_METADATA, type) as string | string[] | undefined;
-      const bases = Array.isArray(base) ? base : [base ?? ''];
-      for (const name of this.scanner.getAllMethodNames(type.prototype)) {
-        const handler = (type.prototype as Record<string, unknown>)[name] as object;
-        const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (path === undefined || method === undefined) continue;
-        for (const b of bases) {
-          for (const p of Array.isArray(path) ? path : [path]) {
-            routes.push({ method: RequestMethod[method], path: join(b, p) });
-          }
-        }
-      }
-    }
-    return routes.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
-  }
-
-  /** `<METHOD> <path>` for every route under `prefix`. */
-  endpointsUnder(prefix: string): string[] {
+  /** `<METHOD> <path>` for every route under an interface's prefix. */
+  endpointsOf(api: ApiInterface): string[] {
+    const prefix = API_PREFIXES[api];
     return this.all()
       .filter((r) => r.path === prefix || r.path.startsWith(prefix + '/'))
       .map((r) => `${r.method} ${r.path}`);
   }
 }
 
-@Global()
-@Module({ imports: [DiscoveryModule], providers: [RouteCatalog], exports: [RouteCatalog] })
+/**
+ * Default deny: refuses to start an application with a route that carries no access decorator
+ * (it would be open to anyone) or more than one (which one wins would be an accident).
+ */
+@Injectable()
+export class RouteAccessCheck {
+  constructor(catalog: RouteCatalog) {
+    const wrong = routesWithoutOneAccess(catalog.all());
+    if (wrong.length)
+      throw new Error(
+        'Every route needs exactly one of @PrivateApi(), @PublicApi(), @AdminApi(), @Unauthenticated(): ' +
+          wrong.join('; '),
+      );
+  }
+}
+
+@Module({
+  imports: [DiscoveryModule],
+  providers: [RouteCatalog, RouteAccessCheck],
+  exports: [RouteCatalog],
+})
 export class RoutesModule {}

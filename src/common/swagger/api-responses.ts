@@ -1,5 +1,5 @@
 import { applyDecorators, HttpStatus, Type } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ERROR_STATUS, ErrorCode } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
 import { Page } from '../http/pagination';
@@ -90,4 +90,9 @@ function documentErrors(
       },
     })(proto, key, descriptor);
   }
+}
+
+/** The answer of an operation that has nothing else to say (a delete, a logout). */
+export class SuccessView {
+  @ApiProperty({ example: true }) success: true;
 }

@@ -76,7 +76,3 @@ export class CreatedApiKeyView extends ApiKeyView {
   })
   signingSecret?: string;
 }
-
-export class SuccessView {
-  @ApiProperty({ example: true }) success: true;
-}

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-codes';
 import { ChainPlan, ChainWindow, Grant, checkChainInvariants, liveWindows, planGrant } from './chain-engine';
-import { addIsoDuration } from './duration';
+import { addIsoDuration } from '../../common/time/duration';
 
 const DAY = 86_400_000;
 const EPOCH = Date.UTC(2025, 0, 1, 12, 0, 0, 0);

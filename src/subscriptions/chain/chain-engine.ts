@@ -1,5 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error';
-import { addIsoDuration, parseIsoDuration } from './duration';
+import { addIsoDuration, parseIsoDuration } from '../../common/time/duration';
 
 /**
  * The subscription chain engine of product.md 6: pure functions, no framework, no I/O.
