@@ -145,6 +145,25 @@ describe('events across replicas', () => {
     }
   });
 
+  it('checks the URL again at each delivery: a loopback endpoint is not reached by a worker with the switch off', async () => {
+    const { p } = await setUp('/recheck');
+    const secure = await t.startReplica({ ...background, WEBHOOK_ALLOW_INSECURE_URLS: 'false' });
+    try {
+      await api(p).post('/customers', { username: 'recheck_user' }).expect(201);
+      const [attempt] = await eventually('a refused attempt', async () => {
+        const rows = await t.dataSource.query(
+          `SELECT a.error FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.project_id = $1`,
+          [p.id],
+        );
+        return rows.length ? rows : null;
+      });
+      expect(attempt.error).toMatch(/URL refused/);
+      expect(receiver.at('/recheck')).toHaveLength(0);
+    } finally {
+      await secure.close();
+    }
+  });
+
   it('an instance killed after a redemption committed, before its delivery ended: another instance delivers it', async () => {
     const { p, plan } = await setUp('/crash', ['code.redeemed']);
     receiver.respond('/crash', (n) => (n === 1 ? 'hang' : 200));

@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
@@ -144,6 +145,56 @@ describe('events and webhooks', () => {
       const cursor = await api(p).get('/events?cursor=bm9wZQ');
       expectError(cursor, 400, 'VALIDATION_FAILED');
       expect(cursor.body.error.details[0].field).toBe('cursor');
+    });
+
+    it('refuses unsafe URLs when the insecure switch is off, a hostname resolving to loopback included', async () => {
+      const secure = await t.startReplica({
+        WEBHOOK_ALLOW_INSECURE_URLS: 'false',
+        WEBHOOK_WORKER_ENABLED: 'false',
+        EVENTS_SCHEDULER_ENABLED: 'false',
+      });
+      try {
+        const p = await t.createProject();
+        const create = (url: string) =>
+          request(secure.getHttpServer())
+            .post('/api/private/v1/webhook-endpoints')
+            .set(bearer(p.privateKey))
+            .send({ url });
+        for (const url of [
+          'http://93.184.216.34/hook', // not https
+          'https://127.0.0.1/hook', // loopback
+          'https://localhost/hook', // a name resolving to loopback
+          'https://[::1]/hook',
+          'https://0.0.0.0/hook', // unspecified
+          'https://10.0.0.8/hook', // private
+          'https://172.20.1.1/hook',
+          'https://192.168.0.10/hook',
+          'https://100.64.1.1/hook', // shared address space
+          'https://169.254.169.254/latest/meta-data', // link-local, cloud metadata
+          'https://100.100.100.200/', // Alibaba metadata
+          'https://[fd00:ec2::254]/', // AWS metadata over IPv6
+          'https://[fe80::1]/',
+          'https://[fc00::1]/',
+          'https://[::ffff:127.0.0.1]/', // IPv4-mapped
+          'https://[::ffff:a9fe:a9fe]/',
+          'https://no-such-host.invalid/hook', // does not resolve
+        ]) {
+          const res = await create(url);
+          expectError(res, 400, 'VALIDATION_FAILED');
+          expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'url' })]);
+        }
+        // a public address literal passes (no DNS needed)
+        const ok = await create('https://93.184.216.34/hook');
+        expect(ok.status).toBe(201);
+        // and a change to an unsafe URL is refused too
+        const patched = await request(secure.getHttpServer())
+          .patch(`/api/private/v1/webhook-endpoints/${ok.body.data.id}`)
+          .set(bearer(p.privateKey))
+          .send({ url: 'https://127.0.0.1/x' });
+        expectError(patched, 400, 'VALIDATION_FAILED');
+      } finally {
+        await secure.close();
+      }
     });
 
     it('test sends a webhook.test event now and answers what the receiver said', async () => {
@@ -462,6 +513,34 @@ describe('events and webhooks', () => {
         409,
         'WEBHOOK_ENDPOINT_DISABLED',
       );
+    });
+
+    it('an endpoint failing every attempt for 5 days is disabled, with the reason readable', async () => {
+      const p = await t.createProject();
+      const at = path('failing');
+      receiver.respond(at, () => 500);
+      const ep = await endpoint(p, at);
+      await api(p).post('/customers', { username: 'failing_u1' }).expect(201);
+      await eventually('a failure', async () => {
+        const data = (await api(p).get(`/webhook-endpoints/${ep.id}`).expect(200)).body.data;
+        return data.failingSince;
+      });
+      expect((await api(p).get(`/webhook-endpoints/${ep.id}`).expect(200)).body.data.enabled).toBe(true);
+      // as if the first failure had been 5 days ago
+      await t.dataSource.query(
+        `UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`,
+        [ep.id],
+      );
+      const read = await eventually('the endpoint disabled', async () => {
+        const data = (await api(p).get(`/webhook-endpoints/${ep.id}`).expect(200)).body.data;
+        return data.enabled ? null : data;
+      });
+      expect(read.disabledReason).toMatch(/5 days/);
+      const [row] = await t.dataSource.query(
+        `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM webhook_deliveries WHERE endpoint_id = $1`,
+        [ep.id],
+      );
+      expect(row.pending).toBe(0);
     });
 
     it('a rolled-back redemption, and a dry run, leave no event', async () => {

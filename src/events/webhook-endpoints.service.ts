@@ -125,6 +125,8 @@ export class WebhookEndpointsService {
       throw new DomainError('VALIDATION_FAILED', 'the body changes nothing', [
         { field: 'body', message: 'send at least one of url, eventTypes, enabled, description' },
       ]);
+    // another project's id is not found whatever the body says; the URL's DNS check stays outside the transaction
+    await this.found(projectId, id);
     if (dto.url !== undefined) await this.assertSafeUrl(dto.url);
     return inTransaction(this.dataSource, async (em) => {
       const endpoint = await this.endpoints.lock(em, projectId, id);

@@ -50,7 +50,7 @@ export class CreateWebhookEndpointDto {
 }
 
 export class UpdateWebhookEndpointDto {
-  @ApiPropertyOptional({ maxLength: 2048, description: URL_DOC })
+  @ApiPropertyOptional({ example: 'https://example.com/webhooks', maxLength: 2048, description: URL_DOC })
   @OptionalNotNull()
   @IsString()
   @MinLength(1)
