@@ -1,11 +1,10 @@
 import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
 import { RoutesModule } from './common/routes/route-catalog.service';
-import { AppConfig } from './config/app-config';
-import { validateEnv } from './config/env';
+import { AppConfig, ENVIRONMENT } from './config/app-config';
+import { EnvironmentVariables, validateEnv } from './config/env';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { StatementsModule } from './database/statements';
 import { HealthModule } from './health/health.module';
@@ -25,20 +24,29 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { EventsModule } from './events/events.module';
 
 @Global()
-@Module({
-  providers: [
-    AppConfig,
-    {
-      provide: ROOT_LOGGER,
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => createRootLogger(config.get('LOG_LEVEL')),
-    },
-  ],
-  exports: [AppConfig, ROOT_LOGGER],
-})
-class AppConfigModule {}
+@Module({})
+class AppConfigModule {
+  static with(env: EnvironmentVariables): DynamicModule {
+    return {
+      module: AppConfigModule,
+      providers: [
+        { provide: ENVIRONMENT, useValue: env },
+        AppConfig,
+        {
+          provide: ROOT_LOGGER,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => createRootLogger(config.get('LOG_LEVEL')),
+        },
+      ],
+      exports: [AppConfig, ROOT_LOGGER],
+    };
+  }
+}
 
-/** The whole service. `forRoot()` reads and validates the environment at the time it is called. */
+/**
+ * The whole service. `forRoot()` validates its environment (`process.env` unless one is given, as
+ * the tests do) at the time it is called; nothing is written back to `process.env`.
+ */
 @Module({})
 export class AppModule implements NestModule {
   /** Bodies are parsed after the request logger, so that refused bodies are logged too. */
@@ -46,12 +54,12 @@ export class AppModule implements NestModule {
     consumer.apply(urlNulMiddleware, jsonBodyMiddleware).forRoutes('*');
   }
 
-  static forRoot(): DynamicModule {
+  static forRoot(options: { env?: Record<string, string | undefined> } = {}): DynamicModule {
+    const env = validateEnv(options.env ?? process.env);
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, validate: validateEnv, cache: true, ignoreEnvFile: true }),
-        AppConfigModule,
+        AppConfigModule.with(env),
         LoggerModule.forRootAsync({ inject: [ROOT_LOGGER], useFactory: loggerOptions }),
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],

@@ -14,7 +14,7 @@ import { Console } from 'node:console';
 import type { INestApplicationContext } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { Client } from 'pg';
 import { DomainError } from './common/errors/domain-error';
 import { ParseIdPipe } from './common/http/id-param';
@@ -82,16 +82,22 @@ async function toDto<T extends object>(cls: new () => T, plain: Record<string, u
 const toKeyId = (value: string): number =>
   new ParseIdPipe().transform(value, { type: 'param', data: 'keyId' });
 
+/** Where a run reads its environment and writes its output: the process, or a test's buffers. */
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
 /** Checks the environment this command needs before anything connects. */
-function requireEnv(names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
-  loadDotEnv();
-  const missing = names.filter((n) => !process.env[n]);
+function requireEnv(env: CliIo['env'], names: Array<'DATABASE_URL' | 'SECRET_ENCRYPTION_KEY'>): void {
+  const missing = names.filter((n) => !env[n]);
   if (missing.length > 0) {
     throw new CliError('INVALID_CONFIGURATION', `${missing.join(' and ')} must be set (see --help)`);
   }
   if (names.includes('SECRET_ENCRYPTION_KEY')) {
     try {
-      validateEnv(process.env);
+      validateEnv(env);
     } catch (error) {
       throw new CliError('INVALID_CONFIGURATION', (error as Error).message);
     }
@@ -115,9 +121,9 @@ async function checkDatabase(url: string): Promise<void> {
 }
 
 /** Runs `fn` with `ProjectsService` from a Nest application context, closed afterwards. */
-async function withProjects<T>(fn: (projects: ProjectsService) => Promise<T>): Promise<T> {
-  requireEnv(['DATABASE_URL', 'SECRET_ENCRYPTION_KEY']);
-  await checkDatabase(process.env.DATABASE_URL!);
+async function withProjects<T>(env: CliIo['env'], fn: (projects: ProjectsService) => Promise<T>): Promise<T> {
+  requireEnv(env, ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY']);
+  await checkDatabase(env.DATABASE_URL!);
   // Loaded only now: the whole application is slow to load, and --help or a refused input needs none of it.
   const [{ NestFactory }, { AppModule }, { ProjectsService }] = await Promise.all([
     import('@nestjs/core'),
@@ -126,7 +132,7 @@ async function withProjects<T>(fn: (projects: ProjectsService) => Promise<T>): P
   ]);
   let app: INestApplicationContext | undefined;
   try {
-    app = await NestFactory.createApplicationContext(AppModule.forRoot(), {
+    app = await NestFactory.createApplicationContext(AppModule.forRoot({ env }), {
       logger: false,
       abortOnError: false,
     });
@@ -136,39 +142,47 @@ async function withProjects<T>(fn: (projects: ProjectsService) => Promise<T>): P
   }
 }
 
-function print(result: unknown): void {
-  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-}
-
-function reportError(error: unknown): void {
+function reportError(io: Pick<CliIo, 'stderr'>, error: unknown): void {
   if (error instanceof DomainError || error instanceof CliError) {
-    process.stderr.write(`error: ${error.code}: ${error.message}\n`);
+    io.stderr(`error: ${error.code}: ${error.message}\n`);
     const details = error instanceof DomainError ? (error.details ?? []) : [];
-    for (const d of details) process.stderr.write(`  - ${d.field}: ${d.message}\n`);
+    for (const d of details) io.stderr(`  - ${d.field}: ${d.message}\n`);
   } else {
     const message = error instanceof Error ? error.message : JSON.stringify(error);
     const hint = /relation ".*" does not exist/.test(message)
       ? ' (are the migrations applied? see the migrate command)'
       : '';
-    process.stderr.write(`error: INTERNAL_ERROR: ${message}${hint}\n`);
+    io.stderr(`error: INTERNAL_ERROR: ${message}${hint}\n`);
   }
 }
 
-/** Wraps an action: prints its result, or the error with exit code 1. */
-const run =
-  <A extends unknown[]>(action: (...args: A) => Promise<unknown>) =>
-  async (...args: A): Promise<void> => {
-    try {
-      print(await action(...args));
-      process.exitCode = 0;
-    } catch (error) {
-      reportError(error);
-      process.exitCode = 1;
-    }
-  };
+/**
+ * The CLI as a commander program writing to `io`. `exit.code` is the exit status of the command
+ * that ran (0, or 1 with the error on stderr).
+ */
+export function buildProgram(
+  io: CliIo,
+  exit: { code: number } = { code: 0 },
+  options: { throwInsteadOfExit?: boolean } = {},
+): Command {
+  /** Wraps an action: prints its result, or the error with exit code 1. */
+  const run =
+    <A extends unknown[]>(action: (...args: A) => Promise<unknown>) =>
+    async (...args: A): Promise<void> => {
+      try {
+        io.stdout(JSON.stringify(await action(...args), null, 2) + '\n');
+        exit.code = 0;
+      } catch (error) {
+        reportError(io, error);
+        exit.code = 1;
+      }
+    };
+  const projectsDo = <T>(fn: (projects: ProjectsService) => Promise<T>) => withProjects(io.env, fn);
 
-export function buildProgram(): Command {
   const program = new Command();
+  program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  // Inherited by the commands made below: commander throws a CommanderError instead of exiting.
+  if (options.throwInsteadOfExit) program.exitOverride();
   program
     .name('subscription-service-cli')
     .description(
@@ -193,7 +207,7 @@ export function buildProgram(): Command {
           autoCreateCustomerAtRedemption: opts.autoCreateCustomer ?? false,
           requireSignature: opts.requireSignature ?? false,
         });
-        return withProjects((projects) => projects.create(dto));
+        return projectsDo((projects) => projects.create(dto));
       }),
     );
 
@@ -210,7 +224,7 @@ export function buildProgram(): Command {
           pageSize: opts.pageSize,
           search: opts.search,
         });
-        return withProjects((projects) => projects.list(query));
+        return projectsDo((projects) => projects.list(query));
       }),
     );
 
@@ -218,7 +232,7 @@ export function buildProgram(): Command {
     .command('projects:get')
     .description('Show one project')
     .argument('<projectId>')
-    .action(run(async (projectId: string) => withProjects((projects) => projects.get(projectId))));
+    .action(run(async (projectId: string) => projectsDo((projects) => projects.get(projectId))));
 
   program
     .command('projects:update')
@@ -238,7 +252,7 @@ export function buildProgram(): Command {
             autoCreateCustomerAtRedemption: parseBoolean(opts.autoCreateCustomer),
             requireSignature: parseBoolean(opts.requireSignature),
           });
-          return withProjects((projects) => projects.update(projectId, dto));
+          return projectsDo((projects) => projects.update(projectId, dto));
         },
       ),
     );
@@ -247,7 +261,7 @@ export function buildProgram(): Command {
     .command('projects:delete')
     .description('Delete a project; its keys then answer 404 PROJECT_NOT_FOUND')
     .argument('<projectId>')
-    .action(run(async (projectId: string) => withProjects((projects) => projects.remove(projectId))));
+    .action(run(async (projectId: string) => projectsDo((projects) => projects.remove(projectId))));
 
   program
     .command('keys:create')
@@ -258,7 +272,7 @@ export function buildProgram(): Command {
     .action(
       run(async (projectId: string, opts: { kind: string; name?: string }) => {
         const dto = await toDto(CreateApiKeyDto, { kind: opts.kind, name: opts.name });
-        return withProjects((projects) => projects.createKey(projectId, dto));
+        return projectsDo((projects) => projects.createKey(projectId, dto));
       }),
     );
 
@@ -266,7 +280,7 @@ export function buildProgram(): Command {
     .command('keys:list')
     .description("List a project's keys, without secrets")
     .argument('<projectId>')
-    .action(run(async (projectId: string) => withProjects((projects) => projects.listKeys(projectId))));
+    .action(run(async (projectId: string) => projectsDo((projects) => projects.listKeys(projectId))));
 
   program
     .command('keys:update')
@@ -279,7 +293,7 @@ export function buildProgram(): Command {
       run(async (projectId: string, keyId: string, opts: { enabled?: string; name?: string }) => {
         const id = toKeyId(keyId);
         const dto = await toDto(UpdateApiKeyDto, { enabled: parseBoolean(opts.enabled), name: opts.name });
-        return withProjects((projects) => projects.updateKey(projectId, id, dto));
+        return projectsDo((projects) => projects.updateKey(projectId, id, dto));
       }),
     );
 
@@ -291,7 +305,7 @@ export function buildProgram(): Command {
     .action(
       run(async (projectId: string, keyId: string) => {
         const id = toKeyId(keyId);
-        return withProjects((projects) => projects.removeKey(projectId, id));
+        return projectsDo((projects) => projects.removeKey(projectId, id));
       }),
     );
 
@@ -302,16 +316,33 @@ export function buildProgram(): Command {
     )
     .action(
       run(async () => {
-        requireEnv(['DATABASE_URL']);
-        const url = process.env.DATABASE_URL!;
+        requireEnv(io.env, ['DATABASE_URL']);
+        const url = io.env.DATABASE_URL!;
         await checkDatabase(url);
         const { migrateWithLock } = await import('./database/migrator');
-        const applied = await migrateWithLock(url, (msg) => process.stderr.write(`${msg}\n`));
+        const applied = await migrateWithLock(url, (msg) => io.stderr(`${msg}\n`));
         return { applied };
       }),
     );
 
   return program;
+}
+
+/**
+ * Runs one command line (without `node cli.js`) and answers its exit status; what commander
+ * would exit with (--help, an unknown option) is answered too instead of ending the process.
+ */
+export async function runCli(args: string[], io: CliIo): Promise<number> {
+  const exit = { code: 0 };
+  const program = buildProgram(io, exit, { throwInsteadOfExit: true });
+  try {
+    await program.parseAsync(args, { from: 'user' });
+    return exit.code;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    reportError(io, error);
+    return 1;
+  }
 }
 
 if (require.main === module) {
@@ -320,14 +351,21 @@ if (require.main === module) {
   for (const method of ['log', 'info', 'warn', 'debug', 'trace'] as const)
     console[method] = toStderr[method].bind(toStderr);
 
-  buildProgram()
+  loadDotEnv();
+  const io: CliIo = {
+    env: process.env,
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  };
+  const exit = { code: 0 };
+  buildProgram(io, exit)
     .parseAsync(process.argv)
     .then(() => {
       // Leave once the output is flushed, whatever handles a library may have left open.
-      process.stdout.write('', () => process.exit(process.exitCode ?? 0));
+      process.stdout.write('', () => process.exit(exit.code));
     })
     .catch((error: unknown) => {
-      reportError(error);
+      reportError(io, error);
       process.exit(1);
     });
 }

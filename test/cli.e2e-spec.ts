@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { runCli } from '../src/cli';
 import { createTestDatabase } from './support/database';
 
 interface Run {
@@ -10,22 +11,34 @@ interface Run {
 }
 
 /**
- * The operator's tool as an operator runs it (`npm run cli -- ...` is `ts-node --transpile-only
- * src/cli.ts ...`), as a child process against a migrated database of its own. Every start
- * costs a few seconds, so independent invocations run side by side.
+ * The operator's tool against a migrated database of its own. The commands run in-process
+ * (`runCli`, the same commander program with its output captured); one smoke run starts it as an
+ * operator does (`npm run cli -- ...` is `ts-node --transpile-only src/cli.ts ...`), to prove the
+ * entry point, the exit status and the streams.
  */
 describe('cli', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let env: NodeJS.ProcessEnv;
+  let env: Record<string, string>;
 
-  const cli = (...args: string[]) =>
+  const cli = async (...args: string[]): Promise<Run> => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(args, {
+      env,
+      stdout: (text) => (stdout += text),
+      stderr: (text) => (stderr += text),
+    });
+    return { code, stdout, stderr };
+  };
+
+  const spawned = (...args: string[]) =>
     new Promise<Run>((done, fail) => {
       const child = spawn(
         process.execPath,
         ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args],
         {
           cwd: resolve(__dirname, '..'),
-          env,
+          env: { PATH: process.env.PATH, ...env },
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
@@ -51,7 +64,6 @@ describe('cli', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     env = {
-      ...process.env,
       DATABASE_URL: db.url,
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       LOG_LEVEL: 'silent',
@@ -109,5 +121,30 @@ describe('cli', () => {
     expect(keys[0]).not.toHaveProperty('signingSecret');
 
     expect(ok(disabled)).toEqual(expect.objectContaining({ id: key.id, enabled: false, name: 'backend' }));
+  }, 120_000);
+
+  it('refuses a missing environment and unknown options without touching the database', async () => {
+    const saved = env;
+    env = {};
+    try {
+      const missing = await cli('projects:list');
+      expect(missing).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: expect.stringMatching(
+          /^error: INVALID_CONFIGURATION: DATABASE_URL and SECRET_ENCRYPTION_KEY must be set/,
+        ),
+      });
+    } finally {
+      env = saved;
+    }
+    const unknownOption = await cli('projects:list', '--colour');
+    expect(unknownOption.code).toBe(1);
+    expect(unknownOption.stderr).toMatch(/unknown option '--colour'/);
+  });
+
+  it('smoke: started as an operator starts it, it prints JSON on stdout and exits 0', async () => {
+    const listed = await spawned('projects:list');
+    expect(ok(listed)).toEqual(expect.objectContaining({ data: expect.any(Array) }));
   }, 120_000);
 });

@@ -5,15 +5,19 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { PostgresRateLimitStore } from './postgres-rate-limit.store';
 import { AddressRateLimitGuard } from './rate-limit.guard';
-import { RATE_LIMIT_STORE, RateLimitStore } from './rate-limit.store';
+import { RATE_LIMIT_STORE, RateLimitClock, RateLimitStore } from './rate-limit.store';
 import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
-function createStore(config: AppConfig, dataSource: DataSource): RateLimitStore | null {
+function createStore(
+  config: AppConfig,
+  dataSource: DataSource,
+  clock: RateLimitClock,
+): RateLimitStore | null {
   if (!config.get('RATE_LIMIT_ENABLED')) return null;
   if (config.get('RATE_LIMIT_STORE') === 'redis')
     return new RedisRateLimitStore(config.get('REDIS_URL')!, config.get('REDIS_KEY_PREFIX'));
-  return new PostgresRateLimitStore(dataSource);
+  return new PostgresRateLimitStore(dataSource, clock);
 }
 
 /**
@@ -23,10 +27,15 @@ function createStore(config: AppConfig, dataSource: DataSource): RateLimitStore 
  */
 @Module({
   providers: [
-    { provide: RATE_LIMIT_STORE, inject: [AppConfig, getDataSourceToken()], useFactory: createStore },
+    RateLimitClock,
+    {
+      provide: RATE_LIMIT_STORE,
+      inject: [AppConfig, getDataSourceToken(), RateLimitClock],
+      useFactory: createStore,
+    },
     RateLimiter,
     { provide: APP_GUARD, useClass: AddressRateLimitGuard },
   ],
-  exports: [RateLimiter],
+  exports: [RateLimiter, RateLimitClock],
 })
 export class RateLimitModule {}

@@ -21,3 +21,21 @@ export interface RateLimitStore {
 }
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
+
+/**
+ * The time a store counts windows by: the store's own clock (the database's, so that replicas
+ * with drifting clocks still agree), moved forward by `shiftSeconds`. That is 0 except in tests,
+ * which `advance()` it instead of sleeping through windows. Redis keeps its own time (its keys
+ * expire by themselves) and does not follow the shift.
+ */
+export class RateLimitClock {
+  private shift = 0;
+
+  get shiftSeconds(): number {
+    return this.shift;
+  }
+
+  advance(seconds: number): void {
+    this.shift += seconds;
+  }
+}

@@ -37,9 +37,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Boots the application with exactly `env` as its environment (`process.env` is neither read nor written). */
 async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
-  Object.assign(process.env, env);
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot()] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ env })] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
     bodyParser: false,
     logger: false,
