@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -17,6 +18,8 @@ import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
 describe('events across replicas', () => {
   let t: TestApp;
   let receiver: WebhookReceiver;
+  // the child process of the crash test reads the endpoints' secrets with the same key
+  const secretKey = randomBytes(32).toString('base64');
   const background = {
     WEBHOOK_WORKER_ENABLED: 'true',
     EVENTS_SCHEDULER_ENABLED: 'true',
@@ -25,6 +28,7 @@ describe('events across replicas', () => {
   beforeAll(async () => {
     receiver = await new WebhookReceiver().start();
     t = await createTestApp({
+      SECRET_ENCRYPTION_KEY: secretKey,
       WEBHOOK_ALLOW_INSECURE_URLS: 'true',
       WEBHOOK_WORKER_ENABLED: 'false',
       EVENTS_SCHEDULER_ENABLED: 'false',
@@ -179,7 +183,7 @@ describe('events across replicas', () => {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
           DATABASE_URL: t.databaseUrl,
-          SECRET_ENCRYPTION_KEY: process.env.SECRET_ENCRYPTION_KEY,
+          SECRET_ENCRYPTION_KEY: secretKey,
           PORT: String(port),
           HOST: '127.0.0.1',
           DB_MIGRATE_ON_START: 'false',
