@@ -7,6 +7,7 @@ import { AppConfig, ENVIRONMENT } from './config/app-config';
 import { EnvironmentVariables, validateEnv } from './config/env';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { StatementsModule } from './database/statements';
+import { QUERY_TIMEOUT_MARGIN_MS } from './database/timeouts';
 import { HealthModule } from './health/health.module';
 import { InfoModule } from './info/info.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -64,7 +65,15 @@ export class AppModule implements NestModule {
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
           useFactory: (config: AppConfig) =>
-            buildDataSourceOptions({ url: config.get('DATABASE_URL'), poolSize: config.get('DB_POOL_SIZE') }),
+            buildDataSourceOptions({
+              url: config.get('DATABASE_URL'),
+              poolSize: config.get('DB_POOL_SIZE'),
+              timeouts: {
+                statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
+                queryTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS') + QUERY_TIMEOUT_MARGIN_MS,
+                poolWaitMs: config.get('DB_POOL_WAIT_MS'),
+              },
+            }),
         }),
         StatementsModule,
         RoutesModule,

@@ -115,33 +115,107 @@ export interface HttpServerSettings {
   keepAliveTimeoutMs: number;
 }
 
+/** The responses of a server still being written (see `configureHttpServer`). */
+const inFlight = new WeakMap<Server, Set<ServerResponse>>();
+
 /**
  * Timeouts of the Node HTTP server, applied by main.ts after `listen` (and by tests): slow or
  * stalled clients cannot hold connections open, and idle keep-alive connections outlive the
  * load balancer's own idle timeout (60 s on most), so that it never reuses one we are closing.
+ * Also keeps the set of answers in progress, for `drainHttpServer`.
  */
 export function configureHttpServer(server: Server, settings: HttpServerSettings): void {
   server.requestTimeout = settings.requestTimeoutMs;
   server.headersTimeout = Math.min(settings.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+  if (!inFlight.has(server)) {
+    const responses = new Set<ServerResponse>();
+    inFlight.set(server, responses);
+    server.prependListener('request', (_req: unknown, res: ServerResponse) => {
+      responses.add(res);
+      res.once('close', () => responses.delete(res));
+    });
+  }
 }
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const connectionCount = (server: Server) =>
+  new Promise<number>((resolve) => server.getConnections((_error, count) => resolve(count ?? 0)));
+
 /**
- * Graceful stop of the HTTP server: stop accepting connections at once, let the requests in flight
- * finish, and close each keep-alive connection as soon as it is idle (new answers carry
- * `Connection: close`). After `graceMs` the remaining connections are cut. Resolves when every
- * connection is closed; the database pool is closed after that (by `app.close()`).
+ * Lets the event loop accept the connections already queued in the kernel and read the requests
+ * already written to them: turns of the loop until the number of connections and of requests in
+ * progress has not moved for 3 turns and 20 ms have passed (at most 1 s). Under load the server
+ * accepts a few queued connections per turn, so a fixed number of turns is not enough.
  */
-export function drainHttpServer(server: Server, graceMs: number): Promise<void> {
+async function settleAccepts(server: Server, responses?: Set<ServerResponse>): Promise<void> {
+  const started = Date.now();
+  let last = '';
+  let stable = 0;
+  while (Date.now() - started < 1000) {
+    await nextTurn();
+    const now = `${await connectionCount(server)}/${responses?.size ?? 0}`;
+    stable = now === last ? stable + 1 : 0;
+    last = now;
+    if (stable >= 3 && Date.now() - started >= 20) return;
+  }
+}
+
+export interface DrainSettings {
+  /** `SHUTDOWN_TIMEOUT_MS`: how long requests in flight may take. */
+  graceMs: number;
+  /**
+   * Called at the deadline, before the connections are cut: cancels what the requests still
+   * wait for (their database transactions), so that they answer (503) and roll back.
+   */
+  onDeadline?: () => void;
+}
+
+/** After the deadline's cancellation, the time the requests get to send their answers before connections are cut. */
+export const DEADLINE_ANSWER_MS = 250;
+
+/**
+ * Graceful stop of the HTTP server. Every request the server has received, wholly or in part,
+ * is answered; only new connections are refused:
+ *
+ * 1. Every answer from now on carries `Connection: close`, those in progress included.
+ * 2. A few turns of the event loop let the server accept the connections already queued in the
+ *    kernel and read the requests already written to its sockets (a request read is in
+ *    progress: its connection is no longer idle, and closing the listener cannot reset it).
+ * 3. The listener is closed (new connections refused) and idle keep-alive connections closed,
+ *    at once and then every 50 ms; each busy one closes after its answer.
+ * 4. At `graceMs`, `onDeadline` cancels the work still running; 250 ms later the remaining
+ *    connections are cut.
+ *
+ * Resolves when every connection is closed; the database pool is closed after that (by `app.close()`).
+ */
+export async function drainHttpServer(server: Server, settings: DrainSettings | number): Promise<void> {
+  const { graceMs, onDeadline } = typeof settings === 'number' ? { graceMs: settings } : settings;
+  const startedAt = Date.now();
+  const closeAfterAnswer = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  };
+  server.prependListener('request', (_req: unknown, res: ServerResponse) => closeAfterAnswer(res));
+  inFlight.get(server)?.forEach(closeAfterAnswer);
+
+  await settleAccepts(server, inFlight.get(server));
+  inFlight.get(server)?.forEach(closeAfterAnswer);
+
   return new Promise((resolve) => {
-    server.prependListener('request', (_req: unknown, res: ServerResponse) => {
-      if (!res.headersSent) res.setHeader('Connection', 'close');
-    });
     const idle = setInterval(() => server.closeIdleConnections(), 50);
-    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    const remaining = Math.max(0, graceMs - (Date.now() - startedAt));
+    let cut: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(() => {
+      try {
+        onDeadline?.();
+      } finally {
+        cut = setTimeout(() => server.closeAllConnections(), DEADLINE_ANSWER_MS);
+      }
+    }, remaining);
     server.close(() => {
       clearInterval(idle);
       clearTimeout(deadline);
+      if (cut) clearTimeout(cut);
       resolve();
     });
   });

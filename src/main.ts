@@ -8,9 +8,13 @@ import { createRootLogger } from './common/http/logging';
 import { loadDotEnv, LOG_LEVELS, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateWithLock } from './database/migrator';
+import { cutDatabaseConnections } from './database/timeouts';
+import { DataSource } from 'typeorm';
 import { seedDemoProject } from './demo/demo-seed';
 
 const DATA_DIR = '.data';
+/** After SHUTDOWN_TIMEOUT_MS: the time left to answer the cancelled requests and close the pool before the process exits anyway. */
+const HARD_EXIT_AFTER_DEADLINE_MS = 800;
 
 async function bootstrap(): Promise<void> {
   loadDotEnv();
@@ -57,7 +61,18 @@ async function bootstrap(): Promise<void> {
       if (closing) return;
       closing = true;
       say(`${signal}: shutting down`);
-      drainHttpServer(app.getHttpServer(), env.SHUTDOWN_TIMEOUT_MS)
+      // whatever still hangs (a frozen database) does not keep the process past the deadline
+      setTimeout(() => {
+        process.stderr.write('shutdown deadline passed: exiting\n');
+        process.exit(1);
+      }, env.SHUTDOWN_TIMEOUT_MS + HARD_EXIT_AFTER_DEADLINE_MS).unref();
+      drainHttpServer(app.getHttpServer(), {
+        graceMs: env.SHUTDOWN_TIMEOUT_MS,
+        onDeadline: () => {
+          const cut = cutDatabaseConnections((app.get(DataSource).driver as { master?: unknown }).master);
+          say(`shutdown deadline: ${cut} database connection(s) cut, their transactions roll back`);
+        },
+      })
         .then(() => app.close())
         .then(stopEmbedded)
         .then(() => process.exit(0))

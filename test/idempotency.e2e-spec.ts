@@ -44,6 +44,14 @@ describe('idempotency (product.md 7)', () => {
       | undefined;
   }
 
+  async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
   beforeAll(async () => {
     t = await createTestApp();
     a = await t.createProject({ name: 'A' });
@@ -143,7 +151,7 @@ describe('idempotency (product.md 7)', () => {
       expect(invalidAgain.body.error.details).toEqual(invalid.body.error.details);
     });
 
-    it('5xx answers are not stored: the claim is released and the same key may be retried', async () => {
+    it('5xx answers are not stored: the same key may be retried', async () => {
       const customers = t.app.get(CustomersService);
       const spy = jest.spyOn(customers, 'create').mockRejectedValueOnce(new Error('database fell over'));
       try {
@@ -209,28 +217,41 @@ describe('idempotency (product.md 7)', () => {
       expect((await record(a.id, key))?.response_status).toBe(201);
     });
 
-    it('409 IDEMPOTENCY_KEY_IN_USE while the first request is running, whatever the fingerprint (running is checked first)', async () => {
+    it('409 IDEMPOTENCY_KEY_IN_USE while the first request is running, on another replica too, whatever the fingerprint; nothing is stored before it ends', async () => {
+      const replica = await t.startReplica();
       const name = uname();
       const body = { username: name };
-      const running = newKey();
-      await t.dataSource.query(
-        `INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)
-         VALUES ($1, $2, $3, NULL, NULL, now() + interval '1 hour')`,
-        [a.id, running, fingerprint('POST', CUSTOMERS, body)],
-      );
-      expectError(await post(running, body), 409, 'IDEMPOTENCY_KEY_IN_USE');
-
-      const runningOther = newKey();
-      await t.dataSource.query(
-        `INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)
-         VALUES ($1, $2, $3, NULL, NULL, now() + interval '1 hour')`,
-        [a.id, runningOther, '0'.repeat(64)],
-      );
-      expectError(await post(runningOther, body), 409, 'IDEMPOTENCY_KEY_IN_USE');
-
-      expect(await customersNamed(a.id, name)).toBe(0);
-      // a 409 IN_USE is not an answer of the first request: nothing was stored over the claim
-      expect(await record(a.id, running)).toMatchObject({ response_status: null, response_body: null });
+      const key = newKey();
+      // the first request waits inside its transaction (holding the key) until the table is unlocked
+      const lock = await t.dataSource.createQueryRunner();
+      await lock.connect();
+      await lock.startTransaction();
+      let first: Promise<request.Response> | undefined;
+      try {
+        await lock.query('LOCK TABLE customers IN EXCLUSIVE MODE');
+        first = new Promise((resolve, reject) => post(key, body).then(resolve, reject));
+        await waitUntil(async () => {
+          const [{ n }] = await t.dataSource.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND state = 'active'`,
+          );
+          return n === 1;
+        });
+        // running: nothing is written for the key before its work commits
+        expect(await record(a.id, key)).toBeUndefined();
+        const onReplica = (b: object) =>
+          request(replica.getHttpServer()).post(CUSTOMERS).set(A()).set('Idempotency-Key', key).send(b);
+        expectError(await onReplica(body), 409, 'IDEMPOTENCY_KEY_IN_USE');
+        expectError(await onReplica({ username: uname() }), 409, 'IDEMPOTENCY_KEY_IN_USE');
+        expectError(await post(key, body), 409, 'IDEMPOTENCY_KEY_IN_USE');
+      } finally {
+        await lock.commitTransaction();
+        await lock.release();
+      }
+      expect((await first!).status).toBe(201);
+      expect(await customersNamed(a.id, name)).toBe(1);
+      // a 409 IN_USE is not an answer of the first request: the first's answer is the one stored
+      expect(await record(a.id, key)).toMatchObject({ response_status: 201 });
     });
 
     it('keys are per project: project B runs normally with the key value of project A', async () => {

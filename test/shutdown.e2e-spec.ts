@@ -128,6 +128,8 @@ describe('graceful shutdown of the real process', () => {
         DB_POOL_SIZE: String(REQUESTS + 5),
         LOG_LEVEL: 'info',
         SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
+        // the requests wait on the test's lock for as long as it takes: no statement timeout then
+        DB_STATEMENT_TIMEOUT_MS: '120000',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

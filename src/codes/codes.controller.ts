@@ -14,6 +14,7 @@ import {
   ExportCodesQueryDto,
   ListCodesQueryDto,
 } from './dto/code.dto';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 
@@ -32,8 +33,9 @@ export class CodesController {
     @CurrentProject() project: CallerProject,
     @Body() dto: CreateCodeBatchDto,
     @RequestId() reqId: string,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.codes.createBatch(project.id, dto, reqId);
+    return this.codes.createBatch(project.id, dto, reqId, idem);
   }
 
   @Get()
@@ -81,7 +83,11 @@ export class CodesController {
   @ApiOperation({ summary: 'Revoke a code (available or expired); revoking again answers the same' })
   @ApiEnvelope(CodeView)
   @ApiErrors('CODE_NOT_FOUND', 'CODE_ALREADY_REDEEMED')
-  revoke(@CurrentProject() project: CallerProject, @IdParam('codeId') codeId: number) {
-    return this.codes.revoke(project.id, codeId);
+  revoke(
+    @CurrentProject() project: CallerProject,
+    @IdParam('codeId') codeId: number,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.codes.revoke(project.id, codeId, idem);
   }
 }

@@ -1,6 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { allowLongStatements } from '../database/timeouts';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { likePattern, Page, toPage } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
@@ -71,6 +75,7 @@ export class CodesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
     private readonly statements: Statements,
+    private readonly config: AppConfig,
     private readonly events: EventsService,
   ) {}
 
@@ -82,40 +87,52 @@ export class CodesService {
    * `INSERT ... SELECT FROM unnest(...)` per round; a code that collides with an existing one
    * (globally unique index) is skipped by `ON CONFLICT DO NOTHING` and regenerated.
    */
-  async createBatch(projectId: string, dto: CreateCodeBatchDto, reqId?: string): Promise<CodeBatchView> {
+  async createBatch(
+    projectId: string,
+    dto: CreateCodeBatchDto,
+    reqId?: string,
+    idem?: IdempotencyContext,
+  ): Promise<CodeBatchView> {
     const count = dto.count ?? 1;
-    return this.dataSource.transaction(async (em) => {
-      const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
-      const batch = await em.getRepository(CodeBatch).save(
-        em.create(CodeBatch, {
-          projectId,
-          planId: plan.id,
-          duration: dto.duration ?? null,
-          count,
-          expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : null,
-          note: dto.note ?? null,
-        }),
-      );
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        // up to 10,000 codes: the one known long operation
+        await allowLongStatements(em, this.config.get('DB_LONG_STATEMENT_TIMEOUT_MS'));
+        const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
+        const batch = await em.getRepository(CodeBatch).save(
+          em.create(CodeBatch, {
+            projectId,
+            planId: plan.id,
+            duration: dto.duration ?? null,
+            count,
+            expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : null,
+            note: dto.note ?? null,
+          }),
+        );
 
-      const inserted: string[] = [];
-      for (let round = 0; inserted.length < count; round++) {
-        if (round === MAX_INSERT_ROUNDS)
-          throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
-        if (round > 0) this.logger.warn({ reqId, batchId: batch.id, round }, 'Code collision; regenerating');
-        const candidates = new Set(generateCodes(count - inserted.length));
-        const rows: Array<{ code: string }> = await em.query(
-          `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, note, expires_at)
+        const inserted: string[] = [];
+        for (let round = 0; inserted.length < count; round++) {
+          if (round === MAX_INSERT_ROUNDS)
+            throw new Error(`could not generate ${count} unique codes in ${MAX_INSERT_ROUNDS} rounds`);
+          if (round > 0)
+            this.logger.warn({ reqId, batchId: batch.id, round }, 'Code collision; regenerating');
+          const candidates = new Set(generateCodes(count - inserted.length));
+          const rows: Array<{ code: string }> = await em.query(
+            `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, note, expires_at)
            SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::varchar, $6::timestamptz
              FROM unnest($7::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
            ON CONFLICT (code) DO NOTHING
            RETURNING code`,
-          [projectId, batch.id, plan.id, batch.duration, batch.note, batch.expiresAt, [...candidates]],
-        );
-        const accepted = new Set(rows.map((r) => r.code));
-        for (const code of candidates) if (accepted.has(code)) inserted.push(code);
-      }
-      return toCodeBatchView(batch, plan.name, inserted);
-    });
+            [projectId, batch.id, plan.id, batch.duration, batch.note, batch.expiresAt, [...candidates]],
+          );
+          const accepted = new Set(rows.map((r) => r.code));
+          for (const code of candidates) if (accepted.has(code)) inserted.push(code);
+        }
+        return toCodeBatchView(batch, plan.name, inserted);
+      },
+      { participant: idem },
+    );
   }
 
   async list(projectId: string, query: ListCodesQueryDto): Promise<Page<CodeView>> {
@@ -174,30 +191,34 @@ export class CodesService {
    * Available or expired → revoked. Revoking a revoked code answers the same; a redeemed code
    * is `409 CODE_ALREADY_REDEEMED`. The row is locked so a concurrent redemption waits.
    */
-  async revoke(projectId: string, codeId: number): Promise<CodeView> {
-    return this.dataSource.transaction(async (em) => {
-      const code = await em.findOne(Code, {
-        where: { id: codeId, projectId },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!code) throw new DomainError('CODE_NOT_FOUND');
-      if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
-      if (code.status === 'available') {
-        const now = new Date();
-        await em
-          .createQueryBuilder()
-          .update(Code)
-          .set({ status: 'revoked', updatedAt: now })
-          .where('id = :id AND project_id = :projectId', { id: code.id, projectId })
-          .execute();
-        code.status = 'revoked';
-        code.updatedAt = now;
-        const view = toCodeView(code, await this.planName(em, projectId, code.planId));
-        await this.events.record(em, projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
-        return view;
-      }
-      return toCodeView(code, await this.planName(em, projectId, code.planId));
-    });
+  async revoke(projectId: string, codeId: number, idem?: IdempotencyContext): Promise<CodeView> {
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const code = await em.findOne(Code, {
+          where: { id: codeId, projectId },
+          lock: { mode: 'pessimistic_write' },
+        });
+        if (!code) throw new DomainError('CODE_NOT_FOUND');
+        if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
+        if (code.status === 'available') {
+          const now = new Date();
+          await em
+            .createQueryBuilder()
+            .update(Code)
+            .set({ status: 'revoked', updatedAt: now })
+            .where('id = :id AND project_id = :projectId', { id: code.id, projectId })
+            .execute();
+          code.status = 'revoked';
+          code.updatedAt = now;
+          const view = toCodeView(code, await this.planName(em, projectId, code.planId));
+          await this.events.record(em, projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
+          return view;
+        }
+        return toCodeView(code, await this.planName(em, projectId, code.planId));
+      },
+      { participant: idem },
+    );
   }
 
   /** The codes of one batch as CSV; an unknown batch, or one of another project, is CODE_NOT_FOUND. */

@@ -51,6 +51,33 @@ export class EnvironmentVariables {
   @Max(200)
   DB_POOL_SIZE: number = 10;
 
+  /**
+   * Longest a statement may run, in ms (PostgreSQL's `statement_timeout`); the client gives up
+   * 1 s later (a frozen network). A request that hits it answers 503 SERVICE_UNAVAILABLE.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  DB_STATEMENT_TIMEOUT_MS: number = 5_000;
+
+  /** The same for the known long operations (a batch of up to 10,000 codes), in ms. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  DB_LONG_STATEMENT_TIMEOUT_MS: number = 60_000;
+
+  /** Longest wait for a free pool connection (or a new one), in ms; then 503 SERVICE_UNAVAILABLE. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  DB_POOL_WAIT_MS: number = 3_000;
+
   /** Hot queries as named prepared statements (parsed and planned once per connection); `false` behind PgBouncer < 1.21 in transaction mode. */
   @IsOptional()
   @Transform(toBool)
@@ -202,6 +229,14 @@ export class EnvironmentVariables {
   @IsString({ message: 'REDIS_URL is required when RATE_LIMIT_STORE=redis' })
   @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
+
+  /** After a Redis failure, how long the rate limiter skips Redis (limits not enforced) before it probes again, in ms; 0 = never skip. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  RATE_LIMIT_REDIS_PAUSE_MS: number = 5_000;
 
   /** Prefix of every Redis key the service writes (several services or environments can share one Redis). */
   @IsOptional()

@@ -14,6 +14,7 @@ import {
   ResolveCustomerDto,
   UpdateCustomerDto,
 } from './dto/customer.dto';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 
@@ -37,8 +38,12 @@ export class CustomersController {
   @ApiOperation({ summary: 'Create a customer; every free plan of the project is granted to it' })
   @ApiEnvelope(CustomerListItem, { status: 201 })
   @ApiErrors('USERNAME_TAKEN', 'IDENTIFIER_TAKEN')
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreateCustomerDto) {
-    return this.customers.create(project.id, dto);
+  create(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: CreateCustomerDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.customers.create(project.id, dto, idem);
   }
 
   @Post('resolve')
@@ -68,8 +73,9 @@ export class CustomersController {
     @CurrentProject() project: CallerProject,
     @IdParam('customerId') customerId: number,
     @Body() dto: UpdateCustomerDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.customers.update(project.id, customerId, dto);
+    return this.customers.update(project.id, customerId, dto, idem);
   }
 
   @Delete(':customerId')
@@ -79,7 +85,11 @@ export class CustomersController {
   })
   @ApiEnvelope(SuccessView)
   @ApiErrors('CUSTOMER_NOT_FOUND')
-  remove(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number) {
-    return this.customers.remove(project.id, customerId);
+  remove(
+    @CurrentProject() project: CallerProject,
+    @IdParam('customerId') customerId: number,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.customers.remove(project.id, customerId, idem);
   }
 }

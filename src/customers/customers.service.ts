@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
@@ -250,49 +252,32 @@ export class CustomersService {
    * Creates a customer with its free plans (product.md 6, sign-up), in one transaction, with its
    * events: `customer.created`, and `subscriptions.changed` when the sign-up granted something.
    */
-  async create(projectId: string, dto: CreateCustomerDto): Promise<CustomerListItem> {
+  async create(
+    projectId: string,
+    dto: CreateCustomerDto,
+    idem?: IdempotencyContext,
+  ): Promise<CustomerListItem> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
-    const customer = await this.dataSource.transaction(async (em) => {
-      const now = new Date();
-      const created = await this.createInTransaction(
-        em,
-        projectId,
-        {
-          username: dto.username,
-          enabled: dto.enabled,
-          passwordHash,
-          identifiers: dto.identifiers,
-        },
-        now,
-      );
-      const ref = { id: created.id, username: created.username };
-      const events: NewEvent[] = [
-        {
-          type: 'customer.created',
-          customer: ref,
-          data: { customer: toCustomerListItem(created, created.identifiers!) as never },
-        },
-      ];
-      const windows = await this.subscriptions.activeWindowsOf(em, projectId, created.id);
-      if (windows.length > 0)
-        events.push({
-          type: 'subscriptions.changed',
-          customer: ref,
-          data: {
-            customer: ref,
-            source: 'signup',
-            codeId: null,
-            created: windows.map((w) => toEventWindow(w, w.plan!.name)),
-            ended: [],
-            cancelled: [],
-            moved: [],
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const customer = await this.createInTransaction(
+          em,
+          projectId,
+          {
+            username: dto.username,
+            enabled: dto.enabled,
+            passwordHash,
+            identifiers: dto.identifiers,
           },
-        });
-      await this.events.record(em, projectId, events);
-      return created;
-    });
-    return toCustomerListItem(customer, customer.identifiers!);
+          new Date(),
+        );
+        await this.events.record(em, projectId, await this.creationEvents(em, projectId, customer));
+        return toCustomerListItem(customer, customer.identifiers!);
+      },
+      { participant: idem },
+    );
   }
 
   /**
@@ -364,6 +349,32 @@ export class CustomersService {
     return toCustomerEntity(row);
   }
 
+  /** The events of a new customer: `customer.created`, then `subscriptions.changed` when the sign-up granted windows. */
+  private async creationEvents(
+    em: EntityManager,
+    projectId: string,
+    customer: Customer,
+  ): Promise<NewEvent[]> {
+    const ref = { id: customer.id, username: customer.username };
+    const events = [this.customerEvent('customer.created', customer)];
+    const windows = await this.subscriptions.activeWindowsOf(em, projectId, customer.id);
+    if (windows.length > 0)
+      events.push({
+        type: 'subscriptions.changed',
+        customer: ref,
+        data: {
+          customer: ref,
+          source: 'signup',
+          codeId: null,
+          created: windows.map((w) => toEventWindow(w, w.plan!.name)),
+          ended: [],
+          cancelled: [],
+          moved: [],
+        },
+      });
+    return events;
+  }
+
   /** A `customer.*` event of `customer` (list-item form), for its transaction. */
   private customerEvent(
     type: 'customer.created' | 'customer.updated' | 'customer.deleted',
@@ -408,48 +419,61 @@ export class CustomersService {
     return this.record(CUSTOMER_RECORD, [customerId, projectId]);
   }
 
-  async update(projectId: string, customerId: number, dto: UpdateCustomerDto): Promise<CustomerRecord> {
+  async update(
+    projectId: string,
+    customerId: number,
+    dto: UpdateCustomerDto,
+    idem?: IdempotencyContext,
+  ): Promise<CustomerRecord> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     try {
-      return await this.dataSource.transaction(async (em) => {
-        const customer = await this.lock(em, projectId, customerId);
-        const renamed = dto.username !== undefined && dto.username !== customer.username;
-        if (renamed) customer.username = dto.username!;
-        if (dto.enabled !== undefined) customer.enabled = dto.enabled;
-        if (dto.username !== undefined || passwordHash) customer.temporary = false;
-        // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
-        // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
-        await em.save(customer);
-        if (renamed)
-          await em.update(
-            CustomerIdentifier,
-            { projectId, customerId, type: 'username', readonly: true },
-            { value: dto.username },
-          );
-        if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
-        if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
-        // read back under the same lock: the answer is exactly what this change committed
-        const updated = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
-        await this.events.record(em, projectId, [this.customerEvent('customer.updated', updated)]);
-        return toCustomerRecord(updated, updated.identifiers!, updated.credentials!);
-      });
+      return await inTransaction(
+        this.dataSource,
+        async (em) => {
+          const customer = await this.lock(em, projectId, customerId);
+          const renamed = dto.username !== undefined && dto.username !== customer.username;
+          if (renamed) customer.username = dto.username!;
+          if (dto.enabled !== undefined) customer.enabled = dto.enabled;
+          if (dto.username !== undefined || passwordHash) customer.temporary = false;
+          // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
+          // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
+          await em.save(customer);
+          if (renamed)
+            await em.update(
+              CustomerIdentifier,
+              { projectId, customerId, type: 'username', readonly: true },
+              { value: dto.username },
+            );
+          if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
+          if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
+          // read back under the same lock: the answer is exactly what this change committed
+          const updated = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
+          await this.events.record(em, projectId, [this.customerEvent('customer.updated', updated)]);
+          return toCustomerRecord(updated, updated.identifiers!, updated.credentials!);
+        },
+        { participant: idem },
+      );
     } catch (error) {
       mapUniqueViolation(error);
     }
   }
 
-  async remove(projectId: string, customerId: number): Promise<{ success: true }> {
+  async remove(projectId: string, customerId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     // identifiers, credentials, sessions and subscriptions go with it (ON DELETE CASCADE);
     // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
     // the customer as it was is the snapshot of its customer.deleted event, written in the same transaction
-    await this.dataSource.transaction(async (em) => {
-      await this.lock(em, projectId, customerId);
-      const customer = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
-      await em.delete(Customer, { id: customerId, projectId });
-      await this.events.record(em, projectId, [this.customerEvent('customer.deleted', customer)]);
-    });
-    return { success: true };
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        await this.lock(em, projectId, customerId);
+        const customer = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
+        await em.delete(Customer, { id: customerId, projectId });
+        await this.events.record(em, projectId, [this.customerEvent('customer.deleted', customer)]);
+        return { success: true as const };
+      },
+      { participant: idem },
+    );
   }
 
   /** Locks the customer row for the rest of the transaction: serialises changes to one customer. */

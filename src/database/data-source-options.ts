@@ -1,10 +1,13 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
+import { DatabaseTimeouts, poolTimeoutOptions } from './timeouts';
 
 export interface DatabaseSettings {
   url: string;
   poolSize?: number;
   logging?: boolean;
+  /** The service's pool: statement and client timeouts, bounded wait for a slot, TCP keep-alive. Unset (migrations, CLI): none. */
+  timeouts?: DatabaseTimeouts;
 }
 
 /**
@@ -30,6 +33,7 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
       max: settings.poolSize ?? 10,
       connectionTimeoutMillis: 10000,
       application_name: 'subscription-service',
+      ...(settings.timeouts ? poolTimeoutOptions(settings.timeouts) : {}),
     },
   };
 }

@@ -3,18 +3,54 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 
 /**
+ * Something that takes part in a unit of work's own transaction: `begin` runs first (it may
+ * throw to refuse the work), `beforeCommit` runs last with the work's result, and whatever both
+ * write commits or rolls back with the work. The idempotency record of a keyed request is one
+ * (`IdempotencyContext`): it is passed explicitly, never found through async context.
+ */
+export interface TransactionParticipant {
+  begin(em: EntityManager): Promise<void>;
+  beforeCommit(em: EntityManager, result: unknown): Promise<void>;
+  /** Called once the transaction has committed. */
+  afterCommit(): void;
+}
+
+export interface TransactionOptions {
+  /** Joins the transaction (the `Idempotency-Key` of the request, see `IdempotencyScope`). */
+  participant?: TransactionParticipant;
+  /** Tries in all, counting the first; 4 when unset. */
+  attempts?: number;
+}
+
+/**
  * Runs `work` in one transaction and retries it (a few times, with jitter) when PostgreSQL
  * aborts it for a deadlock or a serialization failure, so that callers only ever see the
  * outcome of a whole unit of work.
+ *
+ * With a `participant` (the request's idempotency context), the participant's `begin` runs
+ * before the work and its `beforeCommit` after it, in the same transaction: for a keyed request
+ * that takes the key's lock, finds an earlier answer, and stores this answer with the work, so
+ * the answer and the work commit or roll back together.
  */
 export async function inTransaction<T>(
   dataSource: DataSource,
   work: (em: EntityManager) => Promise<T>,
-  attempts = 4,
+  options: TransactionOptions | number = {},
 ): Promise<T> {
+  const { participant, attempts = 4 } = typeof options === 'number' ? { attempts: options } : options;
+  const unit = participant
+    ? async (em: EntityManager) => {
+        await participant.begin(em);
+        const result = await work(em);
+        await participant.beforeCommit(em, result);
+        return result;
+      }
+    : work;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await dataSource.transaction(work);
+      const result = await dataSource.transaction(unit);
+      participant?.afterCommit();
+      return result;
     } catch (error) {
       const code =
         error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;

@@ -1,12 +1,21 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { defer, mergeMap, Observable, of, throwError } from 'rxjs';
+import { catchError, defer, mergeMap, Observable, of, throwError } from 'rxjs';
+import { DataSource, QueryRunner } from 'typeorm';
 import type { AuthenticatedRequest } from '../auth/caller';
 import { DomainError } from '../common/errors/domain-error';
 import { isJsonContentType } from '../common/http/body-parser';
 import { requestIdOf } from '../common/http/request-id';
 import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
-import { IdempotencyService } from './idempotency.service';
+import {
+  attachIdempotencyContext,
+  EarlierAnswerFound,
+  IDEMPOTENCY_IN_TRANSACTION,
+  IdempotencyContext,
+} from './idempotency-context';
+import { EarlierAnswer, IdempotencyService } from './idempotency.service';
 import { API_PREFIXES } from '../common/routes/api-prefixes';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -20,26 +29,45 @@ function isPrivateRoute(req: AuthenticatedRequest): boolean {
   return path === API_PREFIXES.private || path.startsWith(`${API_PREFIXES.private}/`);
 }
 
+/** A guard transaction of the interceptor, for handlers that do not store their answer themselves. */
+interface Guard {
+  runner: QueryRunner;
+  done: boolean;
+}
+
 /**
  * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7).
  *
  * Put on each private POST, PATCH and DELETE handler by `@Idempotent()`: it runs after the
  * guards, so the caller's project is known and a rate-limited request never claims a key.
  *
- * The stored answer is taken at `res.send`, the one place every JSON answer passes through,
- * whoever produced it: Nest's reply of the result, enveloped by `EnvelopeExpressAdapter` (`res.json` → `res.send`) or the
- * global exception filter's error envelope. For a claimed request `res.send` is replaced, for
- * this response only, by one that first writes the record (or deletes the claim for a 5xx) and
- * only then hands the very same bytes to Express. So the record is final in the database before
- * the client can read a single byte of the answer: a retry sent right after the answer arrives
- * is always a replay, never a 409. Nest does not wait for the bytes to be written, so deferring
- * them is invisible to it.
+ * Nothing is written before the work: a record only ever holds a finished answer, and "still
+ * running" is a transaction-scoped advisory lock on (project, key) that PostgreSQL frees with
+ * the transaction, whatever happens to the process (killed, cut off, shut down past its deadline).
+ *
+ * - Handlers with `@IdempotencyScope()` pass the request's `IdempotencyContext` to the
+ *   transaction of their write, which takes the lock and stores the answer with the work (see
+ *   `IdempotencyContext`). Here only the answers that wrote nothing are stored (a 4xx, a read).
+ * - Other handlers get a guard transaction of the interceptor's own, on another connection: it
+ *   takes the lock before the handler runs and stores the answer when it is sent. No key is ever
+ *   stuck, but a process killed between the work's commit and the answer's would let a retry run
+ *   the work again: convert the handler.
+ *
+ * The answer is taken at `res.send`, the one place every JSON answer passes through, whoever
+ * produced it: Nest's reply of the result, enveloped by `EnvelopeExpressAdapter` (`res.json` →
+ * `res.send`) or the global exception filter's error envelope. Its bytes go out only once the
+ * record is final in the database: a retry sent right after the answer arrives is a replay, never
+ * a 409. A 5xx is not stored: it may be retried.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Idempotency');
+  private readonly inTransaction = new WeakMap<object, boolean>();
 
-  constructor(private readonly store: IdempotencyService) {}
+  constructor(
+    private readonly store: IdempotencyService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
@@ -61,29 +89,89 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const projectId = caller.project.id;
     const fingerprint = this.store.fingerprint(req.method, req.originalUrl, req.body);
-    return defer(() => this.store.claim(projectId, key, fingerprint)).pipe(
-      mergeMap((outcome) => {
-        switch (outcome.kind) {
-          case 'claimed':
-            this.recordAnswer(res, projectId, key, fingerprint);
-            return next.handle();
-          case 'replay':
-            this.replayAnswer(res, outcome.status, outcome.body);
-            // Nest replies with this null through `res.send()`, which now sends the stored answer.
-            return of(null);
-          case 'in-use':
-            return throwError(() => new DomainError('IDEMPOTENCY_KEY_IN_USE'));
-          case 'reused':
-            return throwError(() => new DomainError('IDEMPOTENCY_KEY_REUSED'));
-        }
+    const handler = context.getHandler();
+    const status = successStatus(handler, req.method);
+    const requestId = requestIdOf(req);
+    const idem = new IdempotencyContext(this.store, projectId, key, fingerprint, (data) => ({
+      status,
+      text: JSON.stringify({ ok: true, requestId, data }),
+    }));
+
+    if (this.handlesInTransaction(handler)) {
+      attachIdempotencyContext(req, idem);
+      return defer(() => this.store.find(projectId, key, fingerprint)).pipe(
+        mergeMap((earlier) => {
+          if (earlier) return this.answerEarlier(res, earlier);
+          this.recordAnswer(res, idem);
+          return next
+            .handle()
+            .pipe(
+              catchError((error: unknown) =>
+                error instanceof EarlierAnswerFound
+                  ? this.answerEarlier(res, error.answer)
+                  : throwError(() => error),
+              ),
+            );
+        }),
+      );
+    }
+
+    return defer(() => this.openGuard(projectId, key, fingerprint)).pipe(
+      mergeMap(({ guard, earlier }) => {
+        if (earlier) return this.answerEarlier(res, earlier);
+        this.recordAnswer(res, idem, guard!);
+        return next.handle();
       }),
     );
   }
 
+  private handlesInTransaction(handler: object): boolean {
+    let known = this.inTransaction.get(handler);
+    if (known === undefined) {
+      known = Reflect.getMetadata(IDEMPOTENCY_IN_TRANSACTION, handler) === true;
+      this.inTransaction.set(handler, known);
+    }
+    return known;
+  }
+
+  private answerEarlier(res: Response, earlier: EarlierAnswer): Observable<unknown> {
+    switch (earlier.kind) {
+      case 'replay':
+        this.replayAnswer(res, earlier.status, earlier.body);
+        // Nest replies with this null through `res.send()`, which now sends the stored answer.
+        return of(null);
+      case 'in-use':
+        return throwError(() => new DomainError('IDEMPOTENCY_KEY_IN_USE'));
+      case 'reused':
+        return throwError(() => new DomainError('IDEMPOTENCY_KEY_REUSED'));
+    }
+  }
+
+  /** The guard transaction of a handler that does not store its answer itself: the key's lock, then what is stored. */
+  private async openGuard(
+    projectId: string,
+    key: string,
+    fingerprint: string,
+  ): Promise<{ guard?: Guard; earlier?: EarlierAnswer }> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      const earlier = await this.store.lockKey(runner.manager, projectId, key, fingerprint);
+      if (!earlier) return { guard: { runner, done: false } };
+      await endGuard({ runner, done: false }, false);
+      return { earlier };
+    } catch (error) {
+      await endGuard({ runner, done: false }, false);
+      throw error;
+    }
+  }
+
   /** Makes the first `res.send` of this response store the answer before it is sent. */
-  private recordAnswer(res: Response, projectId: string, key: string, fingerprint: string): void {
+  private recordAnswer(res: Response, idem: IdempotencyContext, guard?: Guard): void {
     const { store, logger } = this;
     const reqId = requestIdOf(res.req);
+    const { projectId, key, fingerprint } = idem;
     const originalSend: Send = res.send;
     let settled = false;
 
@@ -99,26 +187,46 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
       settled = true;
       res.send = originalSend;
-      const status = res.statusCode;
+      let status = res.statusCode;
       const text =
         typeof body === 'string' && isJsonContentType(res.getHeader('Content-Type')) ? body : undefined;
-      const write =
-        status < 500 && text !== undefined
-          ? store.complete(projectId, key, fingerprint, status, text)
-          : // A 5xx may be retried; an answer that is not JSON is not kept either.
-            store.release(projectId, key, fingerprint);
+      let sent: unknown = body;
+      let write: Promise<void>;
+      const committed = idem.committed;
+      if (committed) {
+        if (status >= 500) {
+          // the work committed with its answer, then the handler failed: the stored answer is the truth
+          status = committed.status;
+          sent = committed.text;
+          res.status(status);
+          write = Promise.resolve();
+        } else if (text !== committed.text || status !== committed.status) {
+          logger.warn(
+            { reqId, status },
+            'The answer differs from the one stored with the work; the handler should return its work result',
+          );
+          write = store.replace(projectId, key, fingerprint, status, text ?? committed.text);
+        } else write = Promise.resolve();
+      } else if (status < 500 && text !== undefined && !idem.inUse) {
+        write = guard
+          ? store.save(projectId, key, fingerprint, status, text, guard.runner.manager)
+          : store.save(projectId, key, fingerprint, status, text);
+      } else {
+        // A 5xx may be retried; an answer that is not JSON is not kept either.
+        write = Promise.resolve();
+      }
       write
+        .then(() => guard && endGuard(guard, true))
         .catch((err: unknown) => {
           logger.error(
             { reqId, err: err instanceof Error ? err.message : String(err), status },
             'Storing the idempotent answer failed',
           );
-          // Better a key that may be retried than one stuck "in use" for 24 hours.
-          return store.release(projectId, key, fingerprint).catch(() => undefined);
+          return guard && endGuard(guard, false);
         })
         .finally(() => {
           try {
-            originalSend.call(res, body);
+            originalSend.call(res, sent);
           } catch (err) {
             logger.error(
               { reqId, err: err instanceof Error ? err.message : String(err) },
@@ -131,19 +239,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     };
     res.send = patchedSend as Send;
 
-    // An answer that never went through `res.send` (a stream, `res.end()`): nothing to store,
-    // but the key must not stay "in use" for 24 hours.
-    res.once('finish', () => {
+    // An answer that never went through `res.send` (a stream, `res.end()`), or a connection that
+    // closed first: nothing to store, and the guard transaction must end.
+    const abandon = () => {
       if (settled) return;
       settled = true;
       res.send = originalSend;
-      store.release(projectId, key, fingerprint).catch((err: unknown) => {
-        logger.error(
-          { reqId, err: err instanceof Error ? err.message : String(err) },
-          'Releasing an idempotency key failed',
-        );
-      });
-    });
+      if (guard) void endGuard(guard, false);
+    };
+    res.once('finish', abandon);
+    res.once('close', abandon);
   }
 
   /** Makes the next `res.send` of this response send the stored answer instead. */
@@ -158,4 +263,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return originalSend.call(res, typeof stored === 'string' ? stored : JSON.stringify(stored ?? null));
     }) as Send;
   }
+}
+
+/** Commits (or rolls back) the guard transaction and gives its connection back, once. */
+async function endGuard(guard: Guard, commit: boolean): Promise<void> {
+  if (guard.done) return;
+  guard.done = true;
+  const { runner } = guard;
+  try {
+    if (runner.isTransactionActive) {
+      if (commit) await runner.commitTransaction();
+      else await runner.rollbackTransaction();
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** The status of the handler's success answer: `@HttpCode()`, else 201 for POST and 200 otherwise (Nest's rule). */
+function successStatus(handler: object, method: string): number {
+  const code: unknown = Reflect.getMetadata(HTTP_CODE_METADATA, handler);
+  return typeof code === 'number' ? code : method === 'POST' ? 201 : 200;
 }

@@ -1,22 +1,23 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { fingerprintKey, requestFingerprint } from './idempotency-fingerprint';
+
+/** Second argument of `hashtextextended` for the advisory lock of a key (any constant, the same on every replica). */
+const LOCK_SEED = 7_152_015;
 
 /** How long a key is remembered (product.md 7). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** How often expired records are deleted, by every replica (the delete is cheap and idempotent). */
 export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 
-/** What the first step of an idempotent request found. */
-export type ClaimOutcome =
-  /** The key was free (or expired): this request runs and owns the record. */
-  | { kind: 'claimed' }
+/** What an earlier request with the same key left. */
+export type EarlierAnswer =
   /** The same request already finished: send this again. */
   | { kind: 'replay'; status: number; body: unknown }
-  /** The first request with this key has not finished yet. */
+  /** The first request with this key has not finished yet (another replica holds the key). */
   | { kind: 'in-use' }
   /** The key was used for another request. */
   | { kind: 'reused' };
@@ -29,9 +30,11 @@ interface RecordRow {
 }
 
 /**
- * The `idempotency_records` table (product.md 7). Every decision is one SQL statement on the
- * shared database, so replicas agree: the claim is an atomic `INSERT ... ON CONFLICT`, the
- * clock is the database's `now()`.
+ * The `idempotency_records` table (product.md 7). A record holds a finished answer only: it is
+ * written in the same transaction as the work (see `IdempotencyContext`), so an interrupted
+ * request leaves its answer or nothing. "Still running" is a transaction-scoped advisory lock on
+ * (project, key), which PostgreSQL frees with the transaction, whatever happens to the process.
+ * The clock is the database's `now()`, so replicas agree.
  */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
@@ -64,66 +67,82 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Takes the key for this request, or says why not. An expired record counts as absent: the
-   * `ON CONFLICT DO UPDATE ... WHERE expires_at < now()` overwrites it in the same atomic
-   * statement (a live record is left alone, exactly like `DO NOTHING`). A record that
-   * disappears between the two statements (released after a 5xx, or pruned) is claimed again.
+   * The answer stored for the key, if any (a record with no answer is a claim written by an
+   * older version of the service: still running, unless expired). `undefined`: the key is free.
+   * Read through `em` inside a transaction, or through the pool.
    */
-  async claim(projectId: string, key: string, fingerprint: string): Promise<ClaimOutcome> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const claimed: unknown[] = await this.dataSource.query(
-        `INSERT INTO idempotency_records AS r (project_id, key, fingerprint, response_status, response_body, expires_at)
-         VALUES ($1, $2, $3, NULL, NULL, now() + make_interval(hours => $4))
-         ON CONFLICT (project_id, key) DO UPDATE
-            SET fingerprint = EXCLUDED.fingerprint, response_status = NULL, response_body = NULL,
-                created_at = now(), expires_at = EXCLUDED.expires_at
-          WHERE r.expires_at < now()
-         RETURNING 1 AS claimed`,
-        [projectId, key, fingerprint, IDEMPOTENCY_TTL_HOURS],
-      );
-      if (claimed.length > 0) return { kind: 'claimed' };
-
-      const rows: RecordRow[] = await this.dataSource.query(
-        `SELECT fingerprint, response_status, response_body, expires_at < now() AS expired
-           FROM idempotency_records WHERE project_id = $1 AND key = $2`,
-        [projectId, key],
-      );
-      const row = rows[0];
-      if (!row || row.expired) continue;
-      // Running first: while the first request runs its answer is unknown, so any request
-      // with the key (the same or not) is told to come back later.
-      if (row.response_status === null) return { kind: 'in-use' };
-      if (row.fingerprint !== fingerprint) return { kind: 'reused' };
-      return { kind: 'replay', status: row.response_status, body: row.response_body };
-    }
-    // The record keeps appearing and vanishing: as good as busy.
-    return { kind: 'in-use' };
+  async find(
+    projectId: string,
+    key: string,
+    fingerprint: string,
+    em?: EntityManager,
+  ): Promise<EarlierAnswer | undefined> {
+    const rows: RecordRow[] = await (em ?? this.dataSource.manager).query(
+      `SELECT fingerprint, response_status, response_body, expires_at < now() AS expired
+         FROM idempotency_records WHERE project_id = $1 AND key = $2`,
+      [projectId, key],
+    );
+    const row = rows[0];
+    if (!row || row.expired) return undefined;
+    if (row.response_status === null) return { kind: 'in-use' };
+    if (row.fingerprint !== fingerprint) return { kind: 'reused' };
+    return { kind: 'replay', status: row.response_status, body: row.response_body };
   }
 
   /**
-   * Stores the final answer of a claimed request. The body is kept as the exact JSON text
-   * that was sent, as a jsonb string: a jsonb object would reorder its keys.
+   * Takes the key for the rest of `em`'s transaction (a transaction-scoped advisory lock on
+   * (project, key), so that it is freed by the commit, the rollback, or the end of the session
+   * when the process dies), then reads what an earlier request left. Another transaction
+   * holding the key, here or on another replica: `in-use`, at once.
    */
-  async complete(
+  async lockKey(
+    em: EntityManager,
+    projectId: string,
+    key: string,
+    fingerprint: string,
+  ): Promise<EarlierAnswer | undefined> {
+    const [{ locked }]: Array<{ locked: boolean }> = await em.query(
+      `SELECT pg_try_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, ${LOCK_SEED})) AS locked`,
+      [projectId, key],
+    );
+    if (!locked) return { kind: 'in-use' };
+    return this.find(projectId, key, fingerprint, em);
+  }
+
+  /**
+   * Stores the answer of a request. In the work's transaction (`em`), under the key's lock, this
+   * is the record that commits with the work. Without `em` (an answer of a request that wrote
+   * nothing, such as a 4xx), an answer already there wins.
+   * The body is kept as the exact JSON text that was sent, as a jsonb string: a jsonb object would
+   * reorder its keys.
+   */
+  async save(
     projectId: string,
     key: string,
     fingerprint: string,
     status: number,
     bodyText: string,
+    em?: EntityManager,
   ): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE idempotency_records SET response_status = $4, response_body = to_jsonb($5::text)
-        WHERE project_id = $1 AND key = $2 AND fingerprint = $3 AND response_status IS NULL`,
-      [projectId, key, fingerprint, status, bodyText],
+    // In the work's transaction the key is locked and was free: this answer is the truth, even
+    // over an error answer that a duplicate stored meanwhile. Outside, a live answer wins.
+    await (em ?? this.dataSource.manager).query(
+      `INSERT INTO idempotency_records AS r (project_id, key, fingerprint, response_status, response_body, expires_at)
+       VALUES ($1, $2, $3, $4, to_jsonb($5::text), now() + make_interval(hours => $6))
+       ON CONFLICT (project_id, key) DO UPDATE
+          SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
+              response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at
+        WHERE $7 OR r.expires_at < now() OR (r.response_status IS NULL AND r.fingerprint = EXCLUDED.fingerprint)`,
+      [projectId, key, fingerprint, status, bodyText, IDEMPOTENCY_TTL_HOURS, em !== undefined],
     );
   }
 
-  /** Gives a claimed key back (5xx, or an answer that cannot be stored): it may be retried. */
-  async release(projectId: string, key: string, fingerprint: string): Promise<void> {
+  /** Replaces the stored answer of this request (the handler answered more than its work returned). */
+  async replace(projectId: string, key: string, fingerprint: string, status: number, bodyText: string) {
     await this.dataSource.query(
-      `DELETE FROM idempotency_records
-        WHERE project_id = $1 AND key = $2 AND fingerprint = $3 AND response_status IS NULL`,
-      [projectId, key, fingerprint],
+      `UPDATE idempotency_records SET response_status = $4, response_body = to_jsonb($5::text)
+        WHERE project_id = $1 AND key = $2 AND fingerprint = $3`,
+      [projectId, key, fingerprint, status, bodyText],
     );
   }
 

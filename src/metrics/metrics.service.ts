@@ -49,6 +49,18 @@ export class MetricsService implements OnApplicationBootstrap {
     registers: [this.registry],
   });
 
+  private readonly storeCircuitOpened = new Counter({
+    name: 'rate_limit_store_circuit_opened_total',
+    help: 'Times the rate-limit Redis failed and was then skipped for RATE_LIMIT_REDIS_PAUSE_MS (limits not enforced).',
+    registers: [this.registry],
+  });
+
+  private readonly storeSkipped = new Counter({
+    name: 'rate_limit_store_skipped_total',
+    help: 'Rate-limit checks let through without counting while the Redis circuit was open.',
+    registers: [this.registry],
+  });
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly catalog: RouteCatalog,
@@ -104,6 +116,10 @@ export class MetricsService implements OnApplicationBootstrap {
       });
       next();
     };
+  }
+
+  recordRateLimitStore(event: 'opened' | 'skipped'): void {
+    (event === 'opened' ? this.storeCircuitOpened : this.storeSkipped).inc();
   }
 
   recordRedemption(outcome: string): void {

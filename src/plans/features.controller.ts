@@ -8,6 +8,7 @@ import { PageQueryDto } from '../common/http/pagination';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { FeaturesService } from './features.service';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 
@@ -29,8 +30,12 @@ export class FeaturesController {
   @ApiOperation({ summary: 'Create a feature' })
   @ApiEnvelope(FeatureView, { status: 201 })
   @ApiErrors('SLUG_TAKEN')
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreateFeatureDto) {
-    return this.features.create(project.id, dto);
+  create(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: CreateFeatureDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.features.create(project.id, dto, idem);
   }
 
   @Get(':featureId')
@@ -50,8 +55,9 @@ export class FeaturesController {
     @CurrentProject() project: CallerProject,
     @IdParam('featureId') featureId: number,
     @Body() dto: UpdateFeatureDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.features.update(project.id, featureId, dto);
+    return this.features.update(project.id, featureId, dto, idem);
   }
 
   @Delete(':featureId')
@@ -59,7 +65,11 @@ export class FeaturesController {
   @ApiOperation({ summary: 'Delete a feature that no quota uses' })
   @ApiEnvelope(SuccessView)
   @ApiErrors('FEATURE_NOT_FOUND', 'FEATURE_IN_USE')
-  remove(@CurrentProject() project: CallerProject, @IdParam('featureId') featureId: number) {
-    return this.features.remove(project.id, featureId);
+  remove(
+    @CurrentProject() project: CallerProject,
+    @IdParam('featureId') featureId: number,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.features.remove(project.id, featureId, idem);
   }
 }

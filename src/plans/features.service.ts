@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, PageQueryDto, likePattern, toPage } from '../common/http/pagination';
 import { violatedConstraint } from '../database/pg-errors';
@@ -17,20 +19,26 @@ const UPDATABLE = ['slug', 'name', 'description', 'metered', 'unit'] as const;
 export class FeaturesService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async create(projectId: string, dto: CreateFeatureDto): Promise<FeatureView> {
-    const feature = await guardSlug(FEATURE_SLUG_INDEX, () =>
-      this.dataSource.manager.save(
-        this.dataSource.manager.create(Feature, {
-          projectId,
-          slug: dto.slug,
-          name: dto.name,
-          description: dto.description ?? '',
-          metered: dto.metered ?? false,
-          unit: dto.unit ?? '',
-        }),
+  async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
+    return guardSlug(FEATURE_SLUG_INDEX, () =>
+      inTransaction(
+        this.dataSource,
+        async (em) =>
+          toFeatureView(
+            await em.save(
+              em.create(Feature, {
+                projectId,
+                slug: dto.slug,
+                name: dto.name,
+                description: dto.description ?? '',
+                metered: dto.metered ?? false,
+                unit: dto.unit ?? '',
+              }),
+            ),
+          ),
+        { participant: idem },
       ),
     );
-    return toFeatureView(feature);
   }
 
   /** Newest first; `search` is a case-insensitive substring of the name or slug. */
@@ -52,34 +60,47 @@ export class FeaturesService {
     return toFeatureView(await this.find(this.dataSource.manager, projectId, featureId));
   }
 
-  async update(projectId: string, featureId: number, dto: UpdateFeatureDto): Promise<FeatureView> {
+  async update(
+    projectId: string,
+    featureId: number,
+    dto: UpdateFeatureDto,
+    idem?: IdempotencyContext,
+  ): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
-      this.dataSource.transaction(async (em) => {
-        // No-key-update: plan writes that only reference the feature (key-share) are not held up.
-        const feature = await this.find(em, projectId, featureId, 'for_no_key_update');
-        const changes = changedFields(feature, dto, UPDATABLE);
-        if (Object.keys(changes).length === 0) return toFeatureView(feature);
-        await em.update(Feature, { id: feature.id, projectId }, changes);
-        return toFeatureView(await this.find(em, projectId, featureId));
-      }),
+      inTransaction(
+        this.dataSource,
+        async (em) => {
+          // No-key-update: plan writes that only reference the feature (key-share) are not held up.
+          const feature = await this.find(em, projectId, featureId, 'for_no_key_update');
+          const changes = changedFields(feature, dto, UPDATABLE);
+          if (Object.keys(changes).length === 0) return toFeatureView(feature);
+          await em.update(Feature, { id: feature.id, projectId }, changes);
+          return toFeatureView(await this.find(em, projectId, featureId));
+        },
+        { participant: idem },
+      ),
     );
   }
 
   /** FEATURE_IN_USE while any quota uses the feature. */
-  async remove(projectId: string, featureId: number): Promise<{ success: true }> {
+  async remove(projectId: string, featureId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
-      await this.dataSource.transaction(async (em) => {
-        // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
-        const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
-        if (await em.exists(Quota, { where: { featureId: feature.id, projectId } }))
-          throw new DomainError('FEATURE_IN_USE');
-        await em.delete(Feature, { id: feature.id, projectId });
-      });
+      return await inTransaction(
+        this.dataSource,
+        async (em) => {
+          // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
+          const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
+          if (await em.exists(Quota, { where: { featureId: feature.id, projectId } }))
+            throw new DomainError('FEATURE_IN_USE');
+          await em.delete(Feature, { id: feature.id, projectId });
+          return { success: true as const };
+        },
+        { participant: idem },
+      );
     } catch (error) {
       if (violatedConstraint(error) === 'quotas_feature_fk') throw new DomainError('FEATURE_IN_USE');
       throw error;
     }
-    return { success: true };
   }
 
   private async find(

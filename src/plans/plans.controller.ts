@@ -7,6 +7,7 @@ import { IdParam } from '../common/http/id-param';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CreatePlanDto, PlanListQueryDto, PlanView, UpdatePlanDto } from './dto/plan.dto';
 import { PlansService } from './plans.service';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 
@@ -28,8 +29,12 @@ export class PlansController {
   @ApiOperation({ summary: 'Create a plan with its quotas' })
   @ApiEnvelope(PlanView, { status: 201 })
   @ApiErrors('SLUG_TAKEN', 'FEATURE_NOT_FOUND')
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreatePlanDto) {
-    return this.plans.create(project.id, dto);
+  create(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: CreatePlanDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.plans.create(project.id, dto, idem);
   }
 
   @Get(':planId')
@@ -49,8 +54,9 @@ export class PlansController {
     @CurrentProject() project: CallerProject,
     @IdParam('planId') planId: number,
     @Body() dto: UpdatePlanDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.plans.update(project.id, planId, dto);
+    return this.plans.update(project.id, planId, dto, idem);
   }
 
   @Delete(':planId')
@@ -58,7 +64,11 @@ export class PlansController {
   @ApiOperation({ summary: 'Delete a plan and its quotas, unless subscriptions or codes refer to it' })
   @ApiEnvelope(SuccessView)
   @ApiErrors('PLAN_NOT_FOUND', 'PLAN_IN_USE')
-  remove(@CurrentProject() project: CallerProject, @IdParam('planId') planId: number) {
-    return this.plans.remove(project.id, planId);
+  remove(
+    @CurrentProject() project: CallerProject,
+    @IdParam('planId') planId: number,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.plans.remove(project.id, planId, idem);
   }
 }

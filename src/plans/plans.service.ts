@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { CodeBatch } from '../codes/entities/code-batch.entity';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
@@ -82,21 +84,31 @@ export class PlansService {
   }
 
   /** A plan and its quotas in one transaction; each quota's feature must belong to the project. */
-  async create(projectId: string, dto: CreatePlanDto): Promise<PlanView> {
+  async create(projectId: string, dto: CreatePlanDto, idem?: IdempotencyContext): Promise<PlanView> {
     return guardSlug(PLAN_SLUG_INDEX, () =>
-      this.dataSource.transaction(async (em) => {
-        const quotas = dto.quotas ?? [];
-        await this.lockFeatures(em, projectId, quotas);
-        const plan = await em.save(
-          em.create(Plan, { projectId, slug: dto.slug, name: dto.name, value: dto.value, group: dto.group }),
-        );
-        if (quotas.length > 0)
-          await em.insert(
-            Quota,
-            quotas.map((q) => quotaRow(projectId, plan.id, q)),
+      inTransaction(
+        this.dataSource,
+        async (em) => {
+          const quotas = dto.quotas ?? [];
+          await this.lockFeatures(em, projectId, quotas);
+          const plan = await em.save(
+            em.create(Plan, {
+              projectId,
+              slug: dto.slug,
+              name: dto.name,
+              value: dto.value,
+              group: dto.group,
+            }),
           );
-        return this.get(projectId, plan.id, em);
-      }),
+          if (quotas.length > 0)
+            await em.insert(
+              Quota,
+              quotas.map((q) => quotaRow(projectId, plan.id, q)),
+            );
+          return this.get(projectId, plan.id, em);
+        },
+        { participant: idem },
+      ),
     );
   }
 
@@ -105,61 +117,74 @@ export class PlansService {
    * id and createdAt (and is updated in place), the others are deleted or created. `group` and
    * `value` are accepted only when equal to the stored ones (PLAN_FIELD_IMMUTABLE otherwise).
    */
-  async update(projectId: string, planId: number, dto: UpdatePlanDto): Promise<PlanView> {
+  async update(
+    projectId: string,
+    planId: number,
+    dto: UpdatePlanDto,
+    idem?: IdempotencyContext,
+  ): Promise<PlanView> {
     return guardSlug(PLAN_SLUG_INDEX, () =>
-      this.dataSource.transaction(async (em) => {
-        // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
-        const plan = await em.findOne(Plan, {
-          where: { id: planId, projectId },
-          lock: { mode: 'for_no_key_update' },
-        });
-        if (!plan) throw new DomainError('PLAN_NOT_FOUND');
-        if (dto.group !== undefined && dto.group !== plan.group) {
-          throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The group of a plan cannot be changed.');
-        }
-        if (dto.value !== undefined && dto.value !== plan.value) {
-          throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The value of a plan cannot be changed.');
-        }
-        const changes = changedFields(plan, dto, ['name', 'slug'] as const);
-        const quotasChanged = dto.quotas
-          ? await this.replaceQuotas(em, projectId, plan.id, dto.quotas)
-          : false;
-        if (Object.keys(changes).length > 0 || quotasChanged) {
-          // A quota change is a change of the plan too: its updatedAt moves.
-          await em.update(
-            Plan,
-            { id: plan.id, projectId },
-            { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' },
-          );
-        }
-        return this.get(projectId, plan.id, em);
-      }),
+      inTransaction(
+        this.dataSource,
+        async (em) => {
+          // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
+          const plan = await em.findOne(Plan, {
+            where: { id: planId, projectId },
+            lock: { mode: 'for_no_key_update' },
+          });
+          if (!plan) throw new DomainError('PLAN_NOT_FOUND');
+          if (dto.group !== undefined && dto.group !== plan.group) {
+            throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The group of a plan cannot be changed.');
+          }
+          if (dto.value !== undefined && dto.value !== plan.value) {
+            throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The value of a plan cannot be changed.');
+          }
+          const changes = changedFields(plan, dto, ['name', 'slug'] as const);
+          const quotasChanged = dto.quotas
+            ? await this.replaceQuotas(em, projectId, plan.id, dto.quotas)
+            : false;
+          if (Object.keys(changes).length > 0 || quotasChanged) {
+            // A quota change is a change of the plan too: its updatedAt moves.
+            await em.update(
+              Plan,
+              { id: plan.id, projectId },
+              { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' },
+            );
+          }
+          return this.get(projectId, plan.id, em);
+        },
+        { participant: idem },
+      ),
     );
   }
 
   /** PLAN_IN_USE while subscriptions, codes or code batches refer to the plan; its quotas go with it. */
-  async remove(projectId: string, planId: number): Promise<{ success: true }> {
+  async remove(projectId: string, planId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
-      await this.dataSource.transaction(async (em) => {
-        // The row lock waits for writers that are adding a reference (their foreign key check holds a key-share lock).
-        const plan = await em.findOne(Plan, {
-          where: { id: planId, projectId },
-          lock: { mode: 'pessimistic_write' },
-        });
-        if (!plan) throw new DomainError('PLAN_NOT_FOUND');
-        const where = { where: { planId: plan.id, projectId } };
-        const inUse =
-          (await em.exists(Subscription, where)) ||
-          (await em.exists(Code, where)) ||
-          (await em.exists(CodeBatch, where));
-        if (inUse) throw new DomainError('PLAN_IN_USE');
-        await em.delete(Plan, { id: plan.id, projectId });
-      });
+      return await inTransaction(
+        this.dataSource,
+        async (em) => {
+          // The row lock waits for writers that are adding a reference (their foreign key check holds a key-share lock).
+          const plan = await em.findOne(Plan, {
+            where: { id: planId, projectId },
+            lock: { mode: 'pessimistic_write' },
+          });
+          if (!plan) throw new DomainError('PLAN_NOT_FOUND');
+          const where = { where: { planId: plan.id, projectId } };
+          const inUse =
+            (await em.exists(Subscription, where)) ||
+            (await em.exists(Code, where)) ||
+            (await em.exists(CodeBatch, where));
+          if (inUse) throw new DomainError('PLAN_IN_USE');
+          await em.delete(Plan, { id: plan.id, projectId });
+          return { success: true as const };
+        },
+        { participant: idem },
+      );
     } catch (error) {
       if (PLAN_REFERENCES.has(violatedConstraint(error) ?? '')) throw new DomainError('PLAN_IN_USE');
       throw error;
     }
-    return { success: true };
   }
 
   /**

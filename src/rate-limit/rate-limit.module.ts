@@ -3,6 +3,8 @@ import { APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { MetricsModule } from '../metrics/metrics.module';
+import { MetricsService } from '../metrics/metrics.service';
 import { PostgresRateLimitStore } from './postgres-rate-limit.store';
 import { AddressRateLimitGuard } from './rate-limit.guard';
 import { RATE_LIMIT_STORE, RateLimitClock, RateLimitStore } from './rate-limit.store';
@@ -13,10 +15,19 @@ function createStore(
   config: AppConfig,
   dataSource: DataSource,
   clock: RateLimitClock,
+  metrics: MetricsService,
 ): RateLimitStore | null {
   if (!config.get('RATE_LIMIT_ENABLED')) return null;
   if (config.get('RATE_LIMIT_STORE') === 'redis')
-    return new RedisRateLimitStore(config.get('REDIS_URL')!, config.get('REDIS_KEY_PREFIX'));
+    return new RedisRateLimitStore(
+      config.get('REDIS_URL')!,
+      config.get('REDIS_KEY_PREFIX'),
+      config.get('RATE_LIMIT_REDIS_PAUSE_MS'),
+      {
+        opened: () => metrics.recordRateLimitStore('opened'),
+        skipped: () => metrics.recordRateLimitStore('skipped'),
+      },
+    );
   return new PostgresRateLimitStore(dataSource, clock);
 }
 
@@ -26,11 +37,12 @@ function createStore(
  * `/api/public` (product.md 10). `AuthModule` imports and re-exports it, so that every controller's module can make the key guard.
  */
 @Module({
+  imports: [MetricsModule],
   providers: [
     RateLimitClock,
     {
       provide: RATE_LIMIT_STORE,
-      inject: [AppConfig, getDataSourceToken(), RateLimitClock],
+      inject: [AppConfig, getDataSourceToken(), RateLimitClock, MetricsService],
       useFactory: createStore,
     },
     RateLimiter,

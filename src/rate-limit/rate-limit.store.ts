@@ -12,7 +12,8 @@ export interface WindowHit {
  * round trip, atomically, so that concurrent requests on several replicas are all counted.
  */
 export interface RateLimitStore {
-  hit(subject: string, windowSeconds: number): Promise<WindowHit>;
+  /** `null`: the store skipped counting (Redis's circuit is open); the request goes through. */
+  hit(subject: string, windowSeconds: number): Promise<WindowHit | null>;
   /** Opens the connection at start, when the store has one of its own. */
   connect?(): Promise<void>;
   /** Deletes counters whose window has ended, when the store does not expire them itself. */

@@ -64,13 +64,14 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
   async consume(kind: LimitKind, subject: string, res: Response): Promise<void> {
     const limit = this.limits[kind];
     if (!this.store || limit === 0) return;
-    let hit: WindowHit;
+    let hit: WindowHit | null;
     try {
       hit = await this.store.hit(`${kind}:${subject}`, this.windowSeconds);
     } catch (error) {
       this.reportFailure(error, requestIdOf(res.req));
       return;
     }
+    if (!hit) return; // not counted: the store is skipped for a while (it logged why, once)
     // never more than a window (a stored end is rounded to the millisecond), never less than 1 s
     const resetSeconds = Math.min(this.windowSeconds, Math.max(1, Math.ceil(hit.resetSeconds - 0.001)));
     this.advertise(res, limit, Math.max(0, limit - hit.count), resetSeconds);

@@ -7,6 +7,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './dto/redemption.dto';
 import { RedemptionsService } from './redemptions.service';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 
@@ -44,8 +45,9 @@ export class RedemptionsController {
     @CurrentProject() project: CallerProject,
     @Body() dto: RedeemCodeDto,
     @Query() query: DryRunQueryDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.redemptions.redeem(project, dto, query.dryRun);
+    return this.redemptions.redeem(project, dto, query.dryRun, idem);
   }
 
   @Post('codes/redeem')
@@ -58,8 +60,9 @@ export class RedemptionsController {
     @CurrentProject() project: CallerProject,
     @Body() dto: RedeemCodeDto,
     @Query() query: DryRunQueryDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.redemptions.redeem(project, dto, query.dryRun);
+    return this.redemptions.redeem(project, dto, query.dryRun, idem);
   }
 
   @Post('subscriptions/activate')
@@ -75,7 +78,8 @@ export class RedemptionsController {
     @CurrentProject() project: CallerProject,
     @Body() dto: ActivateDto,
     @Query() query: DryRunQueryDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.redemptions.activate(project, dto, query.dryRun);
+    return this.redemptions.activate(project, dto, query.dryRun, idem);
   }
 }

@@ -13,6 +13,7 @@ import { inTransaction } from '../database/transaction';
 import { toCustomerListItem } from '../customers/customers.mapper';
 import { boundaryKey, EventWindow, NewEvent } from '../events/event-types';
 import { EventsService, toEventWindow } from '../events/events.service';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { MetricsService } from '../metrics/metrics.service';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
@@ -63,12 +64,18 @@ export class RedemptionsService {
     private readonly events: EventsService,
   ) {}
 
-  redeem(project: CallerProject, dto: RedeemCodeDto, dryRun = false): Promise<RedemptionResult> {
+  redeem(
+    project: CallerProject,
+    dto: RedeemCodeDto,
+    dryRun = false,
+    idem?: IdempotencyContext,
+  ): Promise<RedemptionResult> {
     return this.redeemFor(
       project,
       { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
       dto.code,
       dryRun,
+      idem,
     );
   }
 
@@ -78,52 +85,59 @@ export class RedemptionsService {
     target: GrantTarget,
     rawCode: string,
     dryRun = false,
+    idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
-    return this.run(dryRun, async (em, now) => {
-      // The code and the customer locked, and the code marked redeemed, in one statement.
-      const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
-      const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
-      const plan = this.planOf(project, locked.code);
-      const customer =
-        locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
-      const outcome = await this.grantTo(
-        em,
-        project,
-        target,
-        now,
-        plan,
-        locked.code.duration,
-        'code',
-        locked.code.id,
-        customer,
-      );
-      // only a customer created by this call was not there to be marked as the redeemer
-      if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
-      else
-        Object.assign(locked.code, {
-          status: 'redeemed',
-          redeemedAt: now,
-          redeemedByCustomerId: outcome.customer.id,
-          updatedAt: now,
-        });
-      return { ...outcome, code: locked.code };
-    });
+    return this.run(
+      dryRun,
+      async (em, now) => {
+        // The code and the customer locked, and the code marked redeemed, in one statement.
+        const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
+        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
+        const plan = this.planOf(project, locked.code);
+        const customer =
+          locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
+        const outcome = await this.grantTo(
+          em,
+          project,
+          target,
+          now,
+          plan,
+          locked.code.duration,
+          'code',
+          locked.code.id,
+          customer,
+        );
+        // only a customer created by this call was not there to be marked as the redeemer
+        if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
+        return outcome;
+      },
+      idem,
+    );
   }
 
-  activate(project: CallerProject, dto: ActivateDto, dryRun = false): Promise<RedemptionResult> {
-    return this.run(dryRun, async (em, now) => {
-      const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
-      return this.grantTo(
-        em,
-        project,
-        { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
-        now,
-        plan,
-        dto.duration ?? null,
-        'activation',
-        null,
-      );
-    });
+  activate(
+    project: CallerProject,
+    dto: ActivateDto,
+    dryRun = false,
+    idem?: IdempotencyContext,
+  ): Promise<RedemptionResult> {
+    return this.run(
+      dryRun,
+      async (em, now) => {
+        const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
+        return this.grantTo(
+          em,
+          project,
+          { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
+          now,
+          plan,
+          dto.duration ?? null,
+          'activation',
+          null,
+        );
+      },
+      idem,
+    );
   }
 
   /**
@@ -133,10 +147,11 @@ export class RedemptionsService {
   private async run(
     dryRun: boolean,
     work: (em: EntityManager, now: Date) => Promise<Outcome>,
+    idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
-    if (dryRun) return this.execute(true, work);
+    if (dryRun) return this.execute(true, work, idem);
     try {
-      const result = await this.execute(false, work);
+      const result = await this.execute(false, work, idem);
       this.metrics.recordRedemption('success');
       return result;
     } catch (error) {
@@ -148,17 +163,22 @@ export class RedemptionsService {
   private async execute(
     dryRun: boolean,
     work: (em: EntityManager, now: Date) => Promise<Outcome>,
+    idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inTransaction(this.dataSource, async (em) => {
-          const now = new Date();
-          const outcome = await work(em, now);
-          const result = await this.toResult(em, outcome, dryRun);
-          if (dryRun) throw new DryRunRollback(result);
-          await this.events.record(em, outcome.customer.projectId, this.eventsOf(outcome, result, now));
-          return result;
-        });
+        return await inTransaction(
+          this.dataSource,
+          async (em) => {
+            const now = new Date();
+            const outcome = await work(em, now);
+            const result = await this.toResult(em, outcome, dryRun);
+            if (dryRun) throw new DryRunRollback(result);
+            await this.events.record(em, outcome.customer.projectId, this.eventsOf(outcome, result, now));
+            return result;
+          },
+          { participant: idem },
+        );
       } catch (error) {
         if (error instanceof DryRunRollback) return error.result;
         // Two calls creating the same missing customer at once: the loser starts over and finds it.

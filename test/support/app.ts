@@ -26,6 +26,8 @@ export interface TestApp {
   http: TestAgent;
   dataSource: DataSource;
   databaseUrl: string;
+  /** The environment the application was started with (a child process of the same service needs its SECRET_ENCRYPTION_KEY). */
+  env: Readonly<Record<string, string>>;
   /** A project with one private and one public key, made through the admin interface. */
   createProject(settings?: {
     name?: string;
@@ -50,8 +52,11 @@ async function startApp(env: Record<string, string>): Promise<NestExpressApplica
 }
 
 /** Boots the real application on a database of its own; once per test file. */
-export async function createTestApp(extraEnv: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  extraEnv: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {},
+): Promise<TestApp> {
   const db = await createTestDatabase();
+  if (typeof extraEnv === 'function') extraEnv = extraEnv(db.url);
   const env = {
     DATABASE_URL: db.url,
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -71,6 +76,7 @@ export async function createTestApp(extraEnv: Record<string, string> = {}): Prom
     http,
     dataSource: app.get<DataSource>(getDataSourceToken()),
     databaseUrl: db.url,
+    env,
     async createProject(settings = {}) {
       const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
       const name = settings.name ?? `Project ${++counter}`;

@@ -4,6 +4,7 @@ import { DomainError } from '../errors/domain-error';
 import { ERROR_MESSAGES, ErrorCode } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
 import { requestIdOf } from './request-id';
+import { isDatabaseUnavailable } from '../../database/pg-errors';
 
 /** Framework errors (no route, a guard or pipe of a library) mapped onto our codes by status. */
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -15,6 +16,10 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   429: 'RATE_LIMITED',
   503: 'SERVICE_UNAVAILABLE',
 };
+
+/** `Retry-After` of a 503 for an unavailable database: about the time a restart or a failover takes. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable or too slow; retry later.';
 
 /**
  * Every error leaves through here: domain errors with their own code and status, framework
@@ -48,6 +53,15 @@ export class GlobalExceptionFilter implements ExceptionFilter {
 
   private toDomainError(exception: unknown, requestId: string): DomainError {
     if (exception instanceof DomainError) return exception;
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(
+        { reqId: requestId, err: exception instanceof Error ? exception.message : String(exception) },
+        'Database unavailable',
+      );
+      const error = new DomainError('SERVICE_UNAVAILABLE', DATABASE_UNAVAILABLE_MESSAGE);
+      error.retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS;
+      return error;
+    }
     if (exception instanceof HttpException) {
       const code = CODE_BY_STATUS[exception.getStatus()];
       if (code) {
