@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 import { DeliveryView, EventPageView, EventView, ListEventsQueryDto, RedeliveryView } from './dto/event.dto';
@@ -48,7 +49,8 @@ export class EventsController {
     @CurrentProject() project: CallerProject,
     @Param('eventId') id: string,
     @Body() dto: RedeliverDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.events.redeliver(project.id, id, dto);
+    return this.events.redeliver(project.id, id, dto, idem);
   }
 }

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
 import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DeliveryView, EventPageView, EventView, ListEventsQueryDto } from './dto/event.dto';
 import { RedeliverDto } from './dto/webhook-endpoint.dto';
 import { EventWindow, NewEvent } from './event-types';
@@ -137,20 +138,29 @@ export class EventsService {
    * Delivers an event again: to every endpoint enabled now whose filter takes its type, or to
    * the one named (whatever its filter); a disabled one named is WEBHOOK_ENDPOINT_DISABLED.
    */
-  redeliver(projectId: string, eventId: string, dto: RedeliverDto): Promise<{ deliveries: number }> {
-    return inTransaction(this.dataSource, async (em) => {
-      const event = await this.events.get(projectId, eventId, em);
-      if (!event) throw new DomainError('EVENT_NOT_FOUND');
-      let targets: string[];
-      if (dto.endpointId !== undefined) {
-        const endpoint = await this.endpoints.get(projectId, dto.endpointId, em);
-        if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
-        if (!endpoint.enabled) throw new DomainError('WEBHOOK_ENDPOINT_DISABLED');
-        targets = [endpoint.id];
-      } else {
-        targets = await this.endpoints.enabledFor(em, projectId, event.type);
-      }
-      return { deliveries: await this.events.addDeliveries(em, projectId, eventId, targets) };
-    });
+  redeliver(
+    projectId: string,
+    eventId: string,
+    dto: RedeliverDto,
+    idem?: IdempotencyContext,
+  ): Promise<{ deliveries: number }> {
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const event = await this.events.get(projectId, eventId, em);
+        if (!event) throw new DomainError('EVENT_NOT_FOUND');
+        let targets: string[];
+        if (dto.endpointId !== undefined) {
+          const endpoint = await this.endpoints.get(projectId, dto.endpointId, em);
+          if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+          if (!endpoint.enabled) throw new DomainError('WEBHOOK_ENDPOINT_DISABLED');
+          targets = [endpoint.id];
+        } else {
+          targets = await this.endpoints.enabledFor(em, projectId, event.type);
+        }
+        return { deliveries: await this.events.addDeliveries(em, projectId, eventId, targets) };
+      },
+      { participant: idem },
+    );
   }
 }

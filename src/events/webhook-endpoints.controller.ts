@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
 import {
@@ -26,8 +27,12 @@ export class WebhookEndpointsController {
   @Idempotent()
   @ApiOperation({ summary: 'Create a webhook endpoint; its signing secret is in this answer only' })
   @ApiEnvelope(WebhookEndpointWithSecretView, { status: 201 })
-  create(@CurrentProject() project: CallerProject, @Body() dto: CreateWebhookEndpointDto) {
-    return this.endpoints.create(project.id, dto);
+  create(
+    @CurrentProject() project: CallerProject,
+    @Body() dto: CreateWebhookEndpointDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.endpoints.create(project.id, dto, idem);
   }
 
   @Get()
@@ -54,16 +59,21 @@ export class WebhookEndpointsController {
     @CurrentProject() project: CallerProject,
     @Param('endpointId') id: string,
     @Body() dto: UpdateWebhookEndpointDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.endpoints.update(project.id, id, dto);
+    return this.endpoints.update(project.id, id, dto, idem);
   }
 
   @Delete(':endpointId')
   @Idempotent()
   @ApiOperation({ summary: 'Delete a webhook endpoint (its deliveries go with it)' })
   @ApiErrors('WEBHOOK_ENDPOINT_NOT_FOUND')
-  remove(@CurrentProject() project: CallerProject, @Param('endpointId') id: string) {
-    return this.endpoints.remove(project.id, id);
+  remove(
+    @CurrentProject() project: CallerProject,
+    @Param('endpointId') id: string,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.endpoints.remove(project.id, id, idem);
   }
 
   @Post(':endpointId/rotate-secret')
@@ -72,8 +82,12 @@ export class WebhookEndpointsController {
   @ApiOperation({ summary: 'A new signing secret; for 24 hours deliveries are signed with both' })
   @ApiEnvelope(RotatedWebhookEndpointView)
   @ApiErrors('WEBHOOK_ENDPOINT_NOT_FOUND')
-  rotate(@CurrentProject() project: CallerProject, @Param('endpointId') id: string) {
-    return this.endpoints.rotateSecret(project.id, id);
+  rotate(
+    @CurrentProject() project: CallerProject,
+    @Param('endpointId') id: string,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.endpoints.rotateSecret(project.id, id, idem);
   }
 
   @Post(':endpointId/test')

@@ -12,8 +12,11 @@ export class WebhookEndpointsRepository {
     return em ?? this.dataSource.manager;
   }
 
-  async insert(endpoint: Omit<WebhookEndpoint, 'createdAt' | 'updatedAt'>): Promise<WebhookEndpoint> {
-    return this.dataSource.manager.save(this.dataSource.manager.create(WebhookEndpoint, endpoint));
+  async insert(
+    em: EntityManager,
+    endpoint: Omit<WebhookEndpoint, 'createdAt' | 'updatedAt'>,
+  ): Promise<WebhookEndpoint> {
+    return em.save(em.create(WebhookEndpoint, endpoint));
   }
 
   /** A page, newest first, and the total. */
@@ -39,8 +42,8 @@ export class WebhookEndpointsRepository {
     return em.save(endpoint);
   }
 
-  async delete(projectId: string, id: string): Promise<boolean> {
-    const result = await this.dataSource.manager.delete(WebhookEndpoint, { id, projectId });
+  async delete(em: EntityManager, projectId: string, id: string): Promise<boolean> {
+    const result = await em.delete(WebhookEndpoint, { id, projectId });
     return (result.affected ?? 0) > 0;
   }
 

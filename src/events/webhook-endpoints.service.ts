@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { randomBase32Lower } from '../common/crypto/random';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage } from '../common/http/pagination';
 import { AppConfig } from '../config/app-config';
 import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import {
   CreateWebhookEndpointDto,
   ListWebhookEndpointsQueryDto,
@@ -78,10 +79,22 @@ export class WebhookEndpointsService {
       throw new DomainError('VALIDATION_FAILED', `url ${refusal}`, [{ field: 'url', message: refusal }]);
   }
 
-  async create(projectId: string, dto: CreateWebhookEndpointDto): Promise<WebhookEndpointWithSecretView> {
+  async create(
+    projectId: string,
+    dto: CreateWebhookEndpointDto,
+    idem?: IdempotencyContext,
+  ): Promise<WebhookEndpointWithSecretView> {
     await this.assertSafeUrl(dto.url);
+    return inTransaction(this.dataSource, (em) => this.insert(em, projectId, dto), { participant: idem });
+  }
+
+  private async insert(
+    em: EntityManager,
+    projectId: string,
+    dto: CreateWebhookEndpointDto,
+  ): Promise<WebhookEndpointWithSecretView> {
     const secret = newWebhookSecret();
-    const endpoint = await this.endpoints.insert({
+    const endpoint = await this.endpoints.insert(em, {
       id: `we_${randomBase32Lower(24)}`,
       projectId,
       url: dto.url,
@@ -120,7 +133,12 @@ export class WebhookEndpointsService {
    * Changes `url`, `eventTypes`, `enabled`, `description`. Disabling stops the pending
    * deliveries (`skipped`); enabling clears the reason and does not resend them.
    */
-  async update(projectId: string, id: string, dto: UpdateWebhookEndpointDto): Promise<WebhookEndpointView> {
+  async update(
+    projectId: string,
+    id: string,
+    dto: UpdateWebhookEndpointDto,
+    idem?: IdempotencyContext,
+  ): Promise<WebhookEndpointView> {
     if (Object.values(dto).every((v) => v === undefined))
       throw new DomainError('VALIDATION_FAILED', 'the body changes nothing', [
         { field: 'body', message: 'send at least one of url, eventTypes, enabled, description' },
@@ -128,44 +146,63 @@ export class WebhookEndpointsService {
     // another project's id is not found whatever the body says; the URL's DNS check stays outside the transaction
     await this.found(projectId, id);
     if (dto.url !== undefined) await this.assertSafeUrl(dto.url);
-    return inTransaction(this.dataSource, async (em) => {
-      const endpoint = await this.endpoints.lock(em, projectId, id);
-      if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
-      if (dto.url !== undefined) endpoint.url = dto.url;
-      if (dto.eventTypes !== undefined) endpoint.eventTypes = [...new Set(dto.eventTypes)];
-      if (dto.description !== undefined) endpoint.description = dto.description;
-      if (dto.enabled !== undefined && dto.enabled !== endpoint.enabled) {
-        endpoint.enabled = dto.enabled;
-        if (dto.enabled) {
-          endpoint.disabledReason = null;
-          endpoint.failingSince = null;
-        } else {
-          endpoint.disabledReason = 'Disabled through the API.';
-          await this.events.skipPending(em, endpoint.id);
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const endpoint = await this.endpoints.lock(em, projectId, id);
+        if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+        if (dto.url !== undefined) endpoint.url = dto.url;
+        if (dto.eventTypes !== undefined) endpoint.eventTypes = [...new Set(dto.eventTypes)];
+        if (dto.description !== undefined) endpoint.description = dto.description;
+        if (dto.enabled !== undefined && dto.enabled !== endpoint.enabled) {
+          endpoint.enabled = dto.enabled;
+          if (dto.enabled) {
+            endpoint.disabledReason = null;
+            endpoint.failingSince = null;
+          } else {
+            endpoint.disabledReason = 'Disabled through the API.';
+            await this.events.skipPending(em, endpoint.id);
+          }
         }
-      }
-      return toEndpointView(await this.endpoints.save(em, endpoint));
-    });
+        return toEndpointView(await this.endpoints.save(em, endpoint));
+      },
+      { participant: idem },
+    );
   }
 
-  async remove(projectId: string, id: string): Promise<{ success: true }> {
-    if (!(await this.endpoints.delete(projectId, id))) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
-    return { success: true };
+  remove(projectId: string, id: string, idem?: IdempotencyContext): Promise<{ success: true }> {
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        if (!(await this.endpoints.delete(em, projectId, id)))
+          throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+        return { success: true as const };
+      },
+      { participant: idem },
+    );
   }
 
   /** A new secret; the previous one keeps signing too for 24 hours. */
-  rotateSecret(projectId: string, id: string): Promise<RotatedWebhookEndpointView> {
-    return inTransaction(this.dataSource, async (em) => {
-      const endpoint = await this.endpoints.lock(em, projectId, id);
-      if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
-      const secret = newWebhookSecret();
-      const expiresAt = new Date(Date.now() + SECRET_OVERLAP_MS);
-      endpoint.previousSecret = endpoint.secret;
-      endpoint.previousSecretExpiresAt = expiresAt;
-      endpoint.secret = this.secretBox.encrypt(secret);
-      const saved = await this.endpoints.save(em, endpoint);
-      return { ...toEndpointView(saved), secret, previousSecretExpiresAt: expiresAt.toISOString() };
-    });
+  rotateSecret(
+    projectId: string,
+    id: string,
+    idem?: IdempotencyContext,
+  ): Promise<RotatedWebhookEndpointView> {
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const endpoint = await this.endpoints.lock(em, projectId, id);
+        if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+        const secret = newWebhookSecret();
+        const expiresAt = new Date(Date.now() + SECRET_OVERLAP_MS);
+        endpoint.previousSecret = endpoint.secret;
+        endpoint.previousSecretExpiresAt = expiresAt;
+        endpoint.secret = this.secretBox.encrypt(secret);
+        const saved = await this.endpoints.save(em, endpoint);
+        return { ...toEndpointView(saved), secret, previousSecretExpiresAt: expiresAt.toISOString() };
+      },
+      { participant: idem },
+    );
   }
 
   /** Sends a `webhook.test` event (not stored) now and tells what the receiver said. */

@@ -109,7 +109,14 @@ export class RedemptionsService {
         );
         // only a customer created by this call was not there to be marked as the redeemer
         if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
-        return outcome;
+        else
+          Object.assign(locked.code, {
+            status: 'redeemed',
+            redeemedAt: now,
+            redeemedByCustomerId: outcome.customer.id,
+            updatedAt: now,
+          });
+        return { ...outcome, code: locked.code };
       },
       idem,
     );
