@@ -34,6 +34,16 @@ module.exports = {
       },
     },
     {
+      name: 'entitlement-engine-is-pure',
+      comment: 'The entitlement rules (periods, runs, order, allocation) are plain rules too.',
+      severity: 'error',
+      from: { path: '^src/entitlements/engine/' },
+      to: {
+        path: ['^node_modules/(@nestjs|typeorm|class-validator|class-transformer)/', FEATURES],
+        pathNot: '^src/entitlements/engine/',
+      },
+    },
+    {
       name: 'shared-imports-no-feature',
       comment: 'common/, config/ and database/ serve the features and know none of them.',
       severity: 'error',

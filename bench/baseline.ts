@@ -1,28 +1,54 @@
 /**
- * The bare baseline of the benchmark: `node:http` + `pg`, no framework, no ORM. It answers the two
- * routes the benchmark compares with the service, with the same SQL the service runs:
+ * The baselines of the benchmark: the leanest handlers of the same work as the service, on
+ * `node:http` (BASELINE_KIND=http) or on Express (BASELINE_KIND=express), with `pg` and no ORM.
+ * They answer the two routes the benchmark compares with the service:
  *
- *   GET  /api/private/v1/customers/:id   key lookup, then customer + identifiers + credentials
- *   POST /api/private/v1/redemptions     key lookup, then one transaction: lock the code, read the
- *                                        plan, find and lock the customer (by username or another
- *                                        identifier), read the live windows of the group, insert
- *                                        the new window, mark the code redeemed, commit
+ *   GET  /api/private/v1/customers/:id   the key (cached after its first lookup), then one
+ *                                        statement: the customer record with identifiers and
+ *                                        credentials aggregated as JSON
+ *   POST /api/private/v1/redemptions     the key, then one transaction: START TRANSACTION; the code
+ *                                        and the customer locked and the code marked redeemed in
+ *                                        one statement; the customer's live chain in the plan's
+ *                                        group; the new window inserted; COMMIT
  *
- * It answers the same envelope (`{ ok, requestId, data }`, `X-Request-Id`). It is a yardstick,
- * not a second implementation: only the paths the benchmark drives are handled (an existing
- * customer; a new window starts now, or after the last live timed window of the group).
- * Started by bench/bench.ts with DATABASE_URL, PORT, HOST and DB_POOL_SIZE (default 10, as the
- * service). Not part of the build or the image.
+ * The statements are the service's own: bench/bench.ts takes their text from the built service
+ * (dist/) and hands it over in the file STATEMENTS_FILE, and they run as the same named prepared
+ * statements (the key lookup unprepared, as the service runs it). The key is remembered for
+ * API_KEY_CACHE_TTL_MS (the service's default, 5 s). Answers carry the same envelope
+ * (`{ ok, requestId, data }`) and the same headers: `X-Request-Id` and the security headers that
+ * helmet writes for the API (as constants), no ETag, no `X-Powered-By`.
+ *
+ * A yardstick, not a second implementation: only what the benchmark drives is handled (an
+ * existing customer; a new window starts now, or after the last live timed window of the group).
+ * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE and STATEMENTS_FILE.
+ * Not part of the build or the image.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, PoolClient } from 'pg';
+
+/** What bench.ts writes to STATEMENTS_FILE: the service's SQL text. */
+export interface BaselineStatements {
+  apiKeyLookup: string;
+  customerRecord: { name: string; text: string };
+  /** the code and a customer by username locked, the code marked */
+  lockCodeByUsername: { name: string; text: string };
+  /** the same with a customer by id (pgbench, which cannot build usernames) */
+  lockCodeById: { name: string; text: string };
+  liveChain: { name: string; text: string };
+  insertWindow: { name: string; text: string };
+}
+
+const KIND = process.env.BASELINE_KIND === 'express' ? 'express' : 'http';
+const SQL: BaselineStatements = JSON.parse(readFileSync(process.env.STATEMENTS_FILE!, 'utf8'));
+const KEY_CACHE_TTL_MS = Number(process.env.API_KEY_CACHE_TTL_MS ?? 5000);
 
 const pool = new Pool({
   connectionString: process.env.DATABASE_URL,
   max: Number(process.env.DB_POOL_SIZE ?? 10),
   connectionTimeoutMillis: 10000,
-  application_name: 'bench-baseline',
+  application_name: `bench-baseline-${KIND}`,
 });
 
 class HttpError extends Error {
@@ -37,94 +63,85 @@ class HttpError extends Error {
 const PRIVATE_KEY = /^sk_[A-Za-z0-9]{40}$/;
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const CUSTOMER_PATH = /^\/api\/private\/v1\/customers\/([0-9]{1,10})$/;
+const ID = /^[0-9]{1,10}$/;
 const MAX_INT4 = 2147483647;
 
-/** The same statement as KeyAuthService.authenticate. */
-const KEY_SQL = `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
-              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
-              p.require_signature
-         FROM api_keys k
-         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
-        WHERE k.key_hash = $1 AND k.kind = $2`;
+/** The headers helmet writes on every API answer of the service (configure-app.ts). */
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0',
+};
 
-async function authenticate(req: IncomingMessage): Promise<string> {
-  const match = BEARER.exec(req.headers.authorization ?? '');
-  const key = match?.[1];
+const keyCache = new Map<string, { projectId: string; until: number }>();
+
+/** The key's project: from the cache, or the service's lookup statement (then cached). */
+async function authenticate(authorization: string | undefined): Promise<string> {
+  const key = BEARER.exec(authorization ?? '')?.[1];
   if (!key || !PRIVATE_KEY.test(key)) throw new HttpError(401, 'INVALID_API_KEY');
-  const { rows } = await pool.query(KEY_SQL, [createHash('sha256').update(key).digest('hex'), 'private']);
+  const hash = createHash('sha256').update(key).digest('hex');
+  const now = Date.now();
+  const cached = keyCache.get(hash);
+  if (cached && cached.until > now) return cached.projectId;
+  const { rows } = await pool.query(SQL.apiKeyLookup, [hash, 'private']);
   const row = rows[0];
   if (!row) throw new HttpError(401, 'INVALID_API_KEY');
   if (!row.enabled) throw new HttpError(403, 'API_KEY_DISABLED');
   if (!row.project_id) throw new HttpError(404, 'PROJECT_NOT_FOUND');
+  keyCache.set(hash, { projectId: row.project_id, until: now + KEY_CACHE_TTL_MS });
   return row.project_id as string;
 }
 
-/** The statement TypeORM emits for `find(Customer, { where: { id: In([id]), projectId }, relations: { identifiers, credentials } })`. */
-const CUSTOMER_SQL = `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
-       i.id AS i_id, i.project_id AS i_project_id, i.customer_id AS i_customer_id, i.type AS i_type, i.value AS i_value,
-       i.readonly AS i_readonly, i.created_at AS i_created_at, i.updated_at AS i_updated_at,
-       cr.id AS cr_id, cr.customer_id AS cr_customer_id, cr.type AS cr_type, cr.secret_hash AS cr_secret_hash,
-       cr.created_at AS cr_created_at, cr.updated_at AS cr_updated_at
-  FROM customers c
-  LEFT JOIN customer_identifiers i ON i.customer_id = c.id
-  LEFT JOIN customer_credentials cr ON cr.customer_id = c.id
- WHERE c.id IN ($1) AND c.project_id = $2`;
+const iso = (value: string | Date) => new Date(value).toISOString();
+const byId = <T extends { id: number }>(items: T[]) => [...items].sort((a, b) => a.id - b.id);
 
-async function getCustomer(projectId: string, id: number): Promise<unknown> {
-  const { rows } = await pool.query(CUSTOMER_SQL, [id, projectId]);
-  if (rows.length === 0) throw new HttpError(404, 'CUSTOMER_NOT_FOUND');
+async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
+  const id = ID.test(rawId) ? Number(rawId) : NaN;
+  if (!(id >= 1 && id <= MAX_INT4)) throw new HttpError(400, 'VALIDATION_FAILED');
+  const { rows } = await pool.query({ ...SQL.customerRecord, values: [id, projectId] });
   const c = rows[0];
-  const identifiers = new Map<number, unknown>();
-  const credentials = new Map<number, unknown>();
-  for (const r of rows) {
-    if (r.i_id !== null && !identifiers.has(r.i_id)) {
-      identifiers.set(r.i_id, {
-        id: r.i_id,
-        type: r.i_type,
-        value: r.i_value,
-        readonly: r.i_readonly,
-        createdAt: r.i_created_at.toISOString(),
-        updatedAt: r.i_updated_at.toISOString(),
-      });
-    }
-    if (r.cr_id !== null && !credentials.has(r.cr_id)) {
-      credentials.set(r.cr_id, { id: r.cr_id, type: r.cr_type, createdAt: r.cr_created_at.toISOString() });
-    }
-  }
-  const byId = (m: Map<number, unknown>) => [...m.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
+  if (!c) throw new HttpError(404, 'CUSTOMER_NOT_FOUND');
   return {
     id: c.id,
     username: c.username,
     projectId: c.project_id,
     enabled: c.enabled,
     temporary: c.temporary,
-    createdAt: c.created_at.toISOString(),
-    updatedAt: c.updated_at.toISOString(),
-    credentials: byId(credentials),
-    identifiers: byId(identifiers),
+    createdAt: iso(c.created_at),
+    updatedAt: iso(c.updated_at),
+    credentials: byId(c.credentials as Array<{ id: number; type: number; created_at: string }>).map((k) => ({
+      id: k.id,
+      type: k.type,
+      createdAt: iso(k.created_at),
+    })),
+    identifiers: byId(
+      c.identifiers as Array<{
+        id: number;
+        type: string;
+        value: string;
+        readonly: boolean;
+        created_at: string;
+        updated_at: string;
+      }>,
+    ).map((i) => ({
+      id: i.id,
+      type: i.type,
+      value: i.value,
+      readonly: i.readonly,
+      createdAt: iso(i.created_at),
+      updatedAt: iso(i.updated_at),
+    })),
   };
 }
-
-const CODE_SQL = `SELECT id, project_id, batch_id, plan_id, code, duration, status, note, expires_at, redeemed_at,
-       redeemed_by_customer_id, created_at, updated_at
-  FROM codes WHERE code = $1 AND project_id = $2 LIMIT 1 FOR UPDATE`;
-const PLAN_SQL =
-  'SELECT id, project_id, slug, name, value, plan_group, created_at, updated_at FROM plans WHERE id = $1 LIMIT 1';
-const CUSTOMER_BY_USERNAME_SQL =
-  'SELECT id FROM customers WHERE project_id = $1 AND lower(username) = lower($2)';
-const CUSTOMER_BY_IDENTIFIER_SQL =
-  'SELECT customer_id AS id FROM customer_identifiers WHERE project_id = $1 AND type = $2 AND value = $3';
-const LOCK_CUSTOMER_SQL = `SELECT id, project_id, username, enabled, temporary, created_at, updated_at
-  FROM customers WHERE id = $1 AND project_id = $2 LIMIT 1 FOR UPDATE`;
-const WINDOWS_SQL = `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, s.valid_from, s.valid_to
-         FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-        WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
-          AND (s.valid_to IS NULL OR s.valid_to > $3)`;
-const INSERT_WINDOW_SQL = `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, status, source, code_id, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, DEFAULT, DEFAULT) RETURNING id, status, created_at, updated_at`;
-const MARK_REDEEMED_SQL = `UPDATE codes SET status = $1, redeemed_at = $2, redeemed_by_customer_id = $3, updated_at = $4
-  WHERE id = $5 AND project_id = $6 AND status = 'available'`;
 
 /** The normalisation of code-format.ts: case, spaces and dashes ignored; O reads as 0, I and L as 1. */
 function normaliseCode(raw: string): string | null {
@@ -138,8 +155,8 @@ function normaliseCode(raw: string): string | null {
 }
 
 /** `PnD`, `PnW`, `PnM`, `PnY` (the forms the benchmark uses); anything else is refused. */
-function addDuration(from: Date, iso: string): Date {
-  const m = /^P(\d+)([DWMY])$/.exec(iso);
+function addDuration(from: Date, duration: string): Date {
+  const m = /^P(\d+)([DWMY])$/.exec(duration);
   if (!m) throw new HttpError(400, 'VALIDATION_FAILED');
   const n = Number(m[1]);
   const d = new Date(from.getTime());
@@ -155,13 +172,7 @@ interface RedeemBody {
   customer: { type: string; value: string };
 }
 
-function parseRedeemBody(text: string): RedeemBody {
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'MALFORMED_JSON');
-  }
+function checkRedeemBody(body: any): RedeemBody {
   const ok =
     body !== null &&
     typeof body === 'object' &&
@@ -170,7 +181,7 @@ function parseRedeemBody(text: string): RedeemBody {
     body.code.length <= 64 &&
     body.customer !== null &&
     typeof body.customer === 'object' &&
-    typeof body.customer.type === 'string' &&
+    body.customer.type === 'username' &&
     typeof body.customer.value === 'string' &&
     body.customer.value.length >= 1 &&
     body.customer.value.length <= 128;
@@ -178,69 +189,52 @@ function parseRedeemBody(text: string): RedeemBody {
   return body as RedeemBody;
 }
 
-async function redeemOnce(
-  client: PoolClient,
-  projectId: string,
-  code: string,
-  ref: RedeemBody['customer'],
-): Promise<unknown> {
-  const now = new Date();
-  await client.query('BEGIN');
+async function redeemOnce(client: PoolClient, projectId: string, code: string, username: string) {
+  await client.query('START TRANSACTION');
   try {
-    const codeRow = (await client.query(CODE_SQL, [code, projectId])).rows[0];
-    if (!codeRow) throw new HttpError(404, 'CODE_NOT_FOUND');
-    if (codeRow.status === 'revoked') throw new HttpError(409, 'CODE_REVOKED');
-    if (codeRow.status === 'redeemed') throw new HttpError(409, 'CODE_ALREADY_REDEEMED');
-    if (codeRow.expires_at !== null && codeRow.expires_at.getTime() <= now.getTime())
+    const now = new Date();
+    const [row] = (
+      await client.query({ ...SQL.lockCodeByUsername, values: [projectId, username, code, now] })
+    ).rows;
+    if (row.id === null) throw new HttpError(404, 'CODE_NOT_FOUND');
+    if (row.status === 'revoked') throw new HttpError(409, 'CODE_REVOKED');
+    if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime())
       throw new HttpError(409, 'CODE_EXPIRED');
-
-    const plan = (await client.query(PLAN_SQL, [codeRow.plan_id])).rows[0];
-    if (!plan || plan.project_id !== projectId) throw new HttpError(409, 'CUSTOMER_PROJECT_MISMATCH');
-
-    const found =
-      ref.type === 'username'
-        ? await client.query(CUSTOMER_BY_USERNAME_SQL, [projectId, ref.value])
-        : await client.query(CUSTOMER_BY_IDENTIFIER_SQL, [projectId, ref.type, ref.value]);
-    if (found.rows.length === 0) throw new HttpError(404, 'CUSTOMER_NOT_FOUND');
-    const customer = (await client.query(LOCK_CUSTOMER_SQL, [found.rows[0].id, projectId])).rows[0];
-    if (!customer) throw new HttpError(404, 'CUSTOMER_NOT_FOUND');
-
-    const windows = (await client.query(WINDOWS_SQL, [customer.id, plan.plan_group, now])).rows;
+    if (row.status === 'redeemed') throw new HttpError(409, 'CODE_ALREADY_REDEEMED');
+    if (row.plan_project_id !== projectId) throw new HttpError(409, 'CUSTOMER_PROJECT_MISMATCH');
+    if (row.customer_id === null) throw new HttpError(404, 'CUSTOMER_NOT_FOUND');
+    const at = new Date(Math.max(now.getTime(), Date.now()));
+    const chain = (
+      await client.query({ ...SQL.liveChain, values: [row.customer_id, row.plan_group, at, projectId] })
+    ).rows;
     // the new window starts now, or when the last live timed window of the group ends
-    let validFrom = now;
-    for (const w of windows) if (w.valid_to !== null && w.valid_to > validFrom) validFrom = w.valid_to;
-    const validTo = codeRow.duration === null ? null : addDuration(validFrom, codeRow.duration);
-    const created = (
-      await client.query(INSERT_WINDOW_SQL, [
-        projectId,
-        customer.id,
-        plan.id,
-        plan.plan_group,
-        validFrom,
-        validTo,
-        'active',
-        'code',
-        codeRow.id,
-      ])
-    ).rows[0];
-
-    const updated = await client.query(MARK_REDEEMED_SQL, [
-      'redeemed',
-      now,
-      customer.id,
-      now,
-      codeRow.id,
-      projectId,
-    ]);
-    if (updated.rowCount !== 1) throw new HttpError(409, 'CODE_ALREADY_REDEEMED');
+    let validFrom = at;
+    for (const w of chain) if (w.valid_to !== null && w.valid_to > validFrom) validFrom = w.valid_to;
+    const validTo = row.duration === null ? null : addDuration(validFrom, row.duration);
+    const [created] = (
+      await client.query({
+        ...SQL.insertWindow,
+        values: [
+          projectId,
+          row.customer_id,
+          row.plan_id,
+          row.plan_group,
+          validFrom,
+          validTo,
+          'code',
+          row.id,
+          at,
+        ],
+      })
+    ).rows;
     await client.query('COMMIT');
     return {
-      customer: { id: customer.id, username: customer.username, created: false },
+      customer: { id: row.customer_id, username: row.customer_username, created: false },
       subscriptions: [
         {
           id: created.id,
-          planId: plan.id,
-          planName: plan.name,
+          planId: row.plan_id,
+          planName: row.plan_name,
           validFrom: validFrom.toISOString(),
           validTo: validTo ? validTo.toISOString() : null,
         },
@@ -260,7 +254,7 @@ async function redeem(projectId: string, body: RedeemBody): Promise<unknown> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     try {
-      return await redeemOnce(client, projectId, code, body.customer);
+      return await redeemOnce(client, projectId, code, body.customer.value);
     } catch (error) {
       const pgCode = (error as { code?: string }).code;
       if (!pgCode || !RETRYABLE.has(pgCode) || attempt >= 4) throw error;
@@ -271,7 +265,60 @@ async function redeem(projectId: string, body: RedeemBody): Promise<unknown> {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+function send(res: ServerResponse, status: number, requestId: string, payload: unknown): void {
+  const body = JSON.stringify(payload);
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'x-request-id': requestId,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, requestId: string, error: unknown): void {
+  if (error instanceof HttpError) {
+    send(res, error.status, requestId, {
+      ok: false,
+      requestId,
+      error: { code: error.code, message: error.code },
+    });
+    return;
+  }
+  if (!closing) process.stderr.write(`baseline: ${error instanceof Error ? error.stack : String(error)}\n`);
+  send(res, 500, requestId, {
+    ok: false,
+    requestId,
+    error: { code: 'INTERNAL_ERROR', message: 'internal error' },
+  });
+}
+
+/** Runs `work` and answers its result in the envelope, or the error. */
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  work: (requestId: string) => Promise<unknown>,
+): Promise<void> {
+  const requestId = requestIdOf(req);
+  try {
+    const data = await work(requestId);
+    send(res, 200, requestId, { ok: true, requestId, data });
+  } catch (error) {
+    sendError(res, requestId, error);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// node:http: the routes matched by hand, the body read and parsed here
+
+const CUSTOMER_PATH = /^\/api\/private\/v1\/customers\/([^/?]+)$/;
+
+function readJson(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -280,62 +327,81 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size > 1024 * 1024) reject(new HttpError(413, 'PAYLOAD_TOO_LARGE'));
       else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(new HttpError(400, 'MALFORMED_JSON'));
+      }
+    });
     req.on('error', reject);
   });
 }
 
-function send(res: ServerResponse, status: number, requestId: string, payload: unknown): void {
-  const body = JSON.stringify(payload);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'x-request-id': requestId,
-  });
-  res.end(body);
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const incoming = req.headers['x-request-id'];
-  const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-  try {
-    const path = (req.url ?? '/').split('?')[0];
-    let data: unknown;
-    if (req.method === 'GET' && path === '/readyz') {
-      data = { status: 'ok' };
-    } else if (req.method === 'GET' && CUSTOMER_PATH.test(path)) {
-      const id = Number(CUSTOMER_PATH.exec(path)![1]);
-      if (id < 1 || id > MAX_INT4) throw new HttpError(400, 'VALIDATION_FAILED');
-      const projectId = await authenticate(req);
-      data = await getCustomer(projectId, id);
-    } else if (req.method === 'POST' && path === '/api/private/v1/redemptions') {
-      const text = await readBody(req);
-      const projectId = await authenticate(req);
-      data = await redeem(projectId, parseRedeemBody(text));
-    } else {
+function httpHandler(req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '/').split('?', 1)[0];
+  if (req.method === 'GET' && path === '/readyz') {
+    void answer(req, res, async () => ({ status: 'ok' }));
+    return;
+  }
+  const match = req.method === 'GET' ? CUSTOMER_PATH.exec(path) : null;
+  if (match) {
+    void answer(req, res, async () => getCustomer(await authenticate(req.headers.authorization), match[1]));
+  } else if (req.method === 'POST' && path === '/api/private/v1/redemptions') {
+    void answer(req, res, async () => {
+      const body = await readJson(req);
+      return redeem(await authenticate(req.headers.authorization), checkRedeemBody(body));
+    });
+  } else {
+    void answer(req, res, async () => {
       throw new HttpError(404, 'ROUTE_NOT_FOUND');
-    }
-    send(res, 200, requestId, { ok: true, requestId, data });
-  } catch (error) {
-    if (error instanceof HttpError) {
-      send(res, error.status, requestId, {
-        ok: false,
-        requestId,
-        error: { code: error.code, message: error.code },
-      });
-    } else {
-      if (!closing)
-        process.stderr.write(`baseline: ${error instanceof Error ? error.stack : String(error)}\n`);
-      send(res, 500, requestId, {
-        ok: false,
-        requestId,
-        error: { code: 'INTERNAL_ERROR', message: 'internal error' },
-      });
-    }
+    });
   }
 }
 
-const server = createServer((req, res) => void handle(req, res));
+// ---------------------------------------------------------------------------------------------
+// Express: its router and its JSON body parser, the same handlers
+
+function expressHandler(): (req: IncomingMessage, res: ServerResponse) => void {
+  const express = require('express');
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.get(
+    '/readyz',
+    (req: IncomingMessage, res: ServerResponse) => void answer(req, res, async () => ({ status: 'ok' })),
+  );
+  app.get(
+    '/api/private/v1/customers/:id',
+    (req: IncomingMessage & { params: { id: string } }, res: ServerResponse) =>
+      void answer(req, res, async () =>
+        getCustomer(await authenticate(req.headers.authorization), req.params.id),
+      ),
+  );
+  app.post(
+    '/api/private/v1/redemptions',
+    express.json({ limit: 1024 * 1024 }),
+    (req: IncomingMessage & { body: unknown }, res: ServerResponse) =>
+      void answer(req, res, async () =>
+        redeem(await authenticate(req.headers.authorization), checkRedeemBody(req.body)),
+      ),
+  );
+  app.use((req: IncomingMessage, res: ServerResponse) =>
+    answer(req, res, async () => {
+      throw new HttpError(404, 'ROUTE_NOT_FOUND');
+    }),
+  );
+  app.use((error: unknown, req: IncomingMessage, res: ServerResponse, _next: unknown) =>
+    sendError(
+      res,
+      requestIdOf(req),
+      (error as { type?: string }).type ? new HttpError(400, 'MALFORMED_JSON') : error,
+    ),
+  );
+  return app;
+}
+
+const server = createServer(KIND === 'express' ? expressHandler() : httpHandler);
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT ?? 3100), process.env.HOST ?? '127.0.0.1');
 let closing = false;

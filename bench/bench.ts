@@ -4,10 +4,16 @@
  *
  *   1. one client, a hand-written keep-alive loop: p50/p95/p99 of the lookups and searches;
  *   2. autocannon over keep-alive connections: req/s, p50, p99, errors and the service's peak RSS
- *      for info, customer by id, resolve, search, plans and redemptions (distinct codes);
- *   3. against a bare `node:http` + `pg` baseline (bench/baseline.ts, same key lookup, same SQL),
- *      started beside it on the same database: `GET /customers/:id` and `POST /redemptions`,
- *      service and baseline alternating in rounds, and the median service/baseline req/s ratio.
+ *      for info, customer by id, resolve, search, plans, redemptions (distinct codes), and
+ *      entitlement checks and usage records (over 10,000 customers, and on one hot customer);
+ *   3. against the limit (bench/baseline.ts): a node:http + pg and an Express + pg handler of the
+ *      same work (the service's own statements, prepared, the key cached), and pgbench on the same
+ *      statements with the service's pool size as clients, for `GET /customers/:id` and
+ *      `POST /redemptions`; the sides take turns in rounds (order rotated every round) and each
+ *      service/side req/s ratio is the median over the rounds; CPU ms per request of each process
+ *      and of PostgreSQL;
+ *   4. a redemption for a customer whose group already holds 1, 100 and 1,000 windows
+ *      (BENCH_WINDOWS), a fresh customer per redemption.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -16,14 +22,15 @@
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import * as ts from 'typescript';
 import { freePort, startEmbeddedPostgres, EmbeddedDatabase } from '../src/database/embedded';
 import { migrateWithLock } from '../src/database/migrator';
+import type { BaselineStatements } from './baseline';
 
 const int = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -39,6 +46,17 @@ const WARMUP = int('BENCH_WARMUP_SECONDS', Math.min(2, SECONDS));
 const READ_CONNECTIONS = int('BENCH_CONNECTIONS', 64);
 const REDEEM_CONNECTIONS = int('BENCH_REDEEM_CONNECTIONS', 32);
 const BATCH = 10_000;
+/** Windows already held by the customer of a redemption (ended ones), one measured run per count. */
+const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
+  .split(',')
+  .filter((x) => x.trim() !== '')
+  .map(Number);
+/** Redemptions (each for a fresh customer holding the windows) per window count. */
+const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
+/** Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the baselines), `windows`. */
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
+);
 /** Codes per side (service, baseline): enough for 2,500 redemptions/s over every round and the warm-up. */
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
@@ -52,6 +70,7 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
 interface Reply {
   status: number;
+  headers?: Record<string, unknown>;
   body: any;
 }
 
@@ -83,6 +102,7 @@ function call(
           const text = Buffer.concat(chunks).toString();
           resolvePromise({
             status: res.statusCode ?? 0,
+            headers: res.headers,
             body: text.startsWith('{') ? JSON.parse(text) : text,
           });
         });
@@ -169,7 +189,12 @@ interface LoopResult {
   p95: number;
   p99: number;
   errors: number;
+  /** CPU time of the service per request */
+  cpuMsPerRequest: number;
 }
+
+/** The service's process, whose CPU time the one-client loops report. */
+let servicePid: number | undefined;
 
 /** `concurrency` loops issuing `make(i)` until `seconds` pass or `limit` requests were sent. */
 async function drive(
@@ -183,6 +208,7 @@ async function drive(
   let errors = 0;
   let issued = 0;
   const started = process.hrtime.bigint();
+  const cpu0 = cpuMsOf(servicePid);
   const deadline = Date.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -205,6 +231,7 @@ async function drive(
     p95: round2(pct(latencies, 95)),
     p99: round2(pct(latencies, 99)),
     errors,
+    cpuMsPerRequest: round2((cpuMsOf(servicePid) - cpu0) / Math.max(1, latencies.length)),
   };
 }
 
@@ -212,9 +239,39 @@ async function drive(
 // many connections: autocannon
 
 interface Target {
-  name: 'service' | 'baseline';
+  /** `service`, or a baseline: `node:http`, `express` */
+  name: string;
   port: number;
   pid: number | undefined;
+}
+
+/** CPU time (ms) used so far by the benchmark's own PostgreSQL: its postmaster and every backend. */
+let databaseCpuMs: () => number = () => NaN;
+
+function postgresCpuOf(postmasterPid: number): () => number {
+  return () => {
+    // the postmaster's own time and that of the backends it has reaped (cutime, cstime)
+    let total = NaN;
+    try {
+      const stat = readFileSync(`/proc/${postmasterPid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total = ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLOCK_TICKS;
+    } catch {
+      return NaN;
+    }
+    for (const entry of readdirSync('/proc')) {
+      if (!/^[0-9]+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        if (Number(fields[1]) === postmasterPid)
+          total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return total;
+  };
 }
 
 interface CannonRun {
@@ -232,6 +289,11 @@ interface CannonRun {
   peakRss: number;
   /** CPU time of the target process (user + system) per completed request */
   cpuMsPerRequest: number;
+  /** CPU time of PostgreSQL (all its processes) per completed request */
+  dbCpuMsPerRequest: number;
+  /** answers by status, when some were errors */
+  statuses?: Record<string, number>;
+  connectionErrors?: number;
 }
 
 /** `request.setupRequest` may set a fresh path/body per request (it runs before every send). */
@@ -243,6 +305,7 @@ async function cannon(
   req: autocannon.Request,
 ): Promise<CannonRun> {
   const cpu0 = cpuMsOf(target.pid);
+  const db0 = databaseCpuMs();
   const { value: r, peakRss } = await withPeakRss(target.pid, () =>
     autocannon({
       url: `http://127.0.0.1:${target.port}`,
@@ -253,6 +316,7 @@ async function cannon(
     }),
   );
   const cpu = cpuMsOf(target.pid) - cpu0;
+  const db = databaseCpuMs() - db0;
   return {
     scenario,
     target: target.name,
@@ -265,17 +329,33 @@ async function cannon(
     errors: r.non2xx + r.errors,
     peakRss: round2(peakRss),
     cpuMsPerRequest: round2(cpu / Math.max(1, r['2xx'] + r.non2xx)),
+    dbCpuMsPerRequest: round2(db / Math.max(1, r['2xx'] + r.non2xx)),
+    ...(r.non2xx + r.errors > 0
+      ? {
+          statuses: Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count])),
+          connectionErrors: r.errors,
+        }
+      : {}),
   };
+}
+
+interface PgbenchRun {
+  /** transactions per second (a transaction = one request's statements) */
+  tps: number;
+  /** mean latency, ms */
+  latency: number;
+  dbCpuMsPerRequest: number;
 }
 
 interface Row {
   scenario: string;
   connections: number;
   service: CannonRun[];
-  baseline: CannonRun[];
-  /** median over rounds of service req/s ÷ baseline req/s of the same round */
-  ratio?: number;
-  ratios?: number[];
+  /** runs of each baseline, by name, one per round */
+  baselines: Record<string, CannonRun[]>;
+  /** per baseline: service req/s ÷ baseline req/s, per round */
+  ratios: Record<string, number[]>;
+  pgbench: PgbenchRun[];
 }
 
 /** One autocannon run of the service only. */
@@ -284,44 +364,139 @@ async function single(
   service: Target,
   connections: number,
   req: autocannon.Request,
-): Promise<Row> {
+): Promise<Row | undefined> {
+  if (!PARTS.has('load')) return undefined;
   const run = await cannon(scenario, service, connections, SECONDS, req);
   console.log(JSON.stringify(run));
-  return { scenario, connections, service: [run], baseline: [] };
+  return { scenario, connections, service: [run], baselines: {}, ratios: {}, pgbench: [] };
 }
 
 /**
- * The same scenario against the service and the baseline, alternating: a warm-up of each, then
- * ROUNDS rounds of SECONDS per side (service first in even rounds, baseline first in odd ones) so
- * that a slow patch of a shared machine hits both sides.
+ * The same scenario against the service, each baseline and (if given) pgbench on the same
+ * statements: a warm-up of each, then ROUNDS rounds of SECONDS per side, the order rotated every
+ * round so that a slow patch of a shared machine hits every side.
  */
 async function versus(
   scenario: string,
   service: Target,
-  baseline: Target,
+  baselines: Target[],
   connections: number,
   req: (side: Target) => autocannon.Request,
-  afterWarmUp?: () => Promise<void>,
-): Promise<Row> {
-  const requests = new Map([service, baseline].map((t) => [t.name, req(t)]));
+  options: { afterWarmUp?: () => Promise<void>; pgbench?: () => Promise<PgbenchRun> } = {},
+): Promise<Row | undefined> {
+  if (!PARTS.has('versus')) return undefined;
+  const targets = [service, ...baselines];
+  const requests = new Map(targets.map((t) => [t.name, req(t)]));
   if (WARMUP > 0) {
-    for (const t of [service, baseline])
-      await cannon(scenario, t, connections, WARMUP, requests.get(t.name)!);
+    for (const t of targets) await cannon(scenario, t, connections, WARMUP, requests.get(t.name)!);
   }
-  await afterWarmUp?.();
-  const row: Row = { scenario, connections, service: [], baseline: [], ratios: [] };
+  await options.afterWarmUp?.();
+  const row: Row = {
+    scenario,
+    connections,
+    service: [],
+    baselines: Object.fromEntries(baselines.map((b) => [b.name, []])),
+    ratios: Object.fromEntries(baselines.map((b) => [b.name, []])),
+    pgbench: [],
+  };
+  const sides: Array<Target | 'pgbench'> = [...targets, ...(options.pgbench ? ['pgbench' as const] : [])];
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? [service, baseline] : [baseline, service];
+    const order = sides.map((_, i) => sides[(i + round) % sides.length]);
     for (const t of order) {
+      if (t === 'pgbench') {
+        const run = await options.pgbench!();
+        console.log(JSON.stringify({ round: round + 1, scenario, target: 'pgbench', ...run }));
+        row.pgbench.push(run);
+        continue;
+      }
       const run = await cannon(scenario, t, connections, SECONDS, requests.get(t.name)!);
       console.log(JSON.stringify({ round: round + 1, ...run }));
-      row[t.name].push(run);
+      (t === service ? row.service : row.baselines[t.name]).push(run);
     }
-    row.ratios!.push(round2(row.service[round].rps / row.baseline[round].rps));
+    for (const b of baselines)
+      row.ratios[b.name].push(round2(row.service[round].rps / row.baselines[b.name][round].rps));
   }
-  row.ratio = round2(median(row.ratios!));
-  console.log(`${scenario}: service/baseline req/s per round ${row.ratios!.join(', ')}; median ${row.ratio}`);
+  for (const b of baselines)
+    console.log(
+      `${scenario}: service/${b.name} req/s per round ${row.ratios[b.name].join(', ')}; median ${round2(median(row.ratios[b.name]))}`,
+    );
   return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pgbench: the database's limit on the same statements
+
+/** Customers of pgbench's redemptions (contiguous ids, inserted after the seed). */
+const PGBENCH_CUSTOMERS = 1000;
+
+const PGBENCH = (() => {
+  if (process.env.BENCH_PGBENCH === 'off') return undefined;
+  const candidates = [
+    process.env.BENCH_PGBENCH,
+    ...(() => {
+      try {
+        return readdirSync('/usr/lib/postgresql')
+          .sort()
+          .reverse()
+          .map((v) => `/usr/lib/postgresql/${v}/bin/pgbench`);
+      } catch {
+        return [];
+      }
+    })(),
+    '/usr/bin/pgbench',
+  ];
+  return candidates.find((c) => c && existsSync(c));
+})();
+
+/** `$n` of a statement → pgbench variables (`:name`). */
+const pgbenchText = (text: string, names: string[]) =>
+  text.replace(/\$(\d+)/g, (_, n: string) => `:${names[Number(n) - 1]}`).replace(/\s*\n\s*/g, ' ');
+
+/**
+ * Runs pgbench for SECONDS with POOL_SIZE clients (the service's pool: the most statements the
+ * service can have in flight), prepared statements, on `script`; `defines` are its `-D` variables.
+ */
+function runPgbench(
+  url: string,
+  script: string,
+  defines: Record<string, string | number>,
+): Promise<PgbenchRun> {
+  return new Promise((resolvePromise, reject) => {
+    const db0 = databaseCpuMs();
+    const args = [
+      '-n',
+      '-M',
+      'prepared',
+      '-c',
+      String(POOL_SIZE),
+      '-j',
+      '2',
+      '-T',
+      String(SECONDS),
+      '-f',
+      script,
+      ...Object.entries(defines).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
+      url,
+    ];
+    const child = spawn(PGBENCH!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const tps = Number(/tps = ([0-9.]+)/.exec(out)?.[1]);
+      const latency = Number(/latency average = ([0-9.]+) ms/.exec(out)?.[1]);
+      const transactions = Number(/number of transactions actually processed: ([0-9]+)/.exec(out)?.[1]);
+      if (code !== 0 || !Number.isFinite(tps)) return reject(new Error(`pgbench failed (${code}):\n${out}`));
+      const failed = /number of failed transactions: ([1-9][0-9]*)/.exec(out);
+      if (failed) console.log(`pgbench: ${failed[1]} failed transactions`);
+      resolvePromise({
+        tps: round2(tps),
+        latency: round2(latency),
+        dbCpuMsPerRequest: round2((databaseCpuMs() - db0) / Math.max(1, transactions)),
+      });
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,8 +575,29 @@ async function waitReady(port: number, child: ChildProcess, name: string): Promi
   }
 }
 
+/**
+ * The service's own SQL text, from the built service (dist/), for the baselines and pgbench: the
+ * statements cannot drift apart from what the service runs.
+ */
+function serviceStatements(): BaselineStatements {
+  require('reflect-metadata');
+  const dist = (file: string) => require(resolve(__dirname, '..', 'dist', file));
+  const { API_KEY_LOOKUP } = dist('auth/key-auth.service.js');
+  const { CUSTOMER_RECORD } = dist('customers/customers.repository.js');
+  const { LOCK_FOR_REDEMPTION } = dist('codes/codes.repository.js');
+  const { LIVE_CHAIN, insertWindows } = dist('subscriptions/subscriptions.repository.js');
+  return {
+    apiKeyLookup: API_KEY_LOOKUP,
+    customerRecord: CUSTOMER_RECORD,
+    lockCodeByUsername: LOCK_FOR_REDEMPTION.username,
+    lockCodeById: LOCK_FOR_REDEMPTION.id,
+    liveChain: LIVE_CHAIN,
+    insertWindow: insertWindows(1),
+  };
+}
+
 /** bench/baseline.ts as plain JavaScript (no ts-node in the measured process); `pg` found through NODE_PATH. */
-function startBaseline(dir: string, url: string, port: number): ChildProcess {
+function startBaseline(dir: string, url: string, port: number, kind: 'http' | 'express'): ChildProcess {
   const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
   const js = ts.transpileModule(source, {
     compilerOptions: {
@@ -412,9 +608,11 @@ function startBaseline(dir: string, url: string, port: number): ChildProcess {
   }).outputText;
   const file = join(dir, 'baseline.js');
   writeFileSync(file, js);
-  return spawn(process.execPath, [...nodeFlags('baseline'), file], {
+  return spawn(process.execPath, [...nodeFlags(`baseline-${kind}`), file], {
     env: {
       ...process.env,
+      BASELINE_KIND: kind,
+      STATEMENTS_FILE: join(dir, 'statements.json'),
       NODE_PATH: resolve(__dirname, '..', 'node_modules'),
       DATABASE_URL: url,
       PORT: String(port),
@@ -433,10 +631,53 @@ async function stopChild(child: ChildProcess | undefined): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+/** Headers that differ between any two answers (time, connection, id, length). */
+const VARYING_HEADERS = new Set(['date', 'connection', 'keep-alive', 'x-request-id', 'content-length']);
+
+/**
+ * Fails the benchmark unless every target answers `ask` with the same status, the same headers
+ * (names and values, except VARYING_HEADERS) and the same `data` (after `comparable`).
+ */
+async function sameAnswers(
+  targets: Target[],
+  ask: (t: Target) => Promise<Reply & { headers?: Record<string, unknown> }>,
+  comparable: (data: any) => unknown,
+): Promise<void> {
+  // BENCH_SAME_ANSWERS=warn: report a difference and go on (to measure a service changed on purpose)
+  const onDifference = (message: string) => {
+    if (process.env.BENCH_SAME_ANSWERS !== 'warn') throw new Error(message);
+    console.log(`WARNING: ${message}`);
+  };
+  const answers: Array<{ name: string; status: number; headers: string; data: string }> = [];
+  for (const t of targets) {
+    const reply = await ask(t);
+    const headers = Object.entries(reply.headers ?? {})
+      .filter(([k]) => !VARYING_HEADERS.has(k))
+      .sort(([a], [b]) => a.localeCompare(b));
+    answers.push({
+      name: t.name,
+      status: reply.status,
+      headers: JSON.stringify(headers),
+      data: JSON.stringify({ ok: reply.body?.ok, data: comparable(reply.body?.data) }),
+    });
+  }
+  for (const a of answers.slice(1)) {
+    for (const field of ['status', 'headers', 'data'] as const) {
+      if (a[field] !== answers[0][field])
+        onDifference(
+          `${a.name} answers another ${field} than ${answers[0].name}:\n${a[field]}\n${answers[0][field]}`,
+        );
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const started = Date.now();
+  const loadBefore = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   const dir = mkdtempSync(join(tmpdir(), 'subs-bench-'));
   let embedded: EmbeddedDatabase | undefined;
   let url = process.env.DATABASE_URL;
@@ -445,10 +686,10 @@ async function main(): Promise<void> {
     url = embedded.url;
   }
   let serviceProcess: ChildProcess | undefined;
-  let baselineProcess: ChildProcess | undefined;
+  const baselineProcesses: ChildProcess[] = [];
   const onSignal = () => {
     serviceProcess?.kill('SIGTERM');
-    baselineProcess?.kill('SIGTERM');
+    for (const b of baselineProcesses) b.kill('SIGTERM');
     void (embedded?.stop() ?? Promise.resolve()).finally(() => {
       rmSync(dir, { recursive: true, force: true });
       process.exit(130);
@@ -470,10 +711,16 @@ async function main(): Promise<void> {
         DB_MIGRATE_ON_START: 'false',
         DB_POOL_SIZE: String(POOL_SIZE),
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      // BENCH_SERVICE_LOG: a file for the service's log lines (at BENCH_LOG_LEVEL)
+      stdio: [
+        'ignore',
+        process.env.BENCH_SERVICE_LOG ? openSync(process.env.BENCH_SERVICE_LOG, 'w') : 'ignore',
+        'inherit',
+      ],
     });
     await waitReady(port, serviceProcess, 'service');
     const service: Target = { name: 'service', port, pid: serviceProcess.pid };
+    servicePid = serviceProcess.pid;
 
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const project = (
@@ -489,10 +736,20 @@ async function main(): Promise<void> {
     const json = { ...sk, 'content-type': 'application/json' };
     await seed(url, project.id);
 
-    const baselinePort = await freePort();
-    baselineProcess = startBaseline(dir, url, baselinePort);
-    await waitReady(baselinePort, baselineProcess, 'baseline');
-    const baseline: Target = { name: 'baseline', port: baselinePort, pid: baselineProcess.pid };
+    if (embedded) {
+      const postmaster = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      databaseCpuMs = postgresCpuOf(postmaster);
+    }
+    const statements = serviceStatements();
+    writeFileSync(join(dir, 'statements.json'), JSON.stringify(statements));
+    const baselines: Target[] = [];
+    for (const kind of ['http', 'express'] as const) {
+      const baselinePort = await freePort();
+      const child = startBaseline(dir, url, baselinePort, kind);
+      baselineProcesses.push(child);
+      await waitReady(baselinePort, child, `baseline ${kind}`);
+      baselines.push({ name: kind === 'http' ? 'node:http' : 'express', port: baselinePort, pid: child.pid });
+    }
 
     const db = new Client({ connectionString: url });
     await db.connect();
@@ -527,6 +784,7 @@ async function main(): Promise<void> {
     };
     /** `BENCH_WARMUP_SECONDS` of the same requests on other customers (JIT, connections), then the measured run. */
     const measure = async (scenario: string, make: (who: (typeof sample)[number]) => Promise<Reply>) => {
+      if (!PARTS.has('latency')) return;
       if (WARMUP > 0) await drive(`${scenario} warm-up`, 1, WARMUP, (i) => make(pickWarm(i)));
       await loop(drive(scenario, 1, SECONDS, (i) => make(pick(i))));
     };
@@ -549,7 +807,7 @@ async function main(): Promise<void> {
     );
 
     // --- many connections: reads
-    const rows: Row[] = [];
+    const rows: Array<Row | undefined> = [];
     rows.push(
       await single('GET /api/private/v1/info', service, READ_CONNECTIONS, {
         method: 'GET',
@@ -557,16 +815,37 @@ async function main(): Promise<void> {
         headers: sk,
       }),
     );
+    // the baselines answer what the service answers: the same data, the same headers
+    await sameAnswers(
+      [service, ...baselines],
+      (t) => call(t.port, 'GET', `/api/private/v1/customers/${sample[0].id}`, sk),
+      (data) => data,
+    );
+    const idRange = (
+      await db.query('SELECT min(id) AS lo, max(id) AS hi FROM customers WHERE project_id = $1', [project.id])
+    ).rows[0];
+    const readScript = join(dir, 'read.sql');
+    writeFileSync(
+      readScript,
+      `\\set id random(${idRange.lo}, ${idRange.hi})\n${pgbenchText(statements.customerRecord.text, ['id', 'project'])};\n`,
+    );
     rows.push(
-      await versus('GET /customers/:id', service, baseline, READ_CONNECTIONS, () => {
-        const next = rotating(sample);
-        return {
-          method: 'GET',
-          path: '/',
-          headers: sk,
-          setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }),
-        };
-      }),
+      await versus(
+        'GET /customers/:id',
+        service,
+        baselines,
+        READ_CONNECTIONS,
+        () => {
+          const next = rotating(sample);
+          return {
+            method: 'GET',
+            path: '/',
+            headers: sk,
+            setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }),
+          };
+        },
+        { pgbench: PGBENCH ? () => runPgbench(url!, readScript, { project: project.id }) : undefined },
+      ),
     );
     {
       const next = rotating(sample);
@@ -621,6 +900,8 @@ async function main(): Promise<void> {
       }),
     );
 
+    const sides = ['service', ...baselines.map((b) => b.name)];
+    const windowCounts = PARTS.has('windows') ? WINDOWS : [];
     const codes: string[] = [];
     await loop(
       drive(
@@ -636,71 +917,255 @@ async function main(): Promise<void> {
           codes.push(...(reply.body.data?.codes ?? []));
           return reply;
         },
-        Math.ceil((2 * CODES_PER_SIDE) / BATCH),
+        Math.ceil((sides.length * CODES_PER_SIDE + windowCounts.length * WINDOW_SAMPLES) / BATCH),
       ),
     );
-    const codesOf = {
-      service: codes.slice(0, CODES_PER_SIDE),
-      baseline: codes.slice(CODES_PER_SIDE, 2 * CODES_PER_SIDE),
-    };
-    // distinct customers too: even positions for the service, odd ones for the baseline
+    const codesOf = Object.fromEntries(
+      sides.map((side, k) => [side, codes.slice(k * CODES_PER_SIDE, (k + 1) * CODES_PER_SIDE)]),
+    );
+    const spareCodes = codes.slice(sides.length * CODES_PER_SIDE);
+    // distinct customers too: position i goes to side i % sides
     const usernames: string[] = (
       await db.query('SELECT username FROM customers WHERE project_id = $1 ORDER BY id LIMIT $2', [
         project.id,
-        2 * CODES_PER_SIDE,
+        sides.length * CODES_PER_SIDE,
       ])
     ).rows.map((r) => r.username);
-    const customersOf = {
-      service: usernames.filter((_, i) => i % 2 === 0),
-      baseline: usernames.filter((_, i) => i % 2 === 1),
-    };
+    const customersOf = Object.fromEntries(
+      sides.map((side, k) => [side, usernames.filter((_, i) => i % sides.length === k)]),
+    );
 
-    // --- redemptions: distinct codes and customers, service against baseline
-    const used = { service: 0, baseline: 0 };
+    // pgbench: codes of its own (16 digits computed from the client and a counter) and customers
+    // of its own (PGBENCH_CUSTOMERS, by id: pgbench cannot build a username), the same statements.
+    // Its windows all start at one fixed time, so its customers' chains would look broken to the
+    // service: they are never the service's or the baselines' customers.
+    const perClient = Math.ceil(ROUNDS * SECONDS * 1000) + 1000;
+    let redeemScript: string | undefined;
+    let redeemDefines: Record<string, string | number> = {};
+    if (PGBENCH) {
+      const batch = (
+        await db.query(
+          `INSERT INTO code_batches (project_id, plan_id, duration, count) VALUES ($1, $2, 'P30D', $3) RETURNING id`,
+          [project.id, plan.id, POOL_SIZE * perClient],
+        )
+      ).rows[0].id;
+      await db.query(
+        `INSERT INTO codes (project_id, batch_id, plan_id, code, duration)
+         SELECT $1, $2, $3, (1000000000000000 + c * 100000000 + k)::text, 'P30D'
+           FROM generate_series(0, $4::int - 1) c, generate_series(1, $5::int) k`,
+        [project.id, batch, plan.id, POOL_SIZE, perClient],
+      );
+      const own: number[] = (
+        await db.query(
+          `INSERT INTO customers (project_id, username)
+           SELECT $1, 'pgbench' || g FROM generate_series(1, $2::int) g RETURNING id`,
+          [project.id, PGBENCH_CUSTOMERS],
+        )
+      ).rows.map((r) => r.id);
+      const now = new Date();
+      const later = new Date(now.getTime() + 30 * 86400_000);
+      redeemScript = join(dir, 'redeem.sql');
+      writeFileSync(
+        redeemScript,
+        [
+          '\\set k :k + 1',
+          '\\set code 1000000000000000 + :client_id * 100000000 + :k',
+          `\\set cust ${Math.min(...own)} + ((:client_id * ${perClient} + :k) % ${own.length})`,
+          'START TRANSACTION;',
+          `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now'])} \\gset`,
+          `${pgbenchText(statements.liveChain.text, ['cust', 'plan_group', 'now', 'project'])};`,
+          `${pgbenchText(statements.insertWindow.text, ['project', 'cust', 'plan_id', 'plan_group', 'now', 'later', 'source', 'id', 'now'])};`,
+          'COMMIT;',
+          '',
+        ].join('\n'),
+      );
+      redeemDefines = {
+        project: project.id,
+        k: 0,
+        now: now.toISOString(),
+        later: later.toISOString(),
+        source: 'code',
+      };
+    }
+
+    // --- redemptions: distinct codes and customers, service against the baselines
+    const used: Record<string, number> = Object.fromEntries(sides.map((side) => [side, 0]));
+    const redeemRequest = (side: Target): autocannon.Request => ({
+      method: 'POST',
+      path: '/api/private/v1/redemptions',
+      headers: json,
+      setupRequest: (r) => {
+        const i = used[side.name]++;
+        const list = codesOf[side.name];
+        const who = customersOf[side.name];
+        // past the end the codes repeat and answer 409 (counted as errors): raise BENCH_CODES
+        return {
+          ...r,
+          body: JSON.stringify({
+            code: list[i % list.length],
+            customer: { type: 'username', value: who[i % who.length] },
+          }),
+        };
+      },
+    });
+    // the same answer from every side (a window of 30 days from now, for the first customer of each side)
+    await sameAnswers(
+      [service, ...baselines],
+      (t) =>
+        call(t.port, 'POST', '/api/private/v1/redemptions', json, {
+          code: codesOf[t.name][used[t.name]],
+          customer: { type: 'username', value: customersOf[t.name][used[t.name]++] },
+        }),
+      (data) => ({
+        created: data?.customer?.created,
+        subscriptions: data?.subscriptions?.map((w: any) => ({ planId: w.planId, planName: w.planName })),
+      }),
+    );
     // The seed analyzed `subscriptions` while it was empty, and the warm-up has just filled it
     // faster than autovacuum looks (once a minute). A generic plan the service cached meanwhile
     // would scan the whole table for each customer's chain until then (README, prepared
-    // statements), while the baseline plans every statement afresh: the steady state is measured.
+    // statements): the steady state is measured.
     const analyze = () => db.query('ANALYZE subscriptions, codes').then(() => undefined);
     rows.push(
       await versus(
         'POST /redemptions (distinct codes)',
         service,
-        baseline,
+        baselines,
         REDEEM_CONNECTIONS,
-        (side) => ({
-          method: 'POST',
-          path: '/api/private/v1/redemptions',
-          headers: json,
-          setupRequest: (r) => {
-            const i = used[side.name]++;
-            const list = codesOf[side.name];
-            const who = customersOf[side.name];
-            // past the end the codes repeat and answer 409 (counted as errors): raise BENCH_CODES
-            return {
-              ...r,
-              body: JSON.stringify({
-                code: list[i % list.length],
-                customer: { type: 'username', value: who[i % who.length] },
-              }),
-            };
-          },
-        }),
-        analyze,
+        redeemRequest,
+        {
+          afterWarmUp: analyze,
+          pgbench: redeemScript ? () => runPgbench(url!, redeemScript!, redeemDefines) : undefined,
+        },
       ),
     );
+
+    // --- a redemption for a customer whose group already holds n windows (ended ones: a customer
+    // who has redeemed for years), one client, a fresh customer for each redemption
+    const windowLoops: LoopResult[] = [];
+    for (const [k, n] of windowCounts.entries()) {
+      const names = Array.from({ length: WINDOW_SAMPLES }, (_, j) => `win${n}x${j}`);
+      const ids: number[] = (
+        await db.query(
+          `INSERT INTO customers (project_id, username) SELECT $1, unnest($2::text[]) RETURNING id`,
+          [project.id, names],
+        )
+      ).rows.map((r) => r.id);
+      await db.query(
+        `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+         SELECT $1, c, $2, $3, now() - (w * 30 + 30) * interval '1 day', now() - w * 30 * interval '1 day', 'activation'
+           FROM unnest($4::int[]) c, generate_series(1, $5::int) w`,
+        [project.id, plan.id, plan.group, ids, n],
+      );
+      await db.query('ANALYZE subscriptions');
+      const mine = spareCodes.slice(k * WINDOW_SAMPLES, (k + 1) * WINDOW_SAMPLES);
+      const x = await drive(
+        `POST /redemptions, group holding ${n} windows (1 client)`,
+        1,
+        3600,
+        (i) =>
+          call(port, 'POST', '/api/private/v1/redemptions', json, {
+            code: mine[i],
+            customer: { type: 'username', value: names[i] },
+          }),
+        WINDOW_SAMPLES,
+      );
+      windowLoops.push(x);
+      loops.push(x);
+      console.log(JSON.stringify(x));
+    }
+    // --- entitlements: a metered feature with a monthly quota far above what the run uses,
+    // granted to the 10,000 sampled customers (windows written straight into the chain, as a
+    // grant would leave them), then checks and consumes spread over them, and consumes on one
+    // hot customer (serialised by its row lock); ratios against GET /customers/:id above
+    const feature = (
+      await call(port, 'POST', '/api/private/v1/features', sk, {
+        slug: 'api-calls',
+        name: 'API calls',
+        metered: true,
+        unit: 'call',
+      })
+    ).body.data;
+    const meteredPlan = (
+      await call(port, 'POST', '/api/private/v1/plans', sk, {
+        slug: 'metered',
+        name: 'Metered',
+        value: 5,
+        group: 'usage',
+        quotas: [{ featureId: feature.id, limit: 1_000_000_000, priority: 0, resetInterval: 'P1M' }],
+      })
+    ).body.data;
+    await db.query(
+      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+       SELECT $1, id, $2, 'usage', now() - interval '3 days', NULL, 'activation' FROM unnest($3::int[]) AS id`,
+      [project.id, meteredPlan.id, sample.map((c) => c.id)],
+    );
+    await db.query('ANALYZE subscriptions');
+    {
+      const next = rotating(sample);
+      const checkRequest: autocannon.Request = {
+        method: 'POST',
+        path: '/api/private/v1/entitlements/check',
+        headers: json,
+        setupRequest: (r) => ({
+          ...r,
+          body: JSON.stringify({ customerId: next().id, feature: 'api-calls', amount: 1 }),
+        }),
+      };
+      // warm-up: the connections' prepared statements, and each process's periods of the customers
+      if (WARMUP > 0) await cannon('entitlements warm-up', service, READ_CONNECTIONS, WARMUP, checkRequest);
+      rows.push(
+        await single('POST /entitlements/check (10,000 customers)', service, READ_CONNECTIONS, checkRequest),
+      );
+    }
+    let eventSeq = 0;
+    {
+      const next = rotating(sample);
+      rows.push(
+        await single('POST /usage (10,000 customers)', service, READ_CONNECTIONS, {
+          method: 'POST',
+          path: '/api/private/v1/usage',
+          headers: json,
+          setupRequest: (r) => ({
+            ...r,
+            body: JSON.stringify({
+              customerId: next().id,
+              feature: 'api-calls',
+              amount: 1,
+              eventId: `bench-${++eventSeq}`,
+            }),
+          }),
+        }),
+      );
+    }
+    rows.push(
+      await single('POST /usage (one hot customer)', service, READ_CONNECTIONS, {
+        method: 'POST',
+        path: '/api/private/v1/usage',
+        headers: json,
+        setupRequest: (r) => ({
+          ...r,
+          body: JSON.stringify({
+            customerId: sample[0].id,
+            feature: 'api-calls',
+            amount: 1,
+            eventId: `hot-${++eventSeq}`,
+          }),
+        }),
+      }),
+    );
     await db.end();
-    const exhausted = (['service', 'baseline'] as const).filter((s) => used[s] > codesOf[s].length);
+    const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
     // --- report
-    const serviceMem = memoryOf(service.pid);
-    const baselineMem = memoryOf(baseline.pid);
     const cpu = cpus();
     console.log(
-      `\nmachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, PostgreSQL ${pgVersion}`,
+      `\nmachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, PostgreSQL ${pgVersion}; load average ${loadBefore} before, ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} after`,
     );
     console.log(
-      `settings: BENCH_CUSTOMERS=${CUSTOMERS} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARMUP} BENCH_CONNECTIONS=${READ_CONNECTIONS} BENCH_REDEEM_CONNECTIONS=${REDEEM_CONNECTIONS} BENCH_CODES=${CODES_PER_SIDE} (per side), pool ${POOL_SIZE}, LOG_LEVEL=${LOG_LEVEL}`,
+      `settings: BENCH_CUSTOMERS=${CUSTOMERS} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARMUP} BENCH_CONNECTIONS=${READ_CONNECTIONS} BENCH_REDEEM_CONNECTIONS=${REDEEM_CONNECTIONS} BENCH_CODES=${CODES_PER_SIDE} (per side), pool ${POOL_SIZE}, LOG_LEVEL=${LOG_LEVEL}, pgbench ${PGBENCH ?? 'not found'}`,
     );
     if (exhausted.length)
       console.log(
@@ -709,53 +1174,69 @@ async function main(): Promise<void> {
 
     console.log('\n1 client (hand-written keep-alive loop):\n');
     console.log(
-      '| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors |\n|---|---|---|---|---|---|---|',
+      '| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors | CPU ms/req |\n|---|---|---|---|---|---|---|---|',
     );
     for (const r of loops)
       console.log(
-        `| ${r.scenario} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} |`,
+        `| ${r.scenario} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} | ${r.cpuMsPerRequest} |`,
       );
 
     console.log(
-      `\nautocannon, ${SECONDS} s per run; rows with a baseline: median of ${ROUNDS} alternating rounds, ratio = median of the per-round service/baseline req/s:\n`,
+      `\nautocannon, ${SECONDS} s per run; rows with baselines: medians of ${ROUNDS} rounds in rotating order; ratio = median of the per-round service/baseline req/s; CPU ms/req of the process (and of PostgreSQL, "db"):\n`,
     );
     console.log(
-      '| scenario | connections | req/s | p50 ms | p99 ms | errors | peak RSS MiB | CPU ms/req | baseline req/s | baseline p99 ms | baseline CPU ms/req | ratio |',
+      '| scenario | side | connections | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | service ÷ side |',
     );
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const row of rows) {
-      const s = row.service;
-      const b = row.baseline;
-      const m = (runs: CannonRun[], f: (r: CannonRun) => number) => round2(median(runs.map(f)));
-      const errors = s.reduce((n, r) => n + r.errors, 0);
-      const peak = Math.max(...s.map((r) => r.peakRss));
-      const base = b.length
-        ? `${m(b, (r) => r.rps)} | ${m(b, (r) => r.p99)} | ${m(b, (r) => r.cpuMsPerRequest)} | **${row.ratio}**`
-        : '– | – | – | –';
-      console.log(
-        `| ${row.scenario} | ${row.connections} | ${m(s, (r) => r.rps)} | ${m(s, (r) => r.p50)} | ${m(s, (r) => r.p99)} | ${errors} | ${round2(peak)} | ${m(s, (r) => r.cpuMsPerRequest)} | ${base} |`,
-      );
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    const m = (runs: CannonRun[], f: (r: CannonRun) => number) => round2(median(runs.map(f)));
+    const done = rows.filter((r): r is Row => r !== undefined);
+    for (const row of done) {
+      const line = (side: string, runs: CannonRun[], ratio: string) =>
+        console.log(
+          `| ${row.scenario} | ${side} | ${row.connections} | ${m(runs, (r) => r.rps)} | ${m(runs, (r) => r.p50)} | ${m(runs, (r) => r.p99)} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${m(runs, (r) => r.cpuMsPerRequest)} | ${m(runs, (r) => r.dbCpuMsPerRequest)} | ${ratio} |`,
+        );
+      line('service', row.service, '');
+      for (const [name, runs] of Object.entries(row.baselines))
+        line(name, runs, `**${round2(median(row.ratios[name]))}** (${row.ratios[name].join(', ')})`);
+      if (row.pgbench.length) {
+        const tps = round2(median(row.pgbench.map((r) => r.tps)));
+        const perRound = row.pgbench.map((r, i) => round2(row.service[i].rps / r.tps));
+        console.log(
+          `| ${row.scenario} | pgbench (${POOL_SIZE} clients) | ${POOL_SIZE} | ${tps} | mean ${round2(median(row.pgbench.map((r) => r.latency)))} | | | | ${round2(median(row.pgbench.map((r) => r.dbCpuMsPerRequest)))} | **${round2(median(perRound))}** (${perRound.join(', ')}) |`,
+        );
+      }
     }
-    const baselineErrors = rows.flatMap((r) => r.baseline).reduce((n, r) => n + r.errors, 0);
-    const peakOf = (hwm: number, runs: CannonRun[]) =>
-      round2(Math.max(hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
-    console.log('');
-    for (const row of rows.filter((r) => r.ratios))
-      console.log(
-        `${row.scenario}: service/baseline req/s per round ${row.ratios!.join(', ')} → median ${row.ratio}`,
-      );
+    const rpsOf = (scenario: string) =>
+      median(done.find((r) => r.scenario === scenario)?.service.map((r) => r.rps) ?? [NaN]);
+    const byId = rpsOf('GET /customers/:id');
+    console.log('\nentitlements against GET /customers/:id (targets: check >= 0.8, usage >= 0.5):');
+    for (const scenario of [
+      'POST /entitlements/check (10,000 customers)',
+      'POST /usage (10,000 customers)',
+      'POST /usage (one hot customer)',
+    ])
+      console.log(`${scenario}: ${round2(rpsOf(scenario))} req/s, ratio ${round2(rpsOf(scenario) / byId)}`);
+    const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
+      round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
     console.log(
-      `peak RSS over the whole run: service ${peakOf(
-        serviceMem.hwm,
-        rows.flatMap((r) => r.service),
-      )} MiB, baseline ${peakOf(
-        baselineMem.hwm,
-        rows.flatMap((r) => r.baseline),
-      )} MiB; baseline errors ${baselineErrors}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      `\npeak RSS over the whole run: service ${peakOf(
+        service.pid,
+        done.flatMap((r) => r.service),
+      )} MiB, ${baselines
+        .map(
+          (b) =>
+            `${b.name} ${peakOf(
+              b.pid,
+              done.flatMap((r) => r.baselines[b.name] ?? []),
+            )} MiB`,
+        )
+        .join(', ')}; baseline errors ${done
+        .flatMap((r) => Object.values(r.baselines).flat())
+        .reduce((n, r) => n + r.errors, 0)}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
   } finally {
     process.removeListener('SIGINT', onSignal);
-    await Promise.all([stopChild(serviceProcess), stopChild(baselineProcess)]);
+    await Promise.all([stopChild(serviceProcess), ...baselineProcesses.map(stopChild)]);
     agent.destroy();
     if (embedded) await embedded.stop();
     rmSync(dir, { recursive: true, force: true });

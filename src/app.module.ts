@@ -23,6 +23,7 @@ import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser'
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { EventsModule } from './events/events.module';
+import { EntitlementsModule } from './entitlements/entitlements.module';
 
 @Global()
 @Module({})
@@ -87,6 +88,7 @@ export class AppModule implements NestModule {
         CustomersModule,
         SubscriptionsModule,
         CodesModule,
+        EntitlementsModule,
         RedemptionsModule,
         PublicModule,
         InfoModule,

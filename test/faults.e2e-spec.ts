@@ -80,7 +80,7 @@ describe('faults: killed and stopped processes', () => {
   });
 
   const report = (service: ServiceProcess) => (error: unknown) => {
-    process.stderr.write(`--- service output ---\n${service.output}\n`);
+    process.stderr.write(`--- service output (end) ---\n${service.tail()}\n`);
     throw error;
   };
 
@@ -91,7 +91,12 @@ describe('faults: killed and stopped processes', () => {
     const lock = await lockTable('customers');
     try {
       const first = service.send('POST', CUSTOMERS, keyed(key), body);
-      await waitFor('the request to wait inside its transaction', async () => (await waitingOnLocks()) === 1);
+      let firstSettled: unknown;
+      void first.then((a) => (firstSettled = a));
+      await waitFor('the request to wait inside its transaction', async () => {
+        if (firstSettled) throw new Error(`the request was answered: ${JSON.stringify(firstSettled)}`);
+        return (await waitingOnLocks()) === 1;
+      });
 
       // running on the child: the other replica refuses the duplicate
       const duplicate = await postHere(key, body);
@@ -119,7 +124,7 @@ describe('faults: killed and stopped processes', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.text).toBe(retried.text);
     expect(await customersNamed(body.username)).toBe(1);
-  }, 120_000);
+  }, 300_000);
 
   it('SIGKILL after the work committed: the retry on another replica gets the stored answer, the work ran once', async () => {
     const service = await startService();
@@ -134,7 +139,7 @@ describe('faults: killed and stopped processes', () => {
     expect(retried.headers['idempotent-replayed']).toBe('true');
     expect(retried.body).toEqual(first.body);
     expect(await customersNamed(body.username)).toBe(1);
-  }, 120_000);
+  }, 300_000);
 
   it('SIGTERM past SHUTDOWN_TIMEOUT_MS: the requests still waiting on the database answer 503, their transactions roll back, the process exits within a second of the deadline, no key stays stuck', async () => {
     const graceMs = 1500;
@@ -159,7 +164,10 @@ describe('faults: killed and stopped processes', () => {
       );
       expect(results.every((r) => r.headers?.['retry-after'] !== undefined)).toBe(true);
       const exit = await service.exited;
-      expect(exit.at - signalledAt).toBeLessThan(graceMs + 1000);
+      // the deadline runs from the moment the service handled the signal (on a loaded machine
+      // that can be a while after it was sent)
+      const shutdownAt = service.loggedAt('SIGTERM: shutting down') ?? signalledAt;
+      expect(exit.at - shutdownAt).toBeLessThan(graceMs + 1000);
       // their sessions are gone (PostgreSQL notices within a second) and their keys with them
       await waitFor('the cut sessions to end', async () => (await waitingOnLocks()) === 0, 5_000);
     } catch (error) {
@@ -174,7 +182,7 @@ describe('faults: killed and stopped processes', () => {
       expect(retried.headers['idempotent-replayed']).toBeUndefined();
       expect(await customersNamed(r.body.username)).toBe(1);
     }
-  }, 120_000);
+  }, 300_000);
 
   it('SIGTERM with requests written to the sockets: every one is answered, idle keep-alive connections are closed, busy ones get Connection: close, the process exits 0', async () => {
     const service = await startService({
@@ -256,7 +264,7 @@ describe('faults: killed and stopped processes', () => {
     } finally {
       await lock?.release();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('the other replica is untouched by all of it', async () => {
     await request(t.app.getHttpServer()).get('/readyz').expect(200);

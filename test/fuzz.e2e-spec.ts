@@ -46,6 +46,10 @@ const RUNS = { anyBody: 30, mutatedBody: 40, rawBody: 20, pathParams: 25, query:
 const SEED = 20_260_101;
 const PASSWORD = 'correct horse battery';
 
+// A fixed number of cases per test, not a speed check: on a busy machine (or beside the other
+// test files, which run in parallel) one of these can take longer than the default minute.
+jest.setTimeout(300_000);
+
 describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => {
   let t: TestApp;
   let p: TestProject; // the project whose keys make the requests; signatures optional
@@ -206,6 +210,32 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       eventId: [await firstEvent(q)],
     });
 
+    // a usage record of each project (its customer granted the plan, unlimited usage for the fuzz)
+    const usageOf = async (
+      project: TestProject,
+      customerId: number,
+      username: string,
+      seeded: { plan: { id: number }; feature: { id: number } },
+    ) => {
+      const key = bearer(project.privateKey);
+      await post(
+        '/api/private/v1/subscriptions/activate',
+        key,
+        { customer: { type: 'username', value: username }, planId: seeded.plan.id, duration: 'P3650D' },
+        200,
+      );
+      await t.dataSource.query('UPDATE quotas SET quota_limit = NULL WHERE plan_id = $1', [seeded.plan.id]);
+      const u = await post('/api/private/v1/usage', key, {
+        customerId,
+        featureId: seeded.feature.id,
+        amount: 1,
+        eventId: `seed-${uniq()}`,
+      });
+      return String(u.usage.id);
+    };
+    own.usageId = await usageOf(p, victim.id, victim.username, mine);
+    foreign.usageId = [await usageOf(q, theirs.customer.id, theirs.customer.username, theirs)];
+
     customerToken = await login(p, loginUsername);
     logoutToken = await login(p, tokenUsername);
     otherCustomerToken = await login(q, theirs.customer.username);
@@ -314,6 +344,28 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
         password: PASSWORD,
       }),
       'POST /api/public/v1/me/redemptions': () => ({ code: nextCode() }),
+      'POST /api/private/v1/entitlements/check': () => ({
+        customerId: Number(own.customerId),
+        featureId: Number(own.featureId),
+        amount: 1,
+      }),
+      'POST /api/private/v1/usage': () => ({
+        customerId: Number(own.customerId),
+        featureId: Number(own.featureId),
+        amount: 1,
+        eventId: `fz-${n}`,
+      }),
+      'POST /api/private/v1/usage/batch': () => ({
+        events: [
+          {
+            customerId: Number(own.customerId),
+            featureId: Number(own.featureId),
+            amount: 1,
+            eventId: `fzb-${n}`,
+          },
+        ],
+      }),
+      'POST /api/public/v1/me/entitlements/check': () => ({ featureId: Number(own.featureId), amount: 1 }),
     };
     const recipe = recipes[op.key];
     if (recipe) return recipe();

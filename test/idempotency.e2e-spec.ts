@@ -229,7 +229,9 @@ describe('idempotency (product.md 7)', () => {
       let first: Promise<request.Response> | undefined;
       try {
         await lock.query('LOCK TABLE customers IN EXCLUSIVE MODE');
-        first = new Promise((resolve, reject) => post(key, body).then(resolve, reject));
+        first = new Promise((resolve, reject) => {
+          post(key, body).then(resolve, reject);
+        });
         await waitUntil(async () => {
           const [{ n }] = await t.dataSource.query(
             `SELECT count(*)::int AS n FROM pg_stat_activity

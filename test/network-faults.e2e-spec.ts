@@ -129,7 +129,9 @@ describe('database faults', () => {
     await lock.query('LOCK TABLE customers IN EXCLUSIVE MODE');
     try {
       const pending = t.http.post(CUSTOMERS).set(bearer(p.privateKey)).send({ username });
-      const answer = new Promise<Awaited<typeof pending>>((resolve, reject) => pending.then(resolve, reject));
+      const answer = new Promise<Awaited<typeof pending>>((resolve, reject) => {
+        pending.then(resolve, reject);
+      });
       let terminated = 0;
       await waitFor('the request to wait on the lock', async () => {
         const { rows } = await direct.query(
@@ -179,7 +181,6 @@ describe('a stalled Redis behind the rate limiter: circuit breaker', () => {
       s.on('timeout', () => (s.destroy(), resolve(false)));
     });
     if (!redisUp) {
-      // eslint-disable-next-line no-console
       console.warn(`Redis is not reachable at ${REDIS_URL.href}: the circuit breaker test is SKIPPED`);
       return;
     }

@@ -1,11 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { ADMIN_TOKEN } from './support/app';
 import { createTestDatabase } from './support/database';
+import { freePort } from './support/faults';
 
 /**
  * Graceful shutdown of the real process (main.ts, run with ts-node): requests in flight when
@@ -20,16 +21,6 @@ const REQUESTS = 40;
 const GRACE_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const freePort = () =>
-  new Promise<number>((resolvePort, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
 
 interface Answer {
   status?: number;

@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { sha256 } from '../common/crypto/sha256';
 import { AppConfig } from '../config/app-config';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
@@ -115,8 +116,6 @@ export class PublicKeyGuard implements CanActivate {
   }
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
 /** The operators' token (`ADMIN_TOKEN`); without one configured the admin interface does not exist. */
 @Injectable()
 export class AdminGuard implements CanActivate {
@@ -124,13 +123,13 @@ export class AdminGuard implements CanActivate {
 
   constructor(config: AppConfig) {
     const token = config.get('ADMIN_TOKEN');
-    this.expected = token ? digest(token) : undefined;
+    this.expected = token ? sha256(token) : undefined;
   }
 
   canActivate(context: ExecutionContext): boolean {
     if (!this.expected) throw new DomainError('ROUTE_NOT_FOUND');
     const presented = bearerToken(context.switchToHttp().getRequest<Request>());
-    if (!presented || !timingSafeEqual(digest(presented), this.expected))
+    if (!presented || !timingSafeEqual(sha256(presented), this.expected))
       throw new DomainError('INVALID_ADMIN_TOKEN');
     return true;
   }

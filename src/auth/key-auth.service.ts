@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { sha256Hex } from '../common/crypto/random';
+import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
 import type { ApiKeyKind } from '../projects/entities/api-key.entity';
 import type { Caller } from './caller';
@@ -23,6 +23,14 @@ interface KeyRow {
 }
 
 const CACHE_MAX_ENTRIES = 10_000;
+
+/** A key and its project by the key's SHA-256 and kind (`$1`, `$2`); no row: an unknown key. */
+export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
+              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
+              p.require_signature
+         FROM api_keys k
+         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
+        WHERE k.key_hash = $1 AND k.kind = $2`;
 
 /**
  * Turns a presented key into the caller's project (product.md 1): one indexed lookup by the
@@ -74,15 +82,7 @@ export class KeyAuthService {
     const now = Date.now();
     const cached = this.cache.get(key);
     if (cached && cached.until > now) return cached.row;
-    const rows: KeyRow[] = await this.dataSource.query(
-      `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
-              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
-              p.require_signature
-         FROM api_keys k
-         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
-        WHERE k.key_hash = $1 AND k.kind = $2`,
-      [hash, kind],
-    );
+    const rows: KeyRow[] = await this.dataSource.query(API_KEY_LOOKUP, [hash, kind]);
     const row = rows[0];
     if (row && this.ttlMs > 0) {
       if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);

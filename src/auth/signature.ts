@@ -19,7 +19,8 @@
  *   n0nce-0000000001
  *   e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../common/crypto/sha256';
 
 export const SIGNATURE_HEADERS = {
   timestamp: 'X-Service-Timestamp',
@@ -39,7 +40,7 @@ export const TIMESTAMP_PATTERN = /^[0-9]{1,12}$/;
 /** 32 bytes as hex; upper case is tolerated on input, clients send lower case. */
 export const SIGNATURE_PATTERN = /^[0-9a-fA-F]{64}$/;
 
-export const sha256HexOf = (body: Buffer | string): string => createHash('sha256').update(body).digest('hex');
+export const sha256HexOf = (body: Buffer | string): string => sha256Hex(body);
 
 /** The string that is signed. */
 export function canonicalString(

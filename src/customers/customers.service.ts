@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
 import { hashPassword } from '../common/crypto/passwords';
-import { likePattern, MAX_INT4, Page, PageQueryDto, toPage } from '../common/http/pagination';
+import { likePattern, Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
+import type { CustomerSubscriptionView } from '../subscriptions/dto/subscription.dto';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { EventsService, toEventWindow } from '../events/events.service';
 import type { NewEvent } from '../events/event-types';
@@ -21,10 +22,8 @@ import {
   IdentifierInputDto,
   UpdateCustomerDto,
 } from './dto/customer.dto';
-import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
-import { CustomerIdentifier } from './entities/customer-identifier.entity';
 import { Customer } from './entities/customer.entity';
-import { Statement, Statements } from '../database/statements';
+import { CustomersRepository, TrigramStats } from './customers.repository';
 
 export interface NewCustomer {
   username: string;
@@ -68,11 +67,7 @@ const FREQUENT_TRIGRAM = 0.05;
 const MAX_SCAN_TRIGRAMS = 8;
 const TRIGRAM_STATS_TTL_MS = 60_000;
 
-/** Frequencies (share of the documents) of the common trigrams; any other is at most `unlisted`. */
-export interface TrigramStats {
-  frequencies: Map<string, number>;
-  unlisted: number;
-}
+export type { TrigramStats } from './customers.repository';
 
 interface Trigram {
   trigram: string;
@@ -151,9 +146,9 @@ export function searchWindows(term: string, stats: TrigramStats | undefined): st
 export class CustomersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly subscriptions: SubscriptionsService,
+    private readonly subscriptionsOf: SubscriptionsService,
     private readonly config: AppConfig,
-    private readonly statements: Statements,
+    private readonly repository: CustomersRepository,
     private readonly events: EventsService,
   ) {}
 
@@ -169,49 +164,18 @@ export class CustomersService {
    */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
     const from = (query.page - 1) * query.pageSize; // rows before the page
-    let ids: number[];
-    let total: number;
-    if (query.search) {
-      const term = query.search;
-      let matches: string;
-      let params: string[];
-      if (term.includes(SEARCH_SEPARATOR)) {
-        // a document cannot tell a separator typed in the term from one between two values
-        params = [projectId, likePattern(term)];
-        matches =
-          'SELECT DISTINCT customer_id FROM customer_identifiers WHERE project_id = $1 AND value ILIKE $2';
-      } else {
-        // `doc LIKE lower(pattern)` is what ILIKE does to each value. Its trigram scan reads the
-        // posting list of every trigram of the term, and those shared by most customers (`use`,
-        // `mai`) cost far more than they filter: the index scan then uses only the rare parts of
-        // the term (windows), and the full pattern is checked on what they find.
-        const windows = searchWindows(term, await this.trigramStats());
-        params = [projectId, likePattern(term), ...windows.map(likePattern)];
-        matches =
-          windows.length === 0
-            ? 'SELECT customer_id FROM customer_search WHERE project_id = $1 AND doc LIKE lower($2)'
-            : `SELECT customer_id FROM (
-               SELECT customer_id, doc FROM customer_search
-                WHERE project_id = $1 AND ${windows.map((_, i) => `doc LIKE lower($${i + 3})`).join(' AND ')}
-               OFFSET 0) c
-              WHERE doc LIKE lower($2)`; // OFFSET 0: the full pattern stays out of the index scan
-      }
-      // one pass over the matches gives the total and the page (empty past the end)
-      const [first, last] = [from + 1, from + query.pageSize].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
-      const [row]: Array<{ total: number; ids: number[] }> = await this.dataSource.query(
-        `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
-           FROM (${matches}) m`,
-        params,
-      );
-      ({ ids, total } = row);
-    } else {
-      [{ ids, total }] = await this.statements.rows<{ ids: number[]; total: number }>(
-        undefined,
-        UNFILTERED_PAGE,
-        [projectId, query.pageSize, from],
-      );
-    }
-    const customers = await this.loadMany(projectId, ids);
+    const term = query.search;
+    const search = term
+      ? term.includes(SEARCH_SEPARATOR)
+        ? { pattern: likePattern(term), windows: [], perValue: true }
+        : {
+            pattern: likePattern(term),
+            windows: searchWindows(term, await this.trigramStats()).map(likePattern),
+            perValue: false,
+          }
+      : undefined;
+    const { ids, total } = await this.repository.pageIds(projectId, from, query.pageSize, search);
+    const customers = await this.repository.loadMany(projectId, ids);
     return toPage(
       customers.map((c) => toCustomerListItem(c, c.identifiers!)),
       total,
@@ -222,27 +186,14 @@ export class CustomersService {
   private trigramStatsCache?: { loadedAt: number; stats: Promise<TrigramStats | undefined> };
 
   /**
-   * The common trigrams of the search documents and their frequencies, as the last ANALYZE of
-   * customer_search found them (statistics object customer_search_trgm_stats), cached for a
+   * The common trigrams of the search documents (`CustomersRepository.trigramStats`), cached for a
    * minute. Undefined when there are none yet (or they may not be read): every search then uses
    * its whole term for the index scan, which is slower but finds the same customers.
    */
   private trigramStats(): Promise<TrigramStats | undefined> {
     const now = Date.now();
     if (!this.trigramStatsCache || now - this.trigramStatsCache.loadedAt > TRIGRAM_STATS_TTL_MS) {
-      const stats = this.dataSource
-        .query(
-          `SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs FROM pg_stats_ext_exprs
-            WHERE statistics_schemaname = current_schema() AND statistics_name = 'customer_search_trgm_stats' AND NOT inherited`,
-        )
-        .then(([row]: Array<{ elems: string[] | null; freqs: number[] | null }>) => {
-          if (!row?.elems?.length || !row.freqs) return undefined;
-          const frequencies = new Map(row.elems.map((e, i) => [e, row.freqs![i]]));
-          // most_common_elem_freqs ends with the least and greatest frequency listed: a trigram not
-          // listed is at most as frequent as the least listed one
-          return { frequencies, unlisted: row.freqs[row.elems.length] };
-        })
-        .catch(() => undefined);
+      const stats = this.repository.trigramStats();
       this.trigramStatsCache = { loadedAt: now, stats };
     }
     return this.trigramStatsCache.stats;
@@ -293,34 +244,15 @@ export class CustomersService {
     try {
       // a savepoint, so that a unique violation can be reported without aborting the caller's transaction
       return await em.transaction(async (tx) => {
-        const customer = await tx.save(
-          tx.create(Customer, {
-            projectId,
-            username: input.username,
-            enabled: input.enabled ?? true,
-            temporary: input.temporary ?? false,
-          }),
-        );
-        const identifiers = await tx.save(
-          [
-            { type: 'username', value: input.username, readonly: true },
-            ...(input.identifiers ?? []).map((i) => ({ ...i, readonly: false })),
-          ].map((i) => tx.create(CustomerIdentifier, { ...i, projectId, customerId: customer.id })),
-        );
-        const credentials = input.passwordHash
-          ? [
-              await tx.save(
-                tx.create(CustomerCredential, {
-                  projectId,
-                  customerId: customer.id,
-                  type: CREDENTIAL_PASSWORD,
-                  secretHash: input.passwordHash,
-                }),
-              ),
-            ]
-          : [];
-        await this.subscriptions.grantSignup(tx, projectId, customer.id, now);
-        return Object.assign(customer, { identifiers, credentials });
+        const customer = await this.repository.insert(tx, projectId, {
+          username: input.username,
+          enabled: input.enabled ?? true,
+          temporary: input.temporary ?? false,
+          passwordHash: input.passwordHash,
+          identifiers: input.identifiers ?? [],
+        });
+        await this.subscriptionsOf.grantSignup(tx, projectId, customer.id, now);
+        return customer;
       });
     } catch (error) {
       mapUniqueViolation(error);
@@ -333,20 +265,14 @@ export class CustomersService {
   }
 
   async resolve(projectId: string, ref: CustomerRefDto): Promise<CustomerRecord> {
-    return this.record(BY_IDENTIFIER[kindOf(ref)].record, identifierParams(projectId, ref));
+    return toRecord(await this.repository.recordByRef(projectId, ref));
   }
 
-  /** The full record that `statement` selects, or CUSTOMER_NOT_FOUND. */
-  private async record(statement: Statement, values: unknown[], em?: EntityManager): Promise<CustomerRecord> {
-    const customer = await this.entity(statement, values, em);
-    return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
-  }
-
-  /** The customer (with identifiers and credentials) that `statement` selects, or CUSTOMER_NOT_FOUND. */
-  private async entity(statement: Statement, values: unknown[], em?: EntityManager): Promise<Customer> {
-    const [row] = await this.statements.rows<CustomerRow>(em, statement, values);
-    if (!row) throw new DomainError('CUSTOMER_NOT_FOUND');
-    return toCustomerEntity(row);
+  /** The customer with its identifiers and credentials, read in `em`, or CUSTOMER_NOT_FOUND. */
+  private async entity(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
+    const customer = await this.repository.record(projectId, customerId, em);
+    if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return customer;
   }
 
   /** The events of a new customer: `customer.created`, then `subscriptions.changed` when the sign-up granted windows. */
@@ -357,7 +283,7 @@ export class CustomersService {
   ): Promise<NewEvent[]> {
     const ref = { id: customer.id, username: customer.username };
     const events = [this.customerEvent('customer.created', customer)];
-    const windows = await this.subscriptions.activeWindowsOf(em, projectId, customer.id);
+    const windows = await this.subscriptionsOf.activeWindowsOf(em, projectId, customer.id);
     if (windows.length > 0)
       events.push({
         type: 'subscriptions.changed',
@@ -393,12 +319,7 @@ export class CustomersService {
     projectId: string,
     ref: CustomerRefDto,
   ): Promise<number | undefined> {
-    const rows = await this.statements.rows<{ id: number }>(
-      em,
-      BY_IDENTIFIER[kindOf(ref)].id,
-      identifierParams(projectId, ref),
-    );
-    return rows[0]?.id;
+    return this.repository.findIdByRef(em, projectId, ref);
   }
 
   /** Like `findIdByIdentifier`, and locks the customer row for the rest of the transaction, in one statement. */
@@ -407,16 +328,21 @@ export class CustomersService {
     projectId: string,
     ref: CustomerRefDto,
   ): Promise<Customer | undefined> {
-    const [row] = await this.statements.rows<{ id: number; username: string }>(
-      em,
-      BY_IDENTIFIER[kindOf(ref)].lock,
-      identifierParams(projectId, ref),
-    );
-    return row ? Object.assign(new Customer(), { id: row.id, username: row.username, projectId }) : undefined;
+    return this.repository.lockByRef(em, projectId, ref);
+  }
+
+  /** A customer's subscription windows (`SubscriptionsService.listForCustomer`), or CUSTOMER_NOT_FOUND. */
+  async subscriptions(
+    projectId: string,
+    customerId: number,
+    history: boolean,
+  ): Promise<CustomerSubscriptionView[]> {
+    if (!(await this.repository.exists(projectId, customerId))) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return this.subscriptionsOf.listForCustomer(projectId, customerId, history);
   }
 
   async get(projectId: string, customerId: number): Promise<CustomerRecord> {
-    return this.record(CUSTOMER_RECORD, [customerId, projectId]);
+    return toRecord(await this.repository.record(projectId, customerId));
   }
 
   async update(
@@ -438,19 +364,16 @@ export class CustomersService {
           if (dto.username !== undefined || passwordHash) customer.temporary = false;
           // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
           // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
-          await em.save(customer);
+          await this.repository.save(em, customer);
           if (renamed)
-            await em.update(
-              CustomerIdentifier,
-              { projectId, customerId, type: 'username', readonly: true },
-              { value: dto.username },
-            );
-          if (passwordHash) await this.setPassword(em, projectId, customerId, passwordHash);
-          if (dto.identifiers) await this.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
+            await this.repository.renameUsernameIdentifier(em, projectId, customerId, dto.username!);
+          if (passwordHash) await this.repository.setPassword(em, projectId, customerId, passwordHash);
+          if (dto.identifiers)
+            await this.repository.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
           // read back under the same lock: the answer is exactly what this change committed
-          const updated = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
+          const updated = await this.entity(em, projectId, customerId);
           await this.events.record(em, projectId, [this.customerEvent('customer.updated', updated)]);
-          return toCustomerRecord(updated, updated.identifiers!, updated.credentials!);
+          return toRecord(updated);
         },
         { participant: idem },
       );
@@ -467,8 +390,9 @@ export class CustomersService {
       this.dataSource,
       async (em) => {
         await this.lock(em, projectId, customerId);
-        const customer = await this.entity(CUSTOMER_RECORD, [customerId, projectId], em);
-        await em.delete(Customer, { id: customerId, projectId });
+        const customer = await this.entity(em, projectId, customerId);
+        if (!(await this.repository.delete(em, projectId, customerId)))
+          throw new DomainError('CUSTOMER_NOT_FOUND');
         await this.events.record(em, projectId, [this.customerEvent('customer.deleted', customer)]);
         return { success: true as const };
       },
@@ -478,185 +402,14 @@ export class CustomersService {
 
   /** Locks the customer row for the rest of the transaction: serialises changes to one customer. */
   async lock(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
-    const customer = await em.findOne(Customer, {
-      where: { id: customerId, projectId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const customer = await this.repository.lock(em, projectId, customerId);
     if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
     return customer;
   }
-
-  private async setPassword(
-    em: EntityManager,
-    projectId: string,
-    customerId: number,
-    secretHash: string,
-  ): Promise<void> {
-    await em.query(
-      `INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (customer_id, type) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, updated_at = now()
-        WHERE customer_credentials.project_id = EXCLUDED.project_id`,
-      [projectId, customerId, CREDENTIAL_PASSWORD, secretHash],
-    );
-  }
-
-  /** Replaces the extra identifiers; pairs that stay keep their id and createdAt (product.md 3). */
-  private async replaceIdentifiers(
-    em: EntityManager,
-    projectId: string,
-    customerId: number,
-    wanted: IdentifierInputDto[],
-  ) {
-    const current = await em.find(CustomerIdentifier, { where: { projectId, customerId, readonly: false } });
-    const key = (i: { type: string; value: string }) => `${i.type}\u0000${i.value}`;
-    const wantedKeys = new Set(wanted.map(key));
-    const currentKeys = new Set(current.map(key));
-    const gone = current.filter((i) => !wantedKeys.has(key(i))).map((i) => i.id);
-    if (gone.length) await em.delete(CustomerIdentifier, { id: In(gone), projectId });
-    const added = wanted.filter((i) => !currentKeys.has(key(i)));
-    if (added.length) {
-      await em.save(
-        added.map((i) => em.create(CustomerIdentifier, { ...i, projectId, customerId, readonly: false })),
-      );
-    }
-  }
-
-  /** The project's customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
-  private async loadMany(projectId: string, ids: number[]): Promise<Customer[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.statements.rows<CustomerRow>(undefined, CUSTOMERS_BY_IDS, [ids, projectId]);
-    const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(r)]));
-    return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
-  }
 }
 
-/**
- * A customer row with its identifiers (and, for a full record, its credentials) aggregated as
- * JSON: a page or a record is one round trip. `FROM` and `WHERE` follow.
- */
-const recordSelect = (withCredentials: boolean) =>
-  `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
-          (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
-                    'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
-             FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
-          ${
-            withCredentials
-              ? `(SELECT coalesce(json_agg(json_build_object('id', k.id, 'type', k.type, 'created_at', k.created_at)), '[]')
-             FROM customer_credentials k WHERE k.customer_id = c.id AND k.project_id = c.project_id)`
-              : `'[]'::json`
-          } AS credentials`;
-
-/**
- * A page without a term: the ids walk the (project_id, id) index, and the total is the sum of the
- * project's trigger-maintained counter slots (migration CustomerCounts).
- */
-const UNFILTERED_PAGE: Statement = {
-  name: 'customers.page',
-  text: `SELECT ARRAY(SELECT id FROM customers WHERE project_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3) AS ids,
-                (SELECT coalesce(sum(n), 0)::int FROM customer_counts WHERE project_id = $1) AS total`,
-};
-const CUSTOMERS_BY_IDS: Statement = {
-  name: 'customers.by-ids',
-  text: `${recordSelect(false)} FROM customers c WHERE c.id = ANY($1::int[]) AND c.project_id = $2`,
-};
-const CUSTOMER_RECORD: Statement = {
-  name: 'customers.record',
-  text: `${recordSelect(true)} FROM customers c WHERE c.id = $1 AND c.project_id = $2`,
-};
-
-/**
- * A customer to lock in a statement of another module (`CodesService.lockCodeAndCustomer`):
- * `from` is the `FROM ... WHERE` that selects it as alias `c`, with `$1` = the project and
- * `$2...` = `values`; `name` tells the shapes apart.
- */
-export interface CustomerLock {
-  name: string;
-  from: string;
-  values: unknown[];
-}
-
-/** The `CustomerLock` of a reference (the lookup of `lockByIdentifier`), or of a customer id. */
-export function customerLockFor(customer: CustomerRefDto | number): CustomerLock {
-  if (typeof customer === 'number')
-    return { name: 'id', from: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2', values: [customer] };
-  const kind = kindOf(customer);
-  return { name: kind, from: REF_FROM[kind], values: refValues(customer) };
-}
-
-/** How a customer reference finds its customer: `username` case-insensitively, other types exactly. */
-type RefKind = 'username' | 'identifier';
-const kindOf = (ref: CustomerRefDto): RefKind => (ref.type === 'username' ? 'username' : 'identifier');
-const refValues = (ref: CustomerRefDto): string[] =>
-  ref.type === 'username' ? [ref.value] : [ref.type, ref.value];
-const identifierParams = (projectId: string, ref: CustomerRefDto): string[] => [projectId, ...refValues(ref)];
-const REF_FROM: Record<RefKind, string> = {
-  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
-  identifier:
-    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
-};
-/** Per kind of reference: the customer's id, the id locked (with the username), and the full record. */
-const BY_IDENTIFIER = Object.fromEntries(
-  (Object.keys(REF_FROM) as RefKind[]).map((kind) => [
-    kind,
-    {
-      id: { name: `customers.id-by-${kind}`, text: `SELECT c.id ${REF_FROM[kind]}` },
-      lock: {
-        name: `customers.lock-by-${kind}`,
-        text: `SELECT c.id, c.username ${REF_FROM[kind]} FOR UPDATE OF c`,
-      },
-      record: { name: `customers.record-by-${kind}`, text: `${recordSelect(true)} ${REF_FROM[kind]}` },
-    },
-  ]),
-) as Record<RefKind, Record<'id' | 'lock' | 'record', Statement>>;
-
-interface CustomerRow {
-  id: number;
-  project_id: string;
-  username: string;
-  enabled: boolean;
-  temporary: boolean;
-  created_at: Date;
-  updated_at: Date;
-  identifiers: Array<{
-    id: number;
-    type: string;
-    value: string;
-    readonly: boolean;
-    created_at: string;
-    updated_at: string;
-  }>;
-  credentials: Array<{ id: number; type: number; created_at: string }>;
-}
-
-function toCustomerEntity(r: CustomerRow): Customer {
-  return Object.assign(new Customer(), {
-    id: r.id,
-    projectId: r.project_id,
-    username: r.username,
-    enabled: r.enabled,
-    temporary: r.temporary,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    identifiers: r.identifiers.map((i) =>
-      Object.assign(new CustomerIdentifier(), {
-        id: i.id,
-        projectId: r.project_id,
-        customerId: r.id,
-        type: i.type,
-        value: i.value,
-        readonly: i.readonly,
-        createdAt: new Date(i.created_at),
-        updatedAt: new Date(i.updated_at),
-      }),
-    ),
-    credentials: r.credentials.map((k) =>
-      Object.assign(new CustomerCredential(), {
-        id: k.id,
-        projectId: r.project_id,
-        customerId: r.id,
-        type: k.type,
-        createdAt: new Date(k.created_at),
-      }),
-    ),
-  });
+/** The full record of a customer, or CUSTOMER_NOT_FOUND. */
+function toRecord(customer: Customer | undefined): CustomerRecord {
+  if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
+  return toCustomerRecord(customer, customer.identifiers!, customer.credentials!);
 }

@@ -4,11 +4,11 @@ import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, PageQueryDto, likePattern, toPage } from '../common/http/pagination';
+import { Page, PageQueryDto, toPage } from '../common/http/pagination';
 import { violatedConstraint } from '../database/pg-errors';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { Feature } from './entities/feature.entity';
-import { Quota } from './entities/quota.entity';
+import { FeaturesRepository } from './features.repository';
 import { toFeatureView } from './plans.mapper';
 import { changedFields, FEATURE_SLUG_INDEX, guardSlug } from './write-helpers';
 
@@ -17,7 +17,10 @@ const UPDATABLE = ['slug', 'name', 'description', 'metered', 'unit'] as const;
 /** The project's features (product.md 4); every query is limited to the caller's project. */
 @Injectable()
 export class FeaturesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: FeaturesRepository,
+  ) {}
 
   async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
@@ -25,16 +28,14 @@ export class FeaturesService {
         this.dataSource,
         async (em) =>
           toFeatureView(
-            await em.save(
-              em.create(Feature, {
-                projectId,
-                slug: dto.slug,
-                name: dto.name,
-                description: dto.description ?? '',
-                metered: dto.metered ?? false,
-                unit: dto.unit ?? '',
-              }),
-            ),
+            await this.repository.insert(em, {
+              projectId,
+              slug: dto.slug,
+              name: dto.name,
+              description: dto.description ?? '',
+              metered: dto.metered ?? false,
+              unit: dto.unit ?? '',
+            }),
           ),
         { participant: idem },
       ),
@@ -43,16 +44,12 @@ export class FeaturesService {
 
   /** Newest first; `search` is a case-insensitive substring of the name or slug. */
   async list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
-    const qb = this.dataSource.manager
-      .createQueryBuilder(Feature, 'f')
-      .where('f.project_id = :projectId', { projectId })
-      .orderBy('f.id', 'DESC');
-    if (query.search)
-      qb.andWhere('(f.name ILIKE :pattern OR f.slug ILIKE :pattern)', { pattern: likePattern(query.search) });
-    const [rows, total] = await qb
-      .skip((query.page - 1) * query.pageSize)
-      .take(query.pageSize)
-      .getManyAndCount();
+    const [rows, total] = await this.repository.page(
+      projectId,
+      query.search,
+      (query.page - 1) * query.pageSize,
+      query.pageSize,
+    );
     return toPage(rows.map(toFeatureView), total, query);
   }
 
@@ -74,7 +71,7 @@ export class FeaturesService {
           const feature = await this.find(em, projectId, featureId, 'for_no_key_update');
           const changes = changedFields(feature, dto, UPDATABLE);
           if (Object.keys(changes).length === 0) return toFeatureView(feature);
-          await em.update(Feature, { id: feature.id, projectId }, changes);
+          await this.repository.update(em, projectId, feature.id, changes);
           return toFeatureView(await this.find(em, projectId, featureId));
         },
         { participant: idem },
@@ -90,9 +87,8 @@ export class FeaturesService {
         async (em) => {
           // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
           const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
-          if (await em.exists(Quota, { where: { featureId: feature.id, projectId } }))
-            throw new DomainError('FEATURE_IN_USE');
-          await em.delete(Feature, { id: feature.id, projectId });
+          if (await this.repository.inUse(em, projectId, feature.id)) throw new DomainError('FEATURE_IN_USE');
+          await this.repository.delete(em, projectId, feature.id);
           return { success: true as const };
         },
         { participant: idem },
@@ -109,10 +105,7 @@ export class FeaturesService {
     featureId: number,
     lock?: 'pessimistic_write' | 'for_no_key_update',
   ): Promise<Feature> {
-    const feature = await em.findOne(Feature, {
-      where: { id: featureId, projectId },
-      ...(lock ? { lock: { mode: lock } } : {}),
-    });
+    const feature = await this.repository.find(em, projectId, featureId, lock);
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     return feature;
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { sha256Hex } from '../common/crypto/random';
+import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
 import type { CustomerRefDto } from '../customers/dto/customer.dto';
 

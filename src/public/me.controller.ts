@@ -5,10 +5,11 @@ import { CurrentProject } from '../auth/caller';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { CustomerRecord } from '../customers/dto/customer.dto';
 import { CustomersService } from '../customers/customers.service';
-import { RedemptionResult } from '../redemptions/dto/redemption.dto';
+import { CheckView, EntitlementView, PublicCheckDto } from '../entitlements/dto/entitlement.dto';
+import { EntitlementsService, featureOf } from '../entitlements/entitlements.service';
+import { DryRunQueryDto, RedemptionResult } from '../redemptions/dto/redemption.dto';
 import { RedemptionsService } from '../redemptions/redemptions.service';
 import { CustomerSubscriptionView, SubscriptionListQueryDto } from '../subscriptions/dto/subscription.dto';
-import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { CurrentCustomer, CustomerApi } from './customer-auth';
 import type { CustomerSessionRef } from './customer-sessions.service';
 import { PublicRedeemDto } from './dto/public.dto';
@@ -20,9 +21,37 @@ import { apiPath } from '../common/routes/api-prefixes';
 export class MeController {
   constructor(
     private readonly customers: CustomersService,
-    private readonly subscriptions: SubscriptionsService,
     private readonly redemptions: RedemptionsService,
+    private readonly entitlements: EntitlementsService,
   ) {}
+
+  @Get('entitlements')
+  @CustomerApi()
+  @ApiOperation({
+    summary:
+      "The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods",
+  })
+  @ApiEnvelope(EntitlementView, { isArray: true })
+  listEntitlements(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef) {
+    return this.entitlements.list(project.id, me.customerId);
+  }
+
+  @Post('entitlements/check')
+  @HttpCode(200)
+  @CustomerApi()
+  @ApiOperation({
+    summary:
+      'May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused',
+  })
+  @ApiEnvelope(CheckView)
+  @ApiErrors('VALIDATION_FAILED', 'FEATURE_NOT_FOUND')
+  checkEntitlement(
+    @CurrentProject() project: CallerProject,
+    @CurrentCustomer() me: CustomerSessionRef,
+    @Body() dto: PublicCheckDto,
+  ) {
+    return this.entitlements.checkFor(project.id, me.customerId, featureOf(dto), dto.amount);
+  }
 
   @Get()
   @CustomerApi()
@@ -44,7 +73,7 @@ export class MeController {
     @CurrentCustomer() me: CustomerSessionRef,
     @Query() query: SubscriptionListQueryDto,
   ) {
-    return this.subscriptions.listForCustomer(project.id, me.customerId, query.history);
+    return this.customers.subscriptions(project.id, me.customerId, query.history);
   }
 
   @Post('redemptions')
@@ -52,7 +81,7 @@ export class MeController {
   @CustomerApi()
   @ApiOperation({
     summary:
-      'Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption',
+      'Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`',
   })
   @ApiEnvelope(RedemptionResult)
   @ApiErrors(
@@ -70,7 +99,8 @@ export class MeController {
     @CurrentProject() project: CallerProject,
     @CurrentCustomer() me: CustomerSessionRef,
     @Body() dto: PublicRedeemDto,
+    @Query() query: DryRunQueryDto,
   ) {
-    return this.redemptions.redeemFor(project, { customerId: me.customerId }, dto.code);
+    return this.redemptions.redeemFor(project, { customerId: me.customerId }, dto.code, query.dryRun);
   }
 }

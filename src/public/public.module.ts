@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CustomersModule } from '../customers/customers.module';
+import { EntitlementsModule } from '../entitlements/entitlements.module';
 import { RedemptionsModule } from '../redemptions/redemptions.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomerTokenGuard } from './customer-auth';
@@ -15,7 +16,7 @@ import { AuthModule } from '../auth/auth.module';
  * guard (`src/auth`, with its nonce store).
  */
 @Module({
-  imports: [AuthModule, CustomersModule, SubscriptionsModule, RedemptionsModule],
+  imports: [AuthModule, CustomersModule, EntitlementsModule, SubscriptionsModule, RedemptionsModule],
   controllers: [PublicAuthController, MeController],
   providers: [CustomerSessionsService, LoginThrottle, CustomerTokenGuard],
 })

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { EventsModule } from '../events/events.module';
 import { CodesModule } from '../codes/codes.module';
 import { CustomersModule } from '../customers/customers.module';
+import { EntitlementsModule } from '../entitlements/entitlements.module';
 import { PlansModule } from '../plans/plans.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { RedemptionsController } from './redemptions.controller';
@@ -18,6 +19,7 @@ import { MetricsModule } from '../metrics/metrics.module';
     EventsModule,
     CodesModule,
     CustomersModule,
+    EntitlementsModule,
     PlansModule,
     SubscriptionsModule,
   ],

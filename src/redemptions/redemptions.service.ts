@@ -6,11 +6,13 @@ import { toCodeView } from '../codes/codes.mapper';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
-import { customerLockFor, CustomersService } from '../customers/customers.service';
+import { CustomersService } from '../customers/customers.service';
+import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
 import { toCustomerListItem } from '../customers/customers.mapper';
+import { EntitlementsService } from '../entitlements/entitlements.service';
 import { boundaryKey, EventWindow, NewEvent } from '../events/event-types';
 import { EventsService, toEventWindow } from '../events/events.service';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -25,6 +27,12 @@ import { ActivateDto, RedeemCodeDto, RedemptionResult, WindowChangeView } from '
 /** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
 export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
 
+/** How the code-and-customer lock finds the customer of a grant: by id, `username` or another identifier. */
+function redeemerOf(target: GrantTarget): RedeemerLookup {
+  if ('customerId' in target) return { id: target.customerId };
+  return target.ref.type === 'username' ? { username: target.ref.value } : { ...target.ref };
+}
+
 interface Outcome {
   customer: Customer;
   created: boolean;
@@ -38,6 +46,8 @@ interface Outcome {
   codeId: number | null;
   /** The code redeemed by the call, as it is afterwards. */
   code?: Code;
+  /** The grant's instant. */
+  at: Date;
 }
 
 /** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
@@ -62,6 +72,7 @@ export class RedemptionsService {
     private readonly subscriptions: SubscriptionsService,
     private readonly metrics: MetricsService,
     private readonly events: EventsService,
+    private readonly entitlements: EntitlementsService,
   ) {}
 
   redeem(
@@ -91,8 +102,7 @@ export class RedemptionsService {
       dryRun,
       async (em, now) => {
         // The code and the customer locked, and the code marked redeemed, in one statement.
-        const lock = customerLockFor('ref' in target ? target.ref : target.customerId);
-        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, lock, now);
+        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, redeemerOf(target), now);
         const plan = this.planOf(project, locked.code);
         const customer =
           locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
@@ -244,6 +254,7 @@ export class RedemptionsService {
       changes: result.changes,
       planNames: result.planNames,
       origins: result.origins,
+      at,
       group: plan.group,
       source,
       codeId,
@@ -383,6 +394,14 @@ export class RedemptionsService {
       dryRun: true,
       customer: { ...customer, id: outcome.created ? null : customer.id },
       subscriptions: views.map((v) => ({ ...v, id: null as unknown as number })),
+      // the customer's entitlements right after the grant, at its instant, read in the transaction
+      // that is about to be rolled back (a customer this call would create is there too)
+      entitlementsAfter: await this.entitlements.listIn(
+        em,
+        outcome.customer.projectId,
+        outcome.customer.id,
+        outcome.at,
+      ),
       changes: {
         ended: outcome.changes.ended.map(change),
         cancelled: outcome.changes.cancelled.map(change),

@@ -1,13 +1,11 @@
 import { Module } from '@nestjs/common';
 import { PlansModule } from '../plans/plans.module';
-import { CustomerSubscriptionsController } from './subscriptions.controller';
+import { SubscriptionsRepository } from './subscriptions.repository';
 import { SubscriptionsService } from './subscriptions.service';
-import { AuthModule } from '../auth/auth.module';
 
 @Module({
-  imports: [AuthModule, PlansModule],
-  controllers: [CustomerSubscriptionsController],
-  providers: [SubscriptionsService],
+  imports: [PlansModule],
+  providers: [SubscriptionsService, SubscriptionsRepository],
   exports: [SubscriptionsService],
 })
 export class SubscriptionsModule {}

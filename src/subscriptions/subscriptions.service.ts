@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
-import { Statement, Statements } from '../database/statements';
+import { NewWindowValues, SubscriptionsRepository } from './subscriptions.repository';
 import { ChainPlan, ChainWindow, planGrant } from './chain/chain-engine';
 import { CustomerSubscriptionView, SubscriptionView } from './dto/subscription.dto';
-import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
+import { Subscription, SubscriptionSource } from './entities/subscription.entity';
 
 export interface GrantInput {
   projectId: string;
@@ -29,60 +28,6 @@ export interface GrantResult {
   origins: Map<number, { source: SubscriptionSource; codeId: number | null }>;
 }
 
-interface InsertedRow {
-  id: number;
-  status: SubscriptionStatus;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface WindowRow {
-  id: number;
-  name: string;
-  source: SubscriptionSource;
-  code_id: number | null;
-  plan_id: number;
-  value: string;
-  valid_from: Date;
-  valid_to: Date | null;
-}
-
-/**
- * The customer's live windows in one plan group, with their plans' values and names. The index
- * (customer_id, plan_group) finds them; the project is a filter on what it finds.
- */
-const LIVE_CHAIN: Statement = {
-  name: 'subscriptions.live-chain',
-  text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-          WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
-            AND (s.valid_to IS NULL OR s.valid_to > $3) AND s.project_id = $4`,
-};
-/** Changes to one window (by primary key) of the project: `$1` the window, `$2` the project. */
-const END_WINDOW: Statement = {
-  name: 'subscriptions.end',
-  text: 'UPDATE subscriptions SET valid_to = $3, updated_at = now() WHERE id = $1 AND project_id = $2',
-};
-const CANCEL_WINDOW: Statement = {
-  name: 'subscriptions.cancel',
-  text: `UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1 AND project_id = $2`,
-};
-const MOVE_WINDOW: Statement = {
-  name: 'subscriptions.move',
-  text: 'UPDATE subscriptions SET valid_from = $3, valid_to = $4, updated_at = now() WHERE id = $1 AND project_id = $2',
-};
-/**
- * INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail).
- * `created_at` is the grant's time, so that a window "created to start later" is exactly one
- * whose `valid_from` is later than its `created_at` (the events' scheduler relies on it).
- */
-const insertWindows = (count: number): Statement => ({
-  name: `subscriptions.insert-${count}`,
-  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at)
-         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 9 }, (__, j) => `$${i * 9 + j + 1}`).join(', ')})`).join(', ')}
-         RETURNING id, status, created_at, updated_at`,
-});
-
 /**
  * Applies the chain engine's decisions to the database. Every method takes the caller's
  * EntityManager: it runs inside the caller's transaction, which must already hold the
@@ -91,18 +36,18 @@ const insertWindows = (count: number): Statement => ({
 @Injectable()
 export class SubscriptionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
-    private readonly statements: Statements,
+    private readonly repository: SubscriptionsRepository,
   ) {}
 
   async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
-    const rows = await this.statements.rows<WindowRow>(em, LIVE_CHAIN, [
+    const rows = await this.repository.liveChain(
+      em,
+      input.projectId,
       input.customerId,
       input.plan.group,
       input.now,
-      input.projectId,
-    ]);
+    );
     const chain: ChainWindow[] = rows.map((r) => ({
       id: r.id,
       planId: r.plan_id,
@@ -116,15 +61,14 @@ export class SubscriptionsService {
       input.now,
     );
 
-    for (const w of changes.ended)
-      await this.statements.run(em, END_WINDOW, [w.id, input.projectId, w.validTo]);
-    for (const w of changes.cancelled) await this.statements.run(em, CANCEL_WINDOW, [w.id, input.projectId]);
+    for (const w of changes.ended) await this.repository.end(em, input.projectId, w.id, w.validTo);
+    for (const w of changes.cancelled) await this.repository.cancel(em, input.projectId, w.id);
     for (const w of changes.moved)
-      await this.statements.run(em, MOVE_WINDOW, [w.id, input.projectId, w.validFrom, w.validTo]);
+      await this.repository.move(em, input.projectId, w.id, w.validFrom, w.validTo);
     // The granted window comes first; a second one is the permanent tail re-created after it,
     // which keeps the origin of the tail it replaces.
     const tail = rows.find((r) => r.valid_to === null);
-    const values = changes.created.map((w, index) => [
+    const values = changes.created.map((w, index): NewWindowValues => [
       input.projectId,
       input.customerId,
       w.planId,
@@ -135,21 +79,19 @@ export class SubscriptionsService {
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
       input.now,
     ]);
-    const inserted = values.length
-      ? await this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat())
-      : [];
+    const inserted = values.length ? await this.repository.insert(em, values) : [];
     const created = inserted.map((row, i) =>
       Object.assign(new Subscription(), {
         id: row.id,
         projectId: input.projectId,
         customerId: input.customerId,
-        planId: values[i][2] as number,
+        planId: values[i][2],
         group: input.plan.group,
         validFrom: changes.created[i].validFrom,
         validTo: changes.created[i].validTo,
         status: row.status,
-        source: values[i][6] as SubscriptionSource,
-        codeId: values[i][7] as number | null,
+        source: values[i][6],
+        codeId: values[i][7],
         createdAt: row.created_at,
         updatedAt: row.updated_at,
       }),
@@ -191,44 +133,19 @@ export class SubscriptionsService {
 
   /** A customer's active (not cancelled) windows with their plans, by start: what a new customer's sign-up left. */
   activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
-    return em
-      .getRepository(Subscription)
-      .createQueryBuilder('s')
-      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
-      .where(`s.customer_id = :customerId AND s.project_id = :projectId AND s.status = 'active'`, {
-        customerId,
-        projectId,
-      })
-      .orderBy('s.valid_from', 'ASC')
-      .addOrderBy('s.id', 'ASC')
-      .getMany();
+    return this.repository.activeWindowsOf(em, projectId, customerId);
   }
 
-  /** A customer's windows: live ones first (by start); with `history`, then the ended and cancelled ones. */
+  /**
+   * A customer's windows: live ones first (by start); with `history`, then the ended and cancelled
+   * ones. The caller knows the customer is there (`CustomersService.subscriptions` checks it).
+   */
   async listForCustomer(
     projectId: string,
     customerId: number,
     history: boolean,
   ): Promise<CustomerSubscriptionView[]> {
-    const exists = await this.dataSource.query('SELECT 1 FROM customers WHERE id = $1 AND project_id = $2', [
-      customerId,
-      projectId,
-    ]);
-    if (exists.length === 0) throw new DomainError('CUSTOMER_NOT_FOUND');
-    const qb = this.dataSource
-      .getRepository(Subscription)
-      .createQueryBuilder('s')
-      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
-      .where('s.customer_id = :customerId AND s.project_id = :projectId', { customerId, projectId })
-      .addSelect(
-        `CASE WHEN s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now()) THEN 0 ELSE 1 END`,
-        'ended',
-      )
-      .orderBy('ended', 'ASC')
-      .addOrderBy('s.valid_from', 'ASC')
-      .addOrderBy('s.id', 'ASC');
-    if (!history) qb.andWhere(`s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now())`);
-    const rows = await qb.getMany();
+    const rows = await this.repository.listForCustomer(projectId, customerId, history);
     return rows.map((s) => toCustomerSubscriptionView(s, s.plan!));
   }
 
@@ -242,11 +159,7 @@ export class SubscriptionsService {
     const missing = [...new Set(subscriptions.map((s) => s.planId))].filter((id) => !known.has(id));
     const names = new Map(known);
     if (missing.length) {
-      for (const p of await em.find(Plan, {
-        select: { id: true, name: true },
-        where: { id: In(missing), projectId },
-      }))
-        names.set(p.id, p.name);
+      for (const [id, name] of await this.plans.planNames(projectId, missing, em)) names.set(id, name);
     }
     return subscriptions.map((s) => toSubscriptionView(s, names.get(s.planId)!));
   }

@@ -17,15 +17,30 @@ export async function waitFor(
   }
 }
 
-export const freePort = () =>
-  new Promise<number>((resolvePort, reject) => {
+const bindable = (port: number) =>
+  new Promise<number | undefined>((resolvePort) => {
     const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolvePort(port));
+    server.on('error', () => resolvePort(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address() as AddressInfo;
+      server.close(() => resolvePort(bound));
     });
   });
+
+/**
+ * A port free now, for a child process to listen on a moment later: picked at random below the
+ * kernel's ephemeral range (32768 and up on Linux), so that the many outgoing connections of test
+ * files running in parallel (PostgreSQL clients) cannot take it meanwhile.
+ */
+export const freePort = async (): Promise<number> => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await bindable(20_000 + Math.floor(Math.random() * 12_000));
+    if (port !== undefined) return port;
+  }
+  const port = await bindable(0);
+  if (port === undefined) throw new Error('no free port');
+  return port;
+};
 
 /**
  * A TCP proxy in front of a server (PostgreSQL, Redis), to make network faults on demand:
@@ -190,7 +205,7 @@ export class ServiceProcess {
         PORT: String(port),
         HOST: '127.0.0.1',
         DB_MIGRATE_ON_START: 'false',
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         BCRYPT_COST: '4',
         ...env,
       },
@@ -204,13 +219,31 @@ export class ServiceProcess {
           if (!service.running) throw new Error(`the service exited during start-up:\n${service.output}`);
           return (await send(port, 'GET', '/readyz')).status === 200;
         },
-        90_000,
+        240_000,
       );
     } catch (error) {
       service.kill('SIGKILL');
       throw error;
     }
     return service;
+  }
+
+  /** When the service logged a line containing `text` (its own clock, ms since the epoch). */
+  loggedAt(text: string): number | undefined {
+    for (const line of this.output.split('\n')) {
+      if (!line.includes(text)) continue;
+      try {
+        return (JSON.parse(line) as { time: number }).time;
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** The last lines of the output, for a failing test's report. */
+  tail(lines = 40): string {
+    return this.output.split('\n').slice(-lines).join('\n');
   }
 
   get running(): boolean {

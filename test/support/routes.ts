@@ -6,16 +6,21 @@ export function expressRoutes(app: NestExpressApplication, prefix: string): stri
     router?: { stack: Layer[] };
     _router?: { stack: Layer[] };
   };
-  const stack = (express.router ?? express._router)!.stack;
   const out: string[] = [];
-  for (const layer of stack) {
-    const route = layer.route;
-    if (!route || !route.path.startsWith(prefix)) continue;
-    for (const method of Object.keys(route.methods)) out.push(`${method.toUpperCase()} ${route.path}`);
-  }
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      // a route group of EnvelopeExpressAdapter: an Express router entered through one handler
+      if (layer.handle?.routeGroup) walk(layer.handle.routeGroup.stack);
+      const route = layer.route;
+      if (!route || !route.path.startsWith(prefix)) continue;
+      for (const method of Object.keys(route.methods)) out.push(`${method.toUpperCase()} ${route.path}`);
+    }
+  };
+  walk((express.router ?? express._router)!.stack);
   return out.sort();
 }
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
+  handle?: { routeGroup?: { stack: Layer[] } };
 }

@@ -1,5 +1,5 @@
 import * as bcrypt from 'bcrypt';
-import { createHash } from 'node:crypto';
+import { sha256 } from './sha256';
 
 /** bcrypt reads at most this many bytes of its input and ignores the rest. */
 export const BCRYPT_MAX_BYTES = 72;
@@ -12,7 +12,7 @@ export const BCRYPT_MAX_BYTES = 72;
  */
 export function bcryptInput(password: string): string {
   return Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES
-    ? createHash('sha256').update(password, 'utf8').digest('base64')
+    ? sha256(password).toString('base64')
     : password;
 }
 

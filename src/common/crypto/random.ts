@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BASE32_LOWER = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -15,5 +15,3 @@ export const randomBase32Lower = (length: number) => randomString(BASE32_LOWER, 
 
 /** An opaque random token (URL-safe), for customer sessions. */
 export const randomToken = (bytes = 32) => randomBytes(bytes).toString('base64url');
-
-export const sha256Hex = (value: string | Buffer) => createHash('sha256').update(value).digest('hex');

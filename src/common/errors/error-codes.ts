@@ -44,6 +44,12 @@ export const ERROR_STATUS = {
   INVALID_CREDENTIALS: 401,
   INVALID_CUSTOMER_TOKEN: 401,
   CUSTOMER_DISABLED: 403,
+  // entitlements.md
+  FEATURE_NOT_METERED: 400,
+  FEATURE_NOT_GRANTED: 403,
+  QUOTA_EXCEEDED: 409,
+  USAGE_EVENT_CONFLICT: 409,
+  USAGE_NOT_FOUND: 404,
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
@@ -96,6 +102,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   INVALID_CREDENTIALS: 'Invalid credentials.',
   INVALID_CUSTOMER_TOKEN: 'The customer token is missing, invalid or expired.',
   CUSTOMER_DISABLED: 'The customer is disabled.',
+  FEATURE_NOT_METERED: 'The feature is not metered: usage cannot be recorded for it.',
+  FEATURE_NOT_GRANTED: 'No plan in effect for the customer grants this feature.',
+  QUOTA_EXCEEDED: 'The amount exceeds what remains of the quota.',
+  USAGE_EVENT_CONFLICT: 'This eventId was already recorded with another feature or amount.',
+  USAGE_NOT_FOUND: 'Usage record not found.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
@@ -106,4 +117,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
 export interface ErrorDetail {
   field: string;
   message: string;
+  /** QUOTA_EXCEEDED: what remains (null: unlimited) and when the earliest bucket resets. */
+  remaining?: number | null;
+  resetsAt?: string | null;
 }

@@ -15,7 +15,7 @@ export class IdempotencyRecord {
   @Column({ type: 'char', length: 64 })
   fingerprint: string;
 
-  /** null while the first request is still running. */
+  /** Always set by this version (the answer is stored with the work); null only in a claim written by an older version, read as "still running" until it expires. */
   @Column({ name: 'response_status', type: 'int', nullable: true })
   responseStatus: number | null;
 

@@ -13,6 +13,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { MAX_INT4, PageQueryDto } from '../../common/http/pagination';
@@ -32,12 +33,19 @@ export class QuotaInputDto {
   @Max(MAX_INT4)
   featureId: number;
 
-  @ApiProperty({ example: 1000, minimum: 0, description: 'At least 0, at most 4 decimal places.' })
+  @ApiProperty({
+    example: 1000,
+    minimum: 0,
+    nullable: true,
+    type: Number,
+    description: 'At least 0, at most 4 decimal places; `null`: unlimited.',
+  })
+  @ValidateIf((_: object, v: unknown) => v !== null)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
   @Max(MAX_QUOTA_LIMIT)
   @MaxDecimalPlaces(4)
-  limit: number;
+  limit: number | null;
 
   @ApiPropertyOptional({ example: 0, default: 0, description: 'Integer; higher is consumed first.' })
   @OptionalNotNull()
@@ -52,12 +60,14 @@ export class QuotaInputDto {
     example: 'P1M',
     default: null,
     maxLength: 32,
-    description: 'ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...); `null` or absent: the quota never resets.',
+    description:
+      'ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...) without fractional components; `null` or absent: the quota never resets.',
   })
   @IsOptional()
   @IsString()
   @MaxLength(32)
   @IsIsoDuration()
+  @Matches(/^[^.,]*$/, { message: 'resetInterval must not have a fractional component' })
   resetInterval?: string | null;
 }
 
@@ -132,7 +142,8 @@ export class QuotaView {
   @ApiProperty({ example: 1 }) id: number;
   @ApiProperty({ example: 1 }) planId: number;
   @ApiProperty({ example: 1 }) featureId: number;
-  @ApiProperty({ example: 1000 }) limit: number;
+  @ApiProperty({ example: 1000, nullable: true, type: Number, description: 'null: unlimited' })
+  limit: number | null;
   @ApiProperty({ example: 0 }) priority: number;
   @ApiProperty({
     example: 'P1M',

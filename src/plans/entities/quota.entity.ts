@@ -34,8 +34,16 @@ export class Quota {
   ])
   feature?: Feature;
 
-  @Column({ name: 'quota_limit', type: 'numeric', precision: 20, scale: 4, transformer: numericTransformer })
-  limit: number;
+  /** null: unlimited (entitlements.md). */
+  @Column({
+    name: 'quota_limit',
+    type: 'numeric',
+    precision: 20,
+    scale: 4,
+    nullable: true,
+    transformer: numericTransformer,
+  })
+  limit: number | null;
 
   /** Higher is consumed first. */
   @Column({ type: 'int', default: 0 })

@@ -16,6 +16,7 @@ import {
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
 import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
+import { EntitlementView } from '../../entitlements/dto/entitlement.dto';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {
@@ -126,4 +127,10 @@ export class RedemptionResult {
     description: 'dry run only: every change the call would make',
   })
   changes?: ChainChangesView;
+  @ApiPropertyOptional({
+    type: [EntitlementView],
+    description:
+      "dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant",
+  })
+  entitlementsAfter?: EntitlementView[];
 }

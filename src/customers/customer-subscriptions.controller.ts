@@ -5,15 +5,15 @@ import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
 import { IdParam } from '../common/http/id-param';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
-import { CustomerSubscriptionView, SubscriptionListQueryDto } from './dto/subscription.dto';
-import { SubscriptionsService } from './subscriptions.service';
+import { CustomerSubscriptionView, SubscriptionListQueryDto } from '../subscriptions/dto/subscription.dto';
+import { CustomersService } from './customers.service';
 import { apiPath } from '../common/routes/api-prefixes';
 
 @ApiTags('Subscriptions')
 @PrivateApi()
 @Controller(apiPath('private', 'customers/:customerId/subscriptions'))
 export class CustomerSubscriptionsController {
-  constructor(private readonly subscriptions: SubscriptionsService) {}
+  constructor(private readonly customers: CustomersService) {}
 
   @Get()
   @ApiOperation({
@@ -27,6 +27,6 @@ export class CustomerSubscriptionsController {
     @IdParam('customerId') customerId: number,
     @Query() query: SubscriptionListQueryDto,
   ) {
-    return this.subscriptions.listForCustomer(project.id, customerId, query.history);
+    return this.customers.subscriptions(project.id, customerId, query.history);
   }
 }

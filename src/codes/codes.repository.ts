@@ -1,0 +1,256 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { likePattern } from '../common/http/pagination';
+import { Statement, Statements } from '../database/statements';
+import { CodeBatch } from './entities/code-batch.entity';
+import { Code } from './entities/code.entity';
+
+/** The filters of a code list, as the service has read them from the query. */
+export interface CodeFilter {
+  status?: 'available' | 'expired' | 'redeemed' | 'revoked';
+  planId?: number;
+  batchId?: number;
+  /** The search term as typed, and its normalised code fragment (or null when it cannot be part of a code). */
+  search?: { term: string; codeFragment: string | null };
+}
+
+/**
+ * Who a redemption is for, as `lockForRedemption` finds them: a customer id, a `username`
+ * (compared case-insensitively) or another identifier `(type, value)` (compared exactly).
+ */
+export type RedeemerLookup = { id: number } | { username: string } | { type: string; value: string };
+
+/** A code row locked by `lockForRedemption`, with its plan's columns (null when the plan is gone). */
+export interface LockedCodeRow {
+  id: number;
+  project_id: string;
+  batch_id: number;
+  plan_id: number;
+  code: string;
+  duration: string | null;
+  status: Code['status'];
+  note: string | null;
+  expires_at: Date | null;
+  redeemed_at: Date | null;
+  redeemed_by_customer_id: number | null;
+  created_at: Date;
+  updated_at: Date;
+  plan_project_id: string | null;
+  plan_slug: string | null;
+  plan_name: string | null;
+  plan_value: string | null;
+  plan_group: string | null;
+  plan_created_at: Date | null;
+  plan_updated_at: Date | null;
+}
+
+/**
+ * Every statement on `codes` and `code_batches`: the named prepared statements of the redemption,
+ * the TypeORM calls and the row types. `CodesService` keeps the rules (formats, the order of
+ * the checks, the views). A method that takes an `EntityManager` runs in the caller's transaction.
+ */
+@Injectable()
+export class CodesRepository {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly statements: Statements,
+  ) {}
+
+  insertBatch(em: EntityManager, batch: Omit<CodeBatch, 'id' | 'createdAt' | 'plan'>): Promise<CodeBatch> {
+    return em.getRepository(CodeBatch).save(em.create(CodeBatch, batch));
+  }
+
+  /**
+   * Inserts the candidates of a batch in one `INSERT ... SELECT FROM unnest(...)`, skipping
+   * those that collide with an existing code (globally unique index): the codes inserted.
+   */
+  async insertCodes(em: EntityManager, batch: CodeBatch, candidates: string[]): Promise<Set<string>> {
+    const rows: Array<{ code: string }> = await em.query(
+      `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, note, expires_at)
+           SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::varchar, $6::timestamptz
+             FROM unnest($7::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
+           ON CONFLICT (code) DO NOTHING
+           RETURNING code`,
+      [batch.projectId, batch.id, batch.planId, batch.duration, batch.note, batch.expiresAt, candidates],
+    );
+    return new Set(rows.map((r) => r.code));
+  }
+
+  /** One page of the project's codes, newest first, with their plan's name, and the total. */
+  page(
+    projectId: string,
+    filter: CodeFilter,
+    now: Date,
+    offset: number,
+    limit: number,
+  ): Promise<[Code[], number]> {
+    const qb = this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+      .where('c.project_id = :projectId', { projectId })
+      .orderBy('c.id', 'DESC');
+
+    switch (filter.status) {
+      case undefined:
+        break;
+      case 'available':
+        qb.andWhere(`c.status = 'available' AND (c.expires_at IS NULL OR c.expires_at > :now)`, { now });
+        break;
+      case 'expired':
+        qb.andWhere(`c.status = 'available' AND c.expires_at <= :now`, { now });
+        break;
+      case 'redeemed':
+      case 'revoked':
+        qb.andWhere('c.status = :status', { status: filter.status });
+        break;
+    }
+    if (filter.planId !== undefined) qb.andWhere('c.plan_id = :planId', { planId: filter.planId });
+    if (filter.batchId !== undefined) qb.andWhere('c.batch_id = :batchId', { batchId: filter.batchId });
+    if (filter.search) {
+      const fragment = filter.search.codeFragment;
+      qb.andWhere(
+        fragment ? '(c.code LIKE :codePattern OR c.note ILIKE :pattern)' : 'c.note ILIKE :pattern',
+        {
+          pattern: likePattern(filter.search.term),
+          codePattern: `%${fragment}%`,
+        },
+      );
+    }
+    return qb.offset(offset).limit(limit).getManyAndCount();
+  }
+
+  /** A code of the project with its plan's name, or null. */
+  getWithPlanName(projectId: string, codeId: number): Promise<Code | null> {
+    return this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+      .where('c.id = :codeId AND c.project_id = :projectId', { codeId, projectId })
+      .getOne();
+  }
+
+  /** Locks a code row for the rest of the transaction: the row, or null. */
+  lock(em: EntityManager, projectId: string, codeId: number): Promise<Code | null> {
+    return em.findOne(Code, {
+      where: { id: codeId, projectId },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  async markRevoked(em: EntityManager, projectId: string, codeId: number, now: Date): Promise<void> {
+    await em
+      .createQueryBuilder()
+      .update(Code)
+      .set({ status: 'revoked', updatedAt: now })
+      .where('id = :id AND project_id = :projectId', { id: codeId, projectId })
+      .execute();
+  }
+
+  findBatch(projectId: string, batchId: number): Promise<CodeBatch | null> {
+    return this.dataSource.manager.findOne(CodeBatch, { where: { id: batchId, projectId } });
+  }
+
+  /** The codes of a batch by id, with their plan's name. */
+  codesOfBatch(projectId: string, batchId: number): Promise<Code[]> {
+    return this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+      .where('c.batch_id = :batchId AND c.project_id = :projectId', { batchId, projectId })
+      .orderBy('c.id', 'ASC')
+      .getMany();
+  }
+
+  /**
+   * The redemption's hot path, in ONE statement and one round trip, inside the caller's
+   * transaction. Contract:
+   * - locks, in this order, the customer row `redeemer` selects in the project (`FOR UPDATE`),
+   *   then the project's code whose normalised text is `code` (`FOR UPDATE`), joined with its plan
+   *   (read, not locked; the plan may be gone);
+   * - when both exist and the code is `available`, marks it redeemed by that customer at `now`
+   *   (`marked`): the caller's checks then fail or pass on the code as it WAS (the answer is the
+   *   row before the mark), and a failed check rolls the mark back with the transaction;
+   * - answers one row: the code's columns (all null when there is no such code), `customer_id`
+   *   and `customer_username` (null when there is no such customer), and `marked`.
+   * This repository owns the statement although it reads `customers` and `plans`: one round trip
+   * is the point, and the customer lookups are the same as `CustomersRepository`'s.
+   */
+  async lockForRedemption(
+    em: EntityManager,
+    projectId: string,
+    code: string,
+    redeemer: RedeemerLookup,
+    now: Date,
+  ): Promise<
+    LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }
+  > {
+    const [kind, values] =
+      'id' in redeemer
+        ? (['id', [redeemer.id]] as const)
+        : 'username' in redeemer
+          ? (['username', [redeemer.username]] as const)
+          : (['identifier', [redeemer.type, redeemer.value]] as const);
+    const [row] = await this.statements.rows<
+      LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }
+    >(em, LOCK_FOR_REDEMPTION[kind], [projectId, ...values, code, now]);
+    return row;
+  }
+
+  /**
+   * Marks a code locked by `lockForRedemption` redeemed by `customerId` (a customer created after
+   * the lock): false when it was not available any more.
+   */
+  async markRedeemed(em: EntityManager, code: Code, customerId: number, now: Date): Promise<boolean> {
+    const { rowCount } = await this.statements.run(em, MARK_REDEEMED, [
+      code.id,
+      code.projectId,
+      now,
+      customerId,
+    ]);
+    return rowCount === 1;
+  }
+
+  /** Joins the plan, selecting only what a view needs (its id and name). */
+  private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
+    return qb.innerJoin('c.plan', 'p', 'p.project_id = c.project_id').addSelect(['p.id', 'p.name']);
+  }
+}
+
+const MARK_REDEEMED: Statement = {
+  name: 'codes.mark-redeemed',
+  text: `UPDATE codes SET status = 'redeemed', redeemed_at = $3, redeemed_by_customer_id = $4, updated_at = $3
+          WHERE id = $1 AND project_id = $2 AND status = 'available'`,
+};
+
+/** How `lockForRedemption` finds the customer (alias `c`): `$1` is the project, the lookup's values follow. */
+const REDEEMER_FROM = {
+  id: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2',
+  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
+  identifier:
+    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
+} as const;
+const REDEEMER_VALUES = { id: 1, username: 1, identifier: 2 } as const;
+type RedeemerKind = keyof typeof REDEEMER_FROM;
+
+const lockForRedemptionStatement = (kind: RedeemerKind): Statement => {
+  const code = `$${REDEEMER_VALUES[kind] + 2}`;
+  const now = `$${REDEEMER_VALUES[kind] + 3}`;
+  return {
+    name: `codes.lock-with-customer-${kind}`,
+    text: `WITH cust AS (SELECT c.id, c.username ${REDEEMER_FROM[kind]} FOR UPDATE OF c),
+                code AS (
+                  SELECT c.id, c.project_id, c.batch_id, c.plan_id, c.code, c.duration, c.status, c.note, c.expires_at,
+                         c.redeemed_at, c.redeemed_by_customer_id, c.created_at, c.updated_at,
+                         p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name, p.value AS plan_value,
+                         p.plan_group, p.created_at AS plan_created_at, p.updated_at AS plan_updated_at
+                    FROM codes c LEFT JOIN plans p ON p.id = c.plan_id
+                   WHERE c.code = ${code} AND c.project_id = $1
+                     FOR UPDATE OF c),
+                marked AS (
+                  UPDATE codes SET status = 'redeemed', redeemed_at = ${now}, redeemed_by_customer_id = (SELECT id FROM cust), updated_at = ${now}
+                   WHERE id = (SELECT id FROM code) AND status = 'available' AND EXISTS (SELECT 1 FROM cust)
+                  RETURNING id)
+           SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust) AS customer_username,
+                  EXISTS (SELECT 1 FROM marked) AS marked
+             FROM (SELECT 1) AS one LEFT JOIN code ON true`,
+  };
+};
+/** Exported for the benchmark's baselines (bench/baseline.ts), which run the same text. */
+export const LOCK_FOR_REDEMPTION: Record<RedeemerKind, Statement> = {
+  id: lockForRedemptionStatement('id'),
+  username: lockForRedemptionStatement('username'),
+  identifier: lockForRedemptionStatement('identifier'),
+};

@@ -1,0 +1,343 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDateString,
+  IsDefined,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+  ValidationArguments,
+} from 'class-validator';
+import { CustomerRefDto } from '../../customers/dto/customer.dto';
+import { MAX_INT4, PageQueryDto, toNumber } from '../../common/http/pagination';
+import { MaxDecimalPlaces } from '../../common/http/validators';
+import { SLUG_MESSAGE, SLUG_PATTERN } from '../../plans/dto/slug';
+
+/** The largest amount one record or check takes (in the feature's units). */
+export const MAX_USAGE_AMOUNT = 1_000_000_000_000;
+/** An event id: 1 to 255 characters of printable ASCII, space included (like Idempotency-Key). */
+export const EVENT_ID_PATTERN = /^[\x20-\x7E]{1,255}$/;
+export const MAX_BATCH = 100;
+
+/** This property and `other` are not both given. */
+function NotWith(other: string) {
+  return ValidateBy({
+    name: 'notWith',
+    constraints: [other],
+    validator: {
+      validate: (_: unknown, args?: ValidationArguments) =>
+        (args!.object as Record<string, unknown>)[other] === undefined,
+      defaultMessage: (args?: ValidationArguments) => `give either ${args!.property} or ${other}, not both`,
+    },
+  });
+}
+
+/** A customer named as in redemption (`customer`) or by `customerId`; a feature by slug or id. */
+export class CustomerFeatureDto {
+  @ApiPropertyOptional({ type: CustomerRefDto, description: 'The customer by identifier; or `customerId`.' })
+  @ValidateIf((o: CustomerFeatureDto) => o.customerId === undefined || o.customer !== undefined)
+  @IsDefined({ message: 'customer (or customerId) is required' })
+  @NotWith('customerId')
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CustomerRefDto)
+  customer?: CustomerRefDto;
+
+  @ApiPropertyOptional({ example: 12, minimum: 1, maximum: MAX_INT4, description: 'Or `customer`.' })
+  @ValidateIf((o: CustomerFeatureDto) => o.customerId !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
+  customerId?: number;
+
+  @ApiPropertyOptional({
+    example: 'api-calls',
+    pattern: SLUG_PATTERN.source,
+    description: 'The feature by slug; or `featureId`.',
+  })
+  @ValidateIf((o: CustomerFeatureDto) => o.featureId === undefined || o.feature !== undefined)
+  @IsDefined({ message: 'feature (or featureId) is required' })
+  @NotWith('featureId')
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: `feature: ${SLUG_MESSAGE}` })
+  feature?: string;
+
+  @ApiPropertyOptional({ example: 3, minimum: 1, maximum: MAX_INT4, description: 'Or `feature`.' })
+  @ValidateIf((o: CustomerFeatureDto) => o.featureId !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
+  featureId?: number;
+}
+
+export class CheckDto extends CustomerFeatureDto {
+  @ApiPropertyOptional({
+    example: 1,
+    default: 1,
+    minimum: 0,
+    description:
+      'Amount to check; 0 asks "is it granted at all". At most 6 decimals; ignored for a boolean feature.',
+  })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_USAGE_AMOUNT)
+  @MaxDecimalPlaces(6)
+  amount?: number;
+}
+
+/** The public check: the logged-in customer only, so no `customer` or `customerId` (refused, 400). */
+export class PublicCheckDto {
+  @ApiPropertyOptional({
+    example: 'api-calls',
+    pattern: SLUG_PATTERN.source,
+    description: 'The feature by slug; or `featureId`.',
+  })
+  @ValidateIf((o: PublicCheckDto) => o.featureId === undefined || o.feature !== undefined)
+  @IsDefined({ message: 'feature (or featureId) is required' })
+  @NotWith('featureId')
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: `feature: ${SLUG_MESSAGE}` })
+  feature?: string;
+
+  @ApiPropertyOptional({ example: 3, minimum: 1, maximum: MAX_INT4, description: 'Or `feature`.' })
+  @ValidateIf((o: PublicCheckDto) => o.featureId !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
+  featureId?: number;
+
+  @ApiPropertyOptional({ example: 1, default: 1, minimum: 0, description: 'As in the private check.' })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_USAGE_AMOUNT)
+  @MaxDecimalPlaces(6)
+  amount?: number;
+}
+
+export class UsageEventDto extends CustomerFeatureDto {
+  @ApiProperty({
+    example: 1,
+    exclusiveMinimum: true,
+    minimum: 0,
+    maximum: MAX_USAGE_AMOUNT,
+    description: "Greater than 0, at most 6 decimal places, in the feature's unit.",
+  })
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @ValidateBy({
+    name: 'positive',
+    validator: {
+      validate: (v: unknown) => typeof v === 'number' && v > 0,
+      defaultMessage: () => 'amount must be greater than 0',
+    },
+  })
+  @Max(MAX_USAGE_AMOUNT)
+  @MaxDecimalPlaces(6)
+  amount: number;
+
+  @ApiProperty({
+    example: 'req_7f3a9c',
+    minLength: 1,
+    maxLength: 255,
+    pattern: EVENT_ID_PATTERN.source,
+    description:
+      'Your id of this event: unique per customer forever. The same id again answers the first record (`replayed: true`).',
+  })
+  @IsString()
+  @Matches(EVENT_ID_PATTERN, { message: 'eventId must be 1 to 255 printable ASCII characters' })
+  eventId: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Record the part no bucket can take as `overage` instead of refusing with QUOTA_EXCEEDED.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  allowOverage?: boolean;
+}
+
+export class UsageBatchDto {
+  @ApiProperty({
+    type: [UsageEventDto],
+    minItems: 1,
+    maxItems: MAX_BATCH,
+    description: 'Decided one by one, in order.',
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_BATCH)
+  @IsObject({ each: true, message: 'each of events must be an object' })
+  @ValidateNested({ each: true })
+  @Type(() => UsageEventDto)
+  events: UsageEventDto[];
+}
+
+export class UsageListQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ example: 3, description: 'Only records of this feature.' })
+  @IsOptional()
+  @Transform(toNumber)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
+  featureId?: number;
+
+  @ApiPropertyOptional({
+    example: '2026-01-01T00:00:00.000Z',
+    description: 'Recorded at or after (inclusive).',
+  })
+  @IsOptional()
+  @IsDateString({ strict: true })
+  from?: string;
+
+  @ApiPropertyOptional({ example: '2026-02-01T00:00:00.000Z', description: 'Recorded before (exclusive).' })
+  @IsOptional()
+  @IsDateString({ strict: true })
+  to?: string;
+
+  /** Not used by the ledger. */
+  declare search?: string;
+}
+
+// ---- answers ----
+
+export class FeatureSummaryView {
+  @ApiProperty({ example: 3 }) id: number;
+  @ApiProperty({ example: 'api-calls' }) slug: string;
+  @ApiProperty({ example: 'API calls' }) name: string;
+  @ApiProperty({ example: true }) metered: boolean;
+  @ApiProperty({ example: 'call' }) unit: string;
+}
+
+export class BalanceView {
+  @ApiProperty({ example: 1000, nullable: true, type: Number, description: 'null: unlimited' })
+  limit: number | null;
+  @ApiProperty({ example: 250 }) used: number;
+  @ApiProperty({ example: 750, nullable: true, type: Number, description: 'null: unlimited' })
+  remaining: number | null;
+  @ApiProperty({ example: 0, description: 'overage recorded since the earliest current period start' })
+  overage: number;
+}
+
+export class BucketView extends BalanceView {
+  @ApiProperty({ example: 'tier' }) group: string;
+  @ApiProperty({ example: 2 }) planId: number;
+  @ApiProperty({ example: 'pro' }) planSlug: string;
+  @ApiProperty({ example: 5 }) quotaId: number;
+  @ApiProperty({ example: 0 }) priority: number;
+  @ApiProperty({ example: '2026-01-31T00:00:00.000Z' }) periodStart: string;
+  @ApiProperty({
+    example: '2026-02-28T00:00:00.000Z',
+    nullable: true,
+    type: String,
+    description: 'null: never resets',
+  })
+  periodEnd: string | null;
+  @ApiProperty({ example: 40 }) windowId: number;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: "the bucket's window end; null: permanent",
+  })
+  windowValidTo: string | null;
+}
+
+export class EntitlementView {
+  @ApiProperty({ type: FeatureSummaryView }) feature: FeatureSummaryView;
+  @ApiProperty({ example: true }) granted: boolean;
+  @ApiProperty({ type: BalanceView, nullable: true, description: 'null for a boolean feature' })
+  balance: BalanceView | null;
+  @ApiProperty({ type: [BucketView] }) buckets: BucketView[];
+  @ApiProperty({ example: '2026-02-28T00:00:00.000Z', nullable: true, type: String }) resetsAt: string | null;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'null: permanent (or not granted)',
+  })
+  accessEndsAt: string | null;
+}
+
+export class CheckView {
+  @ApiProperty({ example: true }) allowed: boolean;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    enum: ['NOT_GRANTED', 'LIMIT_REACHED', 'CUSTOMER_DISABLED'],
+    description: 'null when allowed',
+  })
+  reason: 'NOT_GRANTED' | 'LIMIT_REACHED' | 'CUSTOMER_DISABLED' | null;
+  @ApiProperty({ type: FeatureSummaryView }) feature: FeatureSummaryView;
+  @ApiProperty({
+    example: 1,
+    nullable: true,
+    type: Number,
+    description: 'the amount checked; null for a boolean feature',
+  })
+  requested: number | null;
+  @ApiProperty({ type: BalanceView, nullable: true, description: 'null for a boolean feature' })
+  balance: BalanceView | null;
+  @ApiProperty({ type: [BucketView] }) buckets: BucketView[];
+  @ApiProperty({ example: null, nullable: true, type: String }) resetsAt: string | null;
+  @ApiProperty({ example: null, nullable: true, type: String }) accessEndsAt: string | null;
+}
+
+export class AllocationView {
+  @ApiProperty({ example: 'tier' }) group: string;
+  @ApiProperty({ example: '2026-01-31T00:00:00.000Z', description: 'informational' }) periodStart: string;
+  @ApiProperty({ example: 1 }) amount: number;
+}
+
+export class UsageView {
+  @ApiProperty({ example: 101 }) id: number;
+  @ApiProperty({ example: 'req_7f3a9c' }) eventId: string;
+  @ApiProperty({ example: 12 }) customerId: number;
+  @ApiProperty({ example: 3 }) featureId: number;
+  @ApiProperty({ example: 1 }) amount: number;
+  @ApiProperty({ example: 0 }) overage: number;
+  @ApiProperty({ type: [AllocationView] }) allocations: AllocationView[];
+  @ApiProperty({ example: '2026-02-01T10:00:00.000Z' }) recordedAt: string;
+  @ApiProperty({ example: null, nullable: true, type: String }) reversedAt: string | null;
+}
+
+export class UsageResultView {
+  @ApiProperty({ type: UsageView }) usage: UsageView;
+  @ApiProperty({
+    type: BalanceView,
+    description: 'the balance of the feature after the record (now, for a replay)',
+  })
+  balance: BalanceView;
+  @ApiPropertyOptional({ example: true, description: 'present (true) when the eventId was already recorded' })
+  replayed?: true;
+}
+
+export class BatchErrorView {
+  @ApiProperty({ example: 'QUOTA_EXCEEDED' }) code: string;
+  @ApiProperty({ example: 'The quota is exhausted.' }) message: string;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' } }) details?: object[];
+}
+
+export class BatchItemView {
+  @ApiProperty({ example: 201, description: 'the HTTP status the single call would answer' }) status: number;
+  @ApiPropertyOptional({ type: UsageView }) usage?: UsageView;
+  @ApiPropertyOptional({ type: BalanceView }) balance?: BalanceView;
+  @ApiPropertyOptional({ example: true }) replayed?: true;
+  @ApiPropertyOptional({ type: BatchErrorView }) error?: BatchErrorView;
+}
+
+export class BatchResultView {
+  @ApiProperty({ type: [BatchItemView], description: 'in the order of `events`' }) results: BatchItemView[];
+}

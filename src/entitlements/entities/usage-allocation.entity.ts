@@ -1,0 +1,50 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { UsageRecord } from './usage-record.entity';
+
+/**
+ * The part of a usage record taken from one bucket (a plan group's quota): the rows the period
+ * sums read. `customer_id`, `feature_id` and `recorded_at` are the record's, copied so that one
+ * partial index (live allocations only) serves every period sum.
+ */
+@Entity({ name: 'usage_allocations' })
+@Index('usage_allocations_usage_idx', ['usageId'])
+@Index('usage_allocations_period_idx', ['customerId', 'featureId', 'group', 'recordedAt'], {
+  where: 'NOT "reversed"',
+})
+export class UsageAllocation {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
+  @Column({ name: 'usage_id', type: 'bigint' })
+  usageId: string;
+
+  @ManyToOne(() => UsageRecord, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'usage_id', foreignKeyConstraintName: 'usage_allocations_usage_fk' })
+  usage?: UsageRecord;
+
+  @Column({ name: 'customer_id', type: 'int' })
+  customerId: number;
+
+  @Column({ name: 'feature_id', type: 'int' })
+  featureId: number;
+
+  @Column({ name: 'plan_group', type: 'varchar', length: 64 })
+  group: string;
+
+  /** Informational: the start of the bucket's period when the record was made. */
+  @Column({ name: 'period_start', type: 'timestamptz', precision: 3 })
+  periodStart: Date;
+
+  @Column({ type: 'numeric', precision: 26, scale: 6 })
+  amount: string;
+
+  @Column({ name: 'recorded_at', type: 'timestamptz', precision: 3 })
+  recordedAt: Date;
+
+  /** Set with the record's `reversed_at`: the allocation no longer counts. */
+  @Column({ type: 'boolean', default: false })
+  reversed: boolean;
+}

@@ -1,0 +1,62 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Customer } from '../../customers/entities/customer.entity';
+import { Feature } from '../../plans/entities/feature.entity';
+
+/**
+ * One consumption of a metered feature by a customer (entitlements.md 3): the permanent ledger.
+ * `event_id` is the caller's, unique per project and customer forever. Only read and written
+ * through `UsageRepository`.
+ */
+@Entity({ name: 'usage_records' })
+@Index('usage_records_event_uq', ['projectId', 'customerId', 'eventId'], { unique: true })
+// the ledger page, newest first, and the overage sums of one feature since a period start
+@Index('usage_records_customer_recorded_idx', ['customerId', 'recordedAt', 'id'])
+@Index('usage_records_customer_feature_idx', ['customerId', 'featureId', 'recordedAt'])
+export class UsageRecord {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
+  @Column({ name: 'customer_id', type: 'int' })
+  customerId: number;
+
+  @ManyToOne(() => Customer, { onDelete: 'CASCADE' })
+  @JoinColumn([
+    {
+      name: 'customer_id',
+      referencedColumnName: 'id',
+      foreignKeyConstraintName: 'usage_records_customer_fk',
+    },
+    { name: 'project_id', referencedColumnName: 'projectId' },
+  ])
+  customer?: Customer;
+
+  @Column({ name: 'feature_id', type: 'int' })
+  featureId: number;
+
+  @ManyToOne(() => Feature, { onDelete: 'CASCADE' })
+  @JoinColumn([
+    { name: 'feature_id', referencedColumnName: 'id', foreignKeyConstraintName: 'usage_records_feature_fk' },
+    { name: 'project_id', referencedColumnName: 'projectId' },
+  ])
+  feature?: Feature;
+
+  @Column({ name: 'event_id', type: 'varchar', length: 255 })
+  eventId: string;
+
+  /** In the feature's units, at most 6 decimal places. */
+  @Column({ type: 'numeric', precision: 26, scale: 6 })
+  amount: string;
+
+  /** The part of `amount` no bucket could take (allowOverage). */
+  @Column({ type: 'numeric', precision: 26, scale: 6, default: 0 })
+  overage: string;
+
+  @Column({ name: 'recorded_at', type: 'timestamptz', precision: 3 })
+  recordedAt: Date;
+
+  @Column({ name: 'reversed_at', type: 'timestamptz', precision: 3, nullable: true })
+  reversedAt: Date | null;
+}

@@ -1,0 +1,326 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Statement, Statements } from '../database/statements';
+import { EngineWindow, toMicros } from './engine/entitlement-engine';
+
+/**
+ * How a statement here finds the customer (alias `c`): `from` is its `FROM ... WHERE` with `$1`
+ * the project and `$2...` the `values`; `name` tells the shapes apart. The lookups are those of
+ * `CustomersRepository` (a username case-insensitively, another identifier exactly), written
+ * into this repository's statements so that the customer and the rest come in one round trip.
+ */
+export interface CustomerLock {
+  name: string;
+  from: string;
+  values: unknown[];
+}
+
+const CUSTOMER_FROM = {
+  id: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2',
+  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
+  identifier:
+    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
+} as const;
+
+/** The `CustomerLock` of a customer id or of a reference `{ type, value }`. */
+export function customerLockFor(customer: number | { type: string; value: string }): CustomerLock {
+  if (typeof customer === 'number') return { name: 'id', from: CUSTOMER_FROM.id, values: [customer] };
+  if (customer.type === 'username')
+    return { name: 'username', from: CUSTOMER_FROM.username, values: [customer.value] };
+  return { name: 'identifier', from: CUSTOMER_FROM.identifier, values: [customer.type, customer.value] };
+}
+
+/** How a request names a feature: by id, by slug, or every feature of the project (the list). */
+export type FeatureSelector = { id: number } | { slug: string } | 'all';
+
+export interface FeatureRow {
+  id: number;
+  slug: string;
+  name: string;
+  metered: boolean;
+  unit: string;
+}
+
+/** A usage record as stored, with its allocations. */
+export interface UsageRow {
+  id: string;
+  eventId: string;
+  customerId: number;
+  featureId: number;
+  amount: string;
+  overage: string;
+  recordedAt: string;
+  reversedAt: string | null;
+  allocations: Array<{ group: string; periodStart: string; amount: string }>;
+}
+
+/** What the entitlement rules need of one customer: the customer, the features, every live window. */
+export interface CustomerState {
+  customerId: number;
+  enabled: boolean;
+  features: FeatureRow[];
+  /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
+  windowsFor(featureId: number): EngineWindow[];
+  /**
+   * With `forUpdate`: a digest of all the customer's windows. The windows above were read with
+   * the statement's snapshot, taken before the lock was granted; `sums` answers the digest
+   * again with a fresh snapshot, and a difference (a grant committed while this call waited for
+   * the lock) means: read the windows again.
+   */
+  fingerprint: string | null;
+  /** The guess sent, with its sums read in the same statement (same snapshot) as the rest. */
+  guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
+}
+
+interface StateRow {
+  customer_id: number;
+  enabled: boolean;
+  features: FeatureRow[];
+  windows: Array<{
+    id: number;
+    planId: number;
+    planSlug: string;
+    group: string;
+    validFrom: string;
+    validTo: string | null;
+    quotas: Array<{
+      id: number;
+      featureId: number;
+      limit: string | null;
+      priority: number;
+      resetInterval: string | null;
+    }>;
+  }>;
+  fingerprint: string | null;
+}
+
+/** The JSON of one usage record `u` with its allocations (for `row_to_json`-free reads). */
+export const USAGE_JSON = `json_build_object(
+    'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+    'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+    'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
+                                      'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+                      FROM usage_allocations a WHERE a.usage_id = u.id))`;
+
+export interface SumRequest {
+  featureId: number;
+  group: string;
+  periodStart: Date;
+  periodEnd: Date | null;
+}
+
+export interface OverageRequest {
+  featureId: number;
+  since: Date;
+}
+
+/**
+ * Periods a read expects (those it computed for the same customer and feature last time): their
+ * sums come back with the state in the same statement, and they are used only if the periods the
+ * rules compute from that state are exactly these (otherwise `sums` runs with the right ones).
+ */
+export interface SumsGuess {
+  periods: SumRequest[];
+  overages: OverageRequest[];
+}
+
+const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[] => [
+  periods.map((p) => p.featureId),
+  periods.map((p) => p.group),
+  periods.map((p) => p.periodStart),
+  periods.map((p) => p.periodEnd),
+  overages.map((o) => o.featureId),
+  overages.map((o) => o.since),
+];
+
+/**
+ * The SQL of the entitlement reads: one statement gathers a customer, the feature(s) asked for
+ * and the customer's live windows with their plans' quotas (tables of the customers, plans and
+ * subscriptions modules, read together in one round trip: the hot path of every check and
+ * consume); a second sums the allocations of the periods the rules computed from them.
+ */
+@Injectable()
+export class EntitlementsRepository {
+  private readonly stateStatements = new Map<string, Statement>();
+
+  constructor(private readonly statements: Statements) {}
+
+  /**
+   * The customer named by `lock` (`null`: no such customer in the project), the feature(s) of
+   * `feature`, and every live window of the customer with its quota for those features.
+   *
+   * With `forUpdate` the customer's row is locked `FOR UPDATE` for the rest of the transaction:
+   * the same lock a redemption or activation takes, so a consume, a grant and another consume
+   * for one customer never interleave. The customer row is then its latest version, but the
+   * rest was read with the snapshot taken before the lock was granted: see `fingerprint`.
+   */
+  async loadState(
+    em: EntityManager | undefined,
+    projectId: string,
+    lock: CustomerLock,
+    feature: FeatureSelector,
+    options: { forUpdate?: boolean; guess?: SumsGuess } = {},
+  ): Promise<CustomerState | null> {
+    const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
+    const guess = options.forUpdate ? undefined : options.guess;
+    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}:${!!guess}`;
+    let statement = this.stateStatements.get(key);
+    if (!statement) {
+      statement = stateStatement(lock, featureKind, !!options.forUpdate, !!guess);
+      this.stateStatements.set(key, statement);
+    }
+    const values: unknown[] = [projectId, ...lock.values];
+    if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
+    if (guess) values.push(...sumsValues(guess.periods, guess.overages));
+    const [row] = await this.statements.rows<StateRow & { used?: string[]; overage?: string[] }>(
+      em,
+      statement,
+      values,
+    );
+    if (!row) return null;
+    const windows = row.windows.map((w) => ({
+      ...w,
+      validFrom: new Date(w.validFrom),
+      validTo: w.validTo === null ? null : new Date(w.validTo),
+    }));
+    return {
+      customerId: row.customer_id,
+      enabled: row.enabled,
+      features: row.features,
+      fingerprint: row.fingerprint,
+      guessed: guess
+        ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
+        : undefined,
+      windowsFor: (featureId: number): EngineWindow[] =>
+        windows.map((w) => {
+          const q = w.quotas.find((x) => x.featureId === featureId);
+          return {
+            id: w.id,
+            planId: w.planId,
+            planSlug: w.planSlug,
+            group: w.group,
+            validFrom: w.validFrom,
+            validTo: w.validTo,
+            quota: q
+              ? {
+                  id: q.id,
+                  limit: q.limit === null ? null : toMicros(q.limit),
+                  priority: q.priority,
+                  resetInterval: q.resetInterval,
+                }
+              : null,
+          };
+        }),
+    };
+  }
+
+  /**
+   * In one statement: for each of `periods`, the micro-units allocated to its group by the
+   * customer's records of its feature recorded within `[periodStart, periodEnd)`, reversed ones
+   * excluded (index `usage_allocations_period_idx`, live rows only); and for each of `overages`,
+   * the overage of the feature's records recorded since `since`. With `eventId` (a consume,
+   * under the customer's lock, with this statement's fresh snapshot): also the digest of the
+   * customer's windows (see `CustomerState.fingerprint`) and the record already holding the
+   * event id, if any.
+   */
+  async sums(
+    em: EntityManager | undefined,
+    projectId: string,
+    customerId: number,
+    periods: SumRequest[],
+    overages: OverageRequest[],
+    eventId?: string,
+  ): Promise<{ used: bigint[]; overage: bigint[]; fingerprint?: string; existing?: UsageRow | null }> {
+    const checked = eventId !== undefined;
+    if (!checked && periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
+    const values: unknown[] = [projectId, customerId, ...sumsValues(periods, overages)];
+    if (checked) values.push(eventId);
+    const [row] = await this.statements.rows<{
+      used: string[];
+      overage: string[];
+      fingerprint?: string;
+      existing?: UsageRow | null;
+    }>(em, checked ? SUMS_CHECKED : SUMS, values);
+    return {
+      used: row.used.map(toMicros),
+      overage: row.overage.map(toMicros),
+      ...(checked ? { fingerprint: row.fingerprint, existing: row.existing ?? null } : {}),
+    };
+  }
+}
+
+/** A digest of every window of customer `c` (id, status, bounds), for `CustomerState.fingerprint`. */
+const fingerprintOf = (customer: string) =>
+  `(SELECT md5(coalesce(string_agg(s.id || ':' || s.status || ':' || s.valid_from || ':' || coalesce(s.valid_to::text, '-'), ',' ORDER BY s.id), ''))
+      FROM subscriptions s WHERE s.customer_id = ${customer} AND s.project_id = $1)`;
+
+/**
+ * The two sum columns (`used`, `overage`) for customer `customer`: `$p` to `$p+3` the periods
+ * (feature ids, groups, starts, ends), `$p+4` and `$p+5` the overage requests (feature ids, since).
+ */
+const sumsColumns = (customer: string, p: number) => `
+    ARRAY(SELECT (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                   WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
+                     AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
+                     AND NOT a.reversed AND a.project_id = $1)::text
+            FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
+           ORDER BY b.i) AS used,
+    ARRAY(SELECT (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                   WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since
+                     AND u.reversed_at IS NULL AND u.project_id = $1)::text
+            FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)
+           ORDER BY o.i) AS overage`;
+
+const SUMS_TEXT = `SELECT ${sumsColumns('$2', 3)}`;
+
+const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
+
+const SUMS_CHECKED: Statement = {
+  name: 'entitlements.sums-checked',
+  text: `${SUMS_TEXT},
+    ${fingerprintOf('$2')} AS fingerprint,
+    (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.event_id = $9::text) AS existing`,
+};
+
+/**
+ * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
+ * all, then the event id when asked.
+ */
+function stateStatement(
+  lock: CustomerLock,
+  featureKind: 'id' | 'slug' | 'all',
+  forUpdate: boolean,
+  withGuess: boolean,
+): Statement {
+  const featureParam = `$${2 + lock.values.length}`;
+  const guessParam = 2 + lock.values.length + (featureKind === 'all' ? 0 : 1);
+  const featureWhere =
+    featureKind === 'all'
+      ? ''
+      : featureKind === 'id'
+        ? ` AND f.id = ${featureParam}::int`
+        : ` AND f.slug = ${featureParam}::text`;
+  const quotaWhere =
+    featureKind === 'all'
+      ? ''
+      : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
+  return {
+    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}${withGuess ? '-sums' : ''}`,
+    text: `SELECT c.id AS customer_id, c.enabled,
+        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+                  'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+           FROM features f WHERE f.project_id = $1${featureWhere}) AS features,
+        (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
+                  'group', s.plan_group, 'validFrom', s.valid_from, 'validTo', s.valid_to,
+                  'quotas', (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                                  'limit', q.quota_limit::text, 'priority', q.priority,
+                                  'resetInterval', q.reset_interval)), '[]'::json)
+                               FROM quotas q WHERE q.plan_id = s.plan_id AND q.project_id = s.project_id${quotaWhere})
+                ) ORDER BY s.valid_from, s.id), '[]'::json)
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
+          WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
+        ${forUpdate ? fingerprintOf('c.id') : 'NULL::text'} AS fingerprint
+        ${withGuess ? `, ${sumsColumns('c.id', guessParam)}` : ''}
+      ${lock.from}${forUpdate ? ' FOR UPDATE OF c' : ''}`,
+  };
+}

@@ -1,0 +1,553 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
+import { DomainError } from '../common/errors/domain-error';
+import { Page, toPage } from '../common/http/pagination';
+import { CustomersService } from '../customers/customers.service';
+import { inTransaction } from '../database/transaction';
+import {
+  Allocation,
+  allocate,
+  accessEndsAt,
+  balanceOf,
+  BucketUsage,
+  bucketsAt,
+  fromMicros,
+  remainingOf,
+  resetsAt,
+  toMicros,
+} from './engine/entitlement-engine';
+import {
+  BalanceView,
+  BatchItemView,
+  BatchResultView,
+  BucketView,
+  CheckDto,
+  CheckView,
+  CustomerFeatureDto,
+  EntitlementView,
+  FeatureSummaryView,
+  UsageBatchDto,
+  UsageEventDto,
+  UsageListQueryDto,
+  UsageResultView,
+  UsageView,
+} from './dto/entitlement.dto';
+import {
+  CustomerLock,
+  customerLockFor,
+  CustomerState,
+  EntitlementsRepository,
+  FeatureRow,
+  FeatureSelector,
+  OverageRequest,
+  SumRequest,
+  SumsGuess,
+  UsageRow,
+} from './entitlements.repository';
+import { UsageRepository } from './usage.repository';
+
+/** One feature evaluated for one customer at one instant. */
+interface FeatureEvaluation {
+  feature: FeatureRow;
+  granted: boolean;
+  buckets: BucketUsage[];
+  /** Overage recorded since the earliest current period start (micro-units). */
+  overage: bigint;
+  accessEndsAt: Date | null;
+}
+
+/**
+ * What a consume that committed left with nothing remaining: one per bucket it took from and
+ * emptied (for `usage.limit_reached`, issue 18). Computed inside the consume's transaction.
+ */
+export interface UsageLimitReached {
+  projectId: string;
+  customerId: number;
+  featureId: number;
+  featureSlug: string;
+  group: string;
+  planId: number;
+  quotaId: number;
+  periodStart: Date;
+  periodEnd: Date | null;
+}
+
+/** A consume's answer with its HTTP status, and what it emptied. */
+export interface ConsumeOutcome {
+  status: 200 | 201;
+  body: UsageResultView;
+  limitReached: UsageLimitReached[];
+  /** The feature as evaluated by the consume (before its own allocations). */
+  evaluation?: FeatureEvaluation;
+}
+
+/**
+ * The rules of entitlements.md: reads compute a customer's buckets and periods from the live
+ * windows (engine/entitlement-engine.ts) and the period sums of the ledger; a consume does the
+ * same under the customer's row lock, allocates and records in one transaction.
+ */
+@Injectable()
+export class EntitlementsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: EntitlementsRepository,
+    private readonly usage: UsageRepository,
+    private readonly customers: CustomersService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
+  async list(projectId: string, customerId: number): Promise<EntitlementView[]> {
+    const lock = customerLockFor(customerId);
+    const state = await this.loadGuessing(projectId, lock, 'all');
+    const evaluations = await this.evaluate(undefined, projectId, state, state.features, this.clock.now());
+    this.remember(projectId, lock, 'all', evaluations);
+    return evaluations.map(toEntitlementView);
+  }
+
+  /** The same, inside a caller's transaction and at its instant (a dry run's `entitlementsAfter`). */
+  async listIn(
+    em: EntityManager | undefined,
+    projectId: string,
+    customerId: number,
+    at: Date,
+  ): Promise<EntitlementView[]> {
+    const state = await this.repository.loadState(em, projectId, customerLockFor(customerId), 'all');
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const evaluations = await this.evaluate(em, projectId, state, state.features, at);
+    return evaluations.map(toEntitlementView);
+  }
+
+  /** `POST /entitlements/check`: reads only; 200 with `allowed: false` when refused. */
+  async check(projectId: string, dto: CheckDto): Promise<CheckView> {
+    return this.checkWith(projectId, lockOf(dto), featureOf(dto), dto.amount);
+  }
+
+  /** The public check, for the logged-in customer. */
+  checkFor(
+    projectId: string,
+    customerId: number,
+    feature: FeatureSelector,
+    amount?: number,
+  ): Promise<CheckView> {
+    return this.checkWith(projectId, customerLockFor(customerId), feature, amount);
+  }
+
+  private async checkWith(
+    projectId: string,
+    lock: CustomerLock,
+    selector: FeatureSelector,
+    amount = 1,
+  ): Promise<CheckView> {
+    const state = await this.loadGuessing(projectId, lock, selector);
+    const feature = state.features[0];
+    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    const [evaluation] = await this.evaluate(undefined, projectId, state, [feature], this.clock.now());
+    this.remember(projectId, lock, selector, [evaluation]);
+    const view = toEntitlementView(evaluation);
+    const requested = feature.metered ? amount : null;
+    let reason: CheckView['reason'] = null;
+    if (!state.enabled) reason = 'CUSTOMER_DISABLED';
+    else if (!evaluation.granted) reason = 'NOT_GRANTED';
+    else if (feature.metered) {
+      const { remaining } = balanceOf(evaluation.buckets);
+      if (remaining !== null && remaining < toMicros(amount)) reason = 'LIMIT_REACHED';
+    }
+    return {
+      allowed: reason === null,
+      reason,
+      feature: view.feature,
+      requested,
+      balance: view.balance,
+      buckets: view.buckets,
+      resetsAt: view.resetsAt,
+      accessEndsAt: view.accessEndsAt,
+    };
+  }
+
+  /**
+   * The periods last computed for a customer and a feature (or all features), per process: a
+   * read sends them with its state statement, so that when they still hold (the usual case: the
+   * same windows, the same period) a check is one statement. Never trusted: see `SumsGuess`.
+   */
+  private readonly guesses = new Map<string, SumsGuess>();
+  private static readonly GUESSES_LIMIT = 50_000;
+
+  private guessKey(projectId: string, lock: CustomerLock, selector: FeatureSelector): string {
+    const feature = selector === 'all' ? '*' : 'id' in selector ? `#${selector.id}` : selector.slug;
+    return [projectId, lock.name, ...lock.values.map(String), feature].join('\u0000');
+  }
+
+  private async loadGuessing(projectId: string, lock: CustomerLock, selector: FeatureSelector) {
+    const guess = this.guesses.get(this.guessKey(projectId, lock, selector));
+    const state = await this.repository.loadState(undefined, projectId, lock, selector, { guess });
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return state;
+  }
+
+  private remember(
+    projectId: string,
+    lock: CustomerLock,
+    selector: FeatureSelector,
+    evaluations: FeatureEvaluation[],
+  ): void {
+    if (this.guesses.size >= EntitlementsService.GUESSES_LIMIT) this.guesses.clear();
+    this.guesses.set(this.guessKey(projectId, lock, selector), sumRequestsOf(evaluations));
+  }
+
+  /** `POST /usage`: 201 a new record, 200 a replay. */
+  async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
+    const outcome = await inTransaction(this.dataSource, (em) => this.consumeIn(em, projectId, dto));
+    // the periods this consume used are the next check's guess for the same customer and feature
+    if (outcome.evaluation) this.remember(projectId, lockOf(dto), featureOf(dto), [outcome.evaluation]);
+    return outcome;
+  }
+
+  /**
+   * One consume inside `em`'s transaction, in the order of refusals of entitlements.md 6. The
+   * customer's row is locked first, so everything after it sees every consume and grant for the
+   * customer that committed before, and none that is still running.
+   */
+  async consumeIn(em: EntityManager, projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
+    const amount = toMicros(dto.amount);
+    let state = await this.repository.loadState(em, projectId, lockOf(dto), featureOf(dto), {
+      forUpdate: true,
+    });
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const feature = state.features[0];
+    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    // the time is read once the lock is held: never earlier than a consume that committed meanwhile
+    const now = this.clock.now();
+    let checked = await this.evaluateChecked(em, projectId, state, feature, now, dto.eventId);
+    if (checked.fingerprint !== state.fingerprint) {
+      // a grant committed while this call waited for the lock: read the windows again
+      state = (await this.repository.loadState(em, projectId, customerLockFor(state.customerId), {
+        id: feature.id,
+      }))!;
+      checked = await this.evaluateChecked(em, projectId, state, feature, now, dto.eventId);
+    }
+    const [evaluation] = checked.evaluations;
+    const existing = checked.existing;
+
+    if (existing) {
+      if (existing.featureId !== feature.id || toMicros(existing.amount) !== amount)
+        throw new DomainError('USAGE_EVENT_CONFLICT', undefined, [
+          {
+            field: 'eventId',
+            message: `eventId was already recorded (usage ${existing.id}) with another feature or amount`,
+          },
+        ]);
+      return {
+        status: 200,
+        body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
+        limitReached: [],
+        evaluation,
+      };
+    }
+    if (!state.enabled) throw new DomainError('CUSTOMER_DISABLED');
+    if (!feature.metered) throw new DomainError('FEATURE_NOT_METERED');
+    if (!evaluation.granted) throw new DomainError('FEATURE_NOT_GRANTED');
+
+    const decision = allocate(evaluation.buckets, amount, dto.allowOverage ?? false);
+    if (!decision.ok) {
+      const remaining = decision.remaining === null ? null : fromMicros(decision.remaining);
+      const resets = resetsAt(evaluation.buckets);
+      throw new DomainError('QUOTA_EXCEEDED', `amount ${dto.amount} exceeds the ${remaining} remaining`, [
+        {
+          field: 'amount',
+          message: `amount ${dto.amount} exceeds the ${remaining} remaining`,
+          remaining,
+          resetsAt: resets ? resets.toISOString() : null,
+        },
+      ]);
+    }
+    const row = await this.usage.insert(em, {
+      projectId,
+      customerId: state.customerId,
+      featureId: feature.id,
+      eventId: dto.eventId,
+      amount,
+      overage: decision.overage,
+      recordedAt: now,
+      allocations: decision.allocations,
+    });
+    const after = applyAllocations(evaluation, decision.allocations, decision.overage);
+    const limitReached = after.buckets
+      .filter((b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n)
+      .map((b) => ({
+        projectId,
+        customerId: state.customerId,
+        featureId: feature.id,
+        featureSlug: feature.slug,
+        group: b.group,
+        planId: b.window.planId,
+        quotaId: b.quota.id,
+        periodStart: b.periodStart,
+        periodEnd: b.periodEnd,
+      }));
+    return {
+      status: 201,
+      body: { usage: toUsageView(row), balance: toBalanceView(after) },
+      limitReached,
+      evaluation,
+    };
+  }
+
+  /** `POST /usage/batch`: each event decided on its own (its own transaction), in list order. */
+  async batch(projectId: string, dto: UsageBatchDto): Promise<BatchResultView> {
+    const results: BatchItemView[] = [];
+    for (const event of dto.events) {
+      try {
+        const outcome = await this.consume(projectId, event);
+        results.push({ status: outcome.status, ...outcome.body });
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        results.push({
+          status: error.status,
+          error: {
+            code: error.code,
+            message: error.message,
+            ...(error.details ? { details: error.details } : {}),
+          },
+        });
+      }
+    }
+    return { results };
+  }
+
+  /** `POST /usage/:usageId/reverse`: gives back the record's allocations; a second call answers the same. */
+  reverse(projectId: string, usageId: string): Promise<UsageResultView> {
+    return inTransaction(this.dataSource, async (em) => {
+      const record = await this.usage.lockForReversal(em, projectId, usageId);
+      if (!record) throw new DomainError('USAGE_NOT_FOUND');
+      const now = this.clock.now();
+      const row = record.reversedAt ? record : await this.usage.reverse(em, projectId, usageId, now);
+      const state = await this.repository.loadState(em, projectId, customerLockFor(row.customerId), {
+        id: row.featureId,
+      });
+      const [evaluation] = await this.evaluate(em, projectId, state!, state!.features, now);
+      return { usage: toUsageView(row), balance: toBalanceView(evaluation) };
+    });
+  }
+
+  /** `GET /customers/:customerId/usage`: the ledger, newest first. */
+  async ledger(projectId: string, customerId: number, query: UsageListQueryDto): Promise<Page<UsageView>> {
+    await this.customers.get(projectId, customerId); // CUSTOMER_NOT_FOUND
+    const { rows, total } = await this.usage.page(
+      projectId,
+      customerId,
+      {
+        featureId: query.featureId,
+        from: query.from ? new Date(query.from) : undefined,
+        to: query.to ? new Date(query.to) : undefined,
+      },
+      query.pageSize,
+      (query.page - 1) * query.pageSize,
+    );
+    return toPage(rows.map(toUsageView), total, query);
+  }
+
+  /**
+   * The features' buckets at `at` with their period sums (one statement for all of them), the
+   * overage since the earliest current period start, and when access ends.
+   */
+  private async evaluate(
+    em: EntityManager | undefined,
+    projectId: string,
+    state: CustomerState,
+    features: FeatureRow[],
+    at: Date,
+  ): Promise<FeatureEvaluation[]> {
+    return (await this.evaluateWith(em, projectId, state, features, at)).evaluations;
+  }
+
+  /** `evaluate` for a consume: with the fresh digest of the windows and the record holding `eventId`. */
+  private async evaluateChecked(
+    em: EntityManager,
+    projectId: string,
+    state: CustomerState,
+    feature: FeatureRow,
+    at: Date,
+    eventId: string,
+  ): Promise<{
+    evaluations: FeatureEvaluation[];
+    existing: UsageRow | null;
+    fingerprint: string | undefined;
+  }> {
+    const result = await this.evaluateWith(em, projectId, state, [feature], at, eventId);
+    return {
+      evaluations: result.evaluations,
+      existing: result.existing ?? null,
+      fingerprint: result.fingerprint,
+    };
+  }
+
+  private async evaluateWith(
+    em: EntityManager | undefined,
+    projectId: string,
+    state: CustomerState,
+    features: FeatureRow[],
+    at: Date,
+    eventId?: string,
+  ): Promise<{ evaluations: FeatureEvaluation[]; existing?: UsageRow | null; fingerprint?: string }> {
+    const evaluations: FeatureEvaluation[] = features.map((feature) => {
+      const windows = state.windowsFor(feature.id);
+      const buckets = bucketsAt(windows, at).map((b) => ({ ...b, used: 0n }));
+      return {
+        feature,
+        granted: buckets.length > 0,
+        buckets,
+        overage: 0n,
+        accessEndsAt: accessEndsAt(windows, at),
+      };
+    });
+    const { periods, overages } = sumRequestsOf(evaluations);
+    // a read's guess, summed with its state, serves when the periods are exactly those
+    const sums =
+      eventId === undefined && state.guessed && sameRequests(state.guessed, periods, overages)
+        ? state.guessed
+        : await this.repository.sums(em, projectId, state.customerId, periods, overages, eventId);
+    let p = 0;
+    let o = 0;
+    for (const evaluation of evaluations) {
+      if (!evaluation.feature.metered || !evaluation.granted) continue;
+      for (const b of evaluation.buckets) b.used = sums.used[p++];
+      evaluation.overage = sums.overage[o++];
+    }
+    const checked = sums as { existing?: UsageRow | null; fingerprint?: string };
+    return { evaluations, existing: checked.existing, fingerprint: checked.fingerprint };
+  }
+}
+
+/** The period sums the evaluations need: each metered, granted feature's buckets, and its overage since the earliest period start. */
+function sumRequestsOf(evaluations: FeatureEvaluation[]): SumsGuess {
+  const periods: SumRequest[] = [];
+  const overages: OverageRequest[] = [];
+  for (const { feature, granted, buckets } of evaluations) {
+    if (!feature.metered || !granted) continue;
+    for (const b of buckets)
+      periods.push({
+        featureId: feature.id,
+        group: b.group,
+        periodStart: b.periodStart,
+        periodEnd: b.periodEnd,
+      });
+    overages.push({
+      featureId: feature.id,
+      since: new Date(Math.min(...buckets.map((b) => b.periodStart.getTime()))),
+    });
+  }
+  return { periods, overages };
+}
+
+const sameTime = (x: Date | null, y: Date | null) =>
+  x === null ? y === null : y !== null && x.getTime() === y.getTime();
+
+function sameRequests(guess: SumsGuess, periods: SumRequest[], overages: OverageRequest[]): boolean {
+  return (
+    guess.periods.length === periods.length &&
+    guess.overages.length === overages.length &&
+    periods.every(
+      (p, i) =>
+        p.featureId === guess.periods[i].featureId &&
+        p.group === guess.periods[i].group &&
+        sameTime(p.periodStart, guess.periods[i].periodStart) &&
+        sameTime(p.periodEnd, guess.periods[i].periodEnd),
+    ) &&
+    overages.every(
+      (x, i) => x.featureId === guess.overages[i].featureId && sameTime(x.since, guess.overages[i].since),
+    )
+  );
+}
+
+function lockOf(dto: CustomerFeatureDto): CustomerLock {
+  return customerLockFor(dto.customer ?? dto.customerId!);
+}
+
+export function featureOf(dto: { feature?: string; featureId?: number }): FeatureSelector {
+  return dto.feature !== undefined ? { slug: dto.feature } : { id: dto.featureId! };
+}
+
+/** The evaluation after a consume's allocations and overage. */
+function applyAllocations(
+  e: FeatureEvaluation,
+  allocations: Allocation[],
+  overage: bigint,
+): FeatureEvaluation {
+  return {
+    ...e,
+    overage: e.overage + overage,
+    buckets: e.buckets.map((b) => ({
+      ...b,
+      used: b.used + allocations.filter((a) => a.group === b.group).reduce((s, a) => s + a.amount, 0n),
+    })),
+  };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function toBalanceView(e: FeatureEvaluation): BalanceView {
+  if (!e.granted) return { limit: 0, used: 0, remaining: 0, overage: 0 };
+  const b = balanceOf(e.buckets);
+  return {
+    limit: b.limit === null ? null : fromMicros(b.limit),
+    used: fromMicros(b.used),
+    remaining: b.remaining === null ? null : fromMicros(b.remaining),
+    overage: fromMicros(e.overage),
+  };
+}
+
+function toBucketView(b: BucketUsage): BucketView {
+  const remaining = remainingOf(b);
+  return {
+    limit: b.quota.limit === null ? null : fromMicros(b.quota.limit),
+    used: fromMicros(b.used),
+    remaining: remaining === null ? null : fromMicros(remaining),
+    overage: 0,
+    group: b.group,
+    planId: b.window.planId,
+    planSlug: b.window.planSlug,
+    quotaId: b.quota.id,
+    priority: b.quota.priority,
+    periodStart: b.periodStart.toISOString(),
+    periodEnd: iso(b.periodEnd),
+    windowId: b.window.id,
+    windowValidTo: iso(b.window.validTo),
+  };
+}
+
+function toFeatureView(f: FeatureRow): FeatureSummaryView {
+  return { id: f.id, slug: f.slug, name: f.name, metered: f.metered, unit: f.unit };
+}
+
+function toEntitlementView(e: FeatureEvaluation): EntitlementView {
+  const metered = e.feature.metered;
+  return {
+    feature: toFeatureView(e.feature),
+    granted: e.granted,
+    balance: metered ? toBalanceView(e) : null,
+    buckets: metered && e.granted ? e.buckets.map(toBucketView) : [],
+    resetsAt: metered && e.granted ? iso(resetsAt(e.buckets)) : null,
+    accessEndsAt: e.granted ? iso(e.accessEndsAt) : null,
+  };
+}
+
+export function toUsageView(r: UsageRow): UsageView {
+  return {
+    id: Number(r.id),
+    eventId: r.eventId,
+    customerId: r.customerId,
+    featureId: r.featureId,
+    amount: Number(r.amount),
+    overage: Number(r.overage),
+    allocations: r.allocations.map((a) => ({
+      group: a.group,
+      periodStart: new Date(a.periodStart).toISOString(),
+      amount: Number(a.amount),
+    })),
+    recordedAt: new Date(r.recordedAt).toISOString(),
+    reversedAt: r.reversedAt === null ? null : new Date(r.reversedAt).toISOString(),
+  };
+}

@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Statement, Statements } from '../database/statements';
+import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
+
+export type NewWindowValues = [
+  projectId: string,
+  customerId: number,
+  planId: number,
+  group: string,
+  validFrom: Date,
+  validTo: Date | null,
+  source: SubscriptionSource,
+  codeId: number | null,
+  /** the grant's time: a window "created to start later" has `valid_from` later than this */
+  createdAt: Date,
+];
+
+/**
+ * Every statement on `subscriptions`: the named statements of a grant (the live chain, the
+ * changes to windows, the insert), the customer's list, the row types. `SubscriptionsService`
+ * applies the chain engine's decisions; every method with an `EntityManager` runs in the
+ * caller's transaction.
+ */
+@Injectable()
+export class SubscriptionsRepository {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly statements: Statements,
+  ) {}
+
+  /** The customer's live windows in one plan group at `now`, with their plans' values and names. */
+  liveChain(
+    em: EntityManager,
+    projectId: string,
+    customerId: number,
+    group: string,
+    now: Date,
+  ): Promise<WindowRow[]> {
+    return this.statements.rows<WindowRow>(em, LIVE_CHAIN, [customerId, group, now, projectId]);
+  }
+
+  async end(em: EntityManager, projectId: string, id: number, validTo: Date | null): Promise<void> {
+    await this.statements.run(em, END_WINDOW, [id, projectId, validTo]);
+  }
+
+  async cancel(em: EntityManager, projectId: string, id: number): Promise<void> {
+    await this.statements.run(em, CANCEL_WINDOW, [id, projectId]);
+  }
+
+  async move(
+    em: EntityManager,
+    projectId: string,
+    id: number,
+    validFrom: Date,
+    validTo: Date | null,
+  ): Promise<void> {
+    await this.statements.run(em, MOVE_WINDOW, [id, projectId, validFrom, validTo]);
+  }
+
+  /** Inserts windows in one statement: their ids, statuses and timestamps, in order. */
+  insert(em: EntityManager, values: NewWindowValues[]): Promise<InsertedRow[]> {
+    return this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat());
+  }
+
+  /** A customer's active (not cancelled) windows with their plans, by start, read in `em`. */
+  activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
+    return em
+      .getRepository(Subscription)
+      .createQueryBuilder('s')
+      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
+      .where(`s.customer_id = :customerId AND s.project_id = :projectId AND s.status = 'active'`, {
+        customerId,
+        projectId,
+      })
+      .orderBy('s.valid_from', 'ASC')
+      .addOrderBy('s.id', 'ASC')
+      .getMany();
+  }
+
+  /** A customer's windows with their plans: live ones first (by start); with `history`, then the others. */
+  listForCustomer(projectId: string, customerId: number, history: boolean): Promise<Subscription[]> {
+    const qb = this.dataSource
+      .getRepository(Subscription)
+      .createQueryBuilder('s')
+      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
+      .where('s.customer_id = :customerId AND s.project_id = :projectId', { customerId, projectId })
+      .addSelect(
+        `CASE WHEN s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now()) THEN 0 ELSE 1 END`,
+        'ended',
+      )
+      .orderBy('ended', 'ASC')
+      .addOrderBy('s.valid_from', 'ASC')
+      .addOrderBy('s.id', 'ASC');
+    if (!history) qb.andWhere(`s.status = 'active' AND (s.valid_to IS NULL OR s.valid_to > now())`);
+    return qb.getMany();
+  }
+}
+
+export interface InsertedRow {
+  id: number;
+  status: SubscriptionStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WindowRow {
+  id: number;
+  name: string;
+  source: SubscriptionSource;
+  code_id: number | null;
+  plan_id: number;
+  value: string;
+  valid_from: Date;
+  valid_to: Date | null;
+}
+
+/**
+ * The customer's live windows in one plan group, with their plans' values and names. The index
+ * (customer_id, plan_group) finds them; the project is a filter on what it finds.
+ */
+export const LIVE_CHAIN: Statement = {
+  name: 'subscriptions.live-chain',
+  text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
+           FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
+          WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
+            AND (s.valid_to IS NULL OR s.valid_to > $3) AND s.project_id = $4`,
+};
+/** Changes to one window (by primary key) of the project: `$1` the window, `$2` the project. */
+const END_WINDOW: Statement = {
+  name: 'subscriptions.end',
+  text: 'UPDATE subscriptions SET valid_to = $3, updated_at = now() WHERE id = $1 AND project_id = $2',
+};
+const CANCEL_WINDOW: Statement = {
+  name: 'subscriptions.cancel',
+  text: `UPDATE subscriptions SET status = 'cancelled', updated_at = now() WHERE id = $1 AND project_id = $2`,
+};
+const MOVE_WINDOW: Statement = {
+  name: 'subscriptions.move',
+  text: 'UPDATE subscriptions SET valid_from = $3, valid_to = $4, updated_at = now() WHERE id = $1 AND project_id = $2',
+};
+/**
+ * INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail).
+ * `created_at` is the grant's time, so that a window "created to start later" is exactly one
+ * whose `valid_from` is later than its `created_at` (the events' scheduler relies on it).
+ */
+export const insertWindows = (count: number): Statement => ({
+  name: `subscriptions.insert-${count}`,
+  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at)
+         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 9 }, (__, j) => `$${i * 9 + j + 1}`).join(', ')})`).join(', ')}
+         RETURNING id, status, created_at, updated_at`,
+});
