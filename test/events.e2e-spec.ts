@@ -695,6 +695,82 @@ describe('events and webhooks', () => {
     });
   });
 
+  describe('usage.limit_reached', () => {
+    it('a consume that empties a bucket records and delivers one; a later consume with overage, or one emptying it again, in the same period does not', async () => {
+      const p = await t.createProject();
+      const other = await t.createProject();
+      const at = path('usage');
+      await endpoint(p, at, ['usage.limit_reached', 'customer.updated']);
+      const feature = (
+        await api(p)
+          .post('/features', { slug: 'calls', name: 'Calls', metered: true, unit: 'call' })
+          .expect(201)
+      ).body.data as { id: number; slug: string };
+      const pl = (
+        await api(p)
+          .post('/plans', {
+            slug: 'metered',
+            name: 'Metered',
+            value: 10,
+            group: 'tier',
+            quotas: [{ featureId: feature.id, limit: 10, resetInterval: 'P1M' }],
+          })
+          .expect(201)
+      ).body.data as { id: number };
+      const c = (await api(p).post('/customers', { username: 'usage_limit_u' }).expect(201)).body.data;
+      await api(p)
+        .post('/subscriptions/activate', { customer: { type: 'username', value: c.username }, planId: pl.id })
+        .expect(200);
+      const use = (eventId: string, amount: number, allowOverage = false) =>
+        api(p)
+          .post('/usage', { eventId, customerId: c.id, feature: 'calls', amount, allowOverage })
+          .expect(201);
+      await use('u1', 4);
+      const pulled = async () =>
+        (await api(p).get(`/events?type=usage.limit_reached&customerId=${c.id}`).expect(200)).body.data.data;
+      expect(await pulled()).toHaveLength(0); // 6 remain
+      const emptied = (await use('u2', 6)).body.data;
+      expect(emptied.balance).toMatchObject({ limit: 10, used: 10, remaining: 0 });
+      const [event] = await pulled();
+      expect(event.data).toMatchObject({
+        customer: { id: c.id, username: 'usage_limit_u' },
+        feature: { id: feature.id, slug: 'calls' },
+        bucket: {
+          limit: 10,
+          used: 10,
+          remaining: 0,
+          group: 'tier',
+          planId: pl.id,
+          periodStart: expect.stringMatching(ISO_MS),
+        },
+        customerSeq: expect.any(Number),
+      });
+      await eventually('the limit_reached delivery', () => receiver.at(at).length >= 1);
+
+      const over = (await use('u3', 5, true)).body.data;
+      expect(over.usage).toMatchObject({ amount: 5, overage: 5 });
+      expect(await pulled()).toHaveLength(1);
+      // emptied again in the same period (the 6 given back, then taken again): still the one event
+      await api(p).post(`/usage/${emptied.usage.id}/reverse`).expect(200);
+      const again = (await use('u4', 6)).body.data;
+      expect(again.balance).toMatchObject({ limit: 10, used: 10, remaining: 0 });
+      expect(await pulled()).toHaveLength(1);
+      // an event recorded after the overage consume arrives: had it recorded another, that was due first
+      await api(p).patch(`/customers/${c.id}`, { enabled: true }).expect(200);
+      await eventually('the customer.updated delivery', () =>
+        byType(receiver.at(at), 'customer.updated').length >= 1 ? true : null,
+      );
+      const delivered = byType(receiver.at(at), 'usage.limit_reached');
+      expect(delivered).toHaveLength(1);
+      expect(delivered[0].headers['webhook-id']).toBe(event.id);
+      expect(delivered[0].body.data).toEqual(event.data);
+      // another project's key sees none of it
+      const theirs = (await api(other).get('/events?type=usage.limit_reached').expect(200)).body.data.data;
+      expect(theirs).toHaveLength(0);
+      expectError(await api(other).get(`/events/${event.id}`), 404, 'EVENT_NOT_FOUND');
+    });
+  });
+
   describe('tenancy', () => {
     it("another project's endpoint or event id is not found", async () => {
       const a = await t.createProject();
