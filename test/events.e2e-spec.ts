@@ -695,6 +695,21 @@ describe('events and webhooks', () => {
     });
   });
 
+  describe('recording', () => {
+    it('a lone surrogate in an identifier (stored as U+FFFD) does not break the write: 201, and the event shows U+FFFD', async () => {
+      const p = await t.createProject();
+      const res = await api(p)
+        .post('/customers', { username: 'surrogate_u', identifiers: [{ type: 'email', value: 'a\ud800b' }] })
+        .expect(201);
+      const [event] = (
+        await api(p).get(`/events?type=customer.created&customerId=${res.body.data.id}`).expect(200)
+      ).body.data.data;
+      expect(event.data.customer.identifiers).toContainEqual(
+        expect.objectContaining({ type: 'email', value: 'a\ufffdb' }),
+      );
+    });
+  });
+
   describe('usage.limit_reached', () => {
     it('a consume that empties a bucket records and delivers one; a later consume with overage, or one emptying it again, in the same period does not', async () => {
       const p = await t.createProject();

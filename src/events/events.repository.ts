@@ -146,7 +146,7 @@ export class EventsRepository {
     events: EventInsert[],
   ): Promise<{ id: string; type: string }[]> {
     if (events.length === 0) return [];
-    const json = JSON.stringify(events);
+    const json = JSON.stringify(events, wellFormed);
     return customerId === null
       ? this.statements.rows(em, INSERT_WITHOUT_CUSTOMER, [projectId, json])
       : this.statements.rows(em, INSERT_FOR_CUSTOMER, [projectId, customerId, events.length, json]);
@@ -337,4 +337,15 @@ export class EventsRepository {
   endsBetween(em: EntityManager, from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
     return em.query(boundaries('valid_to', 'subscription.ended', ''), [from, to, limit]);
   }
+}
+
+/**
+ * JSON.stringify writes a lone surrogate (which a customer identifier may hold) as `\udXXX`,
+ * which PostgreSQL's json refuses; text columns store it as U+FFFD (its UTF-8 encoding), so the
+ * event says the same.
+ */
+function wellFormed(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && /[\ud800-\udfff]/.test(value)
+    ? Buffer.from(value, 'utf8').toString('utf8')
+    : value;
 }

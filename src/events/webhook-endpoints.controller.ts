@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
-import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
+import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import { apiPath } from '../common/routes/api-prefixes';
@@ -67,6 +67,7 @@ export class WebhookEndpointsController {
   @Delete(':endpointId')
   @Idempotent()
   @ApiOperation({ summary: 'Delete a webhook endpoint (its deliveries go with it)' })
+  @ApiEnvelope(SuccessView)
   @ApiErrors('WEBHOOK_ENDPOINT_NOT_FOUND')
   remove(
     @CurrentProject() project: CallerProject,
