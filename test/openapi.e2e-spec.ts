@@ -54,7 +54,8 @@ describe('openapi.json', () => {
       for (const [prop, s] of Object.entries<Json>(schema.properties ?? {})) {
         if (
           (prop === 'id' || /[a-z]Id$/.test(prop)) &&
-          !['projectId', 'requestId'].includes(prop) &&
+          // string ids: project ids (`prj_...`), request ids, the caller's usage `eventId`
+          !['projectId', 'requestId', 'eventId'].includes(prop) &&
           !name.startsWith('Project')
         )
           expect([name, prop, s.type]).toEqual([name, prop, 'integer']);

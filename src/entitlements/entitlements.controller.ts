@@ -99,7 +99,12 @@ export class EntitlementsController {
   @ApiOperation({
     summary: "Give back exactly the record's allocations; a second call answers the same reversed record",
   })
-  @ApiParam({ name: 'usageId', type: Number, example: 101 })
+  @ApiParam({
+    name: 'usageId',
+    type: Number,
+    example: 101,
+    description: 'Id of the usage record (`usage.id` of `POST /usage`).',
+  })
   @ApiEnvelope(UsageResultView)
   @ApiErrors('VALIDATION_FAILED', 'USAGE_NOT_FOUND')
   reverse(@CurrentProject() project: CallerProject, @Param('usageId', ParseUsageIdPipe) usageId: string) {

@@ -1866,7 +1866,10 @@ export interface components {
              * @example api-calls
              */
             slug: string;
-            /** @example API calls */
+            /**
+             * @description The feature's display name.
+             * @example API calls
+             */
             name: string;
             /**
              * @description Whether usage of the feature is counted against a limit.
@@ -1885,7 +1888,10 @@ export interface components {
              * @example 1000
              */
             limit: number | null;
-            /** @example 250 */
+            /**
+             * @description Usage recorded in the current periods of the buckets, reversals excluded.
+             * @example 250
+             */
             used: number;
             /**
              * @description null: unlimited
@@ -1904,7 +1910,10 @@ export interface components {
              * @example 1000
              */
             limit: number | null;
-            /** @example 250 */
+            /**
+             * @description Usage recorded in this bucket's current period, reversals excluded.
+             * @example 250
+             */
             used: number;
             /**
              * @description null: unlimited
@@ -1927,16 +1936,26 @@ export interface components {
              * @example 2
              */
             planId: number;
-            /** @example pro */
+            /**
+             * @description Slug of the plan whose quota this bucket is.
+             * @example pro
+             */
             planSlug: string;
             /**
              * Format: int32
+             * @description The quota of that plan for this feature.
              * @example 5
              */
             quotaId: number;
-            /** @example 0 */
+            /**
+             * @description The quota's priority: higher is consumed first.
+             * @example 0
+             */
             priority: number;
-            /** @example 2026-01-31T00:00:00.000Z */
+            /**
+             * @description Start of the current period (anchor + k × resetInterval; the run's start when it never resets).
+             * @example 2026-01-31T00:00:00.000Z
+             */
             periodStart: string;
             /**
              * @description null: never resets
@@ -1945,6 +1964,7 @@ export interface components {
             periodEnd: string | null;
             /**
              * Format: int32
+             * @description The subscription window in effect that grants this bucket.
              * @example 40
              */
             windowId: number;
@@ -1955,14 +1975,20 @@ export interface components {
             windowValidTo: string | null;
         };
         EntitlementView: {
+            /** @description The feature: id, slug, name, metered, unit. */
             feature: components["schemas"]["FeatureSummaryView"];
-            /** @example true */
+            /**
+             * @description Whether a plan in effect has a quota for the feature.
+             * @example true
+             */
             granted: boolean;
             /** @description null for a boolean feature */
             balance: components["schemas"]["BalanceView"] | null;
+            /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
             buckets: components["schemas"]["BucketView"][];
             /**
              * Format: date-time
+             * @description The earliest period end among the buckets; null when none resets or nothing is granted.
              * @example 2026-02-28T00:00:00.000Z
              */
             resetsAt: string | null;
@@ -1974,7 +2000,10 @@ export interface components {
             accessEndsAt: string | null;
         };
         CheckView: {
-            /** @example true */
+            /**
+             * @description Whether the customer may use `requested` of the feature now.
+             * @example true
+             */
             allowed: boolean;
             /**
              * @description null when allowed
@@ -1982,6 +2011,7 @@ export interface components {
              * @enum {string|null}
              */
             reason: "NOT_GRANTED" | "LIMIT_REACHED" | "CUSTOMER_DISABLED" | null;
+            /** @description The feature checked: id, slug, name, metered, unit. */
             feature: components["schemas"]["FeatureSummaryView"];
             /**
              * @description the amount checked; null for a boolean feature
@@ -1990,14 +2020,17 @@ export interface components {
             requested: number | null;
             /** @description null for a boolean feature */
             balance: components["schemas"]["BalanceView"] | null;
+            /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
             buckets: components["schemas"]["BucketView"][];
             /**
              * Format: date-time
+             * @description The earliest period end among the buckets; null when none resets.
              * @example null
              */
             resetsAt: string | null;
             /**
              * Format: date-time
+             * @description When the last window granting the feature ends (abutting windows of any group followed); null when permanent or not granted.
              * @example null
              */
             accessEndsAt: string | null;
@@ -2040,7 +2073,10 @@ export interface components {
              * @example 2026-01-31T00:00:00.000Z
              */
             periodStart: string;
-            /** @example 1 */
+            /**
+             * @description The part of the record taken from this group's bucket.
+             * @example 1
+             */
             amount: number;
         };
         UsageView: {
@@ -2050,7 +2086,10 @@ export interface components {
              * @example 101
              */
             id: number;
-            /** @example req_7f3a9c */
+            /**
+             * @description The caller's id of the event: unique per customer forever; the same id again replays this record.
+             * @example req_7f3a9c
+             */
             eventId: string;
             /**
              * Format: int32
@@ -2064,23 +2103,33 @@ export interface components {
              * @example 3
              */
             featureId: number;
-            /** @example 1 */
+            /**
+             * @description The amount recorded, in the feature's unit (overage included).
+             * @example 1
+             */
             amount: number;
-            /** @example 0 */
+            /**
+             * @description The part of the amount beyond what remained (only with `allowOverage: true`); 0 otherwise.
+             * @example 0
+             */
             overage: number;
+            /** @description What the record took from each bucket; a reversal gives back exactly these. */
             allocations: components["schemas"]["AllocationView"][];
             /**
              * Format: date-time
+             * @description When the service recorded it (its own clock; no back-dating).
              * @example 2026-02-01T10:00:00.000Z
              */
             recordedAt: string;
             /**
              * Format: date-time
+             * @description When it was reversed; null while it counts.
              * @example null
              */
             reversedAt: string | null;
         };
         UsageResultView: {
+            /** @description The usage record. */
             usage: components["schemas"]["UsageView"];
             /** @description the balance of the feature after the record (now, for a replay) */
             balance: components["schemas"]["BalanceView"];
@@ -2127,10 +2176,17 @@ export interface components {
             allowOverage?: boolean;
         };
         BatchErrorView: {
-            /** @example QUOTA_EXCEEDED */
+            /**
+             * @description The error code the single call would have answered.
+             * @example QUOTA_EXCEEDED
+             */
             code: string;
-            /** @example The quota is exhausted. */
+            /**
+             * @description A sentence for people; may change, do not parse it.
+             * @example The quota is exhausted.
+             */
             message: string;
+            /** @description As in the error envelope: the field and what is wrong, or `remaining` and `resetsAt`. */
             details?: Record<string, never>[];
         };
         BatchItemView: {
@@ -2139,10 +2195,16 @@ export interface components {
              * @example 201
              */
             status: number;
+            /** @description The record, when the item was recorded or replayed. */
             usage?: components["schemas"]["UsageView"];
+            /** @description The balance after this item, when it was recorded or replayed. */
             balance?: components["schemas"]["BalanceView"];
-            /** @example true */
+            /**
+             * @description True when the item's `eventId` was recorded before.
+             * @example true
+             */
             replayed?: boolean;
+            /** @description Why the item was refused, as the single call would have answered; absent on success. */
             error?: components["schemas"]["BatchErrorView"];
         };
         BatchResultView: {
@@ -9597,6 +9659,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description Id of the usage record (`usage.id` of `POST /usage`). */
                 usageId: number;
             };
             cookie?: never;

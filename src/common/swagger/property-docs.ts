@@ -131,4 +131,44 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'ApiErrorBody.details': 'On `VALIDATION_FAILED`: one entry per problem, naming the field.',
   'ApiErrorDetail.field': 'The field, as a path such as `customer.value` or `identifiers[0].type`.',
   'ApiErrorDetail.message': 'What is wrong with it.',
+  // entitlements and usage (entitlements.md)
+  'FeatureSummaryView.name': "The feature's display name.",
+  'BalanceView.used': 'Usage recorded in the current periods of the buckets, reversals excluded.',
+  'BucketView.used': "Usage recorded in this bucket's current period, reversals excluded.",
+  'BucketView.planSlug': 'Slug of the plan whose quota this bucket is.',
+  'BucketView.quotaId': 'The quota of that plan for this feature.',
+  'BucketView.priority': "The quota's priority: higher is consumed first.",
+  'BucketView.periodStart':
+    "Start of the current period (anchor + k × resetInterval; the run's start when it never resets).",
+  'BucketView.windowId': 'The subscription window in effect that grants this bucket.',
+  'EntitlementView.feature': 'The feature: id, slug, name, metered, unit.',
+  'EntitlementView.granted': 'Whether a plan in effect has a quota for the feature.',
+  'EntitlementView.buckets': 'One bucket per plan group with a quota in effect, in the order of consumption.',
+  'EntitlementView.resetsAt':
+    'The earliest period end among the buckets; null when none resets or nothing is granted.',
+  'CheckView.allowed': 'Whether the customer may use `requested` of the feature now.',
+  'CheckView.feature': 'The feature checked: id, slug, name, metered, unit.',
+  'CheckView.buckets': 'One bucket per plan group with a quota in effect, in the order of consumption.',
+  'CheckView.resetsAt': 'The earliest period end among the buckets; null when none resets.',
+  'CheckView.accessEndsAt':
+    'When the last window granting the feature ends (abutting windows of any group followed); null when permanent or not granted.',
+  'AllocationView.amount': "The part of the record taken from this group's bucket.",
+  'UsageView.eventId':
+    "The caller's id of the event: unique per customer forever; the same id again replays this record.",
+  'UsageView.amount': "The amount recorded, in the feature's unit (overage included).",
+  'UsageView.overage':
+    'The part of the amount beyond what remained (only with `allowOverage: true`); 0 otherwise.',
+  'UsageView.allocations': 'What the record took from each bucket; a reversal gives back exactly these.',
+  'UsageView.recordedAt': 'When the service recorded it (its own clock; no back-dating).',
+  'UsageView.reversedAt': 'When it was reversed; null while it counts.',
+  'UsageResultView.usage': 'The usage record.',
+  'BatchErrorView.code': 'The error code the single call would have answered.',
+  'BatchErrorView.message': 'A sentence for people; may change, do not parse it.',
+  'BatchErrorView.details':
+    'As in the error envelope: the field and what is wrong, or `remaining` and `resetsAt`.',
+  'BatchItemView.usage': 'The record, when the item was recorded or replayed.',
+  'BatchItemView.balance': 'The balance after this item, when it was recorded or replayed.',
+  'BatchItemView.replayed': "True when the item's `eventId` was recorded before.",
+  'BatchItemView.error':
+    'Why the item was refused, as the single call would have answered; absent on success.',
 };
