@@ -155,6 +155,8 @@ export class CodesService {
         const code = await this.repository.lock(em, projectId, codeId);
         if (!code) throw new DomainError('CODE_NOT_FOUND');
         if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
+        // the note is the batch's (migration CodeBatchNotes)
+        code.batch = (await this.repository.findBatch(projectId, code.batchId, em)) ?? undefined;
         if (code.status === 'available') {
           const now = new Date();
           await this.repository.markRevoked(em, projectId, code.id, now);
@@ -164,7 +166,6 @@ export class CodesService {
           await this.events.record(em, projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
           return view;
         }
-        code.batch = (await this.repository.findBatch(projectId, code.batchId, em)) ?? undefined;
         return toCodeView(code, (await this.plans.findPlanName(projectId, code.planId, em)) ?? '');
       },
       { participant: idem },

@@ -4370,9 +4370,9 @@ export interface operations {
     WebhookEndpointsController_list: {
         parameters: {
             query?: {
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
                 page?: number;
-                /** @description Items per page (at most 100). */
+                /** @description Items per page; decimal digits only. */
                 pageSize?: number;
             };
             header?: never;

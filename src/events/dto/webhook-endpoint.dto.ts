@@ -1,20 +1,15 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
+import { PageQueryDto } from '../../common/http/pagination';
 import {
   ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
-  IsInt,
-  IsOptional,
   IsString,
   Matches,
-  Max,
   MaxLength,
-  Min,
   MinLength,
 } from 'class-validator';
-import { MAX_PAGE_SIZE, toNumber } from '../../common/http/pagination';
 import { OptionalNotNull } from '../../common/http/validators';
 import { EVENT_TYPES } from '../event-types';
 
@@ -81,22 +76,8 @@ export class UpdateWebhookEndpointDto {
   description?: string;
 }
 
-export class ListWebhookEndpointsQueryDto {
-  @ApiPropertyOptional({ default: 1, minimum: 1 })
-  @IsOptional()
-  @Transform(toNumber)
-  @IsInt()
-  @Min(1)
-  page: number = 1;
-
-  @ApiPropertyOptional({ default: 10, minimum: 1, maximum: MAX_PAGE_SIZE })
-  @IsOptional()
-  @Transform(toNumber)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  pageSize: number = 10;
-}
+/** `page` and `pageSize` exactly as every other list (PageQueryDto): decimal digits, an exact offset. */
+export class ListWebhookEndpointsQueryDto extends PickType(PageQueryDto, ['page', 'pageSize'] as const) {}
 
 export class WebhookEndpointView {
   @ApiProperty({ example: 'we_abcdefghijklmnopqrstuvwx' }) id: string;
