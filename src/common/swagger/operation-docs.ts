@@ -128,13 +128,13 @@ export const OPERATION_DOCS: Record<string, string> = {
   'POST /api/private/v1/webhook-endpoints':
     "Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.",
   'GET /api/private/v1/webhook-endpoints':
-    "Lists the project's webhook endpoints as a page object, each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.",
+    "Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.",
   'GET /api/private/v1/webhook-endpoints/{endpointId}':
     'Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.',
   'PATCH /api/private/v1/webhook-endpoints/{endpointId}':
     'Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.',
   'DELETE /api/private/v1/webhook-endpoints/{endpointId}':
-    'Deletes a webhook endpoint; no further deliveries are made to it. Answers `{ success: true }`.',
+    'Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.',
   'POST /api/private/v1/webhook-endpoints/{endpointId}/rotate-secret':
     "Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.",
   'POST /api/private/v1/webhook-endpoints/{endpointId}/test':
@@ -144,7 +144,7 @@ export const OPERATION_DOCS: Record<string, string> = {
   'GET /api/private/v1/events/{eventId}':
     'Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.',
   'GET /api/private/v1/events/{eventId}/deliveries':
-    "Lists an event's delivery attempts per endpoint: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.",
+    "Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.",
   'POST /api/private/v1/events/{eventId}/redeliver':
     'Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.',
 };
