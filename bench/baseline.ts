@@ -214,7 +214,17 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
     const [created] = (
       await client.query({
         ...SQL.insertWindow,
-        values: [projectId, row.customer_id, row.plan_id, row.plan_group, validFrom, validTo, 'code', row.id],
+        values: [
+          projectId,
+          row.customer_id,
+          row.plan_id,
+          row.plan_group,
+          validFrom,
+          validTo,
+          'code',
+          row.id,
+          at,
+        ],
       })
     ).rows;
     await client.query('COMMIT');

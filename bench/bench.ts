@@ -974,7 +974,7 @@ async function main(): Promise<void> {
           'START TRANSACTION;',
           `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now'])} \\gset`,
           `${pgbenchText(statements.liveChain.text, ['cust', 'plan_group', 'now', 'project'])};`,
-          `${pgbenchText(statements.insertWindow.text, ['project', 'cust', 'plan_id', 'plan_group', 'now', 'later', 'source', 'id'])};`,
+          `${pgbenchText(statements.insertWindow.text, ['project', 'cust', 'plan_id', 'plan_group', 'now', 'later', 'source', 'id', 'now'])};`,
           'COMMIT;',
           '',
         ].join('\n'),

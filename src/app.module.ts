@@ -22,6 +22,7 @@ import { createRootLogger, loggerOptions, resolveLogFormat, ROOT_LOGGER } from '
 import { jsonBodyMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { EventsModule } from './events/events.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
 
 @Global()
@@ -83,6 +84,7 @@ export class AppModule implements NestModule {
         RateLimitModule,
         IdempotencyModule,
         MetricsModule,
+        EventsModule,
         PlansModule,
         CustomersModule,
         SubscriptionsModule,

@@ -143,7 +143,14 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
   }
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // webhooks: any URL allowed (the endpoints below point at a closed local port), nothing
+    // delivered in the background
+    t = await createTestApp({
+      WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      WEBHOOK_WORKER_ENABLED: 'false',
+      EVENTS_SCHEDULER_ENABLED: 'false',
+      WEBHOOK_TIMEOUT_MS: '500',
+    });
     p = await t.createProject({ name: 'Fuzz', autoCreateCustomerAtRedemption: true });
     q = await t.createProject({ name: 'Other', autoCreateCustomerAtRedemption: true });
     scratch = await t.createProject({ name: 'Scratch' });
@@ -179,6 +186,13 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       projectId: scratch.id,
       keyId: String(scratch.privateKeyId),
     });
+    const hook = { url: 'http://127.0.0.1:9/hook' };
+    const ownEndpoint = await post('/api/private/v1/webhook-endpoints', sk, hook);
+    const theirEndpoint = await post('/api/private/v1/webhook-endpoints', bearer(q.privateKey), hook);
+    const firstEvent = async (project: TestProject) =>
+      (await t.http.get('/api/private/v1/events?limit=1').set(bearer(project.privateKey))).body.data.data[0]
+        .id as string;
+    Object.assign(own, { endpointId: ownEndpoint.id, eventId: await firstEvent(p) });
     const gone = await post('/api/admin/v1/projects', admin(), { name: 'Deleted' });
     await t.http
       .delete(`/api/admin/v1/projects/${gone.id}`)
@@ -192,6 +206,8 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       batchId: [String(theirs.batch.batchId ?? theirs.batch.id)],
       projectId: [gone.id, 'prj_' + 'x'.repeat(20)],
       keyId: [String(q.privateKeyId), String(q.publicKeyId), String(p.publicKeyId)],
+      endpointId: [theirEndpoint.id],
+      eventId: [await firstEvent(q)],
     });
 
     // a usage record of each project (its customer granted the plan, unlimited usage for the fuzz)

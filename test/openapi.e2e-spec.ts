@@ -70,9 +70,10 @@ describe('openapi.json', () => {
       for (const [prop, s] of Object.entries<Json>(schema.properties ?? {})) {
         if (
           (prop === 'id' || /[a-z]Id$/.test(prop)) &&
-          // string ids: project ids (`prj_...`), request ids, the caller's usage `eventId`
-          !['projectId', 'requestId', 'eventId'].includes(prop) &&
-          !name.startsWith('Project')
+          // string ids: project ids (`prj_...`), request ids, the caller's usage `eventId`, webhook
+          // endpoints (`we_...`) and events (`evt_...`)
+          !['projectId', 'requestId', 'eventId', 'endpointId'].includes(prop) &&
+          !/^(Project|WebhookEndpoint|RotatedWebhookEndpoint|Event)/.test(name)
         )
           expect([name, prop, s.type]).toEqual([name, prop, 'integer']);
         if (/At$/.test(prop) || prop === 'validFrom' || prop === 'validTo')
@@ -114,7 +115,8 @@ describe('openapi.json', () => {
       if (limited) {
         expect([path, codesAt('429')]).toEqual([path, expect.arrayContaining(['RATE_LIMITED'])]);
         expect(op.responses['429'].headers['Retry-After']).toBeDefined();
-        expect(op.responses['200'] ?? op.responses['201']).toMatchObject({
+        const success = Object.keys(op.responses).find((status) => /^2/.test(status))!;
+        expect(op.responses[success]).toMatchObject({
           headers: { 'RateLimit-Limit': expect.anything(), 'RateLimit-Remaining': expect.anything() },
         });
       }
@@ -124,7 +126,8 @@ describe('openapi.json', () => {
       }
       if (idempotent) {
         expect(codesAt('422')).toEqual(['IDEMPOTENCY_KEY_REUSED']);
-        expect((op.responses['200'] ?? op.responses['201']).headers['Idempotent-Replayed']).toBeDefined();
+        const success = Object.keys(op.responses).find((status) => /^2/.test(status))!;
+        expect(op.responses[success].headers['Idempotent-Replayed']).toBeDefined();
       }
     }
     // the example under a 404 is a 404 code (not VALIDATION_FAILED)

@@ -1,8 +1,9 @@
 // Scale-out: three instances of the service, each with its own pool through one PgBouncer in
-// transaction mode, behind a small round-robin HTTP proxy (loopback), under redemption load.
+// transaction mode, behind a small round-robin HTTP proxy (loopback), under redemption and usage load.
 // Exactly-once must hold across instances: every code has one winner, every loser gets
-// 409 CODE_ALREADY_REDEEMED, and each customer's chain stays one line of windows.
-// (The usage endpoint is not part of the service yet: its "never past a limit" belongs here once it is.)
+// 409 CODE_ALREADY_REDEEMED, and each customer's chain stays one line of windows; metered usage
+// never goes past a quota's limit (exactly L records, the rest 409 QUOTA_EXCEEDED), and one eventId
+// sent through every instance at once is recorded once, the others answered `replayed: true`.
 import { createServer, request as httpRequest, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { NestExpressApplication } from '@nestjs/platform-express';
@@ -47,33 +48,34 @@ function roundRobinProxy(targets: number[]): Promise<{ server: Server; port: num
 
 /** POSTs `body` as JSON to 127.0.0.1:`port`; resolves with the status and the parsed answer. */
 function post(port: number, path: string, headers: Record<string, string>, body: unknown, agent: unknown) {
-  return new Promise<{ status: number; body: { ok: boolean; error?: { code: string } } }>(
-    (resolve, reject) => {
-      const payload = JSON.stringify(body);
-      const req = httpRequest(
-        {
-          host: '127.0.0.1',
-          port,
-          path,
-          method: 'POST',
-          agent: agent as never,
-          headers: {
-            ...headers,
-            'Content-Type': 'application/json',
-            'Content-Length': Buffer.byteLength(payload),
-          },
+  return new Promise<{
+    status: number;
+    body: { ok: boolean; data?: any; error?: { code: string } };
+  }>((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent: agent as never,
+        headers: {
+          ...headers,
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(payload),
         },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    },
-  );
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 /** Runs `tasks` with at most `concurrency` in flight. */
@@ -242,6 +244,129 @@ suite('scale-out: three instances behind a round-robin proxy, through PgBouncer'
     } finally {
       await client.end();
     }
+  });
+
+  let usageSeq = 0;
+  /** A metered feature with a quota of `limit` on a new plan, granted to a new customer by redeeming a code. */
+  async function meteredCustomer(limit: number): Promise<{ customerId: number; feature: string }> {
+    const n = ++usageSeq;
+    const auth = bearer(project.privateKey);
+    const feature = await t.http
+      .post('/api/private/v1/features')
+      .set(auth)
+      .send({ slug: `calls-${n}`, name: `Calls ${n}`, metered: true, unit: 'call' })
+      .expect(201);
+    const plan = await t.http
+      .post('/api/private/v1/plans')
+      .set(auth)
+      .send({
+        slug: `metered-${n}`,
+        name: `Metered ${n}`,
+        value: 10,
+        group: `usage-${n}`,
+        quotas: [{ featureId: feature.body.data.id, limit }],
+      })
+      .expect(201);
+    const code = await t.http
+      .post('/api/private/v1/codes')
+      .set(auth)
+      .send({ planId: plan.body.data.id, duration: 'P30D', count: 1 })
+      .expect(201);
+    const redeemed = await t.http
+      .post('/api/private/v1/redemptions')
+      .set(auth)
+      .send({
+        code: code.body.data.codes[0],
+        customer: { type: 'username', value: `usage_customer_${n}` },
+        autoCreate: true,
+      })
+      .expect(200);
+    return { customerId: redeemed.body.data.customer.id, feature: `calls-${n}` };
+  }
+
+  /** `attempts` consumes of 1 (distinct eventIds) against a quota of `limit`, 32 in flight, through `port`. */
+  async function consume(port: number, limit: number, attempts: number) {
+    const { customerId, feature } = await meteredCustomer(limit);
+    const { Agent } = await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+    const tasks = Array.from(
+      { length: attempts },
+      (_, i) => () =>
+        post(
+          port,
+          '/api/private/v1/usage',
+          bearer(project.privateKey),
+          { customerId, feature, amount: 1, eventId: `load-${customerId}-${i}` },
+          agent,
+        ),
+    );
+    const started = process.hrtime.bigint();
+    const answers = await pool(tasks, 32);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    agent.destroy();
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(limit);
+    const refused = answers.filter((a) => a.status === 409);
+    expect(refused).toHaveLength(attempts - limit);
+    expect(new Set(refused.map((a) => a.body.error?.code))).toEqual(new Set(['QUOTA_EXCEEDED']));
+    // the ledger, through HTTP: exactly `limit` records for this customer
+    const ledger = await t.http
+      .get(`/api/private/v1/customers/${customerId}/usage?pageSize=100`)
+      .set(bearer(project.privateKey))
+      .expect(200);
+    expect(ledger.body.data.total).toBe(limit);
+    expect(ledger.body.data.data).toHaveLength(limit);
+    const balance = answers.filter((a) => a.status === 201).map((a) => a.body.data.balance.used);
+    expect(new Set(balance).size).toBe(limit); // each success saw its own count, 1..limit
+    expect(Math.max(...balance)).toBe(limit);
+    return { answers, seconds };
+  }
+
+  it('usage never past a limit: 120 concurrent consumes of 1 against a quota of 40 across the three instances → exactly 40 records', async () => {
+    const before = [...proxy.served];
+    const { answers, seconds } = await consume(proxy.port, 40, 120);
+    // every instance took its share of the usage load
+    expect(proxy.served.every((n, i) => n - before[i] >= answers.length / 3 - 2)).toBe(true);
+    process.stdout.write(
+      `scale-out usage: ${answers.length} consumes (quota 40) through 3 instances in ${seconds.toFixed(2)} s: ${(answers.length / seconds).toFixed(0)} req/s, ${(40 / seconds).toFixed(0)} usage records/s\n`,
+    );
+  });
+
+  it('the same eventId sent at once through every instance: one record, the others replayed: true with the same usage', async () => {
+    const { customerId, feature } = await meteredCustomer(100);
+    const { Agent } = await import('node:http');
+    const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+    // 4 through each instance directly, all at once
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        post(
+          ports[i % 3],
+          '/api/private/v1/usage',
+          bearer(project.privateKey),
+          { customerId, feature, amount: 1, eventId: 'same-everywhere' },
+          agent,
+        ),
+      ),
+    );
+    agent.destroy();
+    const created = answers.filter((a) => a.status === 201);
+    expect(created).toHaveLength(1);
+    const replays = answers.filter((a) => a.status === 200);
+    expect(replays).toHaveLength(11);
+    const id = created[0].body.data.usage.id;
+    for (const r of replays) expect(r.body.data).toMatchObject({ replayed: true, usage: { id } });
+    const ledger = await t.http
+      .get(`/api/private/v1/customers/${customerId}/usage`)
+      .set(bearer(project.privateKey))
+      .expect(200);
+    expect(ledger.body.data.total).toBe(1);
+    expect(ledger.body.data.data[0].id).toBe(id);
+  });
+
+  it('the same usage load through one instance, for comparison (figures in the README)', async () => {
+    const { answers, seconds } = await consume(ports[0], 40, 120);
+    process.stdout.write(
+      `one instance usage: ${answers.length} consumes (quota 40) in ${seconds.toFixed(2)} s: ${(answers.length / seconds).toFixed(0)} req/s, ${(40 / seconds).toFixed(0)} usage records/s\n`,
+    );
   });
 
   it('the same load through one instance, for comparison (figures in the README)', async () => {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { PlansModule } from '../plans/plans.module';
 import { CodesController } from './codes.controller';
 import { CodesRepository } from './codes.repository';
@@ -8,7 +9,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 /** Redeemable codes (product.md 5). `CodesService` is exported for the redemption engine. */
 @Module({
-  imports: [AuthModule, IdempotencyModule, PlansModule],
+  imports: [AuthModule, IdempotencyModule, EventsModule, PlansModule],
   controllers: [CodesController],
   providers: [CodesService, CodesRepository],
   exports: [CodesService],

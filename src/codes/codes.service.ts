@@ -10,6 +10,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
+import { EventsService } from '../events/events.service';
 import { generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
 import { CodesRepository, LockedCodeRow, RedeemerLookup } from './codes.repository';
 import { CSV_HEADER, hasExpired, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
@@ -39,6 +40,7 @@ export class CodesService {
     private readonly repository: CodesRepository,
     private readonly config: AppConfig,
     private readonly reads: ReadReplicas,
+    private readonly events: EventsService,
   ) {}
 
   /**
@@ -129,6 +131,9 @@ export class CodesService {
           await this.repository.markRevoked(em, projectId, code.id, now);
           code.status = 'revoked';
           code.updatedAt = now;
+          const view = toCodeView(code, (await this.plans.findPlanName(projectId, code.planId, em)) ?? '');
+          await this.events.record(em, projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
+          return view;
         }
         return toCodeView(code, (await this.plans.findPlanName(projectId, code.planId, em)) ?? '');
       },

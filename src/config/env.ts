@@ -294,6 +294,55 @@ export class EnvironmentVariables {
   @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX: up to 64 characters of A-Za-z0-9:_.-' })
   REDIS_KEY_PREFIX: string = 'subscription-service:';
 
+  /** Webhook URLs may be http and reach any address (loopback, private): development and tests only. */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  WEBHOOK_ALLOW_INSECURE_URLS: boolean = false;
+
+  /** Run the webhook delivery worker in this process (every replica runs one by default). */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  WEBHOOK_WORKER_ENABLED: boolean = true;
+
+  /** Run the scheduler that announces windows starting and ending (every replica runs one by default). */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  EVENTS_SCHEDULER_ENABLED: boolean = true;
+
+  /** Waits between a failed webhook attempt and the next: a list of durations (`ms`, `s`, `m`, `h`, `d`). */
+  @IsOptional()
+  @Matches(/^\s*\d+(\.\d+)?(ms|s|m|h|d)\s*(,\s*\d+(\.\d+)?(ms|s|m|h|d)\s*)*$/, {
+    message: 'WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations such as 5s,5m,30m,2h',
+  })
+  WEBHOOK_RETRY_SCHEDULE: string = '5s,5m,30m,2h,5h,10h,10h';
+
+  /** Time allowed for one webhook POST (connection, answer), in ms. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  WEBHOOK_TIMEOUT_MS: number = 10_000;
+
+  /** How often the delivery worker looks for due deliveries, in ms. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  WEBHOOK_POLL_INTERVAL_MS: number = 1000;
+
+  /** How often the scheduler looks for windows that started or ended, in ms (events come within 5 s at the default). */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  EVENTS_SCHEDULER_INTERVAL_MS: number = 1000;
+
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional()
   @Transform(toBool)

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomerSubscriptionsController } from './customer-subscriptions.controller';
 import { CustomersController } from './customers.controller';
@@ -8,7 +9,7 @@ import { AuthModule } from '../auth/auth.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 
 @Module({
-  imports: [AuthModule, IdempotencyModule, SubscriptionsModule],
+  imports: [AuthModule, IdempotencyModule, EventsModule, SubscriptionsModule],
   controllers: [CustomersController, CustomerSubscriptionsController],
   providers: [CustomersService, CustomersRepository],
   exports: [CustomersService],

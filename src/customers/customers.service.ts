@@ -12,6 +12,8 @@ import { likePattern, Page, PageQueryDto, toPage } from '../common/http/paginati
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
 import type { CustomerSubscriptionView } from '../subscriptions/dto/subscription.dto';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
+import { EventsService, toEventWindow } from '../events/events.service';
+import type { NewEvent } from '../events/event-types';
 import { toCustomerListItem, toCustomerRecord } from './customers.mapper';
 import {
   CreateCustomerDto,
@@ -149,6 +151,7 @@ export class CustomersService {
     private readonly config: AppConfig,
     private readonly repository: CustomersRepository,
     private readonly reads: ReadReplicas,
+    private readonly events: EventsService,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -201,7 +204,10 @@ export class CustomersService {
     return this.trigramStatsCache.stats;
   }
 
-  /** Creates a customer with its free plans (product.md 6, sign-up), in one transaction. */
+  /**
+   * Creates a customer with its free plans (product.md 6, sign-up), in one transaction, with its
+   * events: `customer.created`, and `subscriptions.changed` when the sign-up granted something.
+   */
   async create(
     projectId: string,
     dto: CreateCustomerDto,
@@ -223,6 +229,7 @@ export class CustomersService {
           },
           new Date(),
         );
+        await this.events.record(em, projectId, await this.creationEvents(em, projectId, customer));
         return toCustomerListItem(customer, customer.identifiers!);
       },
       { participant: idem },
@@ -264,6 +271,51 @@ export class CustomersService {
 
   async resolve(projectId: string, ref: CustomerRefDto): Promise<CustomerRecord> {
     return toRecord(await this.repository.recordByRef(projectId, ref));
+  }
+
+  /** The customer with its identifiers and credentials, read in `em`, or CUSTOMER_NOT_FOUND. */
+  private async entity(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
+    const customer = await this.repository.record(projectId, customerId, em);
+    if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return customer;
+  }
+
+  /** The events of a new customer: `customer.created`, then `subscriptions.changed` when the sign-up granted windows. */
+  private async creationEvents(
+    em: EntityManager,
+    projectId: string,
+    customer: Customer,
+  ): Promise<NewEvent[]> {
+    const ref = { id: customer.id, username: customer.username };
+    const events = [this.customerEvent('customer.created', customer)];
+    const windows = await this.subscriptionsOf.activeWindowsOf(em, projectId, customer.id);
+    if (windows.length > 0)
+      events.push({
+        type: 'subscriptions.changed',
+        customer: ref,
+        data: {
+          customer: ref,
+          source: 'signup',
+          codeId: null,
+          created: windows.map((w) => toEventWindow(w, w.plan!.name)),
+          ended: [],
+          cancelled: [],
+          moved: [],
+        },
+      });
+    return events;
+  }
+
+  /** A `customer.*` event of `customer` (list-item form), for its transaction. */
+  private customerEvent(
+    type: 'customer.created' | 'customer.updated' | 'customer.deleted',
+    customer: Customer,
+  ): NewEvent {
+    return {
+      type,
+      customer: { id: customer.id, username: customer.username },
+      data: { customer: toCustomerListItem(customer, customer.identifiers!) as never },
+    };
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
@@ -324,7 +376,9 @@ export class CustomersService {
           if (dto.identifiers)
             await this.repository.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
           // read back under the same lock: the answer is exactly what this change committed
-          return toRecord(await this.repository.record(projectId, customerId, em));
+          const updated = await this.entity(em, projectId, customerId);
+          await this.events.record(em, projectId, [this.customerEvent('customer.updated', updated)]);
+          return toRecord(updated);
         },
         { participant: idem },
       );
@@ -336,11 +390,15 @@ export class CustomersService {
   async remove(projectId: string, customerId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     // identifiers, credentials, sessions and subscriptions go with it (ON DELETE CASCADE);
     // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
+    // the customer as it was is the snapshot of its customer.deleted event, written in the same transaction
     return inTransaction(
       this.dataSource,
       async (em) => {
+        await this.lock(em, projectId, customerId);
+        const customer = await this.entity(em, projectId, customerId);
         if (!(await this.repository.delete(em, projectId, customerId)))
           throw new DomainError('CUSTOMER_NOT_FOUND');
+        await this.events.record(em, projectId, [this.customerEvent('customer.deleted', customer)]);
         return { success: true as const };
       },
       { participant: idem },

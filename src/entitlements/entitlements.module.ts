@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { Clock } from '../common/clock';
 import { CustomersModule } from '../customers/customers.module';
+import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { EntitlementsController } from './entitlements.controller';
 import { EntitlementsRepository } from './entitlements.repository';
@@ -10,7 +11,7 @@ import { UsageRepository } from './usage.repository';
 
 /** Entitlements and metered usage (entitlements.md): what a customer's plans allow, checked and consumed. */
 @Module({
-  imports: [AuthModule, IdempotencyModule, CustomersModule],
+  imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule],
   controllers: [EntitlementsController],
   providers: [Clock, EntitlementsService, EntitlementsRepository, UsageRepository],
   exports: [EntitlementsService],

@@ -57,6 +57,7 @@ export interface UsageRow {
 /** What the entitlement rules need of one customer: the customer, the features, every live window. */
 export interface CustomerState {
   customerId: number;
+  username: string;
   enabled: boolean;
   features: FeatureRow[];
   /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
@@ -74,6 +75,7 @@ export interface CustomerState {
 
 interface StateRow {
   customer_id: number;
+  username: string;
   enabled: boolean;
   features: FeatureRow[];
   windows: Array<{
@@ -185,6 +187,7 @@ export class EntitlementsRepository {
     }));
     return {
       customerId: row.customer_id,
+      username: row.username,
       enabled: row.enabled,
       features: row.features,
       fingerprint: row.fingerprint,
@@ -306,7 +309,7 @@ function stateStatement(
       : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
   return {
     name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}${withGuess ? '-sums' : ''}`,
-    text: `SELECT c.id AS customer_id, c.enabled,
+    text: `SELECT c.id AS customer_id, c.username, c.enabled,
         (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
            FROM features f WHERE f.project_id = $1${featureWhere}) AS features,

@@ -6,6 +6,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage } from '../common/http/pagination';
 import { CustomersService } from '../customers/customers.service';
 import { inTransaction } from '../database/transaction';
+import { EventsService } from '../events/events.service';
 import {
   Allocation,
   allocate,
@@ -96,6 +97,7 @@ export class EntitlementsService {
     private readonly usage: UsageRepository,
     private readonly customers: CustomersService,
     private readonly clock: Clock,
+    private readonly events: EventsService,
   ) {}
 
   /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
@@ -274,19 +276,34 @@ export class EntitlementsService {
       allocations: decision.allocations,
     });
     const after = applyAllocations(evaluation, decision.allocations, decision.overage);
-    const limitReached = after.buckets
-      .filter((b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n)
-      .map((b) => ({
+    const emptied = after.buckets.filter(
+      (b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n,
+    );
+    const limitReached = emptied.map((b) => ({
+      projectId,
+      customerId: state.customerId,
+      featureId: feature.id,
+      featureSlug: feature.slug,
+      group: b.group,
+      planId: b.window.planId,
+      quotaId: b.quota.id,
+      periodStart: b.periodStart,
+      periodEnd: b.periodEnd,
+    }));
+    // `usage.limit_reached` in the consume's transaction; its key makes it once per bucket and period
+    if (emptied.length > 0) {
+      const customer = { id: state.customerId, username: state.username };
+      await this.events.record(
+        em,
         projectId,
-        customerId: state.customerId,
-        featureId: feature.id,
-        featureSlug: feature.slug,
-        group: b.group,
-        planId: b.window.planId,
-        quotaId: b.quota.id,
-        periodStart: b.periodStart,
-        periodEnd: b.periodEnd,
-      }));
+        emptied.map((b) => ({
+          type: 'usage.limit_reached' as const,
+          customer,
+          data: { customer, feature: { id: feature.id, slug: feature.slug }, bucket: { ...toBucketView(b) } },
+          uniqueKey: `usage.limit_reached:${b.quota.id}:${b.periodStart.toISOString()}`,
+        })),
+      );
+    }
     return {
       status: 201,
       body: { usage: toUsageView(row), balance: toBalanceView(after) },

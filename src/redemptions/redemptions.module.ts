@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { CodesModule } from '../codes/codes.module';
 import { CustomersModule } from '../customers/customers.module';
 import { EntitlementsModule } from '../entitlements/entitlements.module';
@@ -15,6 +16,7 @@ import { MetricsModule } from '../metrics/metrics.module';
     MetricsModule,
     AuthModule,
     IdempotencyModule,
+    EventsModule,
     CodesModule,
     CustomersModule,
     EntitlementsModule,

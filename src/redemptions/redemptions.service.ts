@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { CallerProject } from '../auth/caller';
+import { toCodeView } from '../codes/codes.mapper';
 import { CodesService } from '../codes/codes.service';
 import { Code } from '../codes/entities/code.entity';
 import { DomainError } from '../common/errors/domain-error';
@@ -10,7 +11,10 @@ import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
 import { inTransaction } from '../database/transaction';
+import { toCustomerListItem } from '../customers/customers.mapper';
 import { EntitlementsService } from '../entitlements/entitlements.service';
+import { boundaryKey, EventWindow, NewEvent } from '../events/event-types';
+import { EventsService, toEventWindow } from '../events/events.service';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { MetricsService } from '../metrics/metrics.service';
 import { Plan } from '../plans/entities/plan.entity';
@@ -36,6 +40,12 @@ interface Outcome {
   windows: Subscription[];
   changes: ChainPlan;
   planNames: Map<number, string>;
+  origins: Map<number, { source: SubscriptionSource; codeId: number | null }>;
+  group: string;
+  source: SubscriptionSource;
+  codeId: number | null;
+  /** The code redeemed by the call, as it is afterwards. */
+  code?: Code;
   /** The grant's instant. */
   at: Date;
 }
@@ -61,6 +71,7 @@ export class RedemptionsService {
     private readonly plans: PlansService,
     private readonly subscriptions: SubscriptionsService,
     private readonly metrics: MetricsService,
+    private readonly events: EventsService,
     private readonly entitlements: EntitlementsService,
   ) {}
 
@@ -108,7 +119,14 @@ export class RedemptionsService {
         );
         // only a customer created by this call was not there to be marked as the redeemer
         if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
-        return outcome;
+        else
+          Object.assign(locked.code, {
+            status: 'redeemed',
+            redeemedAt: now,
+            redeemedByCustomerId: outcome.customer.id,
+            updatedAt: now,
+          });
+        return { ...outcome, code: locked.code };
       },
       idem,
     );
@@ -173,6 +191,7 @@ export class RedemptionsService {
             const outcome = await work(em, now);
             const result = await this.toResult(em, outcome, dryRun);
             if (dryRun) throw new DryRunRollback(result);
+            await this.events.record(em, outcome.customer.projectId, this.eventsOf(outcome, result, now));
             return result;
           },
           { participant: idem },
@@ -228,7 +247,71 @@ export class RedemptionsService {
           order: { validFrom: 'ASC', id: 'ASC' },
         })
       : result.created;
-    return { customer, created, windows, changes: result.changes, planNames: result.planNames, at };
+    return {
+      customer,
+      created,
+      windows,
+      changes: result.changes,
+      planNames: result.planNames,
+      origins: result.origins,
+      at,
+      group: plan.group,
+      source,
+      codeId,
+    };
+  }
+
+  /**
+   * The events of a committed call (events.md): `customer.created` for a customer it created,
+   * `subscriptions.changed`, `subscription.ended` (`replaced`) for each window it ended or
+   * cancelled, `code.redeemed`. Windows made and changed within the call (a new customer's
+   * sign-up windows) are told only as they are afterwards, in `created`.
+   */
+  private eventsOf(outcome: Outcome, result: RedemptionResult, now: Date): NewEvent[] {
+    const customer = { id: outcome.customer.id, username: outcome.customer.username };
+    const names = new Map(result.subscriptions.map((v) => [v.id, v.planName]));
+    const created = outcome.windows.map((w) => toEventWindow(w, names.get(w.id)!));
+    const changed = (w: WindowChange, status: 'active' | 'cancelled'): EventWindow => {
+      const origin = outcome.origins.get(w.id)!;
+      return toEventWindow(
+        { ...w, group: outcome.group, status, source: origin.source, codeId: origin.codeId },
+        outcome.planNames.get(w.planId)!,
+      );
+    };
+    const own = (list: WindowChange[]) => (outcome.created ? [] : list);
+    const ended = own(outcome.changes.ended).map((w) => changed(w, 'active'));
+    const cancelled = own(outcome.changes.cancelled).map((w) => changed(w, 'cancelled'));
+    const moved = own(outcome.changes.moved).map((w) => changed(w, 'active'));
+    const events: NewEvent[] = [];
+    if (outcome.created)
+      events.push({
+        type: 'customer.created',
+        customer,
+        data: {
+          customer: toCustomerListItem(outcome.customer, outcome.customer.identifiers ?? []) as never,
+        },
+      });
+    events.push({
+      type: 'subscriptions.changed',
+      customer,
+      data: { customer, source: outcome.source, codeId: outcome.codeId, created, ended, cancelled, moved },
+    });
+    for (const window of [...ended, ...cancelled])
+      events.push({
+        type: 'subscription.ended',
+        customer,
+        data: { customer, window, reason: 'replaced' },
+        uniqueKey: boundaryKey('subscription.ended', window.id),
+      });
+    if (outcome.code) {
+      const planName = outcome.code.plan?.name ?? '';
+      events.push({
+        type: 'code.redeemed',
+        customer,
+        data: { code: toCodeView(outcome.code, planName, now) as never, customer },
+      });
+    }
+    return events;
   }
 
   /**

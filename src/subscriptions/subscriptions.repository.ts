@@ -13,6 +13,8 @@ export type NewWindowValues = [
   validTo: Date | null,
   source: SubscriptionSource,
   codeId: number | null,
+  /** the grant's time: a window "created to start later" has `valid_from` later than this */
+  createdAt: Date,
 ];
 
 /**
@@ -60,6 +62,21 @@ export class SubscriptionsRepository {
   /** Inserts windows in one statement: their ids, statuses and timestamps, in order. */
   insert(em: EntityManager, values: NewWindowValues[]): Promise<InsertedRow[]> {
     return this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat());
+  }
+
+  /** A customer's active (not cancelled) windows with their plans, by start, read in `em`. */
+  activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
+    return em
+      .getRepository(Subscription)
+      .createQueryBuilder('s')
+      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
+      .where(`s.customer_id = :customerId AND s.project_id = :projectId AND s.status = 'active'`, {
+        customerId,
+        projectId,
+      })
+      .orderBy('s.valid_from', 'ASC')
+      .addOrderBy('s.id', 'ASC')
+      .getMany();
   }
 
   /** A customer's windows with their plans: live ones first (by start); with `history`, then the others. */
@@ -123,10 +140,14 @@ const MOVE_WINDOW: Statement = {
   name: 'subscriptions.move',
   text: 'UPDATE subscriptions SET valid_from = $3, valid_to = $4, updated_at = now() WHERE id = $1 AND project_id = $2',
 };
-/** INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail). */
+/**
+ * INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail).
+ * `created_at` is the grant's time, so that a window "created to start later" is exactly one
+ * whose `valid_from` is later than its `created_at` (the events' scheduler relies on it).
+ */
 export const insertWindows = (count: number): Statement => ({
   name: `subscriptions.insert-${count}`,
-  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id)
-         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 8 }, (__, j) => `$${i * 8 + j + 1}`).join(', ')})`).join(', ')}
+  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at)
+         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 9 }, (__, j) => `$${i * 9 + j + 1}`).join(', ')})`).join(', ')}
          RETURNING id, status, created_at, updated_at`,
 });

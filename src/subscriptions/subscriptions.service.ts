@@ -24,6 +24,8 @@ export interface GrantResult {
   changes: ChainPlan;
   /** Names of the plans in the chain, for answers that show them without another query. */
   planNames: Map<number, string>;
+  /** Origin of each window of the chain the grant read (for the snapshots of events). */
+  origins: Map<number, { source: SubscriptionSource; codeId: number | null }>;
 }
 
 /**
@@ -75,6 +77,7 @@ export class SubscriptionsService {
       w.validTo,
       index === 0 || !tail ? input.source : tail.source,
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
+      input.now,
     ]);
     const inserted = values.length ? await this.repository.insert(em, values) : [];
     const created = inserted.map((row, i) =>
@@ -97,7 +100,8 @@ export class SubscriptionsService {
       ...rows.map((r): [number, string] => [r.plan_id, r.name]),
       [input.plan.id, input.plan.name],
     ]);
-    return { created, changes, planNames };
+    const origins = new Map(rows.map((r) => [r.id, { source: r.source, codeId: r.code_id }]));
+    return { created, changes, planNames, origins };
   }
 
   /** Sign-up: every free plan of the project as a permanent grant, in order of id; redundant ones skipped. */
@@ -125,6 +129,11 @@ export class SubscriptionsService {
       }
     }
     return created;
+  }
+
+  /** A customer's active (not cancelled) windows with their plans, by start: what a new customer's sign-up left. */
+  activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
+    return this.repository.activeWindowsOf(em, projectId, customerId);
   }
 
   /**

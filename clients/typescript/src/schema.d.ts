@@ -104,6 +104,212 @@ export interface paths {
         patch: operations["AdminController_updateKey"];
         trace?: never;
     };
+    "/api/private/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints, newest first
+         * @description List webhook endpoints, newest first.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["WebhookEndpointsController_list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint; its signing secret is in this answer only
+         * @description Create a webhook endpoint; its signing secret is in this answer only.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["WebhookEndpointsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description Read a webhook endpoint.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["WebhookEndpointsController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint (its deliveries go with it)
+         * @description Delete a webhook endpoint (its deliveries go with it).
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        delete: operations["WebhookEndpointsController_remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change url, eventTypes, enabled or description
+         * @description Change url, eventTypes, enabled or description.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        patch: operations["WebhookEndpointsController_update"];
+        trace?: never;
+    };
+    "/api/private/v1/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret; for 24 hours deliveries are signed with both
+         * @description A new signing secret; for 24 hours deliveries are signed with both.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["WebhookEndpointsController_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook.test event now and answer the receiver's status
+         * @description Send a webhook.test event now and answer the receiver's status.
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["WebhookEndpointsController_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's events, newest first (cursor paging; filters type, customerId)
+         * @description The project's events, newest first (cursor paging; filters type, customerId).
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["EventsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event
+         * @description Read an event.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["EventsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/events/{eventId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event's deliveries per endpoint, each with its attempts
+         * @description The event's deliveries per endpoint, each with its attempts.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        get: operations["EventsController_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/events/{eventId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver the event again (to every endpoint that wants it, or to endpointId)
+         * @description Deliver the event again (to every endpoint that wants it, or to endpointId).
+         *
+         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
+         *
+         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
+         */
+        post: operations["EventsController_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/private/v1/features": {
         parameters: {
             query?: never;
@@ -958,7 +1164,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "FEATURE_NOT_METERED" | "FEATURE_NOT_GRANTED" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT" | "USAGE_NOT_FOUND" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND";
+            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "FEATURE_NOT_METERED" | "FEATURE_NOT_GRANTED" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT" | "USAGE_NOT_FOUND" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "EVENT_NOT_FOUND" | "WEBHOOK_ENDPOINT_DISABLED";
             /**
              * @description A sentence for people; may change, do not parse it.
              * @example The request is not valid.
@@ -1124,6 +1330,250 @@ export interface components {
              * @example backend (old)
              */
             name?: string;
+        };
+        WebhookEndpointWithSecretView: {
+            /**
+             * @description Identifier of the endpoint (`we_` + 24 characters).
+             * @example we_abcdefghijklmnopqrstuvwx
+             */
+            id: string;
+            /**
+             * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
+             * @example https://example.com/webhooks
+             */
+            url: string;
+            /** @description Free text for people, at most 500 characters; null when none. */
+            description: string | null;
+            /** @description The event types delivered to it; empty: every type. */
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
+            enabled: boolean;
+            /**
+             * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
+             * @example The receiver answered 410 Gone.
+             */
+            disabledReason: string | null;
+            /** @description Since when every attempt has failed. */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601, UTC, milliseconds).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was last changed (ISO 8601, UTC, milliseconds).
+             */
+            updatedAt: string;
+            /**
+             * @description Shown once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        CreateWebhookEndpointDto: {
+            /**
+             * @description https only, and not a loopback, private, link-local or metadata address (unless the service allows insecure URLs).
+             * @example https://example.com/webhooks
+             */
+            url: string;
+            /** @description The types this endpoint receives; absent or empty: every type. */
+            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            /**
+             * @description Free text for people, at most 500 characters; null when none.
+             * @example Billing sync
+             */
+            description?: string;
+        };
+        WebhookEndpointView: {
+            /**
+             * @description Identifier of the endpoint (`we_` + 24 characters).
+             * @example we_abcdefghijklmnopqrstuvwx
+             */
+            id: string;
+            /**
+             * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
+             * @example https://example.com/webhooks
+             */
+            url: string;
+            /** @description Free text for people, at most 500 characters; null when none. */
+            description: string | null;
+            /** @description The event types delivered to it; empty: every type. */
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
+            enabled: boolean;
+            /**
+             * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
+             * @example The receiver answered 410 Gone.
+             */
+            disabledReason: string | null;
+            /** @description Since when every attempt has failed. */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601, UTC, milliseconds).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was last changed (ISO 8601, UTC, milliseconds).
+             */
+            updatedAt: string;
+        };
+        UpdateWebhookEndpointDto: {
+            /**
+             * @description https only, and not a loopback, private, link-local or metadata address (unless the service allows insecure URLs).
+             * @example https://example.com/webhooks
+             */
+            url?: string;
+            /** @description Empty: every type. */
+            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
+            enabled?: boolean;
+            /** @description Free text for people, at most 500 characters; null when none. */
+            description?: string;
+        };
+        RotatedWebhookEndpointView: {
+            /**
+             * @description Identifier of the endpoint (`we_` + 24 characters).
+             * @example we_abcdefghijklmnopqrstuvwx
+             */
+            id: string;
+            /**
+             * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
+             * @example https://example.com/webhooks
+             */
+            url: string;
+            /** @description Free text for people, at most 500 characters; null when none. */
+            description: string | null;
+            /** @description The event types delivered to it; empty: every type. */
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
+            enabled: boolean;
+            /**
+             * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
+             * @example The receiver answered 410 Gone.
+             */
+            disabledReason: string | null;
+            /** @description Since when every attempt has failed. */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601, UTC, milliseconds).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was last changed (ISO 8601, UTC, milliseconds).
+             */
+            updatedAt: string;
+            /**
+             * @description Shown once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until then deliveries carry a signature under the previous secret too.
+             */
+            previousSecretExpiresAt: string;
+        };
+        WebhookTestResultView: {
+            /** @description True when the receiver answered 2xx. */
+            delivered: boolean;
+            /** @description The receiver's status code. */
+            status: number | null;
+            /** @description Why the delivery failed (timeout, refused address, redirect...); null when it got an answer. */
+            error: string | null;
+            /** @description How long the POST took, in milliseconds. */
+            durationMs: number;
+        };
+        EventView: {
+            /**
+             * @description Identifier of the event (`evt_` + 24 characters); the `webhook-id` of its deliveries.
+             * @example evt_abcdefghijklmnopqrstuvwx
+             */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked";
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601, UTC, milliseconds).
+             */
+            createdAt: string;
+            /** @description The owning project (`prj_...`). */
+            projectId: string;
+            /** @description The snapshot a receiver needs to act without calling back (events.md 4); `customerSeq` inside when it names a customer. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        EventPageView: {
+            /** @description The events of this page, newest first. */
+            data: components["schemas"]["EventView"][];
+            /** @description null on the last page */
+            nextCursor: string | null;
+        };
+        DeliveryAttemptView: {
+            /**
+             * Format: date-time
+             * @description When the attempt was made.
+             */
+            attemptedAt: string;
+            /**
+             * @description How the attempt ended: delivered, failed, or skipped.
+             * @enum {string}
+             */
+            outcome: "delivered" | "failed";
+            /** @description The receiver's HTTP status; null when no answer came. */
+            statusCode: number | null;
+            /** @description Why the attempt failed, when it did; null otherwise. */
+            error: string | null;
+            /** @description How long the POST took, in milliseconds. */
+            durationMs: number;
+        };
+        DeliveryView: {
+            /**
+             * Format: int32
+             * @description Identifier, unique within its kind.
+             */
+            id: number;
+            /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+            endpointId: string;
+            /**
+             * @description The delivery's state: pending, delivered, failed, or skipped (endpoint disabled).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed" | "skipped";
+            /**
+             * Format: date-time
+             * @description When pending: the next attempt.
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601, UTC, milliseconds).
+             */
+            createdAt: string;
+            /** @description Every attempt, oldest first. */
+            attempts: components["schemas"]["DeliveryAttemptView"][];
+        };
+        RedeliveryView: {
+            /**
+             * @description How many deliveries were queued.
+             * @example 1
+             */
+            deliveries: number;
+        };
+        RedeliverDto: {
+            /**
+             * @description Only this endpoint.
+             * @example we_abcdefghijklmnopqrstuvwx
+             */
+            endpointId?: string;
         };
         FeatureView: {
             /**
@@ -3696,6 +4146,2371 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_list: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page (at most 100). */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        /** @description One page of a list. */
+                        data: {
+                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                            data: components["schemas"]["WebhookEndpointView"][];
+                            /**
+                             * Format: int32
+                             * @description Total number of matches, on every page.
+                             * @example 42
+                             */
+                            total: number;
+                            /**
+                             * Format: int32
+                             * @description This page, from 1.
+                             * @example 1
+                             */
+                            page: number;
+                            /**
+                             * Format: int32
+                             * @description Items per page.
+                             * @example 10
+                             */
+                            pageSize: number;
+                            /**
+                             * Format: int32
+                             * @description Number of pages (0 when nothing matches).
+                             * @example 5
+                             */
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["WebhookEndpointWithSecretView"];
+                    };
+                };
+            };
+            /**
+             * @description `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["WebhookEndpointView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_remove: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["SuccessView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["WebhookEndpointView"];
+                    };
+                };
+            };
+            /**
+             * @description `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_rotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["RotatedWebhookEndpointView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    WebhookEndpointsController_test: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["WebhookTestResultView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EventsController_list: {
+        parameters: {
+            query?: {
+                /** @description Events per page, 1 to 100. */
+                limit?: number;
+                /** @description `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description The event type, such as `subscription.ended`. */
+                type?: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked";
+                /** @description Only the events naming this customer. */
+                customerId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["EventPageView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EventsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the event (`evt_` + 24 characters). */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["EventView"];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EventsController_deliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the event (`evt_` + 24 characters). */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["DeliveryView"][];
+                    };
+                };
+            };
+            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INTERNAL_ERROR";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    EventsController_redeliver: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Identifier of the event (`evt_` + 24 characters). */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeliverDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description `true` on success.
+                         * @example true
+                         * @enum {boolean}
+                         */
+                        ok: true;
+                        /**
+                         * @description Identifier of the request, also in the `X-Request-Id` header.
+                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+                         */
+                        requestId: string;
+                        data: components["schemas"]["RedeliveryView"];
+                    };
+                };
+            };
+            /**
+             * @description `MALFORMED_JSON`: The body is not valid JSON.
+             *
+             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "INVALID_API_KEY";
+                        };
+                    };
+                };
+            };
+            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "API_KEY_DISABLED";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+             *
+             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+             *
+             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+             *
+             *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
+             */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_IN_USE" | "WEBHOOK_ENDPOINT_DISABLED";
+                        };
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "IDEMPOTENCY_KEY_REUSED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this key or address in the current window, or too many failed logins. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorResponse"] & {
+                        error?: components["schemas"]["ApiErrorBody"] & {
+                            /**
+                             * @description The error code.
+                             * @enum {string}
+                             */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -53,6 +53,10 @@ export const ERROR_STATUS = {
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
+  // events.md
+  WEBHOOK_ENDPOINT_NOT_FOUND: 404,
+  EVENT_NOT_FOUND: 404,
+  WEBHOOK_ENDPOINT_DISABLED: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -105,6 +109,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   USAGE_NOT_FOUND: 'Usage record not found.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
+  WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
+  EVENT_NOT_FOUND: 'Event not found.',
+  WEBHOOK_ENDPOINT_DISABLED: 'The webhook endpoint is disabled; enable it first.',
 };
 
 export interface ErrorDetail {
@@ -296,6 +303,19 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
   USAGE_NOT_FOUND: {
     when: 'The usage record id is unknown in this project.',
     action: 'Check the id (from `POST /usage` or `GET /customers/{id}/usage`).',
+  },
+  WEBHOOK_ENDPOINT_NOT_FOUND: {
+    when: 'The webhook endpoint id (`we_...`) is unknown in this project.',
+    action: 'Check the id (from `POST /webhook-endpoints` or `GET /webhook-endpoints`).',
+  },
+  EVENT_NOT_FOUND: {
+    when: 'The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.',
+    action: "Check the id (from a delivery's `webhook-id` or `GET /events`).",
+  },
+  WEBHOOK_ENDPOINT_DISABLED: {
+    when: 'A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).',
+    action:
+      'Read its `disabledReason`, fix the receiver, enable it (`PATCH {"enabled":true}`), then redeliver.',
   },
   INVALID_ADMIN_TOKEN: {
     when: 'The admin bearer token is missing or is not `ADMIN_TOKEN`.',

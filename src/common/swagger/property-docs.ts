@@ -171,4 +171,36 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'BatchItemView.replayed': "True when the item's `eventId` was recorded before.",
   'BatchItemView.error':
     'Why the item was refused, as the single call would have answered; absent on success.',
+  // events and webhooks (events.md)
+  page: 'Page number, from 1.',
+  pageSize: 'Items per page (at most 100).',
+  limit: 'Events per page, 1 to 100.',
+  type: 'The event type, such as `subscription.ended`.',
+  endpointId: 'Identifier of the webhook endpoint (`we_` + 24 characters).',
+  eventId: 'Identifier of the event (`evt_` + 24 characters).',
+  'WebhookEndpointWithSecretView.id': 'Identifier of the endpoint (`we_` + 24 characters).',
+  'WebhookEndpointView.id': 'Identifier of the endpoint (`we_` + 24 characters).',
+  'RotatedWebhookEndpointView.id': 'Identifier of the endpoint (`we_` + 24 characters).',
+  'EventView.id': 'Identifier of the event (`evt_` + 24 characters); the `webhook-id` of its deliveries.',
+  url: 'Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.',
+  description: 'Free text for people, at most 500 characters; null when none.',
+  eventTypes: 'The event types delivered to it; empty: every type.',
+  disabledReason:
+    'Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.',
+  'WebhookTestResultView.delivered': 'True when the receiver answered 2xx.',
+  'WebhookTestResultView.error':
+    'Why the delivery failed (timeout, refused address, redirect...); null when it got an answer.',
+  'WebhookTestResultView.durationMs': 'How long the POST took, in milliseconds.',
+  'EventView.type': 'The event type.',
+  'EventView.data':
+    'The snapshot a receiver needs to act without calling back (events.md 4); `customerSeq` inside when it names a customer.',
+  'EventPageView.data': 'The events of this page, newest first.',
+  'DeliveryAttemptView.attemptedAt': 'When the attempt was made.',
+  'DeliveryAttemptView.outcome': 'How the attempt ended: delivered, failed, or skipped.',
+  'DeliveryAttemptView.statusCode': "The receiver's HTTP status; null when no answer came.",
+  'DeliveryAttemptView.error': 'Why the attempt failed, when it did; null otherwise.',
+  'DeliveryAttemptView.durationMs': 'How long the POST took, in milliseconds.',
+  'DeliveryView.status': "The delivery's state: pending, delivered, failed, or skipped (endpoint disabled).",
+  'DeliveryView.attempts': 'Every attempt, oldest first.',
+  'RedeliveryView.deliveries': 'How many deliveries were queued.',
 };

@@ -14,6 +14,11 @@ export type SubscriptionSource = 'signup' | 'code' | 'activation';
 @Index('subscriptions_customer_group_idx', ['customerId', 'group'])
 @Index('subscriptions_plan_idx', ['planId'])
 @Index('subscriptions_code_idx', ['codeId'])
+// the boundary scheduler of events (src/events): windows starting or ending in a range of time
+@Index('subscriptions_active_valid_from_idx', ['validFrom'], { where: `"status" = 'active'` })
+@Index('subscriptions_active_valid_to_idx', ['validTo'], {
+  where: `"status" = 'active' AND "valid_to" IS NOT NULL`,
+})
 export class Subscription {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;

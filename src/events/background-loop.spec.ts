@@ -1,0 +1,37 @@
+import { BackgroundLoop } from './background-loop';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('BackgroundLoop', () => {
+  it('runs again and again; stop() waits for the run in progress, and none follows', async () => {
+    let runs = 0;
+    let inProgress = false;
+    let finishedAfterStop = false;
+    const loop = new BackgroundLoop('test', 20, async () => {
+      inProgress = true;
+      runs++;
+      await sleep(30);
+      inProgress = false;
+      return runs < 3; // the first two runs say there is more
+    });
+    loop.start();
+    while (runs < 3) await sleep(5);
+    const stopping = loop.stop().then(() => (finishedAfterStop = !inProgress));
+    await stopping;
+    expect(finishedAfterStop).toBe(true);
+    const after = runs;
+    await sleep(80);
+    expect(runs).toBe(after);
+  });
+
+  it('keeps running after a failed run', async () => {
+    let runs = 0;
+    const loop = new BackgroundLoop('test', 5, () => {
+      runs++;
+      return Promise.reject(new Error('boom'));
+    });
+    loop.start();
+    while (runs < 3) await sleep(5); // would hang (and time out) if a failure stopped the loop
+    await loop.stop();
+  });
+});

@@ -1,0 +1,109 @@
+import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { inTransaction } from '../database/transaction';
+import { BackgroundLoop } from './background-loop';
+import { boundaryKey, NewEvent } from './event-types';
+import { BoundaryRow, EventsRepository } from './events.repository';
+import { EventsService, toEventWindow } from './events.service';
+
+/** Boundaries passed while no instance ran are announced for this long back (events.md 4). */
+export const CATCH_UP_MS = 30 * 86_400_000;
+/** Each scan looks this far behind the cursor again, for windows whose transaction committed late. */
+export const RESCAN_MS = 60_000;
+/** Events retention (events.md 1). */
+export const RETENTION_MS = 30 * 86_400_000;
+const BATCH = 200;
+const RETENTION_EVERY_MS = 3_600_000;
+
+const windowOf = (r: BoundaryRow) =>
+  toEventWindow(
+    {
+      id: r.id,
+      planId: r.plan_id,
+      group: r.plan_group,
+      validFrom: r.valid_from,
+      validTo: r.valid_to,
+      status: r.status,
+      source: r.source,
+      codeId: r.code_id,
+    },
+    r.plan_name,
+  );
+
+/**
+ * The time-boundary events (events.md 1): `subscription.started` for a window created to start
+ * later, `subscription.ended` with `reason: expired` when a window reaches its end. Every
+ * replica runs it; the replica that locks the cursor row (`FOR UPDATE SKIP LOCKED`) scans the
+ * time since the previous scan (and a minute before, for late commits), and the unique key per
+ * (window, type) makes each boundary one event whatever happens. After a stop, the next start
+ * catches up on the boundaries passed meanwhile, at most 30 days back. It also deletes events
+ * older than 30 days, once an hour.
+ */
+@Injectable()
+export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly loop: BackgroundLoop;
+  private lastRetention = 0;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: EventsRepository,
+    private readonly events: EventsService,
+    private readonly config: AppConfig,
+  ) {
+    this.loop = new BackgroundLoop(
+      'EventsBoundaryScheduler',
+      config.get('EVENTS_SCHEDULER_INTERVAL_MS'),
+      () => this.runOnce(),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.get('EVENTS_SCHEDULER_ENABLED')) this.loop.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.loop.stop();
+  }
+
+  /** One scan; true when a batch was full (more is due at once). */
+  async runOnce(now = new Date()): Promise<boolean> {
+    if (now.getTime() - this.lastRetention >= RETENTION_EVERY_MS) {
+      this.lastRetention = now.getTime();
+      await this.repository.deleteOlderThan(new Date(now.getTime() - RETENTION_MS));
+    }
+    return inTransaction(this.dataSource, async (em) => {
+      const scannedTo = await this.repository.lockCursor(em);
+      if (!scannedTo) return false; // another replica is scanning
+      const from = new Date(Math.max(scannedTo.getTime() - RESCAN_MS, now.getTime() - CATCH_UP_MS));
+      const started = await this.repository.startsBetween(em, from, now, BATCH);
+      for (const r of started) {
+        const customer = { id: r.customer_id, username: r.username };
+        await this.record(em, r.project_id, {
+          type: 'subscription.started',
+          customer,
+          data: { customer, window: windowOf(r) },
+          uniqueKey: boundaryKey('subscription.started', r.id),
+        });
+      }
+      const ended = await this.repository.endsBetween(em, from, now, BATCH);
+      for (const r of ended) {
+        const customer = { id: r.customer_id, username: r.username };
+        await this.record(em, r.project_id, {
+          type: 'subscription.ended',
+          customer,
+          data: { customer, window: windowOf(r), reason: 'expired' },
+          uniqueKey: boundaryKey('subscription.ended', r.id),
+        });
+      }
+      const more = started.length === BATCH || ended.length === BATCH;
+      if (!more) await this.repository.advanceCursor(em, now);
+      return more;
+    });
+  }
+
+  private record(em: import('typeorm').EntityManager, projectId: string, event: NewEvent): Promise<void> {
+    return this.events.record(em, projectId, [event]);
+  }
+}

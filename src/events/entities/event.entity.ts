@@ -1,0 +1,61 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * One event of a project (events.md 1): written in the transaction of the change it tells
+ * (the outbox), kept 30 days. `uniqueKey` makes a time boundary give one event whatever the
+ * number of replicas (`subscription.started:<windowId>`, `subscription.ended:<windowId>`).
+ */
+@Entity({ name: 'events' })
+@Index('events_project_created_idx', ['projectId', 'createdAt', 'id'])
+@Index('events_project_customer_idx', ['projectId', 'customerId', 'createdAt', 'id'])
+@Index('events_created_idx', ['createdAt'])
+export class EventRecord {
+  @PrimaryColumn({ type: 'varchar', length: 28 })
+  id: string;
+
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: string;
+
+  /** The customer the event names (kept after the customer is deleted); null for `code.revoked`. */
+  @Column({ name: 'customer_id', type: 'int', nullable: true })
+  customerId: number | null;
+
+  @Column({ name: 'customer_seq', type: 'int', nullable: true })
+  customerSeq: number | null;
+
+  @Column({ type: 'jsonb' })
+  data: Record<string, unknown>;
+
+  @Index('events_unique_key_uq', { unique: true })
+  @Column({ name: 'unique_key', type: 'varchar', length: 64, nullable: true })
+  uniqueKey: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}
+
+/** The last `customerSeq` given to a customer's events (no foreign key: it outlives the customer). */
+@Entity({ name: 'customer_event_seqs' })
+export class CustomerEventSeq {
+  @PrimaryColumn({ name: 'customer_id', type: 'int' })
+  customerId: number;
+
+  @Column({ name: 'project_id', type: 'varchar', length: 24 })
+  projectId: string;
+
+  @Column({ type: 'int' })
+  seq: number;
+}
+
+/** How far the boundary scheduler has announced window boundaries; one row, locked by the replica scanning. */
+@Entity({ name: 'event_schedule_cursors' })
+export class EventScheduleCursor {
+  @PrimaryColumn({ type: 'varchar', length: 32 })
+  kind: string;
+
+  @Column({ name: 'scanned_to', type: 'timestamptz', precision: 3 })
+  scannedTo: Date;
+}

@@ -1,0 +1,91 @@
+/**
+ * The event types and the shapes of their `data` (events.md 1 and 4). Every event that names a
+ * customer carries `customerSeq` inside `data`; it is added when the event is recorded.
+ */
+export const EVENT_TYPES = [
+  'subscriptions.changed',
+  'subscription.started',
+  'subscription.ended',
+  'usage.limit_reached',
+  'customer.created',
+  'customer.updated',
+  'customer.deleted',
+  'code.redeemed',
+  'code.revoked',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Sent by `POST /webhook-endpoints/:id/test`; cannot be subscribed to and is never stored. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+export interface EventCustomer {
+  id: number;
+  username: string;
+}
+
+/** A subscription window as events show it. */
+export interface EventWindow {
+  id: number;
+  planId: number;
+  planName: string;
+  group: string;
+  validFrom: string;
+  validTo: string | null;
+  status: 'active' | 'cancelled';
+  source: 'signup' | 'code' | 'activation';
+  codeId: number | null;
+}
+
+export interface SubscriptionsChangedData {
+  customer: EventCustomer;
+  source: 'signup' | 'code' | 'activation';
+  codeId: number | null;
+  created: EventWindow[];
+  ended: EventWindow[];
+  cancelled: EventWindow[];
+  moved: EventWindow[];
+}
+
+export interface UsageLimitReachedData {
+  customer: EventCustomer;
+  feature: { id: number; slug: string };
+  /** The metered bucket as the entitlements module shows it (its period, limit, used, remaining). */
+  bucket: Record<string, unknown>;
+}
+
+/**
+ * One event to record in the caller's transaction. `customer`: the customer it names (its
+ * `customerSeq` is taken then); `uniqueKey`: at most one event ever has it (a later one with the
+ * same key is dropped), e.g. `subscription.ended:<windowId>`.
+ */
+export type NewEvent =
+  | { type: 'subscriptions.changed'; customer: EventCustomer; data: SubscriptionsChangedData }
+  | {
+      type: 'subscription.started';
+      customer: EventCustomer;
+      data: { customer: EventCustomer; window: EventWindow };
+      uniqueKey: string;
+    }
+  | {
+      type: 'subscription.ended';
+      customer: EventCustomer;
+      data: { customer: EventCustomer; window: EventWindow; reason: 'expired' | 'replaced' };
+      uniqueKey: string;
+    }
+  | { type: 'usage.limit_reached'; customer: EventCustomer; data: UsageLimitReachedData; uniqueKey?: string }
+  | {
+      type: 'customer.created' | 'customer.updated' | 'customer.deleted';
+      customer: EventCustomer;
+      data: { customer: Record<string, unknown> };
+    }
+  | {
+      type: 'code.redeemed';
+      customer: EventCustomer;
+      data: { code: Record<string, unknown>; customer: EventCustomer };
+    }
+  | { type: 'code.revoked'; customer?: undefined; data: { code: Record<string, unknown> } };
+
+/** The key that makes a window's start or end announced once. */
+export const boundaryKey = (type: 'subscription.started' | 'subscription.ended', windowId: number) =>
+  `${type}:${windowId}`;

@@ -1,0 +1,351 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Statement, Statements } from '../database/statements';
+
+/** An event row as the API shows it. */
+export interface EventRow {
+  id: string;
+  project_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+/** One event to insert: its id, type, data (without `customerSeq`) and optional unique key. */
+export interface EventInsert {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  uniqueKey?: string;
+}
+
+/** A delivery claimed by a worker, with what it needs to post it. */
+export interface ClaimedDelivery {
+  id: number;
+  attempts: number;
+  project_id: string;
+  event_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+  endpoint_id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/** A window at a boundary, with the snapshot its event carries. */
+export interface BoundaryRow {
+  id: number;
+  project_id: string;
+  customer_id: number;
+  username: string;
+  plan_id: number;
+  plan_name: string;
+  plan_group: string;
+  valid_from: Date;
+  valid_to: Date | null;
+  status: 'active' | 'cancelled';
+  source: 'signup' | 'code' | 'activation';
+  code_id: number | null;
+}
+
+export interface DeliveryRow {
+  id: number;
+  endpoint_id: string;
+  status: string;
+  next_attempt_at: Date;
+  created_at: Date;
+  attempts: {
+    attemptedAt: string;
+    outcome: string;
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+  }[];
+}
+
+/**
+ * Fan-out, shared by both inserts: every enabled endpoint of the project whose filter takes the
+ * type gets a delivery, due at once.
+ */
+const FAN_OUT = `dl AS (
+    INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
+    SELECT $1, ev.id, w.id, ev.created_at
+      FROM ev JOIN webhook_endpoints w
+        ON w.project_id = $1 AND w.enabled AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
+    RETURNING 1
+  )
+  SELECT id, type FROM ev`;
+
+/**
+ * Events naming a customer, in one statement: takes the next `$3` numbers of the customer's
+ * sequence (the row of `customer_event_seqs` stays locked until the caller's transaction ends,
+ * so numbers follow commit order per customer), inserts the events with `customerSeq` in their
+ * data (one with a `unique_key` already used is dropped) and their deliveries.
+ * `$1` project, `$2` customer, `$3` count, `$4` a JSON array of `EventInsert`.
+ */
+const INSERT_FOR_CUSTOMER: Statement = {
+  name: 'events.insert-for-customer',
+  text: `WITH seq AS (
+    INSERT INTO customer_event_seqs (customer_id, project_id, seq) VALUES ($2, $1, $3)
+    ON CONFLICT (customer_id) DO UPDATE SET seq = customer_event_seqs.seq + EXCLUDED.seq
+    RETURNING seq
+  ), ev AS (
+    INSERT INTO events (id, project_id, type, customer_id, customer_seq, data, unique_key)
+    SELECT x.e->>'id', $1, x.e->>'type', $2, (seq.seq - $3 + x.ord)::int,
+           (x.e->'data') || jsonb_build_object('customerSeq', seq.seq - $3 + x.ord), x.e->>'uniqueKey'
+      FROM seq, jsonb_array_elements($4::jsonb) WITH ORDINALITY AS x(e, ord)
+    ON CONFLICT (unique_key) DO NOTHING
+    RETURNING id, type, created_at
+  ), ${FAN_OUT}`,
+};
+
+/** Events naming no customer (`code.revoked`): `$1` project, `$2` a JSON array of `EventInsert`. */
+const INSERT_WITHOUT_CUSTOMER: Statement = {
+  name: 'events.insert',
+  text: `WITH ev AS (
+    INSERT INTO events (id, project_id, type, data, unique_key)
+    SELECT x.e->>'id', $1, x.e->>'type', x.e->'data', x.e->>'uniqueKey'
+      FROM jsonb_array_elements($2::jsonb) AS x(e)
+    ON CONFLICT (unique_key) DO NOTHING
+    RETURNING id, type, created_at
+  ), ${FAN_OUT}`,
+};
+
+/** Boundaries of one kind in `($1, $2]` not yet announced, oldest first, at most `$3`. */
+const boundaries = (column: 'valid_from' | 'valid_to', key: string, extra: string) => `
+  SELECT s.id, s.project_id, s.customer_id, c.username, s.plan_id, p.name AS plan_name, s.plan_group,
+         s.valid_from, s.valid_to, s.status, s.source, s.code_id
+    FROM subscriptions s
+    JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
+    JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
+   WHERE s.status = 'active' AND s.${column} > $1 AND s.${column} <= $2 ${extra}
+     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = '${key}:' || s.id)
+   ORDER BY s.${column}, s.id
+   LIMIT $3`;
+
+/**
+ * Every SQL statement of the events tables: `events`, `customer_event_seqs`,
+ * `event_schedule_cursors`, `webhook_deliveries` and `webhook_attempts`.
+ */
+@Injectable()
+export class EventsRepository {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly statements: Statements,
+  ) {}
+
+  /** Inserts events of one customer (or of none) and their deliveries, in the caller's transaction. */
+  async insert(
+    em: EntityManager,
+    projectId: string,
+    customerId: number | null,
+    events: EventInsert[],
+  ): Promise<{ id: string; type: string }[]> {
+    if (events.length === 0) return [];
+    const json = JSON.stringify(events, wellFormed);
+    return customerId === null
+      ? this.statements.rows(em, INSERT_WITHOUT_CUSTOMER, [projectId, json])
+      : this.statements.rows(em, INSERT_FOR_CUSTOMER, [projectId, customerId, events.length, json]);
+  }
+
+  /** A page of the project's events, newest first; `after` is the last (createdAt, id) of the previous page. */
+  async list(
+    projectId: string,
+    filter: { type?: string; customerId?: number; after?: { createdAt: string; id: string } },
+    limit: number,
+  ): Promise<EventRow[]> {
+    const where = ['project_id = $1'];
+    const values: unknown[] = [projectId];
+    if (filter.type !== undefined) where.push(`type = $${values.push(filter.type)}`);
+    if (filter.customerId !== undefined) where.push(`customer_id = $${values.push(filter.customerId)}`);
+    if (filter.after)
+      where.push(
+        `(created_at, id) < ($${values.push(filter.after.createdAt)}::timestamptz, $${values.push(filter.after.id)})`,
+      );
+    return this.dataSource.query(
+      `SELECT id, project_id, type, data, created_at FROM events WHERE ${where.join(' AND ')}
+        ORDER BY created_at DESC, id DESC LIMIT $${values.push(limit)}`,
+      values,
+    );
+  }
+
+  async get(projectId: string, eventId: string, em?: EntityManager): Promise<EventRow | undefined> {
+    const [row] = await (em ?? this.dataSource.manager).query(
+      'SELECT id, project_id, type, data, created_at FROM events WHERE id = $1 AND project_id = $2',
+      [eventId, projectId],
+    );
+    return row;
+  }
+
+  /** The event's deliveries, oldest first, each with its attempts. */
+  deliveriesOf(projectId: string, eventId: string): Promise<DeliveryRow[]> {
+    return this.dataSource.query(
+      `SELECT d.id, d.endpoint_id, d.status, d.next_attempt_at, d.created_at,
+              COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                         'attemptedAt', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                         'outcome', a.outcome, 'statusCode', a.status_code, 'error', a.error,
+                         'durationMs', a.duration_ms) ORDER BY a.id)
+                          FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempts
+         FROM webhook_deliveries d
+        WHERE d.event_id = $1 AND d.project_id = $2
+        ORDER BY d.id`,
+      [eventId, projectId],
+    );
+  }
+
+  /** New deliveries of an event to the given endpoints, due now. */
+  async addDeliveries(
+    em: EntityManager,
+    projectId: string,
+    eventId: string,
+    endpointIds: string[],
+  ): Promise<number> {
+    if (endpointIds.length === 0) return 0;
+    const rows: unknown[] = await em.query(
+      `INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
+       SELECT $1, $2, unnest($3::varchar[]), now() RETURNING id`,
+      [projectId, eventId, endpointIds],
+    );
+    return rows.length;
+  }
+
+  /**
+   * Claims up to `limit` due deliveries for `leaseSeconds` (`FOR UPDATE SKIP LOCKED`: replicas
+   * never claim the same one): each gets one more attempt and is due again when the lease ends,
+   * so a delivery whose worker died is taken again then. Returns what posting needs.
+   */
+  async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+    // an UPDATE answers [rows, count] through TypeORM
+    const [rows] = (await this.dataSource.query(
+      `WITH due AS (
+         SELECT id FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now()
+          ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE webhook_deliveries d
+          SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
+         FROM due, events e, webhook_endpoints w
+        WHERE d.id = due.id AND e.id = d.event_id AND w.id = d.endpoint_id
+       RETURNING d.id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
+                 w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
+      [limit, leaseSeconds],
+    )) as [ClaimedDelivery[], number];
+    return rows;
+  }
+
+  /**
+   * Ends a claimed attempt: `next` is 'delivered', 'failed' (no retry) or a wait in ms before the
+   * next attempt. Only if the claim still holds (same attempt, still pending); false otherwise.
+   */
+  async finishAttempt(
+    em: EntityManager,
+    claim: { id: number; attempts: number },
+    next: 'delivered' | 'failed' | number,
+    attempt: { outcome: string; statusCode: number | null; error: string | null; durationMs: number },
+  ): Promise<boolean> {
+    const [, affected] = (await em.query(
+      typeof next === 'number'
+        ? `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
+            WHERE id = $1 AND attempts = $2 AND status = 'pending'`
+        : `UPDATE webhook_deliveries SET status = $3, updated_at = now()
+            WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+      [claim.id, claim.attempts, typeof next === 'number' ? next / 1000 : next],
+    )) as [unknown, number];
+    if (!affected) return false;
+    await em.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempted_at, outcome, status_code, error, duration_ms)
+       VALUES ($1, now(), $2, $3, $4, $5)`,
+      [
+        claim.id,
+        attempt.outcome,
+        attempt.statusCode,
+        attempt.error?.slice(0, 500) ?? null,
+        attempt.durationMs,
+      ],
+    );
+    return true;
+  }
+
+  /** Gives a claimed delivery back at once (shutdown while it was being posted). */
+  async release(claim: { id: number; attempts: number }): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = now()
+        WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+      [claim.id, claim.attempts],
+    );
+  }
+
+  /** A disabled endpoint's pending deliveries stop (events.md 4). */
+  async skipPending(em: EntityManager, endpointId: string): Promise<void> {
+    await em.query(
+      `UPDATE webhook_deliveries SET status = 'skipped', updated_at = now() WHERE endpoint_id = $1 AND status = 'pending'`,
+      [endpointId],
+    );
+  }
+
+  /** Retention: events older than `before` go, with their deliveries and attempts. */
+  async deleteOlderThan(before: Date, batch = 5000): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const [, deleted] = (await this.dataSource.query(
+        `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < $1 LIMIT $2)`,
+        [before, batch],
+      )) as [unknown, number];
+      total += deleted;
+      if (deleted < batch) return total;
+    }
+  }
+
+  /** Age in seconds of the oldest event with a pending delivery (0 when none). */
+  async oldestUndeliveredAgeSeconds(): Promise<number> {
+    const [row] = await this.dataSource.query(
+      `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(e.created_at)), 0)::float8 AS age
+         FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.status = 'pending'`,
+    );
+    return Number(row.age);
+  }
+
+  /** Locks the scheduler's cursor for the caller's transaction; undefined when another replica holds it. */
+  async lockCursor(em: EntityManager): Promise<Date | undefined> {
+    const [row] = await em.query(
+      `SELECT scanned_to FROM event_schedule_cursors WHERE kind = 'windows' FOR UPDATE SKIP LOCKED`,
+    );
+    return row?.scanned_to;
+  }
+
+  async advanceCursor(em: EntityManager, to: Date): Promise<void> {
+    await em.query(
+      `UPDATE event_schedule_cursors SET scanned_to = $1 WHERE kind = 'windows' AND scanned_to < $1`,
+      [to],
+    );
+  }
+
+  /** Windows created to start later whose start is in `(from, to]` and not yet announced. */
+  startsBetween(em: EntityManager, from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
+    return em.query(boundaries('valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'), [
+      from,
+      to,
+      limit,
+    ]);
+  }
+
+  /** Windows whose end is in `(from, to]` and whose end is not yet announced (expired or replaced). */
+  endsBetween(em: EntityManager, from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
+    return em.query(boundaries('valid_to', 'subscription.ended', ''), [from, to, limit]);
+  }
+}
+
+/**
+ * JSON.stringify writes a lone surrogate (which a customer identifier may hold) as `\udXXX`,
+ * which PostgreSQL's json refuses; text columns store it as U+FFFD (its UTF-8 encoding), so the
+ * event says the same.
+ */
+function wellFormed(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && /[\ud800-\udfff]/.test(value)
+    ? Buffer.from(value, 'utf8').toString('utf8')
+    : value;
+}

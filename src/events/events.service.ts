@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { randomBase32Lower } from '../common/crypto/random';
+import { DomainError } from '../common/errors/domain-error';
+import { inTransaction } from '../database/transaction';
+import type { IdempotencyContext } from '../idempotency/idempotency-context';
+import { DeliveryView, EventPageView, EventView, ListEventsQueryDto } from './dto/event.dto';
+import { RedeliverDto } from './dto/webhook-endpoint.dto';
+import { EventWindow, NewEvent } from './event-types';
+import { EventRow, EventsRepository } from './events.repository';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
+
+export const newEventId = () => `evt_${randomBase32Lower(24)}`;
+
+/** The fields of a window an event snapshot is made of. */
+export interface WindowLike {
+  id: number;
+  planId: number;
+  group: string;
+  validFrom: Date;
+  validTo: Date | null;
+  status: 'active' | 'cancelled';
+  source: 'signup' | 'code' | 'activation';
+  codeId: number | null;
+}
+
+export const toEventWindow = (w: WindowLike, planName: string): EventWindow => ({
+  id: w.id,
+  planId: w.planId,
+  planName,
+  group: w.group,
+  validFrom: w.validFrom.toISOString(),
+  validTo: w.validTo ? w.validTo.toISOString() : null,
+  status: w.status,
+  source: w.source,
+  codeId: w.codeId,
+});
+
+const toEventView = (row: EventRow): EventView => ({
+  id: row.id,
+  type: row.type,
+  createdAt: row.created_at.toISOString(),
+  projectId: row.project_id,
+  data: row.data,
+});
+
+const encodeCursor = (row: EventRow) =>
+  Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string')
+      return { createdAt, id };
+  } catch {
+    // refused below
+  }
+  throw new DomainError('VALIDATION_FAILED', 'cursor is not a nextCursor of this list', [
+    { field: 'cursor', message: 'must be the nextCursor of a previous page' },
+  ]);
+}
+
+/**
+ * The events of a project (events.md 1 and 2): recorded by the services that change things, in
+ * their own transaction (`record`), read back through the pull API, and delivered again on demand.
+ */
+@Injectable()
+export class EventsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: EventsRepository,
+    private readonly endpoints: WebhookEndpointsRepository,
+  ) {}
+
+  /**
+   * Records `events` inside the caller's transaction `em` (the outbox): they and their
+   * deliveries exist if and only if that transaction commits. Events of one customer get
+   * consecutive `customerSeq` numbers in the order given. One statement per customer named.
+   */
+  async record(em: EntityManager, projectId: string, events: NewEvent[]): Promise<void> {
+    const groups = new Map<number | null, NewEvent[]>();
+    for (const event of events) {
+      const key = event.customer?.id ?? null;
+      groups.set(key, [...(groups.get(key) ?? []), event]);
+    }
+    for (const [customerId, group] of groups)
+      await this.events.insert(
+        em,
+        projectId,
+        customerId,
+        group.map((e) => ({
+          id: newEventId(),
+          type: e.type,
+          data: e.data as unknown as Record<string, unknown>,
+          uniqueKey: 'uniqueKey' in e ? e.uniqueKey : undefined,
+        })),
+      );
+  }
+
+  async list(projectId: string, query: ListEventsQueryDto): Promise<EventPageView> {
+    const rows = await this.events.list(
+      projectId,
+      {
+        type: query.type,
+        customerId: query.customerId,
+        after: query.cursor ? decodeCursor(query.cursor) : undefined,
+      },
+      query.limit + 1,
+    );
+    const page = rows.slice(0, query.limit);
+    return {
+      data: page.map(toEventView),
+      nextCursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]) : null,
+    };
+  }
+
+  async get(projectId: string, eventId: string): Promise<EventView> {
+    const row = await this.events.get(projectId, eventId);
+    if (!row) throw new DomainError('EVENT_NOT_FOUND');
+    return toEventView(row);
+  }
+
+  async deliveries(projectId: string, eventId: string): Promise<DeliveryView[]> {
+    await this.get(projectId, eventId);
+    const rows = await this.events.deliveriesOf(projectId, eventId);
+    return rows.map((d) => ({
+      id: d.id,
+      endpointId: d.endpoint_id,
+      status: d.status,
+      nextAttemptAt: d.status === 'pending' ? d.next_attempt_at.toISOString() : null,
+      createdAt: d.created_at.toISOString(),
+      attempts: d.attempts,
+    }));
+  }
+
+  /**
+   * Delivers an event again: to every endpoint enabled now whose filter takes its type, or to
+   * the one named (whatever its filter); a disabled one named is WEBHOOK_ENDPOINT_DISABLED.
+   */
+  redeliver(
+    projectId: string,
+    eventId: string,
+    dto: RedeliverDto,
+    idem?: IdempotencyContext,
+  ): Promise<{ deliveries: number }> {
+    return inTransaction(
+      this.dataSource,
+      async (em) => {
+        const event = await this.events.get(projectId, eventId, em);
+        if (!event) throw new DomainError('EVENT_NOT_FOUND');
+        let targets: string[];
+        if (dto.endpointId !== undefined) {
+          const endpoint = await this.endpoints.get(projectId, dto.endpointId, em);
+          if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+          if (!endpoint.enabled) throw new DomainError('WEBHOOK_ENDPOINT_DISABLED');
+          targets = [endpoint.id];
+        } else {
+          targets = await this.endpoints.enabledFor(em, projectId, event.type);
+        }
+        return { deliveries: await this.events.addDeliveries(em, projectId, eventId, targets) };
+      },
+      { participant: idem },
+    );
+  }
+}

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { WebhookEndpoint } from './entities/webhook-endpoint.entity';
+
+/** Every statement of `webhook_endpoints`; every one filters on the project, except the worker's. */
+@Injectable()
+export class WebhookEndpointsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private manager(em?: EntityManager): EntityManager {
+    return em ?? this.dataSource.manager;
+  }
+
+  async insert(
+    em: EntityManager,
+    endpoint: Omit<WebhookEndpoint, 'createdAt' | 'updatedAt'>,
+  ): Promise<WebhookEndpoint> {
+    return em.save(em.create(WebhookEndpoint, endpoint));
+  }
+
+  /** A page, newest first, and the total. */
+  page(projectId: string, offset: number, limit: number): Promise<[WebhookEndpoint[], number]> {
+    return this.dataSource.manager.findAndCount(WebhookEndpoint, {
+      where: { projectId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: offset,
+      take: limit,
+    });
+  }
+
+  get(projectId: string, id: string, em?: EntityManager): Promise<WebhookEndpoint | null> {
+    return this.manager(em).findOne(WebhookEndpoint, { where: { id, projectId } });
+  }
+
+  /** The endpoint, locked for the rest of the caller's transaction. */
+  lock(em: EntityManager, projectId: string, id: string): Promise<WebhookEndpoint | null> {
+    return em.findOne(WebhookEndpoint, { where: { id, projectId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  async save(em: EntityManager, endpoint: WebhookEndpoint): Promise<WebhookEndpoint> {
+    return em.save(endpoint);
+  }
+
+  async delete(em: EntityManager, projectId: string, id: string): Promise<boolean> {
+    const result = await em.delete(WebhookEndpoint, { id, projectId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Enabled endpoints of the project whose filter takes `type`. */
+  async enabledFor(em: EntityManager, projectId: string, type: string): Promise<string[]> {
+    const rows: { id: string }[] = await em.query(
+      `SELECT id FROM webhook_endpoints
+        WHERE project_id = $1 AND enabled AND (cardinality(event_types) = 0 OR $2 = ANY (event_types))`,
+      [projectId, type],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** After a success: the endpoint is no longer failing. */
+  async markSucceeded(em: EntityManager, id: string): Promise<void> {
+    await em.query(
+      `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`,
+      [id],
+    );
+  }
+
+  /** After a failure: failing since the first failure after the last success; returns that time. */
+  async markFailed(em: EntityManager, id: string): Promise<Date | undefined> {
+    const [rows] = (await em.query(
+      `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
+       RETURNING failing_since`,
+      [id],
+    )) as [{ failing_since: Date }[], number];
+    return rows[0]?.failing_since;
+  }
+
+  /** Disables an enabled endpoint with a reason; false when it was already disabled (or is gone). */
+  async disable(em: EntityManager, id: string, reason: string): Promise<boolean> {
+    const [, affected] = (await em.query(
+      `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2, updated_at = now()
+        WHERE id = $1 AND enabled`,
+      [id, reason],
+    )) as [unknown, number];
+    return affected > 0;
+  }
+}
