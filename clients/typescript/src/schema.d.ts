@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints, newest first
-         * @description List webhook endpoints, newest first.
+         * @description Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -121,7 +121,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint; its signing secret is in this answer only
-         * @description Create a webhook endpoint; its signing secret is in this answer only.
+         * @description Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -143,7 +143,7 @@ export interface paths {
         };
         /**
          * Read a webhook endpoint
-         * @description Read a webhook endpoint.
+         * @description Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -152,7 +152,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint (its deliveries go with it)
-         * @description Delete a webhook endpoint (its deliveries go with it).
+         * @description Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -163,7 +163,7 @@ export interface paths {
         head?: never;
         /**
          * Change url, eventTypes, enabled or description
-         * @description Change url, eventTypes, enabled or description.
+         * @description Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -183,7 +183,7 @@ export interface paths {
         put?: never;
         /**
          * A new signing secret; for 24 hours deliveries are signed with both
-         * @description A new signing secret; for 24 hours deliveries are signed with both.
+         * @description Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event now and answer the receiver's status
-         * @description Send a webhook.test event now and answer the receiver's status.
+         * @description Sends a `webhook.test` event to the endpoint now, signed as any delivery, to check the receiver's URL and signature verification. The event is not stored and cannot be subscribed to. Answers 200 with `delivered`, the receiver's `status`, `error` and `durationMs`, whatever the receiver said.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -229,7 +229,7 @@ export interface paths {
         };
         /**
          * The project's events, newest first (cursor paging; filters type, customerId)
-         * @description The project's events, newest first (cursor paging; filters type, customerId).
+         * @description Lists the project's events of the last 30 days, newest first, with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page). Filters: `type` and `customerId`. Each event has its `evt_` id, type, `createdAt` and a `data` snapshot; events naming a customer carry `customerSeq`, which grows with each of that customer's events, so a receiver can drop a stale one.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -251,7 +251,7 @@ export interface paths {
         };
         /**
          * Read an event
-         * @description Read an event.
+         * @description Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -273,7 +273,7 @@ export interface paths {
         };
         /**
          * The event's deliveries per endpoint, each with its attempts
-         * @description The event's deliveries per endpoint, each with its attempts.
+         * @description Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -297,7 +297,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver the event again (to every endpoint that wants it, or to endpointId)
-         * @description Deliver the event again (to every endpoint that wants it, or to endpointId).
+         * @description Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
