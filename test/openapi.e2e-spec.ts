@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { OPERATION_DOCS } from '../src/common/swagger/operation-docs';
 import { createTestApp, TestApp } from './support/app';
 
 type Json = Record<string, any>;
@@ -47,6 +48,21 @@ describe('openapi.json', () => {
       for (const [prop, s] of Object.entries<Json>(schema.properties ?? {}))
         if (!s.description) undescribed.push(`${name}.${prop}`);
     expect(undescribed).toEqual([]);
+  });
+
+  it('gives every operation a description of its own, not its summary repeated', () => {
+    const missing: string[] = [];
+    const short: string[] = [];
+    for (const { path, method, op } of operations) {
+      const key = `${method.toUpperCase()} ${path}`;
+      const summary = String(op.summary).replace(/\.?$/, '');
+      if (!OPERATION_DOCS[key] || String(op.description).startsWith(summary)) missing.push(key);
+      else expect([key, op.description.startsWith(OPERATION_DOCS[key])]).toEqual([key, true]);
+      // a few sentences, not a line
+      if ((OPERATION_DOCS[key] ?? '').split(/\.\s/).length < 2) short.push(key);
+    }
+    expect(missing).toEqual([]);
+    expect(short).toEqual([]);
   });
 
   it('types ids as integers and timestamps as date-time, and requires no property that has a default', () => {
