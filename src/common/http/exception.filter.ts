@@ -23,6 +23,8 @@ const MAX_FIELD_LENGTH = 128;
 const MAX_MESSAGE_LENGTH = 300;
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
 const shortDetail = (d: ErrorDetail): ErrorDetail => ({
+  // the code's own extra fields (QUOTA_EXCEEDED's `remaining` and `resetsAt`) stay as they are
+  ...d,
   field: cut(d.field, MAX_FIELD_LENGTH),
   message: cut(d.message, MAX_MESSAGE_LENGTH),
 });
