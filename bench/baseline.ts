@@ -68,6 +68,8 @@ const MAX_INT4 = 2147483647;
 
 /** The headers helmet writes on every API answer of the service (configure-app.ts). */
 const SECURITY_HEADERS: Record<string, string> = {
+  // every API answer of the service is `no-store` (secrets are never cacheable)
+  'cache-control': 'no-store',
   'content-security-policy': "default-src 'none';frame-ancestors 'none'",
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',

@@ -1234,6 +1234,10 @@ async function main(): Promise<void> {
         .flatMap((r) => Object.values(r.baselines).flat())
         .reduce((n, r) => n + r.errors, 0)}; total time ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
+  } catch (error) {
+    // said before the cleanup below, whose server stop cuts the connections still open
+    console.error(error);
+    throw error;
   } finally {
     process.removeListener('SIGINT', onSignal);
     await Promise.all([stopChild(serviceProcess), ...baselineProcesses.map(stopChild)]);
