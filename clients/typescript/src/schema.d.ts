@@ -2508,14 +2508,6 @@ export interface components {
             accessEndsAt: string | null;
         };
         CheckDto: {
-            /** @description The customer by identifier; or `customerId`. */
-            customer?: components["schemas"]["CustomerRefDto"];
-            /**
-             * Format: int32
-             * @description Or `customer`.
-             * @example 12
-             */
-            customerId?: number;
             /**
              * @description The feature by slug; or `featureId`.
              * @example api-calls
@@ -2527,6 +2519,14 @@ export interface components {
              * @example 3
              */
             featureId?: number;
+            /** @description The customer by identifier; or `customerId`. */
+            customer?: components["schemas"]["CustomerRefDto"];
+            /**
+             * Format: int32
+             * @description Or `customer`.
+             * @example 12
+             */
+            customerId?: number;
             /**
              * @description Amount to check; 0 asks "is it granted at all". At most 6 decimals; ignored for a boolean feature.
              * @default 1
@@ -2612,14 +2612,6 @@ export interface components {
             replayed?: boolean;
         };
         UsageEventDto: {
-            /** @description The customer by identifier; or `customerId`. */
-            customer?: components["schemas"]["CustomerRefDto"];
-            /**
-             * Format: int32
-             * @description Or `customer`.
-             * @example 12
-             */
-            customerId?: number;
             /**
              * @description The feature by slug; or `featureId`.
              * @example api-calls
@@ -2631,6 +2623,14 @@ export interface components {
              * @example 3
              */
             featureId?: number;
+            /** @description The customer by identifier; or `customerId`. */
+            customer?: components["schemas"]["CustomerRefDto"];
+            /**
+             * Format: int32
+             * @description Or `customer`.
+             * @example 12
+             */
+            customerId?: number;
             /**
              * @description Greater than 0, at most 6 decimal places, in the feature's unit.
              * @example 1

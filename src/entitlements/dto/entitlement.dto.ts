@@ -44,8 +44,30 @@ function NotWith(other: string) {
   });
 }
 
+/** A feature by slug (`feature`) or by id (`featureId`), one of the two: the private and public checks share it. */
+export class FeatureRefDto {
+  @ApiPropertyOptional({
+    example: 'api-calls',
+    pattern: SLUG_PATTERN.source,
+    description: 'The feature by slug; or `featureId`.',
+  })
+  @ValidateIf((o: FeatureRefDto) => o.featureId === undefined || o.feature !== undefined)
+  @IsDefined({ message: 'feature (or featureId) is required' })
+  @NotWith('featureId')
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: `feature: ${SLUG_MESSAGE}` })
+  feature?: string;
+
+  @ApiPropertyOptional({ example: 3, minimum: 1, maximum: MAX_INT4, description: 'Or `feature`.' })
+  @ValidateIf((o: FeatureRefDto) => o.featureId !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
+  featureId?: number;
+}
+
 /** A customer named as in redemption (`customer`) or by `customerId`; a feature by slug or id. */
-export class CustomerFeatureDto {
+export class CustomerFeatureDto extends FeatureRefDto {
   @ApiPropertyOptional({ type: CustomerRefDto, description: 'The customer by identifier; or `customerId`.' })
   @ValidateIf((o: CustomerFeatureDto) => o.customerId === undefined || o.customer !== undefined)
   @IsDefined({ message: 'customer (or customerId) is required' })
@@ -61,25 +83,6 @@ export class CustomerFeatureDto {
   @Min(1)
   @Max(MAX_INT4)
   customerId?: number;
-
-  @ApiPropertyOptional({
-    example: 'api-calls',
-    pattern: SLUG_PATTERN.source,
-    description: 'The feature by slug; or `featureId`.',
-  })
-  @ValidateIf((o: CustomerFeatureDto) => o.featureId === undefined || o.feature !== undefined)
-  @IsDefined({ message: 'feature (or featureId) is required' })
-  @NotWith('featureId')
-  @IsString()
-  @Matches(SLUG_PATTERN, { message: `feature: ${SLUG_MESSAGE}` })
-  feature?: string;
-
-  @ApiPropertyOptional({ example: 3, minimum: 1, maximum: MAX_INT4, description: 'Or `feature`.' })
-  @ValidateIf((o: CustomerFeatureDto) => o.featureId !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_INT4)
-  featureId?: number;
 }
 
 export class CheckDto extends CustomerFeatureDto {
@@ -99,26 +102,7 @@ export class CheckDto extends CustomerFeatureDto {
 }
 
 /** The public check: the logged-in customer only, so no `customer` or `customerId` (refused, 400). */
-export class PublicCheckDto {
-  @ApiPropertyOptional({
-    example: 'api-calls',
-    pattern: SLUG_PATTERN.source,
-    description: 'The feature by slug; or `featureId`.',
-  })
-  @ValidateIf((o: PublicCheckDto) => o.featureId === undefined || o.feature !== undefined)
-  @IsDefined({ message: 'feature (or featureId) is required' })
-  @NotWith('featureId')
-  @IsString()
-  @Matches(SLUG_PATTERN, { message: `feature: ${SLUG_MESSAGE}` })
-  feature?: string;
-
-  @ApiPropertyOptional({ example: 3, minimum: 1, maximum: MAX_INT4, description: 'Or `feature`.' })
-  @ValidateIf((o: PublicCheckDto) => o.featureId !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_INT4)
-  featureId?: number;
-
+export class PublicCheckDto extends FeatureRefDto {
   @ApiPropertyOptional({ example: 1, default: 1, minimum: 0, description: 'As in the private check.' })
   @IsOptional()
   @IsNumber({ allowNaN: false, allowInfinity: false })
