@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
+import { inTransaction } from '../database/transaction';
 
 /** Length of a counter's window: 15 minutes. */
 export const FAILURE_WINDOW_SECONDS = 15 * 60;
@@ -55,7 +56,8 @@ export class FailureCounters {
   async begin(counters: FailureCounter[]): Promise<void> {
     const byKey = new Map(counters.map((c) => [c.key, c]));
     const keys = [...byKey.keys()].sort(); // one lock order for every transaction: no deadlock
-    await this.dataSource.transaction(async (em) => {
+    // inTransaction: concurrent first inserts of the same keys can still deadlock; it retries them
+    await inTransaction(this.dataSource, async (em) => {
       await em.query(
         `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
          SELECT k, now(), 0, now() FROM unnest($1::varchar[]) AS k ORDER BY k
