@@ -582,7 +582,7 @@ async function waitReady(port: number, child: ChildProcess, name: string): Promi
 function serviceStatements(): BaselineStatements {
   require('reflect-metadata');
   const dist = (file: string) => require(resolve(__dirname, '..', 'dist', file));
-  const { API_KEY_LOOKUP } = dist('auth/key-auth.service.js');
+  const { API_KEY_LOOKUP } = dist('projects/repository/projects.repository.js');
   const { CUSTOMER_RECORD } = dist('customers/customers.repository.js');
   const { LOCK_FOR_REDEMPTION } = dist('codes/codes.repository.js');
   const { LIVE_CHAIN, insertWindows } = dist('subscriptions/subscriptions.repository.js');

@@ -4,15 +4,19 @@ import { FailureCounters } from './failure-counters';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 import { KeyAuthService } from './key-auth.service';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
+import { ProjectsRepository } from '../projects/repository/projects.repository';
 
 /**
  * Key and token authentication, imported by every module with a controller (the guards are made
  * there); it brings the per-key rate limit guard's limiter along. The public key guard also
- * verifies request signatures, with the nonce store (`request_nonces`) beside it.
+ * verifies request signatures, with the nonce store (`request_nonces`) beside it. Keys are read
+ * through the projects' repository (`ProjectsRepository.findKeyByHash`), stateless, so this
+ * module makes its own instance of it.
  */
 @Module({
   imports: [RateLimitModule],
   providers: [
+    ProjectsRepository,
     KeyAuthService,
     RequestNonceStore,
     FailureCounters,

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
 import type { ApiKeyKind } from '../projects/entities/api-key.entity';
+import { KeyRow, ProjectsRepository } from '../projects/repository/projects.repository';
 import type { Caller } from './caller';
 
 const KEY_FORMAT: Record<ApiKeyKind, RegExp> = {
@@ -12,25 +11,7 @@ const KEY_FORMAT: Record<ApiKeyKind, RegExp> = {
   public: /^pk_[A-Za-z0-9]{40}$/,
 };
 
-interface KeyRow {
-  key_id: number;
-  enabled: boolean;
-  signing_secret_enc: string | null;
-  project_id: string | null;
-  name: string | null;
-  auto_create: boolean | null;
-  require_signature: boolean | null;
-}
-
 const CACHE_MAX_ENTRIES = 10_000;
-
-/** A key and its project by the key's SHA-256 and kind (`$1`, `$2`); no row: an unknown key. */
-export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
-              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
-              p.require_signature
-         FROM api_keys k
-         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
-        WHERE k.key_hash = $1 AND k.kind = $2`;
 
 /**
  * Turns a presented key into the caller's project (product.md 1): one indexed lookup by the
@@ -46,7 +27,7 @@ export class KeyAuthService {
   private readonly ttlMs: number;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly projects: ProjectsRepository,
     config: AppConfig,
   ) {
     this.ttlMs = config.get('API_KEY_CACHE_TTL_MS');
@@ -82,8 +63,7 @@ export class KeyAuthService {
     const now = Date.now();
     const cached = this.cache.get(key);
     if (cached && cached.until > now) return cached.row;
-    const rows: KeyRow[] = await this.dataSource.query(API_KEY_LOOKUP, [hash, kind]);
-    const row = rows[0];
+    const row = await this.projects.findKeyByHash(hash, kind);
     if (row && this.ttlMs > 0) {
       if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, { row, until: now + this.ttlMs });

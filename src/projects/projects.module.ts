@@ -1,15 +1,13 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminController } from './admin.controller';
-import { ApiKey } from './entities/api-key.entity';
-import { Project } from './entities/project.entity';
 import { ProjectsService } from './projects.service';
+import { ProjectsRepository } from './repository/projects.repository';
 import { AuthModule } from '../auth/auth.module';
 
 @Module({
-  imports: [AuthModule, TypeOrmModule.forFeature([Project, ApiKey])],
+  imports: [AuthModule],
   controllers: [AdminController],
-  providers: [ProjectsService],
+  providers: [ProjectsService, ProjectsRepository],
   exports: [ProjectsService],
 })
 export class ProjectsModule {}

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { KeyAuthService } from '../auth/key-auth.service';
 import { randomBase32Lower, randomBase62 } from '../common/crypto/random';
 import { sha256Hex } from '../common/crypto/sha256';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, PageQueryDto, likePattern, toPage } from '../common/http/pagination';
+import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
 import {
   ApiKeyView,
   CreateApiKeyDto,
@@ -20,6 +20,7 @@ import {
 import { ApiKey } from './entities/api-key.entity';
 import { Project } from './entities/project.entity';
 import { toApiKeyView, toProjectView } from './projects.mapper';
+import { ProjectsRepository } from './repository/projects.repository';
 
 export const newProjectId = () => `prj_${randomBase32Lower(20)}`;
 
@@ -29,8 +30,8 @@ export class ProjectsService {
   private readonly secretBox: SecretBox;
 
   constructor(
-    @InjectRepository(Project) private readonly projects: Repository<Project>,
-    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: ProjectsRepository,
     private readonly keyAuth: KeyAuthService,
     config: AppConfig,
   ) {
@@ -38,27 +39,17 @@ export class ProjectsService {
   }
 
   async create(dto: CreateProjectDto): Promise<ProjectView> {
-    const project = await this.projects.save(
-      this.projects.create({
-        id: newProjectId(),
-        name: dto.name,
-        autoCreateCustomerAtRedemption: dto.autoCreateCustomerAtRedemption ?? false,
-        requireSignature: dto.requireSignature ?? false,
-      }),
-    );
+    const project = await this.repository.insertProject({
+      id: newProjectId(),
+      name: dto.name,
+      autoCreateCustomerAtRedemption: dto.autoCreateCustomerAtRedemption ?? false,
+      requireSignature: dto.requireSignature ?? false,
+    });
     return toProjectView(project);
   }
 
   async list(query: PageQueryDto): Promise<Page<ProjectView>> {
-    const qb = this.projects
-      .createQueryBuilder('p')
-      .orderBy('p.created_at', 'DESC')
-      .addOrderBy('p.id', 'DESC');
-    if (query.search) qb.where('p.name ILIKE :pattern', { pattern: likePattern(query.search) });
-    const [rows, total] = await qb
-      .skip((query.page - 1) * query.pageSize)
-      .take(query.pageSize)
-      .getManyAndCount();
+    const [rows, total] = await this.repository.page(query.search, pageWindow(query));
     return toPage(rows.map(toProjectView), total, query);
   }
 
@@ -67,18 +58,18 @@ export class ProjectsService {
   }
 
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
-    const saved = await this.projects.manager.transaction(async (em) => {
+    const saved = await this.dataSource.transaction(async (em) => {
       const project = await this.find(projectId, em, 'pessimistic_write');
-      return em.save(Object.assign(project, dto));
+      return this.repository.saveProject(em, Object.assign(project, dto));
     });
     this.keyAuth.invalidate();
     return toProjectView(saved);
   }
 
   async remove(projectId: string): Promise<{ success: true }> {
-    await this.projects.manager.transaction(async (em) => {
+    await this.dataSource.transaction(async (em) => {
       await this.find(projectId, em, 'pessimistic_write');
-      await em.softDelete(Project, { id: projectId });
+      await this.repository.softDeleteProject(em, projectId);
     });
     this.keyAuth.invalidate();
     return { success: true };
@@ -89,44 +80,42 @@ export class ProjectsService {
     const key = `${dto.kind === 'private' ? 'sk' : 'pk'}_${randomBase62(40)}`;
     const signingSecret = dto.kind === 'public' ? `ss_${randomBase62(40)}` : undefined;
     // the project's row is held (shared) until the key is in: a delete cannot slip in between
-    const saved = await this.projects.manager.transaction(async (em) => {
+    const saved = await this.dataSource.transaction(async (em) => {
       await this.find(projectId, em, 'pessimistic_read');
-      return em.save(
-        em.create(ApiKey, {
-          projectId,
-          kind: dto.kind,
-          name: dto.name ?? null,
-          prefix: key.slice(0, 8),
-          keyHash: sha256Hex(key),
-          enabled: true,
-          signingSecretEnc: signingSecret ? this.secretBox.encrypt(signingSecret) : null,
-        }),
-      );
+      return this.repository.insertKey(em, {
+        projectId,
+        kind: dto.kind,
+        name: dto.name ?? null,
+        prefix: key.slice(0, 8),
+        keyHash: sha256Hex(key),
+        enabled: true,
+        signingSecretEnc: signingSecret ? this.secretBox.encrypt(signingSecret) : null,
+      });
     });
     return { ...toApiKeyView(saved), key, ...(signingSecret ? { signingSecret } : {}) };
   }
 
   async listKeys(projectId: string): Promise<ApiKeyView[]> {
     await this.find(projectId);
-    const keys = await this.keys.find({ where: { projectId }, order: { id: 'ASC' } });
+    const keys = await this.repository.listKeys(projectId);
     return keys.map(toApiKeyView);
   }
 
   async updateKey(projectId: string, keyId: number, dto: UpdateApiKeyDto): Promise<ApiKeyView> {
-    const saved = await this.projects.manager.transaction(async (em) => {
+    const saved = await this.dataSource.transaction(async (em) => {
       const key = await this.findKey(projectId, keyId, em);
       if (dto.enabled !== undefined) key.enabled = dto.enabled;
       if (dto.name !== undefined) key.name = dto.name;
-      return em.save(key);
+      return this.repository.saveKey(em, key);
     });
     this.keyAuth.invalidate();
     return toApiKeyView(saved);
   }
 
   async removeKey(projectId: string, keyId: number): Promise<{ success: true }> {
-    await this.projects.manager.transaction(async (em) => {
+    await this.dataSource.transaction(async (em) => {
       const key = await this.findKey(projectId, keyId, em);
-      await em.delete(ApiKey, { id: key.id, projectId });
+      await this.repository.deleteKey(em, projectId, key.id);
     });
     this.keyAuth.invalidate();
     return { success: true };
@@ -141,10 +130,7 @@ export class ProjectsService {
     em?: EntityManager,
     lock?: 'pessimistic_read' | 'pessimistic_write',
   ): Promise<Project> {
-    const project = await (em ?? this.projects.manager).findOne(Project, {
-      where: { id: projectId },
-      ...(lock ? { lock: { mode: lock } } : {}),
-    });
+    const project = await this.repository.find(projectId, em, lock);
     if (!project) throw new DomainError('PROJECT_NOT_FOUND', 'Project not found.');
     return project;
   }
@@ -152,10 +138,7 @@ export class ProjectsService {
   /** The project's key, locked for the rest of `em`'s transaction (the project's row held shared). */
   private async findKey(projectId: string, keyId: number, em: EntityManager): Promise<ApiKey> {
     await this.find(projectId, em, 'pessimistic_read');
-    const key = await em.findOne(ApiKey, {
-      where: { id: keyId, projectId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const key = await this.repository.findKeyForUpdate(em, projectId, keyId);
     if (!key) throw new DomainError('API_KEY_NOT_FOUND');
     return key;
   }

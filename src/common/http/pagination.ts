@@ -65,6 +65,21 @@ export class Page<T> {
   totalPages: number;
 }
 
+/**
+ * The rows a numbered page asks its repository for: `limit` rows after `offset`. Every
+ * repository that pages by number takes this one shape (`pageWindow(query)`).
+ */
+export interface PageWindow {
+  limit: number;
+  offset: number;
+}
+
+export const pageWindow = (query: Pick<PageQueryDto, 'page' | 'pageSize'>): PageWindow => ({
+  limit: query.pageSize,
+  offset: (query.page - 1) * query.pageSize,
+});
+
+/** The page object of a numbered page (interface.md 2.7) from its rows and the total. */
 export function toPage<T>(data: T[], total: number, query: Pick<PageQueryDto, 'page' | 'pageSize'>): Page<T> {
   return {
     data,

@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { likePattern, PageWindow } from '../../common/http/pagination';
+import { ApiKey, ApiKeyKind } from '../entities/api-key.entity';
+import { Project } from '../entities/project.entity';
+
+/** A key and its project as the key guards need them (`ProjectsRepository.findKeyByHash`). */
+export interface KeyRow {
+  key_id: number;
+  enabled: boolean;
+  signing_secret_enc: string | null;
+  project_id: string | null;
+  name: string | null;
+  auto_create: boolean | null;
+  require_signature: boolean | null;
+}
+
+/** A key and its project by the key's SHA-256 and kind (`$1`, `$2`); no row: an unknown key. */
+export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
+              p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
+              p.require_signature
+         FROM api_keys k
+         LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
+        WHERE k.key_hash = $1 AND k.kind = $2`;
+
+/**
+ * Every statement on `projects` and `api_keys`: the operators' management (`ProjectsService`) and
+ * the key lookup of every authenticated request (`KeyAuthService`, in auth/). A method that takes
+ * an `EntityManager` runs in the caller's transaction.
+ *
+ * It sits in a folder of its own (like `entities/`): auth/ reads keys through it while the admin
+ * controller of projects/ uses auth/'s guards, and this folder imports only the entities, so the
+ * folders stay free of cycles.
+ */
+@Injectable()
+export class ProjectsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The key guards' one lookup per request (cached by `KeyAuthService`). */
+  async findKeyByHash(hash: string, kind: ApiKeyKind): Promise<KeyRow | undefined> {
+    const rows: KeyRow[] = await this.dataSource.query(API_KEY_LOOKUP, [hash, kind]);
+    return rows[0];
+  }
+
+  insertProject(project: Omit<Project, 'createdAt' | 'updatedAt' | 'deletedAt'>): Promise<Project> {
+    const projects = this.dataSource.getRepository(Project);
+    return projects.save(projects.create(project));
+  }
+
+  /** Live projects, newest first; `search` a case-insensitive substring of the name. */
+  page(search: string | undefined, window: PageWindow): Promise<[Project[], number]> {
+    const qb = this.dataSource
+      .getRepository(Project)
+      .createQueryBuilder('p')
+      .orderBy('p.created_at', 'DESC')
+      .addOrderBy('p.id', 'DESC');
+    if (search) qb.where('p.name ILIKE :pattern', { pattern: likePattern(search) });
+    return qb.skip(window.offset).take(window.limit).getManyAndCount();
+  }
+
+  /**
+   * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
+   * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).
+   */
+  find(
+    projectId: string,
+    em: EntityManager = this.dataSource.manager,
+    lock?: 'pessimistic_read' | 'pessimistic_write',
+  ): Promise<Project | null> {
+    return em.findOne(Project, {
+      where: { id: projectId },
+      ...(lock ? { lock: { mode: lock } } : {}),
+    });
+  }
+
+  saveProject(em: EntityManager, project: Project): Promise<Project> {
+    return em.save(project);
+  }
+
+  async softDeleteProject(em: EntityManager, projectId: string): Promise<void> {
+    await em.softDelete(Project, { id: projectId });
+  }
+
+  insertKey(
+    em: EntityManager,
+    key: Omit<ApiKey, 'id' | 'project' | 'createdAt' | 'updatedAt'>,
+  ): Promise<ApiKey> {
+    return em.save(em.create(ApiKey, key));
+  }
+
+  listKeys(projectId: string): Promise<ApiKey[]> {
+    return this.dataSource.getRepository(ApiKey).find({ where: { projectId }, order: { id: 'ASC' } });
+  }
+
+  /** The project's key, locked for the rest of `em`'s transaction. */
+  findKeyForUpdate(em: EntityManager, projectId: string, keyId: number): Promise<ApiKey | null> {
+    return em.findOne(ApiKey, { where: { id: keyId, projectId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  saveKey(em: EntityManager, key: ApiKey): Promise<ApiKey> {
+    return em.save(key);
+  }
+
+  async deleteKey(em: EntityManager, projectId: string, keyId: number): Promise<void> {
+    await em.delete(ApiKey, { id: keyId, projectId });
+  }
+}
