@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RequestNonceStore } from './request-nonces.service';
 import { FailureCounters } from './failure-counters';
+import { AuthRepository } from './auth.repository';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 import { KeyAuthService } from './key-auth.service';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
@@ -16,6 +17,7 @@ import { ProjectsRepository } from '../projects/repository/projects.repository';
 @Module({
   imports: [RateLimitModule],
   providers: [
+    AuthRepository,
     ProjectsRepository,
     KeyAuthService,
     RequestNonceStore,

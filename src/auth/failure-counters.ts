@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { inTransaction } from '../database/transaction';
+import { AuthRepository, CounterRow } from './auth.repository';
 
 /** Length of a counter's window: 15 minutes. */
 export const FAILURE_WINDOW_SECONDS = 15 * 60;
@@ -19,13 +20,6 @@ export interface FailureCounter {
   key: string;
   max: number;
   growing?: { baseDelaySeconds: number };
-}
-
-interface CounterRow {
-  key: string;
-  failures: number;
-  since_start: number;
-  since_last: number;
 }
 
 const isExpired = (counter: FailureCounter, row: CounterRow) =>
@@ -50,7 +44,10 @@ function waitFor(counter: FailureCounter, row: CounterRow): number {
  */
 @Injectable()
 export class FailureCounters {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: AuthRepository,
+  ) {}
 
   /** Counts one attempt on every counter, or throws 429 RATE_LIMITED (with Retry-After) and counts nothing. */
   async begin(counters: FailureCounter[]): Promise<void> {
@@ -58,19 +55,8 @@ export class FailureCounters {
     const keys = [...byKey.keys()].sort(); // one lock order for every transaction: no deadlock
     // inTransaction: concurrent first inserts of the same keys can still deadlock; it retries them
     await inTransaction(this.dataSource, async (em) => {
-      await em.query(
-        `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
-         SELECT k, now(), 0, now() FROM unnest($1::varchar[]) AS k ORDER BY k
-         ON CONFLICT (key) DO NOTHING`,
-        [keys],
-      );
-      const rows: CounterRow[] = await em.query(
-        `SELECT key, failures,
-                extract(epoch FROM now() - window_start)::float8 AS since_start,
-                extract(epoch FROM now() - last_failure_at)::float8 AS since_last
-           FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key FOR UPDATE`,
-        [keys],
-      );
+      await this.repository.insertMissingCounters(em, keys);
+      const rows = await this.repository.lockCounters(em, keys);
       let retryAfter = 0;
       const next = rows.map((row) => {
         const counter = byKey.get(row.key)!;
@@ -79,54 +65,30 @@ export class FailureCounters {
         return { key: row.key, failures: (expired ? 0 : row.failures) + 1, reset: expired };
       });
       if (retryAfter > 0) throw DomainError.rateLimited(retryAfter);
-      await em.query(
-        `UPDATE login_failures AS f
-            SET failures = v.failures, last_failure_at = now(),
-                window_start = CASE WHEN v.reset THEN now() ELSE f.window_start END
-           FROM unnest($1::varchar[], $2::int[], $3::boolean[]) AS v(key, failures, reset)
-          WHERE f.key = v.key`,
-        [next.map((n) => n.key), next.map((n) => n.failures), next.map((n) => n.reset)],
-      );
+      await this.repository.writeCounts(em, next);
     });
   }
 
   /** Throws 429 RATE_LIMITED when `counter` refuses attempts now; counts nothing and locks nothing. */
   async assertOpen(counter: FailureCounter): Promise<void> {
-    const rows: CounterRow[] = await this.dataSource.query(
-      `SELECT key, failures,
-              extract(epoch FROM now() - window_start)::float8 AS since_start,
-              extract(epoch FROM now() - last_failure_at)::float8 AS since_last
-         FROM login_failures WHERE key = $1`,
-      [counter.key],
-    );
-    const wait = rows[0] ? waitFor(counter, rows[0]) : 0;
+    const row = await this.repository.readCounter(counter.key);
+    const wait = row ? waitFor(counter, row) : 0;
     if (wait > 0) throw DomainError.rateLimited(wait);
   }
 
   /** The attempt was not a failure: one count back on each counter. */
   async giveBack(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.dataSource.query(
-      'UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::varchar[])',
-      [[...keys].sort()],
-    );
+    await this.repository.giveBack([...keys].sort());
   }
 
   /** Starts a counter afresh (a successful login clears its identifier-and-address counter). */
   async clear(key: string): Promise<void> {
-    await this.dataSource.query('DELETE FROM login_failures WHERE key = $1', [key]);
+    await this.repository.deleteCounter(key);
   }
 
   /** Deletes counters with no failure in the last window (called by the sessions' housekeeping). */
-  async pruneExpired(): Promise<number> {
-    const [{ n }]: Array<{ n: number }> = await this.dataSource.query(
-      `WITH gone AS (
-         DELETE FROM login_failures
-          WHERE window_start <= now() - make_interval(secs => $1) AND last_failure_at <= now() - make_interval(secs => $1)
-         RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [FAILURE_WINDOW_SECONDS],
-    );
-    return n;
+  pruneExpired(): Promise<number> {
+    return this.repository.pruneCounters(FAILURE_WINDOW_SECONDS);
   }
 }

@@ -145,7 +145,11 @@ export class CustomersRepository {
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
-  async findIdByRef(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
+  async findIdByRef(
+    em: EntityManager | undefined,
+    projectId: string,
+    ref: CustomerRefDto,
+  ): Promise<number | undefined> {
     const rows = await this.statements.rows<{ id: number }>(
       em,
       BY_IDENTIFIER[kindOf(ref)].id,

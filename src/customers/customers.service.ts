@@ -337,7 +337,7 @@ export class CustomersService {
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
   async findIdByIdentifier(
-    em: EntityManager,
+    em: EntityManager | undefined, // undefined: the primary, outside any transaction
     projectId: string,
     ref: CustomerRefDto,
   ): Promise<number | undefined> {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { inTransaction } from '../database/transaction';
-import { BackgroundLoop } from './background-loop';
+import { PeriodicTask } from '../common/periodic-task';
 import { boundaryKey, NewEvent } from './event-types';
 import { BoundaryRow, EventsRepository } from './events.repository';
 import { EventsService, toEventWindow } from './events.service';
@@ -15,6 +15,7 @@ export const RESCAN_MS = 60_000;
 /** Events retention (events.md 1). */
 export const RETENTION_MS = 30 * 86_400_000;
 const BATCH = 200;
+/** How often old events are deleted (by every replica: the delete is cheap and idempotent). */
 const RETENTION_EVERY_MS = 3_600_000;
 
 const windowOf = (r: BoundaryRow) =>
@@ -43,8 +44,8 @@ const windowOf = (r: BoundaryRow) =>
  */
 @Injectable()
 export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly loop: BackgroundLoop;
-  private lastRetention = 0;
+  private readonly loop: PeriodicTask;
+  private readonly retention: PeriodicTask;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -52,27 +53,32 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
     private readonly events: EventsService,
     private readonly config: AppConfig,
   ) {
-    this.loop = new BackgroundLoop(
+    this.loop = new PeriodicTask(
       'EventsBoundaryScheduler',
       config.get('EVENTS_SCHEDULER_INTERVAL_MS'),
       () => this.runOnce(),
+      { firstRunMs: 0 },
+    );
+    this.retention = new PeriodicTask(
+      'Pruning events',
+      RETENTION_EVERY_MS,
+      () => this.repository.deleteOlderThan(new Date(Date.now() - RETENTION_MS)),
+      { firstRunMs: 0 },
     );
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.get('EVENTS_SCHEDULER_ENABLED')) this.loop.start();
+    if (!this.config.get('EVENTS_SCHEDULER_ENABLED')) return;
+    this.loop.start();
+    this.retention.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.loop.stop();
+    await Promise.all([this.loop.stop(), this.retention.stop()]);
   }
 
   /** One scan; true when a batch was full (more is due at once). */
   async runOnce(now = new Date()): Promise<boolean> {
-    if (now.getTime() - this.lastRetention >= RETENTION_EVERY_MS) {
-      this.lastRetention = now.getTime();
-      await this.repository.deleteOlderThan(new Date(now.getTime() - RETENTION_MS));
-    }
     return inTransaction(this.dataSource, async (em) => {
       const scannedTo = await this.repository.lockCursor(em);
       if (!scannedTo) return false; // another replica is scanning

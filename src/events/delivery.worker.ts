@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { inTransaction } from '../database/transaction';
 import { EventsMetrics } from './events.metrics';
-import { BackgroundLoop } from './background-loop';
+import { PeriodicTask } from '../common/periodic-task';
 import { ClaimedDelivery, EventsRepository } from './events.repository';
 import { nextRetryDelay, parseRetryAfter, parseSchedule } from './retry';
 import { sendWebhook, SendResult } from './webhook-sender';
@@ -25,7 +25,7 @@ const BATCH = 10;
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly loop: BackgroundLoop;
+  private readonly loop: PeriodicTask;
   private readonly schedule: number[];
   private readonly timeoutMs: number;
   private readonly allowInsecure: boolean;
@@ -43,8 +43,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.schedule = parseSchedule(config.get('WEBHOOK_RETRY_SCHEDULE'))!;
     this.timeoutMs = config.get('WEBHOOK_TIMEOUT_MS');
     this.allowInsecure = config.get('WEBHOOK_ALLOW_INSECURE_URLS');
-    this.loop = new BackgroundLoop('WebhookDeliveryWorker', config.get('WEBHOOK_POLL_INTERVAL_MS'), () =>
-      this.runOnce(),
+    this.loop = new PeriodicTask(
+      'WebhookDeliveryWorker',
+      config.get('WEBHOOK_POLL_INTERVAL_MS'),
+      () => this.runOnce(),
+      { firstRunMs: 0 },
     );
   }
 

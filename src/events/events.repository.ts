@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
+import { pruneInBatches } from '../database/prune';
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -287,17 +288,13 @@ export class EventsRepository {
     );
   }
 
-  /** Retention: events older than `before` go, with their deliveries and attempts. */
-  async deleteOlderThan(before: Date, batch = 5000): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const [, deleted] = (await this.dataSource.query(
-        `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < $1 LIMIT $2)`,
-        [before, batch],
-      )) as [unknown, number];
-      total += deleted;
-      if (deleted < batch) return total;
-    }
+  /** Retention: events older than `before` go, with their deliveries and attempts (ON DELETE CASCADE). */
+  deleteOlderThan(before: Date): Promise<number> {
+    return pruneInBatches(this.dataSource, {
+      table: 'events',
+      condition: 'created_at < $1',
+      values: [before],
+    });
   }
 
   /** Age in seconds of the oldest event with a pending delivery (0 when none). */

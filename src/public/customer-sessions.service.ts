@@ -1,16 +1,13 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { CallerProject } from '../auth/caller';
 import { hashPassword, verifyPassword } from '../common/crypto/passwords';
 import { randomToken } from '../common/crypto/random';
 import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
-import { isForeignKeyViolation } from '../database/pg-errors';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
-import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
 import { ChangePasswordDto, LoginDto, LoginResult } from './dto/public.dto';
+import { CustomerSessionsRepository } from './customer-sessions.repository';
 import { LoginThrottle } from './login-throttle.service';
 import { USERNAME_PATTERN } from '../customers/dto/customer.dto';
 
@@ -27,20 +24,6 @@ export interface CustomerSessionRef {
   sessionId: number;
   projectId: string;
   customerId: number;
-}
-
-interface PasswordRow {
-  enabled: boolean;
-  secret_hash: string | null;
-}
-
-interface SessionRow {
-  id: number;
-  project_id: string;
-  customer_id: number;
-  live: boolean;
-  enabled: boolean;
-  last_used_at: Date | null;
 }
 
 /**
@@ -62,7 +45,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
   private dummyHash: string;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: CustomerSessionsRepository,
     private readonly customers: CustomersService,
     private readonly throttle: LoginThrottle,
     private readonly config: AppConfig,
@@ -73,8 +56,8 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     this.pruning.start();
   }
 
-  onModuleDestroy(): void {
-    this.pruning.stop();
+  onModuleDestroy(): Promise<void> {
+    return this.pruning.stop();
   }
 
   /**
@@ -92,11 +75,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
       const message = 'identifier.value is not a valid username (8 to 16 of A-Z a-z 0-9 _ . -)';
       throw new DomainError('VALIDATION_FAILED', message, [{ field: 'identifier.value', message }]);
     }
-    const customerId = await this.customers.findIdByIdentifier(
-      this.dataSource.manager,
-      project.id,
-      dto.identifier,
-    );
+    const customerId = await this.customers.findIdByIdentifier(undefined, project.id, dto.identifier);
     // the failure counters are those of the customer the identifier resolved to, whichever of its
     // identifiers was typed; an unknown identifier is counted as written (usernames in lower case)
     const subject =
@@ -106,14 +85,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const attempt = this.throttle.attemptFor(project.id, subject, address);
     await this.throttle.begin(attempt);
 
-    const rows: PasswordRow[] = await this.dataSource.query(
-      `SELECT c.enabled, cr.secret_hash
-         FROM customers c
-         LEFT JOIN customer_credentials cr ON cr.customer_id = c.id AND cr.project_id = c.project_id AND cr.type = $3
-        WHERE c.id = $1 AND c.project_id = $2`,
-      [customerId ?? 0, project.id, CREDENTIAL_PASSWORD],
-    );
-    const row = rows[0];
+    const row = await this.repository.findPassword(project.id, customerId ?? 0);
     const hash = row?.secret_hash ?? this.dummyHash;
     const matches = await verifyPassword(dto.password, hash);
     if (customerId === undefined || !row?.secret_hash || !matches)
@@ -128,18 +100,12 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const token = randomToken();
     // Only for a customer that still exists and may log in: one deleted or disabled since the
     // password was checked gets no session (INVALID_CREDENTIALS, as for an unknown one).
-    const [session]: Array<{ expires_at: Date }> = await this.dataSource
-      .query(
-        `INSERT INTO customer_sessions (project_id, customer_id, token_hash, expires_at)
-         SELECT $1::varchar, c.id, $3::varchar, now() + make_interval(days => $4)
-           FROM customers c WHERE c.id = $2 AND c.project_id = $1::varchar AND c.enabled
-         RETURNING expires_at`,
-        [project.id, customerId, sha256Hex(token), this.config.get('CUSTOMER_TOKEN_TTL_DAYS')],
-      )
-      .catch((error: unknown) => {
-        if (isForeignKeyViolation(error)) return [];
-        throw error;
-      });
+    const session = await this.repository.insertSession(
+      project.id,
+      customerId,
+      sha256Hex(token),
+      this.config.get('CUSTOMER_TOKEN_TTL_DAYS'),
+    );
     if (!session) throw new DomainError('INVALID_CREDENTIALS');
     return {
       token,
@@ -156,22 +122,12 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
    */
   async authenticate(project: CallerProject, token: string | undefined): Promise<CustomerSessionRef> {
     if (!token || token.length > 256) throw new DomainError('INVALID_CUSTOMER_TOKEN');
-    const rows: SessionRow[] = await this.dataSource.query(
-      `SELECT s.id, s.project_id, s.customer_id, s.expires_at > now() AS live, c.enabled, s.last_used_at
-         FROM customer_sessions s
-         JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
-        WHERE s.token_hash = $1`,
-      [sha256Hex(token)],
-    );
-    const row = rows[0];
+    const row = await this.repository.findByTokenHash(sha256Hex(token));
     if (!row || !row.live) throw new DomainError('INVALID_CUSTOMER_TOKEN');
     if (row.project_id !== project.id) throw new DomainError('CUSTOMER_PROJECT_MISMATCH');
     if (!row.enabled) throw new DomainError('CUSTOMER_DISABLED');
     if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-      await this.dataSource.query(
-        'UPDATE customer_sessions SET last_used_at = now() WHERE id = $1 AND project_id = $2',
-        [row.id, project.id],
-      );
+      await this.repository.touch(project.id, row.id);
     }
     return { sessionId: row.id, projectId: project.id, customerId: row.customer_id };
   }
@@ -189,11 +145,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
   ): Promise<{ success: true }> {
     const attempt = this.throttle.attemptFor(project.id, `customer:${session.customerId}`, address);
     await this.throttle.begin(attempt);
-    const rows: Array<{ secret_hash: string }> = await this.dataSource.query(
-      'SELECT secret_hash FROM customer_credentials WHERE customer_id = $1 AND project_id = $2 AND type = $3',
-      [session.customerId, project.id, CREDENTIAL_PASSWORD],
-    );
-    const hash = rows[0]?.secret_hash;
+    const hash = await this.repository.findPasswordHash(project.id, session.customerId);
     const matches = await verifyPassword(dto.currentPassword, hash ?? this.dummyHash);
     if (!hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
     await this.throttle.succeeded(attempt);
@@ -204,17 +156,11 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   async logout(session: CustomerSessionRef): Promise<{ success: true }> {
-    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [
-      session.sessionId,
-      session.projectId,
-    ]);
+    await this.repository.delete(session.projectId, session.sessionId);
     return { success: true };
   }
 
-  async pruneExpired(): Promise<number> {
-    const [{ n }]: Array<{ n: number }> = await this.dataSource.query(
-      'WITH gone AS (DELETE FROM customer_sessions WHERE expires_at < now() RETURNING 1) SELECT count(*)::int AS n FROM gone',
-    );
-    return n;
+  pruneExpired(): Promise<number> {
+    return this.repository.pruneExpired();
   }
 }

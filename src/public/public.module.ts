@@ -4,6 +4,7 @@ import { EntitlementsModule } from '../entitlements/entitlements.module';
 import { RedemptionsModule } from '../redemptions/redemptions.module';
 import { SubscriptionsModule } from '../subscriptions/subscriptions.module';
 import { CustomerTokenGuard } from './customer-auth';
+import { CustomerSessionsRepository } from './customer-sessions.repository';
 import { CustomerSessionsService } from './customer-sessions.service';
 import { LoginThrottle } from './login-throttle.service';
 import { MeController } from './me.controller';
@@ -18,6 +19,6 @@ import { AuthModule } from '../auth/auth.module';
 @Module({
   imports: [AuthModule, CustomersModule, EntitlementsModule, SubscriptionsModule, RedemptionsModule],
   controllers: [PublicAuthController, MeController],
-  providers: [CustomerSessionsService, LoginThrottle, CustomerTokenGuard],
+  providers: [CustomerSessionsService, CustomerSessionsRepository, LoginThrottle, CustomerTokenGuard],
 })
 export class PublicModule {}

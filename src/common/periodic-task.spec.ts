@@ -1,13 +1,13 @@
-import { BackgroundLoop } from './background-loop';
+import { PeriodicTask } from './periodic-task';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('BackgroundLoop', () => {
+describe('PeriodicTask', () => {
   it('runs again and again; stop() waits for the run in progress, and none follows', async () => {
     let runs = 0;
     let inProgress = false;
     let finishedAfterStop = false;
-    const loop = new BackgroundLoop('test', 20, async () => {
+    const loop = new PeriodicTask('test', 20, async () => {
       inProgress = true;
       runs++;
       await sleep(30);
@@ -26,7 +26,7 @@ describe('BackgroundLoop', () => {
 
   it('keeps running after a failed run', async () => {
     let runs = 0;
-    const loop = new BackgroundLoop('test', 5, () => {
+    const loop = new PeriodicTask('test', 5, () => {
       runs++;
       return Promise.reject(new Error('boom'));
     });

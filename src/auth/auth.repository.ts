@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { pruneInBatches } from '../database/prune';
+
+/** A failure counter as `FailureCounters` judges it: its count and its ages in seconds. */
+export interface CounterRow {
+  key: string;
+  failures: number;
+  since_start: number;
+  since_last: number;
+}
+
+/**
+ * Every statement of the auth module: the failure counters (`login_failures`, used by
+ * `FailureCounters`) and the request nonces (`request_nonces`, used by `RequestNonceStore`). The
+ * services keep the rules. A method that takes an `EntityManager` runs in the caller's transaction.
+ */
+@Injectable()
+export class AuthRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Creates the counters of `keys` that do not exist yet (in key order: one lock order). */
+  async insertMissingCounters(em: EntityManager, keys: string[]): Promise<void> {
+    await em.query(
+      `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
+         SELECT k, now(), 0, now() FROM unnest($1::varchar[]) AS k ORDER BY k
+         ON CONFLICT (key) DO NOTHING`,
+      [keys],
+    );
+  }
+
+  /** The counters of `keys`, locked for the rest of `em`'s transaction (in key order). */
+  lockCounters(em: EntityManager, keys: string[]): Promise<CounterRow[]> {
+    return em.query(
+      `SELECT key, failures,
+                extract(epoch FROM now() - window_start)::float8 AS since_start,
+                extract(epoch FROM now() - last_failure_at)::float8 AS since_last
+           FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key FOR UPDATE`,
+      [keys],
+    );
+  }
+
+  /** Writes the new counts, each a failure now; `reset`: its window starts now. */
+  async writeCounts(
+    em: EntityManager,
+    next: Array<{ key: string; failures: number; reset: boolean }>,
+  ): Promise<void> {
+    await em.query(
+      `UPDATE login_failures AS f
+            SET failures = v.failures, last_failure_at = now(),
+                window_start = CASE WHEN v.reset THEN now() ELSE f.window_start END
+           FROM unnest($1::varchar[], $2::int[], $3::boolean[]) AS v(key, failures, reset)
+          WHERE f.key = v.key`,
+      [next.map((n) => n.key), next.map((n) => n.failures), next.map((n) => n.reset)],
+    );
+  }
+
+  /** One counter, unlocked. */
+  async readCounter(key: string): Promise<CounterRow | undefined> {
+    const rows: CounterRow[] = await this.dataSource.query(
+      `SELECT key, failures,
+              extract(epoch FROM now() - window_start)::float8 AS since_start,
+              extract(epoch FROM now() - last_failure_at)::float8 AS since_last
+         FROM login_failures WHERE key = $1`,
+      [key],
+    );
+    return rows[0];
+  }
+
+  /** One count back on each counter of `keys` (sorted by the caller: one lock order). */
+  async giveBack(keys: string[]): Promise<void> {
+    await this.dataSource.query(
+      'UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::varchar[])',
+      [keys],
+    );
+  }
+
+  async deleteCounter(key: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM login_failures WHERE key = $1', [key]);
+  }
+
+  /** Deletes the counters with no failure in the last `windowSeconds`; returns how many. */
+  pruneCounters(windowSeconds: number): Promise<number> {
+    return pruneInBatches(this.dataSource, {
+      table: 'login_failures',
+      condition:
+        'window_start <= now() - make_interval(secs => $1) AND last_failure_at <= now() - make_interval(secs => $1)',
+      values: [windowSeconds],
+    });
+  }
+
+  /**
+   * Records the nonce; false when the key already used it and the record is still live.
+   * The UNIQUE (api_key_id, nonce) decides: `ON CONFLICT` takes over only a row that has
+   * expired but not been pruned yet, and leaves a live one alone (no row returned = reused).
+   */
+  async insertNonce(apiKeyId: number, nonce: string, expiresAt: Date, now: Date): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO request_nonces AS n (api_key_id, nonce, expires_at) VALUES ($1, $2, $3)
+       ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
+        WHERE n.expires_at < $4
+       RETURNING 1 AS stored`,
+      [apiKeyId, nonce, expiresAt, now],
+    );
+    return rows.length > 0;
+  }
+
+  /** Deletes the nonces expired before `now`; returns how many. */
+  pruneNonces(now: Date): Promise<number> {
+    return pruneInBatches(this.dataSource, {
+      table: 'request_nonces',
+      condition: 'expires_at < $1',
+      values: [now],
+    });
+  }
+}
