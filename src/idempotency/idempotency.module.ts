@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RoutesModule } from '../common/routes/route-catalog.service';
 import { IdempotentRoutesCheck } from './idempotency.decorator';
+import { IdempotencyRepository } from './idempotency.repository';
 import { IdempotencyService } from './idempotency.service';
 
 /**
@@ -10,7 +11,7 @@ import { IdempotencyService } from './idempotency.service';
  */
 @Module({
   imports: [RoutesModule],
-  providers: [IdempotencyService, IdempotentRoutesCheck],
+  providers: [IdempotencyService, IdempotencyRepository, IdempotentRoutesCheck],
   exports: [IdempotencyService],
 })
 export class IdempotencyModule {}

@@ -1,12 +1,9 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { fingerprintKey, requestFingerprint } from './idempotency-fingerprint';
-
-/** Second argument of `hashtextextended` for the advisory lock of a key (any constant, the same on every replica). */
-const LOCK_SEED = 7_152_015;
+import { IdempotencyRepository } from './idempotency.repository';
 
 /** How long a key is remembered (product.md 7). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -21,13 +18,6 @@ export type EarlierAnswer =
   | { kind: 'in-use' }
   /** The key was used for another request. */
   | { kind: 'reused' };
-
-interface RecordRow {
-  fingerprint: string;
-  response_status: number | null;
-  response_body: unknown;
-  expired: boolean;
-}
 
 /**
  * The `idempotency_records` table (product.md 7). A record holds a finished answer only: it is
@@ -47,7 +37,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly fingerprintKey: Buffer;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: IdempotencyRepository,
     config: AppConfig,
   ) {
     this.fingerprintKey = fingerprintKey(config.get('SECRET_ENCRYPTION_KEY'));
@@ -62,8 +52,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     this.pruning.start();
   }
 
-  onModuleDestroy(): void {
-    this.pruning.stop();
+  onModuleDestroy(): Promise<void> {
+    return this.pruning.stop();
   }
 
   /**
@@ -77,12 +67,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     fingerprint: string,
     em?: EntityManager,
   ): Promise<EarlierAnswer | undefined> {
-    const rows: RecordRow[] = await (em ?? this.dataSource.manager).query(
-      `SELECT fingerprint, response_status, response_body, expires_at < now() AS expired
-         FROM idempotency_records WHERE project_id = $1 AND key = $2`,
-      [projectId, key],
-    );
-    const row = rows[0];
+    const row = await this.repository.find(projectId, key, em);
     if (!row || row.expired) return undefined;
     if (row.response_status === null) return { kind: 'in-use' };
     if (row.fingerprint !== fingerprint) return { kind: 'reused' };
@@ -101,11 +86,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     key: string,
     fingerprint: string,
   ): Promise<EarlierAnswer | undefined> {
-    const [{ locked }]: Array<{ locked: boolean }> = await em.query(
-      `SELECT pg_try_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, ${LOCK_SEED})) AS locked`,
-      [projectId, key],
-    );
-    if (!locked) return { kind: 'in-use' };
+    if (!(await this.repository.tryLock(em, projectId, key))) return { kind: 'in-use' };
     return this.find(projectId, key, fingerprint, em);
   }
 
@@ -126,32 +107,25 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   ): Promise<void> {
     // In the work's transaction the key is locked and was free: this answer is the truth, even
     // over an error answer that a duplicate stored meanwhile. Outside, a live answer wins.
-    await (em ?? this.dataSource.manager).query(
-      `INSERT INTO idempotency_records AS r (project_id, key, fingerprint, response_status, response_body, expires_at)
-       VALUES ($1, $2, $3, $4, to_jsonb($5::text), now() + make_interval(hours => $6))
-       ON CONFLICT (project_id, key) DO UPDATE
-          SET fingerprint = EXCLUDED.fingerprint, response_status = EXCLUDED.response_status,
-              response_body = EXCLUDED.response_body, created_at = now(), expires_at = EXCLUDED.expires_at
-        WHERE $7 OR r.expires_at < now() OR (r.response_status IS NULL AND r.fingerprint = EXCLUDED.fingerprint)`,
-      [projectId, key, fingerprint, status, bodyText, IDEMPOTENCY_TTL_HOURS, em !== undefined],
+    await this.repository.upsert(
+      projectId,
+      key,
+      fingerprint,
+      status,
+      bodyText,
+      IDEMPOTENCY_TTL_HOURS,
+      em !== undefined,
+      em,
     );
   }
 
   /** Replaces the stored answer of this request (the handler answered more than its work returned). */
   async replace(projectId: string, key: string, fingerprint: string, status: number, bodyText: string) {
-    await this.dataSource.query(
-      `UPDATE idempotency_records SET response_status = $4, response_body = to_jsonb($5::text)
-        WHERE project_id = $1 AND key = $2 AND fingerprint = $3`,
-      [projectId, key, fingerprint, status, bodyText],
-    );
+    await this.repository.replaceAnswer(projectId, key, fingerprint, status, bodyText);
   }
 
   /** Deletes every expired record; returns how many. */
-  async pruneExpired(): Promise<number> {
-    const [{ n }]: Array<{ n: number }> = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM idempotency_records WHERE expires_at < now() RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-    );
-    return n;
+  pruneExpired(): Promise<number> {
+    return this.repository.pruneExpired();
   }
 }

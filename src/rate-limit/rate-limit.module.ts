@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { MetricsModule } from '../metrics/metrics.module';
 import { MetricsService } from '../metrics/metrics.service';
-import { PostgresRateLimitStore } from './postgres-rate-limit.store';
+import { PostgresRateLimitRepository } from './rate-limit.repository';
 import { AddressRateLimitGuard } from './rate-limit.guard';
 import { RATE_LIMIT_STORE, RateLimitClock, RateLimitStore } from './rate-limit.store';
 import { RateLimiter } from './rate-limiter.service';
@@ -28,7 +28,7 @@ function createStore(
         skipped: () => metrics.recordRateLimitStore('skipped'),
       },
     );
-  return new PostgresRateLimitStore(dataSource, clock);
+  return new PostgresRateLimitRepository(dataSource, clock);
 }
 
 /**

@@ -52,7 +52,7 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
       customer: config.get('RATE_LIMIT_PER_CUSTOMER'),
     };
     const prune = store?.prune?.bind(store);
-    if (prune) this.pruning = new PeriodicTask('RateLimitPruning', PRUNE_INTERVAL_MS, prune);
+    if (prune) this.pruning = new PeriodicTask('Pruning rate-limit counters', PRUNE_INTERVAL_MS, prune);
   }
 
   get enabled(): boolean {
@@ -90,7 +90,7 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
 
   /** After the HTTP server has drained (Nest calls shutdown hooks last). */
   async onApplicationShutdown(): Promise<void> {
-    this.pruning?.stop();
+    await this.pruning?.stop();
     await this.store?.close?.();
   }
 

@@ -2,7 +2,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * One fixed-window request counter of the rate limiter's PostgreSQL store (see
- * `postgres-rate-limit.store.ts`). Keys: `key:<api key id>` and `address:<client address>`.
+ * `rate-limit.repository.ts`). Keys: `key:<api key id>` and `address:<client address>`.
  * The table is UNLOGGED (migration RateLimits): counters are worth no WAL and may be lost in a
  * crash; expired rows are pruned every few minutes.
  */

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { pruneInBatches } from '../database/prune';
 import type { RateLimitClock, RateLimitStore, WindowHit } from './rate-limit.store';
 
 interface HitRow {
@@ -7,12 +8,14 @@ interface HitRow {
 }
 
 /**
- * Counters in the UNLOGGED table `rate_limit_counters`: one upsert per request (the approach of
- * `LoginThrottle`), which starts a new window when the stored one has ended. The database's clock
+ * The rate-limit module's repository: every statement on the UNLOGGED table
+ * `rate_limit_counters`, and the Postgres `RateLimitStore` itself (the store IS the data access of
+ * this module, so it is not wrapped again). One upsert per request (the approach of
+ * `FailureCounters`), which starts a new window when the stored one has ended. The database's clock
  * decides (shifted by `RateLimitClock`, which only tests move), so replicas with drifting clocks
  * still agree.
  */
-export class PostgresRateLimitStore implements RateLimitStore {
+export class PostgresRateLimitRepository implements RateLimitStore {
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: RateLimitClock,
@@ -32,12 +35,12 @@ export class PostgresRateLimitStore implements RateLimitStore {
     return { count: row.hits, resetSeconds: row.reset_seconds };
   }
 
-  async prune(): Promise<number> {
-    const [{ n }]: Array<{ n: number }> = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM rate_limit_counters WHERE expires_at <= now() + make_interval(secs => $1::float8) RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [this.clock.shiftSeconds],
-    );
-    return n;
+  /** Deletes the counters whose window has ended; returns how many. */
+  prune(): Promise<number> {
+    return pruneInBatches(this.dataSource, {
+      table: 'rate_limit_counters',
+      condition: 'expires_at <= now() + make_interval(secs => $1::float8)',
+      values: [this.clock.shiftSeconds],
+    });
   }
 }
