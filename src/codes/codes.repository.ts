@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
-import { likePattern } from '../common/http/pagination';
+import { likePattern, PageWindow } from '../common/http/pagination';
 import { Statement, Statements } from '../database/statements';
 import { CodeBatch } from './entities/code-batch.entity';
 import { Code } from './entities/code.entity';
@@ -105,8 +105,7 @@ export class CodesRepository {
     projectId: string,
     filter: CodeFilter,
     now: Date,
-    offset: number,
-    limit: number,
+    { limit, offset }: PageWindow,
     em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<[Code[], number]> {
     const qb = this.withPlanName(em.createQueryBuilder(Code, 'c'))

@@ -7,7 +7,7 @@ import { allowLongStatements } from '../database/timeouts';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, toPage } from '../common/http/pagination';
+import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { EventsService } from '../events/events.service';
@@ -126,8 +126,7 @@ export class CodesService {
         projectId,
         { status: query.status, planId: query.planId, batchId: query.batchId, search },
         now,
-        (query.page - 1) * query.pageSize,
-        query.pageSize,
+        pageWindow(query),
         em,
       ),
     );

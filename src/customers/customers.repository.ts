@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { MAX_INT4 } from '../common/http/pagination';
+import { MAX_INT4, PageWindow } from '../common/http/pagination';
 import { Statement, Statements } from '../database/statements';
 import type { CustomerRefDto, IdentifierInputDto } from './dto/customer.dto';
 import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
@@ -37,19 +37,18 @@ export class CustomersRepository {
     private readonly statements: Statements,
   ) {}
 
-  /** One page of a project's customer ids, newest first, and the exact total (rows `from`+1 on). */
+  /** One page of a project's customer ids, newest first, and the exact total (rows `offset`+1 on). */
   async pageIds(
     projectId: string,
-    from: number,
-    pageSize: number,
-    search?: SearchPatterns,
+    { limit, offset }: PageWindow,
+    search: SearchPatterns | undefined,
     em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<{ ids: number[]; total: number }> {
     if (!search) {
       const [row] = await this.statements.rows<{ ids: number[]; total: number }>(em, UNFILTERED_PAGE, [
         projectId,
-        pageSize,
-        from,
+        limit,
+        offset,
       ]);
       return row;
     }
@@ -77,7 +76,7 @@ export class CustomersRepository {
               WHERE doc LIKE lower($2)`; // OFFSET 0: the full pattern stays out of the index scan
     }
     // one pass over the matches gives the total and the page (empty past the end)
-    const [first, last] = [from + 1, from + pageSize].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
+    const [first, last] = [offset + 1, offset + limit].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
     const [row]: Array<{ total: number; ids: number[] }> = await em.query(
       `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
            FROM (${matches}) m`,

@@ -8,7 +8,7 @@ import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
 import { hashPassword } from '../common/crypto/passwords';
-import { likePattern, Page, PageQueryDto, toPage } from '../common/http/pagination';
+import { likePattern, Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
 import { isUniqueViolation, violatedConstraint } from '../database/pg-errors';
 import type { CustomerSubscriptionView } from '../subscriptions/dto/subscription.dto';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
@@ -165,7 +165,6 @@ export class CustomersService {
    * come from one statement, also for a page past the end.
    */
   async list(projectId: string, query: PageQueryDto): Promise<Page<CustomerListItem>> {
-    const from = (query.page - 1) * query.pageSize; // rows before the page
     const term = query.search;
     const search = term
       ? term.includes(SEARCH_SEPARATOR)
@@ -178,7 +177,7 @@ export class CustomersService {
       : undefined;
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
     const { customers, total } = await this.reads.run(projectId, async (em) => {
-      const { ids, total } = await this.repository.pageIds(projectId, from, query.pageSize, search, em);
+      const { ids, total } = await this.repository.pageIds(projectId, pageWindow(query), search, em);
       return { total, customers: await this.repository.loadMany(projectId, ids, em) };
     });
     return toPage(

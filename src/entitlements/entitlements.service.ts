@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, toPage } from '../common/http/pagination';
+import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { CustomersService } from '../customers/customers.service';
 import { inTransaction } from '../database/transaction';
 import { EventsService } from '../events/events.service';
@@ -360,8 +360,7 @@ export class EntitlementsService {
         from: query.from ? new Date(query.from) : undefined,
         to: query.to ? new Date(query.to) : undefined,
       },
-      query.pageSize,
-      (query.page - 1) * query.pageSize,
+      pageWindow(query),
     );
     return toPage(rows.map(toUsageView), total, query);
   }

@@ -3,6 +3,7 @@ import { EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
 import { Allocation, microsText } from './engine/entitlement-engine';
 import { USAGE_JSON, UsageRow } from './entitlements.repository';
+import { PageWindow } from '../common/http/pagination';
 
 export interface NewUsage {
   projectId: string;
@@ -60,8 +61,7 @@ export class UsageRepository {
     projectId: string,
     customerId: number,
     filter: { featureId?: number; from?: Date; to?: Date },
-    limit: number,
-    offset: number,
+    { limit, offset }: PageWindow,
   ): Promise<{ rows: UsageRow[]; total: number }> {
     const values: unknown[] = [projectId, customerId];
     let where = 'u.project_id = $1 AND u.customer_id = $2';

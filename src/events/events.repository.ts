@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
 import { pruneInBatches } from '../database/prune';
+import type { CursorWindow } from '../common/http/pagination';
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -156,16 +157,16 @@ export class EventsRepository {
   /** A page of the project's events, newest first; `after` is the last (createdAt, id) of the previous page. */
   async list(
     projectId: string,
-    filter: { type?: string; customerId?: number; after?: { createdAt: string; id: string } },
-    limit: number,
+    filter: { type?: string; customerId?: number },
+    { limit, after }: CursorWindow<{ createdAt: string; id: string }>,
   ): Promise<EventRow[]> {
     const where = ['project_id = $1'];
     const values: unknown[] = [projectId];
     if (filter.type !== undefined) where.push(`type = $${values.push(filter.type)}`);
     if (filter.customerId !== undefined) where.push(`customer_id = $${values.push(filter.customerId)}`);
-    if (filter.after)
+    if (after)
       where.push(
-        `(created_at, id) < ($${values.push(filter.after.createdAt)}::timestamptz, $${values.push(filter.after.id)})`,
+        `(created_at, id) < ($${values.push(after.createdAt)}::timestamptz, $${values.push(after.id)})`,
       );
     return this.dataSource.query(
       `SELECT id, project_id, type, data, created_at FROM events WHERE ${where.join(' AND ')}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { randomBase32Lower } from '../common/crypto/random';
+import { cursorWindow, toCursorPage } from '../common/http/pagination';
 import { DomainError } from '../common/errors/domain-error';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -45,21 +46,16 @@ const toEventView = (row: EventRow): EventView => ({
   data: row.data,
 });
 
-const encodeCursor = (row: EventRow) =>
-  Buffer.from(JSON.stringify([row.created_at.toISOString(), row.id])).toString('base64url');
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string')
-      return { createdAt, id };
-  } catch {
-    // refused below
-  }
-  throw new DomainError('VALIDATION_FAILED', 'cursor is not a nextCursor of this list', [
-    { field: 'cursor', message: 'must be the nextCursor of a previous page' },
-  ]);
+/** An event's place in the newest-first order: the sort key of the events' cursor. */
+interface EventKey {
+  createdAt: string;
+  id: string;
 }
+
+const eventKey = ([createdAt, id]: unknown[]): EventKey | undefined =>
+  typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string'
+    ? { createdAt, id }
+    : undefined;
 
 /**
  * The events of a project (events.md 1 and 2): recorded by the services that change things, in
@@ -101,18 +97,10 @@ export class EventsService {
   async list(projectId: string, query: ListEventsQueryDto): Promise<EventPageView> {
     const rows = await this.events.list(
       projectId,
-      {
-        type: query.type,
-        customerId: query.customerId,
-        after: query.cursor ? decodeCursor(query.cursor) : undefined,
-      },
-      query.limit + 1,
+      { type: query.type, customerId: query.customerId },
+      cursorWindow(query.limit, query.cursor, eventKey),
     );
-    const page = rows.slice(0, query.limit);
-    return {
-      data: page.map(toEventView),
-      nextCursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]) : null,
-    };
+    return toCursorPage(rows, query.limit, toEventView, (row) => [row.created_at.toISOString(), row.id]);
   }
 
   async get(projectId: string, eventId: string): Promise<EventView> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { WebhookEndpoint } from './entities/webhook-endpoint.entity';
+import { PageWindow } from '../common/http/pagination';
 
 /** Every statement of `webhook_endpoints`; every one filters on the project, except the worker's. */
 @Injectable()
@@ -20,7 +21,7 @@ export class WebhookEndpointsRepository {
   }
 
   /** A page, newest first, and the total. */
-  page(projectId: string, offset: number, limit: number): Promise<[WebhookEndpoint[], number]> {
+  page(projectId: string, { limit, offset }: PageWindow): Promise<[WebhookEndpoint[], number]> {
     return this.dataSource.manager.findAndCount(WebhookEndpoint, {
       where: { projectId },
       order: { createdAt: 'DESC', id: 'DESC' },

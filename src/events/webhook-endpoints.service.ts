@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { randomBase32Lower } from '../common/crypto/random';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, toPage } from '../common/http/pagination';
+import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { AppConfig } from '../config/app-config';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -111,11 +111,7 @@ export class WebhookEndpointsService {
   }
 
   async list(projectId: string, query: ListWebhookEndpointsQueryDto): Promise<Page<WebhookEndpointView>> {
-    const [rows, total] = await this.endpoints.page(
-      projectId,
-      (query.page - 1) * query.pageSize,
-      query.pageSize,
-    );
+    const [rows, total] = await this.endpoints.page(projectId, pageWindow(query));
     return toPage(rows.map(toEndpointView), total, query);
   }
 

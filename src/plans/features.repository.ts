@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { likePattern } from '../common/http/pagination';
+import { likePattern, PageWindow } from '../common/http/pagination';
 import { Feature } from './entities/feature.entity';
 import { Quota } from './entities/quota.entity';
 
@@ -21,8 +21,7 @@ export class FeaturesRepository {
   page(
     projectId: string,
     search: string | undefined,
-    skip: number,
-    take: number,
+    window: PageWindow,
     em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<[Feature[], number]> {
     const qb = em
@@ -31,7 +30,7 @@ export class FeaturesRepository {
       .orderBy('f.id', 'DESC');
     if (search)
       qb.andWhere('(f.name ILIKE :pattern OR f.slug ILIKE :pattern)', { pattern: likePattern(search) });
-    return qb.skip(skip).take(take).getManyAndCount();
+    return qb.skip(window.offset).take(window.limit).getManyAndCount();
   }
 
   find(

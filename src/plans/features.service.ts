@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, PageQueryDto, toPage } from '../common/http/pagination';
+import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
 import { violatedConstraint } from '../database/pg-errors';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { Feature } from './entities/feature.entity';
@@ -48,7 +48,7 @@ export class FeaturesService {
   async list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
     const [rows, total] = await this.reads.run(projectId, (em) =>
-      this.repository.page(projectId, query.search, (query.page - 1) * query.pageSize, query.pageSize, em),
+      this.repository.page(projectId, query.search, pageWindow(query), em),
     );
     return toPage(rows.map(toFeatureView), total, query);
   }

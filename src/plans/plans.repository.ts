@@ -6,6 +6,7 @@ import { Feature } from './entities/feature.entity';
 import { Plan } from './entities/plan.entity';
 import { Quota } from './entities/quota.entity';
 import type { QuotaWithFeature } from './plans.mapper';
+import type { PageWindow } from '../common/http/pagination';
 
 export type QuotaRow = Pick<
   Quota,
@@ -29,8 +30,7 @@ export class PlansRepository {
   async page(
     projectId: string,
     pattern: string | undefined,
-    limit: number,
-    offset: number,
+    { limit, offset }: PageWindow,
     em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<{ plans: Plan[]; total: number }> {
     const search = pattern !== undefined ? [pattern] : [];

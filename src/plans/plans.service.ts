@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../database/transaction';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
-import { Page, likePattern, toPage } from '../common/http/pagination';
+import { Page, likePattern, pageWindow, toPage } from '../common/http/pagination';
 import { violatedConstraint } from '../database/pg-errors';
 import { CreatePlanDto, PlanListQueryDto, PlanView, QuotaInputDto, UpdatePlanDto } from './dto/plan.dto';
 import { Plan } from './entities/plan.entity';
@@ -66,8 +66,7 @@ export class PlansService {
       const { plans, total } = await this.repository.page(
         projectId,
         query.search ? likePattern(query.search) : undefined,
-        query.pageSize,
-        (query.page - 1) * query.pageSize,
+        pageWindow(query),
         em,
       );
       return toPage(await this.toViews(em, projectId, plans), total, query);

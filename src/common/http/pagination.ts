@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { DomainError } from '../errors/domain-error';
 
 export const MAX_PAGE_SIZE = 100;
 /**
@@ -87,6 +88,64 @@ export function toPage<T>(data: T[], total: number, query: Pick<PageQueryDto, 'p
     page: query.page,
     pageSize: query.pageSize,
     totalPages: Math.ceil(total / query.pageSize),
+  };
+}
+
+/**
+ * The rows a cursor page asks its repository for: `limit` rows after the position `after` (the
+ * sort key of the previous page's last row). `limit` is one more than the page holds: the extra
+ * row says whether a next page exists (`cursorWindow`, `toCursorPage`).
+ */
+export interface CursorWindow<C> {
+  limit: number;
+  after?: C;
+}
+
+/** A cursor page (`{ data, nextCursor }`, events.md 2): `nextCursor` is null on the last page. */
+export interface CursorPage<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/**
+ * The window of a page of `pageSize` rows after `cursor` (a `nextCursor` of a previous page);
+ * `decode` turns the cursor's values back into the sort key, or undefined when they are not one
+ * (then 400 VALIDATION_FAILED on `cursor`).
+ */
+export function cursorWindow<C>(
+  pageSize: number,
+  cursor: string | undefined,
+  decode: (values: unknown[]) => C | undefined,
+): CursorWindow<C> {
+  if (!cursor) return { limit: pageSize + 1 };
+  let after: C | undefined;
+  try {
+    const values: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(values)) after = decode(values);
+  } catch {
+    // refused below
+  }
+  if (after === undefined)
+    throw new DomainError('VALIDATION_FAILED', 'cursor is not a nextCursor of this list', [
+      { field: 'cursor', message: 'must be the nextCursor of a previous page' },
+    ]);
+  return { limit: pageSize + 1, after };
+}
+
+/** The page of rows read through `cursorWindow(pageSize, ...)`; `keyOf` gives a row's sort key for the next cursor. */
+export function toCursorPage<R, T>(
+  rows: R[],
+  pageSize: number,
+  view: (row: R) => T,
+  keyOf: (row: R) => unknown[],
+): CursorPage<T> {
+  const page = rows.slice(0, pageSize);
+  return {
+    data: page.map(view),
+    nextCursor:
+      rows.length > pageSize
+        ? Buffer.from(JSON.stringify(keyOf(page[page.length - 1]))).toString('base64url')
+        : null,
   };
 }
 
