@@ -3,6 +3,12 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** A string that starts as a SQL statement (the service writes SQL keywords in capitals). */
+const SQL_TEXT = String.raw`/^\s*(SELECT|INSERT\s+INTO|UPDATE\s+\w+(\s+AS\s+\w+)?\s+SET|DELETE\s+FROM|WITH\s+\w+\s+AS)\b/`;
+/** EntityManager's query methods. */
+const EM_CALLS =
+  '/^(find|findOne|findBy|findOneBy|findAndCount|findOneOrFail|exists|count|save|insert|update|upsert|delete|softDelete|increment|decrement|remove)$/';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'coverage/**', '.data/**', 'node_modules/**', 'bench/results/**', 'deploy/**'] },
   js.configs.recommended,
@@ -28,6 +34,48 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    // The house's layering (README, Code map): SQL text and query calls live in repositories only.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.repository.ts', 'src/database/**', 'src/**/migrations/**', 'src/**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `Literal[value=${SQL_TEXT}]`,
+          message: 'SQL text belongs in a repository (<module>.repository.ts) or src/database/.',
+        },
+        {
+          selector: `TemplateLiteral[quasis.0.value.raw=${SQL_TEXT}]`,
+          message: 'SQL text belongs in a repository (<module>.repository.ts) or src/database/.',
+        },
+        {
+          selector: 'CallExpression[callee.property.name=/^(query|createQueryBuilder|getRepository)$/]',
+          message: 'Queries run in repositories (<module>.repository.ts): call one from here.',
+        },
+        {
+          selector: `CallExpression[callee.object.name=/^(em|manager|entityManager)$/][callee.property.name=${EM_CALLS}]`,
+          message: 'EntityManager queries run in repositories (<module>.repository.ts): pass `em` to one.',
+        },
+        {
+          selector: `CallExpression[callee.object.property.name=/^(manager|dataSource)$/][callee.property.name=${EM_CALLS}]`,
+          message: 'EntityManager queries run in repositories (<module>.repository.ts): call one from here.',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@nestjs/typeorm',
+              importNames: ['InjectRepository'],
+              message: 'TypeORM repositories are used inside <module>.repository.ts only.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

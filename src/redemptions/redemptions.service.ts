@@ -242,10 +242,7 @@ export class RedemptionsService {
     // A customer created by this call holds only windows this call made: its sign-up windows
     // (as the grant left them; cancelled ones excluded) and the granted ones, read back at once.
     const windows = created
-      ? await em.find(Subscription, {
-          where: { projectId: project.id, customerId: customer.id, status: 'active' },
-          order: { validFrom: 'ASC', id: 'ASC' },
-        })
+      ? await this.subscriptions.activeWindows(em, project.id, customer.id)
       : result.created;
     return {
       customer,

@@ -64,6 +64,14 @@ export class SubscriptionsRepository {
     return this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat());
   }
 
+  /** A customer's active windows (without their plans), by start, read in `em`. */
+  activeWindows(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
+    return em.find(Subscription, {
+      where: { projectId, customerId, status: 'active' },
+      order: { validFrom: 'ASC', id: 'ASC' },
+    });
+  }
+
   /** A customer's active (not cancelled) windows with their plans, by start, read in `em`. */
   activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
     return em

@@ -131,6 +131,11 @@ export class SubscriptionsService {
     return created;
   }
 
+  /** A customer's active (not cancelled) windows, without their plans, by start. */
+  activeWindows(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
+    return this.repository.activeWindows(em, projectId, customerId);
+  }
+
   /** A customer's active (not cancelled) windows with their plans, by start: what a new customer's sign-up left. */
   activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
     return this.repository.activeWindowsOf(em, projectId, customerId);
