@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { CustomersService } from '../src/customers/customers.service';
+import { pruneInBatches } from '../src/database/prune';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
@@ -337,6 +338,31 @@ describe('idempotency (product.md 7)', () => {
         'SELECT count(*)::int AS n FROM idempotency_records WHERE expires_at < now()',
       );
       expect(n).toBe(0);
+    });
+
+    it('the bounded prune deletes in batches until none is left, and only what matches', async () => {
+      const keys = Array.from({ length: 7 }, () => newKey());
+      const live = newKey();
+      for (const key of keys)
+        await t.dataSource.query(
+          `INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)
+           VALUES ($1, $2, $3, 201, to_jsonb('{}'::text), now() - interval '1 second')`,
+          [a.id, key, '1'.repeat(64)],
+        );
+      await t.dataSource.query(
+        `INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)
+         VALUES ($1, $2, $3, 201, to_jsonb('{}'::text), now() + interval '1 hour')`,
+        [a.id, live, '1'.repeat(64)],
+      );
+      // batches of 3: 3 + 3 + 1 of these 7 (and any other expired record of the suite)
+      const pruned = await pruneInBatches(
+        t.dataSource,
+        { table: 'idempotency_records', condition: 'project_id = $1 AND expires_at < now()', values: [a.id] },
+        3,
+      );
+      expect(pruned).toBe(7);
+      for (const key of keys) expect(await record(a.id, key)).toBeUndefined();
+      expect(await record(a.id, live)).toBeDefined();
     });
   });
 
