@@ -260,18 +260,28 @@ const fingerprintOf = (customer: string) =>
 /**
  * The two sum columns (`used`, `overage`) for customer `customer`: `$p` to `$p+3` the periods
  * (feature ids, groups, starts, ends), `$p+4` and `$p+5` the overage requests (feature ids, since).
+ *
+ * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without
+ * it a generic plan counts 10 rows for the `unnest` of an array parameter (a custom plan sees the
+ * array: 1 or 2), so its cost looked five times that of a custom plan and PostgreSQL planned these
+ * prepared statements again on every call (0.25 to 0.36 ms of planning for 0.1 ms of execution).
+ * A range on the ordinality has the planner's default selectivity for a range (0.5 %): one row.
  */
+const ORDINALITY_MAX = 2147483647;
+
 const sumsColumns = (customer: string, p: number) => `
     ARRAY(SELECT (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                    WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
                      AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
                      AND NOT a.reversed AND a.project_id = $1)::text
             FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
+           WHERE b.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY b.i) AS used,
     ARRAY(SELECT (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                    WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since
                      AND u.reversed_at IS NULL AND u.project_id = $1)::text
             FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)
+           WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
 
 const SUMS_TEXT = `SELECT ${sumsColumns('$2', 3)}`;
