@@ -82,29 +82,54 @@ export function runAnchor(windows: readonly EngineWindow[], w: EngineWindow): Da
   }
 }
 
+/** A reset interval as the engine uses it: its components, and its approximate length in ms. */
+interface ParsedInterval {
+  components: Array<[string, number]>;
+  approxMs: number;
+}
+
+// reset intervals are few (those of the project's quotas) and a parse is immutable: kept per process
+const intervals = new Map<string, ParsedInterval>();
+
+function parsedInterval(interval: string): ParsedInterval {
+  let parsed = intervals.get(interval);
+  if (!parsed) {
+    const duration = parseIsoDuration(interval);
+    if (!duration) throw new RangeError(`not a valid ISO 8601 duration: ${interval}`);
+    parsed = {
+      components: Object.entries(duration.toObject()) as Array<[string, number]>,
+      approxMs: duration.as('milliseconds'),
+    };
+    if (intervals.size >= 1000) intervals.clear();
+    intervals.set(interval, parsed);
+  }
+  return parsed;
+}
+
 /** `anchor + k x interval`, computed from the anchor (calendar arithmetic in UTC, months clamped). */
 export function boundary(anchor: Date, interval: string, k: number): Date {
-  const duration = parseIsoDuration(interval);
-  if (!duration) throw new RangeError(`not a valid ISO 8601 duration: ${interval}`);
+  const { components } = parsedInterval(interval);
   if (k === 0) return anchor;
-  const scaled = Duration.fromObject(
-    Object.fromEntries(Object.entries(duration.toObject()).map(([unit, v]) => [unit, (v as number) * k])),
-  );
+  const scaled = Duration.fromObject(Object.fromEntries(components.map(([unit, v]) => [unit, v * k])));
   return DateTime.fromMillis(anchor.getTime(), { zone: 'utc' }).plus(scaled).toJSDate();
 }
 
 /** The period `[start, end)` of a run anchored at `anchor` that holds `t` (t >= anchor). */
 export function periodAt(anchor: Date, interval: string | null, t: Date): { start: Date; end: Date | null } {
   if (interval === null) return { start: anchor, end: null };
-  const duration = parseIsoDuration(interval);
-  if (!duration) throw new RangeError(`not a valid ISO 8601 duration: ${interval}`);
-  const approx = duration.as('milliseconds');
+  const { approxMs } = parsedInterval(interval);
   const elapsed = t.getTime() - anchor.getTime();
-  let k = Math.max(0, Math.floor(elapsed / approx));
+  let k = Math.max(0, Math.floor(elapsed / approxMs));
   // the estimate is exact for fixed lengths; calendar units (months, years) move it by a step or two
-  while (k > 0 && boundary(anchor, interval, k).getTime() > t.getTime()) k--;
-  while (boundary(anchor, interval, k + 1).getTime() <= t.getTime()) k++;
-  return { start: boundary(anchor, interval, k), end: boundary(anchor, interval, k + 1) };
+  let start = boundary(anchor, interval, k);
+  while (k > 0 && start.getTime() > t.getTime()) start = boundary(anchor, interval, --k);
+  let end = boundary(anchor, interval, k + 1);
+  while (end.getTime() <= t.getTime()) {
+    k++;
+    start = end;
+    end = boundary(anchor, interval, k + 1);
+  }
+  return { start, end };
 }
 
 /**
