@@ -88,6 +88,28 @@ export class Statements implements OnModuleInit {
     }
   }
 
+  /**
+   * Opens a transaction on `em`'s connection with `statement` as its first statement, in one
+   * round trip: `BEGIN; <statement>` as one simple query, so the round trip of a lone `BEGIN`
+   * is saved (for `inTransactionOpenedByWork`). A simple query takes no parameters: `values`
+   * are written into the text as literals, escaped by the driver, and the statement is planned
+   * each time, so keep it small (a row lock by key).
+   */
+  async begin<R extends QueryResultRow = QueryResultRow>(
+    em: EntityManager,
+    statement: Statement,
+    values: Array<string | number>,
+  ): Promise<R[]> {
+    const client = (await em.queryRunner!.connect()) as PoolClient;
+    const text = statement.text.replace(/\$(\d+)/g, (_, n: string) => client.escapeLiteral(String(values[+n - 1])));
+    try {
+      const results = (await client.query<R>(`BEGIN; ${text}`)) as unknown as Array<QueryResult<R>>;
+      return results[results.length - 1].rows;
+    } catch (error) {
+      throw new QueryFailedError(text, values, error as Error);
+    }
+  }
+
   /** The rows of `statement`. */
   async rows<R extends QueryResultRow = QueryResultRow>(
     em: EntityManager | undefined,

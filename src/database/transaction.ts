@@ -59,3 +59,34 @@ export async function inTransaction<T>(
     }
   }
 }
+
+/**
+ * `inTransaction` for a unit of work that opens the transaction itself with its first
+ * statement (`Statements.begin`: `BEGIN` and a row lock in one round trip); then a plain
+ * `COMMIT`, or `ROLLBACK` when the work throws, and the same retries. For the hottest write (a
+ * consume), where the round trip of a lone `BEGIN` was a fifth of the work. Without participant.
+ */
+export async function inTransactionOpenedByWork<T>(
+  dataSource: DataSource,
+  work: (em: EntityManager) => Promise<T>,
+  attempts = 4,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      const result = await work(runner.manager);
+      await runner.query('COMMIT');
+      return result;
+    } catch (error) {
+      // without a transaction open (the work failed before its first statement) this only warns
+      await runner.query('ROLLBACK').catch(() => undefined);
+      const code =
+        error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
+      if (!code || !RETRYABLE.has(code) || attempt >= attempts) throw error;
+    } finally {
+      await runner.release();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+  }
+}

@@ -62,13 +62,8 @@ export interface CustomerState {
   features: FeatureRow[];
   /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
   windowsFor(featureId: number): EngineWindow[];
-  /**
-   * With `forUpdate`: a digest of all the customer's windows. The windows above were read with
-   * the statement's snapshot, taken before the lock was granted; `sums` answers the digest
-   * again with a fresh snapshot, and a difference (a grant committed while this call waited for
-   * the lock) means: read the windows again.
-   */
-  fingerprint: string | null;
+  /** With `eventId`: the customer's record holding that event id, if any. */
+  existing?: UsageRow | null;
   /** The guess sent, with its sums read in the same statement (same snapshot) as the rest. */
   guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
 }
@@ -93,7 +88,7 @@ interface StateRow {
       resetInterval: string | null;
     }>;
   }>;
-  fingerprint: string | null;
+  existing?: UsageRow | null;
 }
 
 /** The JSON of one usage record `u` with its allocations (for `row_to_json`-free reads). */
@@ -151,29 +146,30 @@ export class EntitlementsRepository {
    * The customer named by `lock` (`null`: no such customer in the project), the feature(s) of
    * `feature`, and every live window of the customer with its quota for those features.
    *
-   * With `forUpdate` the customer's row is locked `FOR UPDATE` for the rest of the transaction:
-   * the same lock a redemption or activation takes, so a consume, a grant and another consume
-   * for one customer never interleave. The customer row is then its latest version, but the
-   * rest was read with the snapshot taken before the lock was granted: see `fingerprint`.
+   * With `guess`, the sums of those periods (see `SumsGuess`); with `eventId`, the record
+   * holding it (a consume, after `lockCustomer`: the statement's snapshot then sees every
+   * consume and grant for the customer that committed before the lock was granted).
    */
   async loadState(
     em: EntityManager | undefined,
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    options: { forUpdate?: boolean; guess?: SumsGuess } = {},
+    options: { guess?: SumsGuess; eventId?: string } = {},
   ): Promise<CustomerState | null> {
     const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
-    const guess = options.forUpdate ? undefined : options.guess;
-    const key = `${lock.name}:${featureKind}:${options.forUpdate ? 'lock' : 'read'}:${!!guess}`;
+    const { guess, eventId } = options;
+    const withEvent = eventId !== undefined;
+    const key = `${lock.name}:${featureKind}:${!!guess}:${withEvent}`;
     let statement = this.stateStatements.get(key);
     if (!statement) {
-      statement = stateStatement(lock, featureKind, !!options.forUpdate, !!guess);
+      statement = stateStatement(lock, featureKind, !!guess, withEvent);
       this.stateStatements.set(key, statement);
     }
     const values: unknown[] = [projectId, ...lock.values];
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
     if (guess) values.push(...sumsValues(guess.periods, guess.overages));
+    if (withEvent) values.push(eventId);
     const [row] = await this.statements.rows<StateRow & { used?: string[]; overage?: string[] }>(
       em,
       statement,
@@ -190,7 +186,7 @@ export class EntitlementsRepository {
       username: row.username,
       enabled: row.enabled,
       features: row.features,
-      fingerprint: row.fingerprint,
+      ...(withEvent ? { existing: row.existing ?? null } : {}),
       guessed: guess
         ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
         : undefined,
@@ -218,13 +214,25 @@ export class EntitlementsRepository {
   }
 
   /**
+   * Opens `em`'s transaction and locks the customer named by `lock` (`FOR UPDATE`) in one round
+   * trip (`Statements.begin`); answers its id, or null when the project has no such customer.
+   * The same lock a redemption or activation takes, so a consume, a grant and another consume
+   * for one customer never interleave; every statement after it has a snapshot taken once the
+   * lock was granted, so it sees all of them that committed before.
+   */
+  async lockCustomer(em: EntityManager, projectId: string, lock: CustomerLock): Promise<number | null> {
+    const [row] = await this.statements.begin<{ id: number }>(em, lockStatement(lock), [
+      projectId,
+      ...(lock.values as Array<string | number>),
+    ]);
+    return row ? row.id : null;
+  }
+
+  /**
    * In one statement: for each of `periods`, the micro-units allocated to its group by the
    * customer's records of its feature recorded within `[periodStart, periodEnd)`, reversed ones
    * excluded (index `usage_allocations_period_idx`, live rows only); and for each of `overages`,
-   * the overage of the feature's records recorded since `since`. With `eventId` (a consume,
-   * under the customer's lock, with this statement's fresh snapshot): also the digest of the
-   * customer's windows (see `CustomerState.fingerprint`) and the record already holding the
-   * event id, if any.
+   * the overage of the feature's records recorded since `since`.
    */
   async sums(
     em: EntityManager | undefined,
@@ -232,30 +240,18 @@ export class EntitlementsRepository {
     customerId: number,
     periods: SumRequest[],
     overages: OverageRequest[],
-    eventId?: string,
-  ): Promise<{ used: bigint[]; overage: bigint[]; fingerprint?: string; existing?: UsageRow | null }> {
-    const checked = eventId !== undefined;
-    if (!checked && periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
+  ): Promise<{ used: bigint[]; overage: bigint[] }> {
+    if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
     const values: unknown[] = [projectId, customerId, ...sumsValues(periods, overages)];
-    if (checked) values.push(eventId);
-    const [row] = await this.statements.rows<{
-      used: string[];
-      overage: string[];
-      fingerprint?: string;
-      existing?: UsageRow | null;
-    }>(em, checked ? SUMS_CHECKED : SUMS, values);
-    return {
-      used: row.used.map(toMicros),
-      overage: row.overage.map(toMicros),
-      ...(checked ? { fingerprint: row.fingerprint, existing: row.existing ?? null } : {}),
-    };
+    const [row] = await this.statements.rows<{ used: string[]; overage: string[] }>(em, SUMS, values);
+    return { used: row.used.map(toMicros), overage: row.overage.map(toMicros) };
   }
 }
 
-/** A digest of every window of customer `c` (id, status, bounds), for `CustomerState.fingerprint`. */
-const fingerprintOf = (customer: string) =>
-  `(SELECT md5(coalesce(string_agg(s.id || ':' || s.status || ':' || s.valid_from || ':' || coalesce(s.valid_to::text, '-'), ',' ORDER BY s.id), ''))
-      FROM subscriptions s WHERE s.customer_id = ${customer} AND s.project_id = $1)`;
+const lockStatement = (lock: CustomerLock): Statement => ({
+  name: `entitlements.lock-${lock.name}`,
+  text: `SELECT c.id ${lock.from} FOR UPDATE OF c`,
+});
 
 /**
  * The two sum columns (`used`, `overage`) for customer `customer`: `$p` to `$p+3` the periods
@@ -288,25 +284,19 @@ const SUMS_TEXT = `SELECT ${sumsColumns('$2', 3)}`;
 
 const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
 
-const SUMS_CHECKED: Statement = {
-  name: 'entitlements.sums-checked',
-  text: `${SUMS_TEXT},
-    ${fingerprintOf('$2')} AS fingerprint,
-    (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.event_id = $9::text) AS existing`,
-};
-
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
- * all, then the event id when asked.
+ * all, then the guess's six arrays when asked, then the event id when asked.
  */
 function stateStatement(
   lock: CustomerLock,
   featureKind: 'id' | 'slug' | 'all',
-  forUpdate: boolean,
   withGuess: boolean,
+  withEvent: boolean,
 ): Statement {
   const featureParam = `$${2 + lock.values.length}`;
   const guessParam = 2 + lock.values.length + (featureKind === 'all' ? 0 : 1);
+  const eventParam = guessParam + (withGuess ? 6 : 0);
   const featureWhere =
     featureKind === 'all'
       ? ''
@@ -318,7 +308,7 @@ function stateStatement(
       ? ''
       : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
   return {
-    name: `entitlements.state-${lock.name}-${featureKind}-${forUpdate ? 'lock' : 'read'}${withGuess ? '-sums' : ''}`,
+    name: `entitlements.state-${lock.name}-${featureKind}${withGuess ? '-sums' : ''}${withEvent ? '-event' : ''}`,
     text: `SELECT c.id AS customer_id, c.username, c.enabled,
         (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
@@ -331,9 +321,9 @@ function stateStatement(
                                FROM quotas q WHERE q.plan_id = s.plan_id AND q.project_id = s.project_id${quotaWhere})
                 ) ORDER BY s.valid_from, s.id), '[]'::json)
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-          WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
-        ${forUpdate ? fingerprintOf('c.id') : 'NULL::text'} AS fingerprint
+          WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows
         ${withGuess ? `, ${sumsColumns('c.id', guessParam)}` : ''}
-      ${lock.from}${forUpdate ? ' FOR UPDATE OF c' : ''}`,
+        ${withEvent ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = c.id AND u.event_id = $${eventParam}::text) AS existing` : ''}
+      ${lock.from}`,
   };
 }

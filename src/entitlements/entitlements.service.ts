@@ -5,7 +5,7 @@ import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { CustomersService } from '../customers/customers.service';
-import { inTransaction } from '../database/transaction';
+import { inTransaction, inTransactionOpenedByWork } from '../database/transaction';
 import { EventsService } from '../events/events.service';
 import {
   Allocation,
@@ -199,39 +199,48 @@ export class EntitlementsService {
     this.guesses.set(this.guessKey(projectId, lock, selector), sumRequestsOf(evaluations));
   }
 
-  /** `POST /usage`: 201 a new record, 200 a replay. */
+  /**
+   * `POST /usage`: 201 a new record, 200 a replay. One transaction, usually four round trips:
+   * begin and lock the customer; the state, the sums of the periods guessed (see `remember`)
+   * and the record holding `eventId`; insert; commit.
+   */
   async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
-    const outcome = await inTransaction(this.dataSource, (em) => this.consumeIn(em, projectId, dto));
-    // the periods this consume used are the next check's guess for the same customer and feature
-    if (outcome.evaluation) this.remember(projectId, lockOf(dto), featureOf(dto), [outcome.evaluation]);
+    const lock = lockOf(dto);
+    const selector = featureOf(dto);
+    const guess = this.guesses.get(this.guessKey(projectId, lock, selector));
+    const outcome = await inTransactionOpenedByWork(this.dataSource, (em) =>
+      this.consumeIn(em, projectId, dto, guess),
+    );
+    // the periods this consume used are the next check's or consume's guess for the same customer and feature
+    if (outcome.evaluation) this.remember(projectId, lock, selector, [outcome.evaluation]);
     return outcome;
   }
 
   /**
-   * One consume inside `em`'s transaction, in the order of refusals of entitlements.md 6. The
-   * customer's row is locked first, so everything after it sees every consume and grant for the
-   * customer that committed before, and none that is still running.
+   * One consume in `em`'s transaction, which it opens (`inTransactionOpenedByWork`), in the order
+   * of refusals of entitlements.md 6. The customer's row is locked first, with `BEGIN`, so every
+   * statement after it sees every consume and grant for the customer that committed before, and
+   * none that is still running.
    */
-  async consumeIn(em: EntityManager, projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
+  private async consumeIn(
+    em: EntityManager,
+    projectId: string,
+    dto: UsageEventDto,
+    guess: SumsGuess | undefined,
+  ): Promise<ConsumeOutcome> {
     const amount = toMicros(dto.amount);
-    let state = await this.repository.loadState(em, projectId, lockOf(dto), featureOf(dto), {
-      forUpdate: true,
-    });
-    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
-    const feature = state.features[0];
-    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    const customerId = await this.repository.lockCustomer(em, projectId, lockOf(dto));
+    if (customerId === null) throw new DomainError('CUSTOMER_NOT_FOUND');
     // the time is read once the lock is held: never earlier than a consume that committed meanwhile
     const now = this.clock.now();
-    let checked = await this.evaluateChecked(em, projectId, state, feature, now, dto.eventId);
-    if (checked.fingerprint !== state.fingerprint) {
-      // a grant committed while this call waited for the lock: read the windows again
-      state = (await this.repository.loadState(em, projectId, customerLockFor(state.customerId), {
-        id: feature.id,
-      }))!;
-      checked = await this.evaluateChecked(em, projectId, state, feature, now, dto.eventId);
-    }
-    const [evaluation] = checked.evaluations;
-    const existing = checked.existing;
+    const state = (await this.repository.loadState(em, projectId, customerLockFor(customerId), featureOf(dto), {
+      guess,
+      eventId: dto.eventId,
+    }))!;
+    const feature = state.features[0];
+    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
+    const existing = state.existing ?? null;
 
     if (existing) {
       if (existing.featureId !== feature.id || toMicros(existing.amount) !== amount)
@@ -376,28 +385,7 @@ export class EntitlementsService {
     features: FeatureRow[],
     at: Date,
   ): Promise<FeatureEvaluation[]> {
-    return (await this.evaluateWith(em, projectId, state, features, at)).evaluations;
-  }
-
-  /** `evaluate` for a consume: with the fresh digest of the windows and the record holding `eventId`. */
-  private async evaluateChecked(
-    em: EntityManager,
-    projectId: string,
-    state: CustomerState,
-    feature: FeatureRow,
-    at: Date,
-    eventId: string,
-  ): Promise<{
-    evaluations: FeatureEvaluation[];
-    existing: UsageRow | null;
-    fingerprint: string | undefined;
-  }> {
-    const result = await this.evaluateWith(em, projectId, state, [feature], at, eventId);
-    return {
-      evaluations: result.evaluations,
-      existing: result.existing ?? null,
-      fingerprint: result.fingerprint,
-    };
+    return this.evaluateWith(em, projectId, state, features, at);
   }
 
   private async evaluateWith(
@@ -406,8 +394,7 @@ export class EntitlementsService {
     state: CustomerState,
     features: FeatureRow[],
     at: Date,
-    eventId?: string,
-  ): Promise<{ evaluations: FeatureEvaluation[]; existing?: UsageRow | null; fingerprint?: string }> {
+  ): Promise<FeatureEvaluation[]> {
     const evaluations: FeatureEvaluation[] = features.map((feature) => {
       const windows = state.windowsFor(feature.id);
       const buckets = bucketsAt(windows, at).map((b) => ({ ...b, used: 0n }));
@@ -422,9 +409,9 @@ export class EntitlementsService {
     const { periods, overages } = sumRequestsOf(evaluations);
     // a read's guess, summed with its state, serves when the periods are exactly those
     const sums =
-      eventId === undefined && state.guessed && sameRequests(state.guessed, periods, overages)
+      state.guessed && sameRequests(state.guessed, periods, overages)
         ? state.guessed
-        : await this.repository.sums(em, projectId, state.customerId, periods, overages, eventId);
+        : await this.repository.sums(em, projectId, state.customerId, periods, overages);
     let p = 0;
     let o = 0;
     for (const evaluation of evaluations) {
@@ -432,8 +419,7 @@ export class EntitlementsService {
       for (const b of evaluation.buckets) b.used = sums.used[p++];
       evaluation.overage = sums.overage[o++];
     }
-    const checked = sums as { existing?: UsageRow | null; fingerprint?: string };
-    return { evaluations, existing: checked.existing, fingerprint: checked.fingerprint };
+    return evaluations;
   }
 }
 
