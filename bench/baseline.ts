@@ -9,7 +9,9 @@
  *   POST /api/private/v1/redemptions     the key, then one transaction: START TRANSACTION; the code
  *                                        and the customer locked and the code marked redeemed in
  *                                        one statement; the customer's live chain in the plan's
- *                                        group; the new window inserted; COMMIT
+ *                                        group; the new window inserted; its two events
+ *                                        (`subscriptions.changed`, `code.redeemed`) inserted
+ *                                        in one statement, as the service does; COMMIT
  *
  * The statements are the service's own: bench/bench.ts takes their text from the built service
  * (dist/) and hands it over in the file STATEMENTS_FILE, and they run as the same named prepared
@@ -23,7 +25,7 @@
  * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE and STATEMENTS_FILE.
  * Not part of the build or the image.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, PoolClient } from 'pg';
@@ -38,6 +40,8 @@ export interface BaselineStatements {
   lockCodeById: { name: string; text: string };
   liveChain: { name: string; text: string };
   insertWindow: { name: string; text: string };
+  /** the events of a redemption (`subscriptions.changed`, `code.redeemed`), with their deliveries */
+  insertEvents: { name: string; text: string };
 }
 
 const KIND = process.env.BASELINE_KIND === 'express' ? 'express' : 'http';
@@ -145,6 +149,19 @@ async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
   };
 }
 
+/** An event id as the service makes them: `evt_` and 24 random base32 characters. */
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+function eventId(): string {
+  let id = 'evt_';
+  for (const byte of randomBytes(24)) id += BASE32[byte & 31];
+  return id;
+}
+
+/** A stored code as the service shows it (code-format.ts): groups of four. */
+function formatCode(stored: string): string {
+  return stored.match(/.{1,4}/g)!.join('-');
+}
+
 /** The normalisation of code-format.ts: case, spaces and dashes ignored; O reads as 0, I and L as 1. */
 function normaliseCode(raw: string): string | null {
   if (raw.length > 64) return null;
@@ -229,6 +246,54 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
         ],
       })
     ).rows;
+    const customer = { id: row.customer_id, username: row.customer_username };
+    const window = {
+      id: created.id,
+      planId: row.plan_id,
+      planName: row.plan_name,
+      group: row.plan_group,
+      validFrom: validFrom.toISOString(),
+      validTo: validTo ? validTo.toISOString() : null,
+      status: 'active',
+      source: 'code',
+      codeId: row.id,
+    };
+    const codeView = {
+      id: row.id,
+      code: formatCode(row.code),
+      planId: row.plan_id,
+      planName: row.plan_name,
+      duration: row.duration,
+      permanent: row.duration === null,
+      status: 'redeemed',
+      batchId: row.batch_id,
+      note: row.note,
+      expiresAt: row.expires_at ? row.expires_at.toISOString() : null,
+      redeemedAt: at.toISOString(),
+      redeemedByCustomerId: row.customer_id,
+      createdAt: row.created_at.toISOString(),
+      updatedAt: at.toISOString(),
+    };
+    const events = [
+      {
+        id: eventId(),
+        type: 'subscriptions.changed',
+        data: {
+          customer,
+          source: 'code',
+          codeId: row.id,
+          created: [window],
+          ended: [],
+          cancelled: [],
+          moved: [],
+        },
+      },
+      { id: eventId(), type: 'code.redeemed', data: { code: codeView, customer } },
+    ];
+    await client.query({
+      ...SQL.insertEvents,
+      values: [projectId, row.customer_id, events.length, JSON.stringify(events)],
+    });
     await client.query('COMMIT');
     return {
       customer: { id: row.customer_id, username: row.customer_username, created: false },

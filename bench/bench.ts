@@ -586,6 +586,7 @@ function serviceStatements(): BaselineStatements {
   const { CUSTOMER_RECORD } = dist('customers/customers.repository.js');
   const { LOCK_FOR_REDEMPTION } = dist('codes/codes.repository.js');
   const { LIVE_CHAIN, insertWindows } = dist('subscriptions/subscriptions.repository.js');
+  const { INSERT_FOR_CUSTOMER } = dist('events/events.repository.js');
   return {
     apiKeyLookup: API_KEY_LOOKUP,
     customerRecord: CUSTOMER_RECORD,
@@ -593,6 +594,7 @@ function serviceStatements(): BaselineStatements {
     lockCodeById: LOCK_FOR_REDEMPTION.id,
     liveChain: LIVE_CHAIN,
     insertWindow: insertWindows(1),
+    insertEvents: INSERT_FOR_CUSTOMER,
   };
 }
 
@@ -975,12 +977,21 @@ async function main(): Promise<void> {
           `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now'])} \\gset`,
           `${pgbenchText(statements.liveChain.text, ['cust', 'plan_group', 'now', 'project'])};`,
           `${pgbenchText(statements.insertWindow.text, ['project', 'cust', 'plan_id', 'plan_group', 'now', 'later', 'source', 'id', 'now'])};`,
+          // the redemption's two events, with fresh ids (pgbench cannot make strings: the array is built in SQL)
+          `${pgbenchText(
+            statements.insertEvents.text.replace(
+              '$4::jsonb',
+              `format('[{"id":"evt_%s","type":"subscriptions.changed","data":{"source":"code"}},{"id":"evt_%s","type":"code.redeemed","data":{}}]', left(md5(random()::text), 24), left(md5(random()::text), 24))::jsonb`,
+            ),
+            ['project', 'cust', 'two'],
+          )};`,
           'COMMIT;',
           '',
         ].join('\n'),
       );
       redeemDefines = {
         project: project.id,
+        two: 2,
         k: 0,
         now: now.toISOString(),
         later: later.toISOString(),
