@@ -75,7 +75,7 @@ export class EnvelopeExpressAdapter extends ExpressAdapter {
     const json = JSON.stringify(envelope);
     if (statusCode !== undefined) response.statusCode = statusCode;
     if (!response.hasHeader('Content-Type')) response.setHeader('Content-Type', JSON_CONTENT_TYPE);
-    // An idempotent request's answer is taken at `res.send` (IdempotencyInterceptor replaces it).
+    // An idempotent request's answer is taken at `res.send` (IdempotencyGuard replaces it).
     if (Object.hasOwn(response, 'send')) return response.send(json);
     // Otherwise what Express's res.json would do for this body (no ETag, no JSON settings, no
     // freshness check: answers carry neither ETag nor Last-Modified), without parsing and
