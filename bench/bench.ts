@@ -61,6 +61,8 @@ const PARTS = new Set(
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 /** A directory: the service and the baseline run with `--cpu-prof` and write their profiles there on exit. */
+/** BENCH_NEST_FLOOR=1: a third side, the same handlers in a bare Nest application (what Nest itself costs). */
+const NEST_FLOOR = process.env.BENCH_NEST_FLOOR === '1';
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 const nodeFlags = (name: string) =>
   CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
@@ -599,7 +601,12 @@ function serviceStatements(): BaselineStatements {
 }
 
 /** bench/baseline.ts as plain JavaScript (no ts-node in the measured process); `pg` found through NODE_PATH. */
-function startBaseline(dir: string, url: string, port: number, kind: 'http' | 'express'): ChildProcess {
+function startBaseline(
+  dir: string,
+  url: string,
+  port: number,
+  kind: 'http' | 'express' | 'nest',
+): ChildProcess {
   const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
   const js = ts.transpileModule(source, {
     compilerOptions: {
@@ -745,12 +752,16 @@ async function main(): Promise<void> {
     const statements = serviceStatements();
     writeFileSync(join(dir, 'statements.json'), JSON.stringify(statements));
     const baselines: Target[] = [];
-    for (const kind of ['http', 'express'] as const) {
+    for (const kind of ['http', 'express', ...(NEST_FLOOR ? ['nest' as const] : [])] as const) {
       const baselinePort = await freePort();
       const child = startBaseline(dir, url, baselinePort, kind);
       baselineProcesses.push(child);
       await waitReady(baselinePort, child, `baseline ${kind}`);
-      baselines.push({ name: kind === 'http' ? 'node:http' : 'express', port: baselinePort, pid: child.pid });
+      baselines.push({
+        name: kind === 'http' ? 'node:http' : kind === 'nest' ? 'bare Nest' : 'express',
+        port: baselinePort,
+        pid: child.pid,
+      });
     }
 
     const db = new Client({ connectionString: url });
