@@ -1237,7 +1237,12 @@ async function main(): Promise<void> {
       'POST /usage (10,000 customers)',
       'POST /usage (one hot customer)',
     ])
-      console.log(`${scenario}: ${round2(rpsOf(scenario))} req/s, ratio ${round2(rpsOf(scenario) / byId)}`);
+      console.log(
+        `${scenario}: ${round2(rpsOf(scenario))} req/s, ` +
+          (Number.isNaN(byId)
+            ? 'no ratio (GET /customers/:id is measured by the versus part)'
+            : `ratio ${round2(rpsOf(scenario) / byId)}`),
+      );
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
     console.log(
