@@ -1,6 +1,7 @@
 /**
  * The baselines of the benchmark: the leanest handlers of the same work as the service, on
- * `node:http` (BASELINE_KIND=http) or on Express (BASELINE_KIND=express), with `pg` and no ORM.
+ * `node:http` (BASELINE_KIND=http) or on Express (BASELINE_KIND=express), with `pg` and no ORM,
+ * and (BASELINE_KIND=nest) the same handlers in a bare Nest application, the floor of Nest itself.
  * They answer the two routes the benchmark compares with the service:
  *
  *   GET  /api/private/v1/customers/:id   the key (cached after its first lookup), then one
@@ -9,7 +10,9 @@
  *   POST /api/private/v1/redemptions     the key, then one transaction: START TRANSACTION; the code
  *                                        and the customer locked and the code marked redeemed in
  *                                        one statement; the customer's live chain in the plan's
- *                                        group; the new window inserted; COMMIT
+ *                                        group; the new window inserted; its two events
+ *                                        (`subscriptions.changed`, `code.redeemed`) inserted
+ *                                        in one statement, as the service does; COMMIT
  *
  * The statements are the service's own: bench/bench.ts takes their text from the built service
  * (dist/) and hands it over in the file STATEMENTS_FILE, and they run as the same named prepared
@@ -23,7 +26,7 @@
  * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE and STATEMENTS_FILE.
  * Not part of the build or the image.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, PoolClient } from 'pg';
@@ -38,9 +41,11 @@ export interface BaselineStatements {
   lockCodeById: { name: string; text: string };
   liveChain: { name: string; text: string };
   insertWindow: { name: string; text: string };
+  /** the events of a redemption (`subscriptions.changed`, `code.redeemed`), with their deliveries */
+  insertEvents: { name: string; text: string };
 }
 
-const KIND = process.env.BASELINE_KIND === 'express' ? 'express' : 'http';
+const KIND = (['express', 'nest'] as const).find((k) => k === process.env.BASELINE_KIND) ?? 'http';
 const SQL: BaselineStatements = JSON.parse(readFileSync(process.env.STATEMENTS_FILE!, 'utf8'));
 const KEY_CACHE_TTL_MS = Number(process.env.API_KEY_CACHE_TTL_MS ?? 5000);
 
@@ -145,6 +150,19 @@ async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
   };
 }
 
+/** An event id as the service makes them: `evt_` and 24 random base32 characters. */
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+function eventId(): string {
+  let id = 'evt_';
+  for (const byte of randomBytes(24)) id += BASE32[byte & 31];
+  return id;
+}
+
+/** A stored code as the service shows it (code-format.ts): groups of four. */
+function formatCode(stored: string): string {
+  return stored.match(/.{1,4}/g)!.join('-');
+}
+
 /** The normalisation of code-format.ts: case, spaces and dashes ignored; O reads as 0, I and L as 1. */
 function normaliseCode(raw: string): string | null {
   if (raw.length > 64) return null;
@@ -229,6 +247,54 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
         ],
       })
     ).rows;
+    const customer = { id: row.customer_id, username: row.customer_username };
+    const window = {
+      id: created.id,
+      planId: row.plan_id,
+      planName: row.plan_name,
+      group: row.plan_group,
+      validFrom: validFrom.toISOString(),
+      validTo: validTo ? validTo.toISOString() : null,
+      status: 'active',
+      source: 'code',
+      codeId: row.id,
+    };
+    const codeView = {
+      id: row.id,
+      code: formatCode(row.code),
+      planId: row.plan_id,
+      planName: row.plan_name,
+      duration: row.duration,
+      permanent: row.duration === null,
+      status: 'redeemed',
+      batchId: row.batch_id,
+      note: row.note,
+      expiresAt: row.expires_at ? row.expires_at.toISOString() : null,
+      redeemedAt: at.toISOString(),
+      redeemedByCustomerId: row.customer_id,
+      createdAt: row.created_at.toISOString(),
+      updatedAt: at.toISOString(),
+    };
+    const events = [
+      {
+        id: eventId(),
+        type: 'subscriptions.changed',
+        data: {
+          customer,
+          source: 'code',
+          codeId: row.id,
+          created: [window],
+          ended: [],
+          cancelled: [],
+          moved: [],
+        },
+      },
+      { id: eventId(), type: 'code.redeemed', data: { code: codeView, customer } },
+    ];
+    await client.query({
+      ...SQL.insertEvents,
+      values: [projectId, row.customer_id, events.length, JSON.stringify(events)],
+    });
     await client.query('COMMIT');
     return {
       customer: { id: row.customer_id, username: row.customer_username, created: false },
@@ -403,15 +469,91 @@ function expressHandler(): (req: IncomingMessage, res: ServerResponse) => void {
   return app;
 }
 
-const server = createServer(KIND === 'express' ? expressHandler() : httpHandler);
-server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 3100), process.env.HOST ?? '127.0.0.1');
+// ---------------------------------------------------------------------------------------------
+// Nest (BASELINE_KIND=nest, the benchmark's BENCH_NEST_FLOOR): the same handlers as the only
+// routes of a bare Nest application on Express: no middleware, guard, pipe, interceptor or filter
+// of the service's. What Nest itself costs on top of Express: the floor of any service built on it.
+
+async function nestServer(): Promise<import('node:http').Server> {
+  require('reflect-metadata');
+  const { Controller, Get, HttpException, Module, Param, Post, Req, Res } = require('@nestjs/common');
+  const { NestFactory } = require('@nestjs/core');
+  const { ExpressAdapter } = require('@nestjs/platform-express');
+  const express = require('express');
+  type Req = IncomingMessage & { body?: unknown };
+  /** The answer as `answer()` writes it, returned to Nest as the handler's result. */
+  const handle = async (req: Req, res: ServerResponse, work: () => Promise<unknown>) => {
+    const requestId = requestIdOf(req);
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    res.setHeader('x-request-id', requestId);
+    try {
+      return { ok: true, requestId, data: await work() };
+    } catch (error) {
+      // Nest's own filter writes an HttpException's object as the body
+      const status = error instanceof HttpError ? error.status : 500;
+      const code = error instanceof HttpError ? error.code : 'INTERNAL_ERROR';
+      throw new HttpException({ ok: false, requestId, error: { code, message: code } }, status);
+    }
+  };
+  class Routes {
+    ready() {
+      return { ok: true, data: { status: 'ok' } };
+    }
+    customer(req: Req, res: ServerResponse, id: string) {
+      return handle(req, res, async () => getCustomer(await authenticate(req.headers.authorization), id));
+    }
+    redeem(req: Req, res: ServerResponse) {
+      return handle(req, res, async () =>
+        redeem(await authenticate(req.headers.authorization), checkRedeemBody(req.body)),
+      );
+    }
+  }
+  // the decorators, applied by hand (this file is transpiled without decorator support)
+  const method = (name: keyof Routes, ...decorators: Array<(...a: unknown[]) => void>) =>
+    decorators.forEach((d) =>
+      d(Routes.prototype, name, Object.getOwnPropertyDescriptor(Routes.prototype, name)),
+    );
+  const param = (name: keyof Routes, index: number, decorator: (...a: unknown[]) => void) =>
+    decorator(Routes.prototype, name, index);
+  method('ready', Get('/readyz'));
+  method('customer', Get('/api/private/v1/customers/:id'));
+  param('customer', 0, Req());
+  param('customer', 1, Res({ passthrough: true }));
+  param('customer', 2, Param('id'));
+  method('redeem', Post('/api/private/v1/redemptions'));
+  param('redeem', 0, Req());
+  param('redeem', 1, Res({ passthrough: true }));
+  Controller()(Routes);
+  class App {}
+  Module({ controllers: [Routes] })(App);
+  const instance = express();
+  instance.disable('x-powered-by');
+  instance.set('etag', false);
+  instance.use(express.json({ limit: 1024 * 1024 }));
+  const app = await NestFactory.create(App, new ExpressAdapter(instance), {
+    logger: false,
+    bodyParser: false,
+  });
+  await app.init();
+  return createServer(instance);
+}
+
+let server: import('node:http').Server;
 let closing = false;
 const stop = () => {
   closing = true;
-  server.close();
-  server.closeAllConnections();
+  server?.close();
+  server?.closeAllConnections();
   void pool.end().finally(() => process.exit(0));
 };
+void (
+  KIND === 'nest'
+    ? nestServer()
+    : Promise.resolve(createServer(KIND === 'express' ? expressHandler() : httpHandler))
+).then((s) => {
+  server = s;
+  server.keepAliveTimeout = 65_000;
+  server.listen(Number(process.env.PORT ?? 3100), process.env.HOST ?? '127.0.0.1');
+});
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

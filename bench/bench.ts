@@ -61,6 +61,8 @@ const PARTS = new Set(
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 /** A directory: the service and the baseline run with `--cpu-prof` and write their profiles there on exit. */
+/** BENCH_NEST_FLOOR=1: a third side, the same handlers in a bare Nest application (what Nest itself costs). */
+const NEST_FLOOR = process.env.BENCH_NEST_FLOOR === '1';
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 const nodeFlags = (name: string) =>
   CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
@@ -586,6 +588,7 @@ function serviceStatements(): BaselineStatements {
   const { CUSTOMER_RECORD } = dist('customers/customers.repository.js');
   const { LOCK_FOR_REDEMPTION } = dist('codes/codes.repository.js');
   const { LIVE_CHAIN, insertWindows } = dist('subscriptions/subscriptions.repository.js');
+  const { INSERT_FOR_CUSTOMER } = dist('events/events.repository.js');
   return {
     apiKeyLookup: API_KEY_LOOKUP,
     customerRecord: CUSTOMER_RECORD,
@@ -593,11 +596,17 @@ function serviceStatements(): BaselineStatements {
     lockCodeById: LOCK_FOR_REDEMPTION.id,
     liveChain: LIVE_CHAIN,
     insertWindow: insertWindows(1),
+    insertEvents: INSERT_FOR_CUSTOMER,
   };
 }
 
 /** bench/baseline.ts as plain JavaScript (no ts-node in the measured process); `pg` found through NODE_PATH. */
-function startBaseline(dir: string, url: string, port: number, kind: 'http' | 'express'): ChildProcess {
+function startBaseline(
+  dir: string,
+  url: string,
+  port: number,
+  kind: 'http' | 'express' | 'nest',
+): ChildProcess {
   const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
   const js = ts.transpileModule(source, {
     compilerOptions: {
@@ -743,12 +752,16 @@ async function main(): Promise<void> {
     const statements = serviceStatements();
     writeFileSync(join(dir, 'statements.json'), JSON.stringify(statements));
     const baselines: Target[] = [];
-    for (const kind of ['http', 'express'] as const) {
+    for (const kind of ['http', 'express', ...(NEST_FLOOR ? ['nest' as const] : [])] as const) {
       const baselinePort = await freePort();
       const child = startBaseline(dir, url, baselinePort, kind);
       baselineProcesses.push(child);
       await waitReady(baselinePort, child, `baseline ${kind}`);
-      baselines.push({ name: kind === 'http' ? 'node:http' : 'express', port: baselinePort, pid: child.pid });
+      baselines.push({
+        name: kind === 'http' ? 'node:http' : kind === 'nest' ? 'bare Nest' : 'express',
+        port: baselinePort,
+        pid: child.pid,
+      });
     }
 
     const db = new Client({ connectionString: url });
@@ -975,12 +988,21 @@ async function main(): Promise<void> {
           `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now'])} \\gset`,
           `${pgbenchText(statements.liveChain.text, ['cust', 'plan_group', 'now', 'project'])};`,
           `${pgbenchText(statements.insertWindow.text, ['project', 'cust', 'plan_id', 'plan_group', 'now', 'later', 'source', 'id', 'now'])};`,
+          // the redemption's two events, with fresh ids (pgbench cannot make strings: the array is built in SQL)
+          `${pgbenchText(
+            statements.insertEvents.text.replace(
+              '$4::jsonb',
+              `format('[{"id":"evt_%s","type":"subscriptions.changed","data":{"source":"code"}},{"id":"evt_%s","type":"code.redeemed","data":{}}]', left(md5(random()::text), 24), left(md5(random()::text), 24))::jsonb`,
+            ),
+            ['project', 'cust', 'two'],
+          )};`,
           'COMMIT;',
           '',
         ].join('\n'),
       );
       redeemDefines = {
         project: project.id,
+        two: 2,
         k: 0,
         now: now.toISOString(),
         later: later.toISOString(),
@@ -1215,7 +1237,12 @@ async function main(): Promise<void> {
       'POST /usage (10,000 customers)',
       'POST /usage (one hot customer)',
     ])
-      console.log(`${scenario}: ${round2(rpsOf(scenario))} req/s, ratio ${round2(rpsOf(scenario) / byId)}`);
+      console.log(
+        `${scenario}: ${round2(rpsOf(scenario))} req/s, ` +
+          (Number.isNaN(byId)
+            ? 'no ratio (GET /customers/:id is measured by the versus part)'
+            : `ratio ${round2(rpsOf(scenario) / byId)}`),
+      );
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
     console.log(

@@ -1,4 +1,5 @@
-import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module';
@@ -19,9 +20,9 @@ import { RedemptionsModule } from './redemptions/redemptions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { PublicModule } from './public/public.module';
 import { createRootLogger, loggerOptions, resolveLogFormat, ROOT_LOGGER } from './common/http/logging';
-import { jsonBodyMiddleware, queryLimitMiddleware, urlNulMiddleware } from './common/http/body-parser';
 import { MetricsModule } from './metrics/metrics.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { AddressRateLimitGuard } from './rate-limit/rate-limit.guard';
 import { EventsModule } from './events/events.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
 
@@ -51,12 +52,7 @@ class AppConfigModule {
  * the tests do) at the time it is called; nothing is written back to `process.env`.
  */
 @Module({})
-export class AppModule implements NestModule {
-  /** Bodies are parsed after the request logger, so that refused bodies are logged too. */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(urlNulMiddleware, queryLimitMiddleware, jsonBodyMiddleware).forRoutes('*');
-  }
-
+export class AppModule {
   static forRoot(options: { env?: Record<string, string | undefined> } = {}): DynamicModule {
     const env = validateEnv(options.env ?? process.env);
     return {
@@ -95,6 +91,8 @@ export class AppModule implements NestModule {
         InfoModule,
         HealthModule,
       ],
+      // The per-address limit, before the key guards; with rate limits off no guard runs for it at all.
+      providers: env.RATE_LIMIT_ENABLED ? [{ provide: APP_GUARD, useClass: AddressRateLimitGuard }] : [],
     };
   }
 }

@@ -3,16 +3,17 @@ import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import express from 'express';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request } from 'express';
 import helmet from 'helmet';
 import { SECURITY } from './auth/decorators';
 import { applyOpenApiConventions } from './common/swagger/openapi-conventions';
 import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
 import { EnvelopeExpressAdapter } from './common/http/envelope';
-import { requestLogMiddleware, ROOT_LOGGER } from './common/http/logging';
+import { ROOT_LOGGER } from './common/http/logging';
+import { requestBodyMiddleware } from './common/http/body-parser';
+import { constantHeadersOf, requestPipeline, RequestPipelineOptions } from './common/http/request-pipeline';
 import { GlobalExceptionFilter } from './common/http/exception.filter';
-import { requestIdMiddleware } from './common/http/request-id';
 import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
 import { RouteLabeler } from './metrics/route-label';
@@ -46,7 +47,6 @@ export function configureApp(app: NestExpressApplication): void {
   // JSON answers of an API that changes under its clients: no ETag (Express would hash every body for it).
   app.set('etag', false);
   app.set('trust proxy', trustProxySetting(config.get('TRUST_PROXY')));
-  app.use(requestIdMiddleware);
   const routes = new RouteLabeler();
   let routesKnown = false;
   const routeOf = (req: Request) => {
@@ -55,11 +55,22 @@ export function configureApp(app: NestExpressApplication): void {
     routesKnown = true;
     return routes.labelOf(req);
   };
-  app.use(requestLogMiddleware(app.get(ROOT_LOGGER), routeOf));
-  if (config.get('METRICS_ENABLED')) app.use(app.get(MetricsService).httpMiddleware());
-  app.use(securityHeaders());
+  const metrics = config.get('METRICS_ENABLED') ? app.get(MetricsService) : undefined;
+  app.use(
+    requestPipeline({
+      logger: app.get(ROOT_LOGGER),
+      routeOf,
+      ...securityHeaders(),
+      onFinished:
+        metrics &&
+        (({ req, res, route, seconds }) =>
+          metrics.observeRequest(req.method, route, res.statusCode, seconds)),
+    }),
+  );
   const reads = app.get(ReadReplicas);
   if (reads.enabled) app.use(reads.writeTracker());
+  // after the request lines' listener, so that refused bodies are logged too
+  app.use(requestBodyMiddleware);
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
   if (config.get('DOCS_ENABLED')) {
@@ -126,13 +137,16 @@ export function buildOpenApi(app: INestApplication, publicBaseUrl?: string): Ope
 }
 
 /**
- * helmet's security headers on every answer. The API answers JSON only, so its Content Security
- * Policy allows nothing at all; Swagger UI under `/docs` gets a policy of its own that lets it run
- * (same-origin scripts plus inline script and style, `data:` images), without
- * `upgrade-insecure-requests` so that it also works over plain http on a developer's machine.
- * Every answer but Swagger UI's carries `Cache-Control: no-store`, errors included.
+ * helmet's security headers. The API answers JSON only, so its Content Security Policy allows
+ * nothing at all; its headers never depend on the request, so they are read from helmet once
+ * (`constantHeadersOf`) and written as a list. Swagger UI under `/docs` gets a policy of its
+ * own that lets it run (same-origin scripts plus inline script and style, `data:` images),
+ * without `upgrade-insecure-requests` so that it also works over plain http on a developer's
+ * machine. Every answer but Swagger UI's carries `Cache-Control: no-store`, errors included:
+ * answers carry keys, tokens, codes and customer data, which no cache (browser, proxy or CDN)
+ * may keep.
  */
-export function securityHeaders(): RequestHandler {
+export function securityHeaders(): Pick<RequestPipelineOptions, 'apiHeaders' | 'isDocs' | 'docsHeaders'> {
   const api = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
@@ -150,13 +164,10 @@ export function securityHeaders(): RequestHandler {
       },
     },
   });
-  return (req: Request, res: Response, next: NextFunction) => {
-    const path = req.path;
-    const isDocs = path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-');
-    if (isDocs) return docs(req, res, next);
-    // Answers carry keys, tokens, codes and customer data: no cache (browser, proxy or CDN) may keep them.
-    res.setHeader('Cache-Control', 'no-store');
-    api(req, res, next);
+  return {
+    apiHeaders: [['Cache-Control', 'no-store'], ...constantHeadersOf(api)],
+    isDocs: (path) => path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-'),
+    docsHeaders: docs,
   };
 }
 

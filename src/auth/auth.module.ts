@@ -9,7 +9,7 @@ import { ProjectsRepository } from '../projects/repository/projects.repository';
 
 /**
  * Key and token authentication, imported by every module with a controller (the guards are made
- * there); it brings the per-key rate limit guard's limiter along. The public key guard also
+ * there); it brings the rate limiter along, which the key guards count each key's requests with. The public key guard also
  * verifies request signatures, with the nonce store (`request_nonces`) beside it. Keys are read
  * through the projects' repository (`ProjectsRepository.findKeyByHash`), stateless, so this
  * module makes its own instance of it.

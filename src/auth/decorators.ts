@@ -2,7 +2,6 @@ import { applyDecorators, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiSecurity } from '@nestjs/swagger';
 import { Access } from '../common/routes/access';
 import { ApiErrors } from '../common/swagger/api-responses';
-import { KeyRateLimitGuard } from '../rate-limit/rate-limit.guard';
 import { AdminGuard, PrivateKeyGuard, PublicKeyGuard } from './guards';
 import { NONCE_PATTERN, SIGNATURE_HEADERS, SIGNATURE_WINDOW_SECONDS } from './signature';
 
@@ -56,24 +55,24 @@ const ApiSignatureHeaders = () =>
     }),
   );
 
-/** Guards (key, then its rate limit), Swagger security and the key errors of the private interface, as one decorator. */
+/** The key guard (the key, then its rate limit), Swagger security and the key errors of the private interface, as one decorator. */
 export const PrivateApi = () =>
   applyDecorators(
     Access('private'),
-    UseGuards(PrivateKeyGuard, KeyRateLimitGuard),
+    UseGuards(PrivateKeyGuard),
     ApiBearerAuth(SECURITY.private),
     ApiErrors('INVALID_API_KEY', 'API_KEY_DISABLED', 'PROJECT_NOT_FOUND', 'VALIDATION_FAILED'),
   );
 
 /**
- * Guards (key and request signature, then the key's rate limit), Swagger security, signature headers and errors of the
+ * The key guard (key and request signature, then the key's rate limit), Swagger security, signature headers and errors of the
  * public interface. `withCustomerToken` documents that the operation needs the public key AND
  * a customer token (the customer-token guard is added by `CustomerApi()` in `src/public`).
  */
 export const PublicApi = (options: { withCustomerToken?: boolean } = {}) =>
   applyDecorators(
     Access('public'),
-    UseGuards(PublicKeyGuard, KeyRateLimitGuard),
+    UseGuards(PublicKeyGuard),
     options.withCustomerToken
       ? ApiSecurity({ [SECURITY.public]: [], [SECURITY.customer]: [] })
       : ApiSecurity(SECURITY.public),

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '../common/crypto/sha256';
 import { AppConfig } from '../config/app-config';
@@ -9,7 +9,8 @@ import { RequestNonceStore } from './request-nonces.service';
 import type { AuthenticatedRequest, Caller } from './caller';
 import { KeyAuthService } from './key-auth.service';
 import { FailureCounters } from './failure-counters';
-import { clientAddress } from '../rate-limit/rate-limit.guard';
+import { clientAddress } from '../rate-limit/client-address';
+import { RateLimiter } from '../rate-limit/rate-limiter.service';
 import {
   NONCE_PATTERN,
   sign,
@@ -28,14 +29,23 @@ export function bearerToken(req: Request): string | undefined {
   return match ? match[1] : undefined;
 }
 
-/** `Authorization: Bearer sk_...` → the caller's project on the request (interface.md 5.1). */
+/**
+ * `Authorization: Bearer sk_...` → the caller's project on the request (interface.md 5.1), then
+ * the key's rate limit (`RateLimiter.countKey`). One guard for both: each guard Nest runs costs
+ * a context and a turn of the promise machinery on every request.
+ */
 @Injectable()
 export class PrivateKeyGuard implements CanActivate {
-  constructor(private readonly keys: KeyAuthService) {}
+  constructor(
+    private readonly keys: KeyAuthService,
+    private readonly limiter: RateLimiter,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const http = context.switchToHttp();
+    const req = http.getRequest<AuthenticatedRequest>();
     req.caller = await this.keys.authenticate('private', bearerToken(req));
+    if (this.limiter.enabled) await this.limiter.countKey(req, http.getResponse<Response>(), req.caller);
     return true;
   }
 }
@@ -56,7 +66,8 @@ const headerValue = (req: Request, name: string): string | undefined => {
  * request signature v1 (product.md 8, `signature.ts`): required when the project says so,
  * verified whenever any of its headers is present. Checks in order: the headers' form, the
  * HMAC over the exact bytes received (constant time), the clock window, and last the nonce, so
- * that only authentic requests use up a nonce.
+ * that only authentic requests use up a nonce. Then the key's rate limit, per key and client
+ * address (`RateLimiter.countKey`).
  */
 @Injectable()
 export class PublicKeyGuard implements CanActivate {
@@ -65,16 +76,19 @@ export class PublicKeyGuard implements CanActivate {
   constructor(
     private readonly keys: KeyAuthService,
     private readonly nonces: RequestNonceStore,
+    private readonly limiter: RateLimiter,
     config: AppConfig,
   ) {
     this.secrets = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const http = context.switchToHttp();
+    const req = http.getRequest<AuthenticatedRequest>();
     const caller = await this.keys.authenticate('public', headerValue(req, 'x-service-key'));
     await this.verifySignature(req, caller);
     req.caller = caller;
+    if (this.limiter.enabled) await this.limiter.countKey(req, http.getResponse<Response>(), caller);
     return true;
   }
 

@@ -21,7 +21,9 @@ const toIdentifierShort = (i: CustomerIdentifier): IdentifierShortView => ({
 });
 
 const toIdentifierFull = (i: CustomerIdentifier): IdentifierFullView => ({
-  ...toIdentifierShort(i),
+  id: i.id,
+  type: i.type,
+  value: i.value,
   readonly: i.readonly,
   createdAt: i.createdAt.toISOString(),
   updatedAt: i.updatedAt.toISOString(),
@@ -47,7 +49,11 @@ export const toCustomerRecord = (
   identifiers: CustomerIdentifier[],
   credentials: CustomerCredential[],
 ): CustomerRecord => ({
-  ...base(c),
+  id: c.id,
+  username: c.username,
+  projectId: c.projectId,
+  enabled: c.enabled,
+  temporary: c.temporary,
   createdAt: c.createdAt.toISOString(),
   updatedAt: c.updatedAt.toISOString(),
   credentials: byId(credentials).map((cr) => ({

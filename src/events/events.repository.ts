@@ -89,7 +89,8 @@ const FAN_OUT = `dl AS (
  * data (one with a `unique_key` already used is dropped) and their deliveries.
  * `$1` project, `$2` customer, `$3` count, `$4` a JSON array of `EventInsert`.
  */
-const INSERT_FOR_CUSTOMER: Statement = {
+/** Exported for the benchmark's baselines (bench/baseline.ts), which run the same text in a redemption. */
+export const INSERT_FOR_CUSTOMER: Statement = {
   name: 'events.insert-for-customer',
   text: `WITH seq AS (
     INSERT INTO customer_event_seqs (customer_id, project_id, seq) VALUES ($2, $1, $3)

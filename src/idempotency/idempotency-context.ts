@@ -1,7 +1,8 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
+import { ReplyInstead } from '../common/http/reply-instead';
 import type { TransactionParticipant } from '../database/transaction';
 import type { EarlierAnswer, IdempotencyService } from './idempotency.service';
 
@@ -11,19 +12,36 @@ export interface StoredAnswer {
   text: string;
 }
 
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+
 /**
- * Thrown by `IdempotencyContext.begin` inside the work's transaction when an earlier request
- * with the key has finished meanwhile (or holds it): the transaction rolls back without running
- * the work, and `IdempotencyInterceptor` answers from `answer`.
+ * An earlier request with the key has answered: thrown by `IdempotencyGuard` before the handler
+ * runs, or by `IdempotencyContext.begin` inside the work's transaction when that request has
+ * finished meanwhile (the transaction rolls back without running the work). The exception
+ * filter then sends the stored answer with `Idempotent-Replayed: true`, or 422
+ * IDEMPOTENCY_KEY_REUSED for a key used with another request.
  */
-export class EarlierAnswerFound extends Error {
+export class EarlierAnswerFound extends ReplyInstead {
   constructor(readonly answer: Exclude<EarlierAnswer, { kind: 'in-use' }>) {
     super('An earlier request with this Idempotency-Key has answered');
+  }
+
+  respond(res: Response): Error | undefined {
+    if (this.answer.kind === 'reused') return new DomainError('IDEMPOTENCY_KEY_REUSED');
+    const { status, body } = this.answer;
+    res.status(status);
+    res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    res.setHeader('Content-Type', 'application/json');
+    // Records are written as the exact JSON text (a jsonb string); anything else is sent as JSON.
+    // `res.send` may be the guard's, which then records nothing more (see `IdempotencyGuard`).
+    res.send(typeof body === 'string' ? body : JSON.stringify(body ?? null));
+    return undefined;
   }
 }
 
 /**
- * The `Idempotency-Key` of one request, made by `IdempotencyInterceptor` and handed to the
+ * The `Idempotency-Key` of one request, made by `IdempotencyGuard` and handed to the
  * handler by `@IdempotencyScope()`. The service passes it to the transaction of its write:
  *
  *     inTransaction(this.dataSource, work, { participant: idem })
@@ -74,7 +92,7 @@ export class IdempotencyContext implements TransactionParticipant {
   }
 }
 
-/** Where the interceptor leaves the context on the request. */
+/** Where the guard leaves the context on the request. */
 export const IDEMPOTENCY_CONTEXT = Symbol('idempotency-context');
 /** Marks a handler whose service stores its answer in its own transaction (see `IdempotencyScope`). */
 export const IDEMPOTENCY_IN_TRANSACTION = Symbol('idempotency-in-transaction');
@@ -94,7 +112,7 @@ const contextParam = createParamDecorator(
  * The request's `IdempotencyContext` as a handler parameter (`undefined` without a key). A
  * handler that takes it promises that its service passes it to the transaction of its write,
  * so that the answer is stored with the work. A handler of `@Idempotent()` without it is served
- * by a guard transaction of the interceptor's own instead (see `IdempotencyInterceptor`):
+ * by a guard transaction of the guard's own instead (see `IdempotencyGuard`):
  * never stuck, but the work and the answer are not atomic.
  */
 export const IdempotencyScope = (): ParameterDecorator => (target, propertyKey, index) => {

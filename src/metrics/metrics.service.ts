@@ -1,10 +1,7 @@
-import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { RouteCatalog } from '../common/routes/route-catalog.service';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { RouteLabeler } from './route-label';
 
 /** The part of a `pg` Pool the gauges read. */
 interface PoolStats {
@@ -23,9 +20,13 @@ interface PoolStats {
  * - `db_pool_*` gauges of the PostgreSQL pool behind TypeORM, read at each scrape.
  */
 @Injectable()
-export class MetricsService implements OnApplicationBootstrap {
+export class MetricsService {
   readonly registry = new Registry();
-  private readonly routes = new RouteLabeler();
+  /** The series of each `method route status` seen so far (route templates only: a bounded set). */
+  private readonly httpSeries = new Map<
+    string,
+    { duration: { observe(seconds: number): void }; count: { inc(): void } }
+  >();
 
   private readonly httpRequests = new Counter({
     name: 'http_requests_total',
@@ -61,10 +62,7 @@ export class MetricsService implements OnApplicationBootstrap {
     registers: [this.registry],
   });
 
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly catalog: RouteCatalog,
-  ) {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (this.dataSource.driver as unknown as { master?: PoolStats }).master;
     const gauge = (name: string, help: string, read: (p: PoolStats) => number | undefined) =>
@@ -96,26 +94,21 @@ export class MetricsService implements OnApplicationBootstrap {
     );
   }
 
-  /** The route templates, for labelling requests (also those refused before routing). */
-  onApplicationBootstrap(): void {
-    this.routes.setRoutes(this.catalog.all());
-  }
-
-  /** Express middleware, installed first (configure-app.ts): times every request to the end of its answer. */
-  httpMiddleware(): RequestHandler {
-    return (req: Request, res: Response, next: NextFunction) => {
-      const end = this.httpDuration.startTimer();
-      res.once('finish', () => {
-        const labels = {
-          method: req.method,
-          route: this.routes.labelOf(req),
-          status: String(res.statusCode),
-        };
-        end(labels);
-        this.httpRequests.inc(labels);
-      });
-      next();
-    };
+  /**
+   * Counts and times one answer (`requestPipeline` calls it when an answer is complete). The
+   * labelled series of each method, route and status are looked up once and kept: prom-client
+   * would otherwise hash the three labels twice per request.
+   */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`;
+    let series = this.httpSeries.get(key);
+    if (!series) {
+      const labels = { method, route, status: String(status) };
+      series = { duration: this.httpDuration.labels(labels), count: this.httpRequests.labels(labels) };
+      this.httpSeries.set(key, series);
+    }
+    series.duration.observe(seconds);
+    series.count.inc();
   }
 
   recordRateLimitStore(event: 'opened' | 'skipped'): void {

@@ -1,16 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { clientAddress } from './client-address';
 import { RateLimiter } from './rate-limiter.service';
-
-/** What the key guards have put on the request by then (structurally `auth/caller`'s request: this module knows no feature). */
-type KeyedRequest = Request & { caller?: { apiKeyId: number; kind: string } };
-
-/** Longest address kept in a counter key (an untrusted `X-Forwarded-For` entry can be anything). */
-const MAX_ADDRESS_LENGTH = 128;
-
-/** The client address of a request (`req.ip`, which follows `TRUST_PROXY`), as counters key it. */
-export const clientAddress = (req: Request): string =>
-  (req.ip ?? req.socket.remoteAddress ?? 'unknown').slice(0, MAX_ADDRESS_LENGTH);
 
 /**
  * The per-address limit, as a global guard: Nest runs global guards before the controllers'
@@ -27,34 +18,6 @@ export class AddressRateLimitGuard implements CanActivate {
     const req = http.getRequest<Request>();
     if (!this.limiter.appliesTo(req)) return true;
     await this.limiter.consume('address', clientAddress(req), http.getResponse<Response>());
-    return true;
-  }
-}
-
-/**
- * The per-key limit. `PrivateApi()` and `PublicApi()` put it right after their key guard, which
- * has put the caller (and its key id) on the request; a refused request goes no further, so it
- * never claims or stores an idempotency key and a retry after the window really runs.
- *
- * A private key is one server of the project: it is counted as a whole. A public key ships inside
- * every copy of the project's client apps, so one client could use up a count kept per key for
- * all of them: it is counted per key and client address (and a logged-in customer once more, by
- * `CustomerTokenGuard`), never per key alone.
- */
-@Injectable()
-export class KeyRateLimitGuard implements CanActivate {
-  constructor(private readonly limiter: RateLimiter) {}
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const http = context.switchToHttp();
-    const req = http.getRequest<KeyedRequest>();
-    if (req.caller && this.limiter.appliesTo(req)) {
-      const subject =
-        req.caller.kind === 'public'
-          ? `${req.caller.apiKeyId}:${clientAddress(req)}`
-          : String(req.caller.apiKeyId);
-      await this.limiter.consume('key', subject, http.getResponse<Response>());
-    }
     return true;
   }
 }

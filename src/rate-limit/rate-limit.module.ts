@@ -1,12 +1,10 @@
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { MetricsModule } from '../metrics/metrics.module';
 import { MetricsService } from '../metrics/metrics.service';
 import { PostgresRateLimitRepository } from './rate-limit.repository';
-import { AddressRateLimitGuard } from './rate-limit.guard';
 import { RATE_LIMIT_STORE, RateLimitClock, RateLimitStore } from './rate-limit.store';
 import { RateLimiter } from './rate-limiter.service';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
@@ -32,8 +30,9 @@ function createStore(
 }
 
 /**
- * Rate limits per client address (a global guard, before authentication) and per API key (a
- * guard right after the key guard, see `PrivateApi()` and `PublicApi()`) on `/api/private` and
+ * Rate limits per client address (`AddressRateLimitGuard`, a global guard before authentication
+ * that `AppModule` installs when limits are on) and per API key (counted by the key guards right
+ * after they have found the key, see `RateLimiter.countKey`) on `/api/private` and
  * `/api/public` (product.md 10). `AuthModule` imports and re-exports it, so that every controller's module can make the key guard.
  */
 @Module({
@@ -46,7 +45,6 @@ function createStore(
       useFactory: createStore,
     },
     RateLimiter,
-    { provide: APP_GUARD, useClass: AddressRateLimitGuard },
   ],
   exports: [RateLimiter, RateLimitClock],
 })

@@ -6,6 +6,7 @@ import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { RATE_LIMIT_STORE, RateLimitStore, WindowHit } from './rate-limit.store';
 import { API_ROOTS } from '../common/routes/api-prefixes';
+import { clientAddress } from './client-address';
 
 export type LimitKind = 'key' | 'address' | 'customer';
 
@@ -63,6 +64,22 @@ export class RateLimiter implements OnApplicationBootstrap, OnApplicationShutdow
     if (!this.store) return false;
     const path = req.path;
     return LIMITED_PREFIXES.some((prefix) => path.startsWith(prefix));
+  }
+
+  /**
+   * The per-key limit, counted by the key guards as soon as they have found the key (so a refused
+   * request goes no further: it never claims or stores an idempotency key, and a retry after the
+   * window really runs).
+   *
+   * A private key is one server of the project: it is counted as a whole. A public key ships inside
+   * every copy of the project's client apps, so one client could use up a count kept per key for
+   * all of them: it is counted per key and client address (and a logged-in customer once more, by
+   * `CustomerTokenGuard`), never per key alone.
+   */
+  async countKey(req: Request, res: Response, key: { apiKeyId: number; kind: string }): Promise<void> {
+    if (!this.appliesTo(req)) return;
+    const subject = key.kind === 'public' ? `${key.apiKeyId}:${clientAddress(req)}` : String(key.apiKeyId);
+    await this.consume('key', subject, res);
   }
 
   /** Counts the request against the `kind` limit of `subject`; throws 429 RATE_LIMITED beyond it. */

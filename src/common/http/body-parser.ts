@@ -144,8 +144,7 @@ export function isJsonContentType(contentType: unknown): boolean {
  * JSON bodies only, at most 1 MiB (product.md 2 and 10). Parser failures become domain errors
  * so the one exception filter formats them: 415, 413 or 400 MALFORMED_JSON.
  */
-export const jsonBodyMiddleware: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
-  if (!hasBody(req)) return next();
+function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
   if (!isJsonContentType(req.headers['content-type'] ?? ''))
     return next(new DomainError('UNSUPPORTED_MEDIA_TYPE'));
   parseJson(req, res, (err?: unknown) => {
@@ -165,7 +164,7 @@ export const jsonBodyMiddleware: RequestHandler = (req: Request, res: Response, 
     }
     return next(new DomainError('MALFORMED_JSON', 'The request body could not be read.'));
   });
-};
+}
 
 /**
  * What no handler can take, found in one pass without recursion: nesting deeper than
@@ -199,9 +198,8 @@ export function unsafeJson(body: unknown): { field: string; message: string } | 
  * U+0000 in the path or the query (`%00`): PostgreSQL text cannot hold it, so no lookup or search
  * could use it. 400 VALIDATION_FAILED naming the query parameter (or `path`).
  */
-export const urlNulMiddleware: RequestHandler = (req: Request, _res: Response, next: NextFunction) => {
-  const url = req.originalUrl;
-  if (!/%00/i.test(url)) return next();
+function urlNulError(url: string): DomainError | undefined {
+  if (!/%00/i.test(url)) return undefined;
   const query = url.indexOf('?');
   let field = 'path';
   if (query >= 0 && /%00/i.test(url.slice(query))) {
@@ -211,8 +209,8 @@ export const urlNulMiddleware: RequestHandler = (req: Request, _res: Response, n
         .find(([name, value]) => name.includes(NUL) || value.includes(NUL))?.[0]
         .replaceAll(NUL, '') || 'query';
   }
-  next(new DomainError('VALIDATION_FAILED', undefined, [{ field, message: NUL_MESSAGE }]));
-};
+  return new DomainError('VALIDATION_FAILED', undefined, [{ field, message: NUL_MESSAGE }]);
+}
 
 /** Most query parameters a request may carry; no operation takes more than 8. */
 export const QUERY_MAX_PARAMS = 50;
@@ -222,16 +220,29 @@ export const QUERY_MAX_PARAMS = 50;
  * (every unknown parameter is a broken rule, and a query of 1,000 of them cost some 50 ms of CPU
  * to check): 400 VALIDATION_FAILED naming `query`.
  */
-export const queryLimitMiddleware: RequestHandler = (req: Request, _res: Response, next: NextFunction) => {
-  const url = req.originalUrl;
-  const at = url.indexOf('?');
-  if (at < 0) return next();
+function queryLimitError(url: string, at: number): DomainError | undefined {
   let params = 1;
   for (let i = url.indexOf('&', at); i >= 0; i = url.indexOf('&', i + 1)) {
     if (++params > QUERY_MAX_PARAMS) {
       const message = `has more than ${QUERY_MAX_PARAMS} parameters`;
-      return next(new DomainError('VALIDATION_FAILED', `query ${message}`, [{ field: 'query', message }]));
+      return new DomainError('VALIDATION_FAILED', `query ${message}`, [{ field: 'query', message }]);
     }
   }
-  next();
+  return undefined;
+}
+
+/**
+ * What every request's URL and body go through before routing, in this order: U+0000 in the URL
+ * (`urlNulError`), too many query parameters (`queryLimitError`), then the JSON body
+ * (`parseJsonBody`). A refusal is passed to `next` as a domain error, which the exception filter
+ * answers. A request without `%`, `?` or a body costs three tests.
+ */
+export const requestBodyMiddleware: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+  const url = req.originalUrl;
+  const refused =
+    (url.includes('%') ? urlNulError(url) : undefined) ??
+    (url.includes('?') ? queryLimitError(url, url.indexOf('?')) : undefined);
+  if (refused) return next(refused);
+  if (!hasBody(req)) return next();
+  parseJsonBody(req, res, next);
 };

@@ -1,3 +1,4 @@
+import { StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Router } from 'express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -8,6 +9,8 @@ export interface Envelope<T> {
   requestId: string;
   data: T;
 }
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 type RouteMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -60,13 +63,25 @@ export class EnvelopeExpressAdapter extends ExpressAdapter {
   private readonly routeGroups = new Map<string, Router>();
 
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
-    if (statusCode !== undefined && statusCode >= 400) return super.reply(response, body, statusCode);
+    // errors (Nest's own fallback filter), answers without a body (204, 304) and files: Express's way
+    const status = statusCode ?? response.statusCode;
+    if (status >= 400 || status === 204 || status === 304 || body instanceof StreamableFile)
+      return super.reply(response, body, statusCode);
     const envelope: Envelope<unknown> = {
       ok: true,
       requestId: requestIdOf(response.req as Request),
       data: body,
     };
-    return super.reply(response, envelope, statusCode);
+    const json = JSON.stringify(envelope);
+    if (statusCode !== undefined) response.statusCode = statusCode;
+    if (!response.hasHeader('Content-Type')) response.setHeader('Content-Type', JSON_CONTENT_TYPE);
+    // An idempotent request's answer is taken at `res.send` (IdempotencyGuard replaces it).
+    if (Object.hasOwn(response, 'send')) return response.send(json);
+    // Otherwise what Express's res.json would do for this body (no ETag, no JSON settings, no
+    // freshness check: answers carry neither ETag nor Last-Modified), without parsing and
+    // formatting the content type again on every answer.
+    response.setHeader('Content-Length', Buffer.byteLength(json));
+    return response.end(json);
   }
 
   override get(...args: any[]): any {

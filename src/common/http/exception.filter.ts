@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error';
 import { ERROR_MESSAGES, ErrorCode, ErrorDetail } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
+import { ReplyInstead } from './reply-instead';
 import { requestIdOf } from './request-id';
 import { MAX_ERROR_DETAILS } from './validation';
 import { isDatabaseUnavailable } from '../../database/pg-errors';
@@ -46,6 +47,11 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     const requestId = requestIdOf(req);
+    if (exception instanceof ReplyInstead && !res.headersSent) {
+      const instead = exception.respond(res);
+      if (!instead) return;
+      exception = instead;
+    }
     const error = this.toDomainError(exception, requestId);
 
     if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));

@@ -1,8 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Params } from 'nestjs-pino';
 import pino, { Logger } from 'pino';
-import { requestIdOf } from './request-id';
 
 /** Injection token of the process's pino logger, for Nest's logger and the request lines. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -65,7 +63,7 @@ export function createRootLogger(level: string, format: 'json' | 'pretty' = 'jso
  * middleware (pino-http plus an AsyncLocalStorage context) is not mounted: on Node 20 the
  * context alone turns on async hooks for every promise, and together they cost about half a
  * millisecond of CPU per request, a third of a cached key lookup's whole budget (README,
- * Benchmarks). `requestLogMiddleware` writes the request lines instead, and code that logs
+ * Benchmarks). `requestPipeline` (request-pipeline.ts) writes the request lines instead, and code that logs
  * while handling a request names its `reqId` itself, as the request lines do.
  */
 export function loggerOptions(root: Logger): Params {
@@ -85,42 +83,6 @@ export function queryKeys(url: string): string[] {
     if (keys.size === MAX_LOGGED_QUERY_KEYS) break;
   }
   return [...keys];
-}
-
-/**
- * One line per request when its answer is finished or the client goes away: request id,
- * method, the route template (`routeOf`: `/api/private/v1/customers/:customerId`, `unmatched`),
- * the names of the query parameters, status and duration; `info` for 2xx/3xx, `warn` for 4xx,
- * `error` for 5xx and `warn` for aborted requests (the same levels pino-http used). Query values
- * (search terms, e-mail addresses, codes) and path values are left out, unless the level is
- * `debug` or `trace`: then the line also carries the whole URL.
- */
-export function requestLogMiddleware(root: Logger, routeOf: (req: Request) => string): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const started = Date.now();
-    res.once('close', () => {
-      const status = res.statusCode;
-      const finished = res.writableFinished;
-      const level = !finished ? 'warn' : status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-      if (!root.isLevelEnabled(level)) return;
-      const url = req.originalUrl;
-      root[level](
-        {
-          reqId: requestIdOf(req),
-          req: {
-            method: req.method,
-            route: routeOf(req),
-            query: queryKeys(url),
-            ...(root.isLevelEnabled('debug') ? { url } : {}),
-          },
-          res: { statusCode: status },
-          responseTime: Date.now() - started,
-        },
-        finished ? 'request completed' : 'request aborted',
-      );
-    });
-    next();
-  };
 }
 
 /** Nest's start-up contexts that log one line per module and per route. */

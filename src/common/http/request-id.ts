@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 const ACCEPTED = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -9,14 +9,6 @@ const ACCEPTED = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestIdFor(incoming: string | string[] | undefined): string {
   const value = Array.isArray(incoming) ? incoming[0] : incoming;
   return value && ACCEPTED.test(value) ? value : randomUUID();
-}
-
-/** First middleware of the app: every response, errors included, carries the id. */
-export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const id = requestIdFor(req.headers['x-request-id']);
-  (req as Request & { id: string }).id = id;
-  res.setHeader(REQUEST_ID_HEADER, id);
-  next();
 }
 
 export const requestIdOf = (req: Request): string => (req as Request & { id?: string }).id ?? 'unknown';

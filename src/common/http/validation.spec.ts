@@ -1,4 +1,5 @@
-import { validationSummary } from './validation';
+import { IsInt, IsOptional, IsString } from 'class-validator';
+import { createValidationPipe, validationSummary } from './validation';
 
 describe('validationSummary', () => {
   it('counts fields, not problems', () => {
@@ -16,5 +17,39 @@ describe('validationSummary', () => {
       ]),
     ).toBe('username is not valid');
     expect(validationSummary([{ field: 'x', message: 'x must be a string' }])).toBe('x must be a string');
+  });
+});
+
+describe('createValidationPipe', () => {
+  class PageQuery {
+    @IsOptional()
+    @IsInt()
+    limit: number = 20;
+  }
+  class NeedsTerm {
+    @IsString()
+    term!: string;
+  }
+  const pipe = createValidationPipe();
+  const query = (metatype: new () => object) => ({ type: 'query' as const, metatype, data: undefined });
+
+  it('answers an empty query with the DTO and its defaults, the first time and every time after', async () => {
+    for (let i = 0; i < 2; i++) {
+      const result = await pipe.transform({}, query(PageQuery));
+      expect(result).toBeInstanceOf(PageQuery);
+      expect(result).toEqual({ limit: 20 });
+    }
+  });
+
+  it('still refuses an empty query that breaks a rule, every time', async () => {
+    for (let i = 0; i < 2; i++)
+      await expect(pipe.transform({}, query(NeedsTerm))).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
+  it('still validates a query that is not empty', async () => {
+    await pipe.transform({}, query(PageQuery));
+    await expect(pipe.transform({ limit: 'x' }, query(PageQuery))).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '../errors/domain-error';
 import { ErrorDetail } from '../errors/error-codes';
 
@@ -38,7 +38,7 @@ export function validationSummary(details: ErrorDetail[]): string {
  * their declared types, failures as 400 VALIDATION_FAILED with `details`.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new ApiValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
@@ -54,3 +54,29 @@ export function createValidationPipe(): ValidationPipe {
     },
   });
 }
+
+/**
+ * Nest's ValidationPipe, with two shortcuts that give the same result without its work on every
+ * request: a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as it is
+ * (the pipe does not validate those), and an empty query for a query DTO that an empty query
+ * has once passed is answered with a new instance of the DTO (what transforming `{}` makes: its
+ * defaults; the rules cannot judge the same empty object differently the second time).
+ */
+class ApiValidationPipe extends ValidationPipe {
+  private readonly emptyQueryValid = new WeakSet<object>();
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'custom') return value;
+    const dto = metadata.type === 'query' && isEmptyObject(value) ? metadata.metatype : undefined;
+    if (dto && this.emptyQueryValid.has(dto)) return new (dto as new () => object)();
+    const result: unknown = await super.transform(value, metadata);
+    if (dto && result instanceof dto) this.emptyQueryValid.add(dto);
+    return result;
+  }
+}
+
+const isEmptyObject = (value: unknown): boolean => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  for (const _ in value) return false;
+  return true;
+};

@@ -1,11 +1,10 @@
-import { CallHandler, ExecutionContext, Logger } from '@nestjs/common';
-import { lastValueFrom, of } from 'rxjs';
+import { ExecutionContext, Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { IDEMPOTENCY_IN_TRANSACTION } from './idempotency-context';
-import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotencyGuard } from './idempotency.guard';
 import type { IdempotencyService } from './idempotency.service';
 
-describe('IdempotencyInterceptor', () => {
+describe('IdempotencyGuard', () => {
   afterEach(() => jest.restoreAllMocks());
 
   it('when the answer cannot be stored: still sends the answer, and logs under the request id', async () => {
@@ -39,14 +38,9 @@ describe('IdempotencyInterceptor', () => {
       getHandler: () => handler,
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
     } as unknown as ExecutionContext;
-    const next: CallHandler = { handle: () => of({ id: 1 }) };
-
-    await lastValueFrom(
-      new IdempotencyInterceptor(store as unknown as IdempotencyService, {} as DataSource).intercept(
-        context,
-        next,
-      ),
-    );
+    await expect(
+      new IdempotencyGuard(store as unknown as IdempotencyService, {} as DataSource).canActivate(context),
+    ).resolves.toBe(true);
     res.send('{"ok":true}');
     await new Promise((r) => setImmediate(r));
 
@@ -97,15 +91,13 @@ describe('IdempotencyInterceptor', () => {
         getHandler: () => function plainHandler() {},
         switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
       } as unknown as ExecutionContext;
-      const interceptor = new IdempotencyInterceptor(store as unknown as IdempotencyService, dataSource);
-      return { runner, store, res, sent, context, interceptor };
+      const guard = new IdempotencyGuard(store as unknown as IdempotencyService, dataSource);
+      return { runner, store, res, sent, context, guard };
     };
 
     it('takes the key in its own transaction, stores the answer there, commits, then sends', async () => {
-      const { runner, store, res, sent, context, interceptor } = setup(
-        jest.fn().mockResolvedValue(undefined),
-      );
-      await lastValueFrom(interceptor.intercept(context, { handle: () => of({ id: 1 }) }));
+      const { runner, store, res, sent, context, guard } = setup(jest.fn().mockResolvedValue(undefined));
+      await expect(guard.canActivate(context)).resolves.toBe(true);
       expect(store.lockKey).toHaveBeenCalledWith(runner.manager, 'prj_a', 'key-2', 'f'.repeat(64));
       res.send('{"ok":true}');
       await new Promise((r) => setImmediate(r));
@@ -122,13 +114,9 @@ describe('IdempotencyInterceptor', () => {
       expect(sent).toEqual(['{"ok":true}']);
     });
 
-    it('a key held by another transaction: 409 IDEMPOTENCY_KEY_IN_USE, the handler does not run, the guard rolls back', async () => {
-      const { runner, context, interceptor } = setup(jest.fn().mockResolvedValue({ kind: 'in-use' }));
-      const handle = jest.fn(() => of({ id: 1 }));
-      await expect(lastValueFrom(interceptor.intercept(context, { handle }))).rejects.toMatchObject({
-        code: 'IDEMPOTENCY_KEY_IN_USE',
-      });
-      expect(handle).not.toHaveBeenCalled();
+    it('a key held by another transaction: 409 IDEMPOTENCY_KEY_IN_USE (the handler does not run), the guard rolls back', async () => {
+      const { runner, context, guard } = setup(jest.fn().mockResolvedValue({ kind: 'in-use' }));
+      await expect(guard.canActivate(context)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_IN_USE' });
       expect(runner.rollbackTransaction).toHaveBeenCalled();
       expect(runner.release).toHaveBeenCalledTimes(1);
     });

@@ -1,8 +1,7 @@
-import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { catchError, defer, mergeMap, Observable, of, throwError } from 'rxjs';
 import { DataSource, QueryRunner } from 'typeorm';
 import type { AuthenticatedRequest } from '../auth/caller';
 import { DomainError } from '../common/errors/domain-error';
@@ -12,14 +11,13 @@ import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
 import {
   attachIdempotencyContext,
   EarlierAnswerFound,
+  IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_IN_TRANSACTION,
   IdempotencyContext,
 } from './idempotency-context';
 import { EarlierAnswer, IdempotencyService } from './idempotency.service';
 import { API_PREFIXES } from '../common/routes/api-prefixes';
 
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'DELETE']);
 
 type Send = Response['send'];
@@ -29,7 +27,7 @@ function isPrivateRoute(req: AuthenticatedRequest): boolean {
   return path === API_PREFIXES.private || path.startsWith(`${API_PREFIXES.private}/`);
 }
 
-/** A guard transaction of the interceptor, for handlers that do not store their answer themselves. */
+/** A guard transaction of the guard, for handlers that do not store their answer themselves. */
 interface Guard {
   runner: QueryRunner;
   done: boolean;
@@ -38,8 +36,12 @@ interface Guard {
 /**
  * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7).
  *
- * Put on each private POST, PATCH and DELETE handler by `@Idempotent()`: it runs after the
- * guards, so the caller's project is known and a rate-limited request never claims a key.
+ * Put on each private POST, PATCH and DELETE handler by `@Idempotent()`, as the last guard: the
+ * key guard (class level, `@PrivateApi()`) has run, so the caller's project is known and a
+ * rate-limited request never claims a key. A guard, not an interceptor: Nest wraps every route
+ * with an interceptor in an RxJS pipeline and `AsyncResource.bind` (whose deprecated accessors
+ * Node 20 defines on each call), some 60 µs of CPU per request, paid by requests without a key
+ * too; a guard that finds no key returns at once.
  *
  * Nothing is written before the work: a record only ever holds a finished answer, and "still
  * running" is a transaction-scoped advisory lock on (project, key) that PostgreSQL frees with
@@ -48,19 +50,23 @@ interface Guard {
  * - Handlers with `@IdempotencyScope()` pass the request's `IdempotencyContext` to the
  *   transaction of their write, which takes the lock and stores the answer with the work (see
  *   `IdempotencyContext`). Here only the answers that wrote nothing are stored (a 4xx, a read).
- * - Other handlers get a guard transaction of the interceptor's own, on another connection: it
+ * - Other handlers get a guard transaction of this guard's own, on another connection: it
  *   takes the lock before the handler runs and stores the answer when it is sent. No key is ever
  *   stuck, but a process killed between the work's commit and the answer's would let a retry run
  *   the work again: convert the handler.
  *
- * The answer is taken at `res.send`, the one place every JSON answer passes through, whoever
- * produced it: Nest's reply of the result, enveloped by `EnvelopeExpressAdapter` (`res.json` →
- * `res.send`) or the global exception filter's error envelope. Its bytes go out only once the
- * record is final in the database: a retry sent right after the answer arrives is a replay, never
- * a 409. A 5xx is not stored: it may be retried.
+ * An earlier answer found here or by the work's transaction (`EarlierAnswerFound`) is thrown and
+ * sent by the exception filter (`ReplyInstead`): the handler does not run, or its transaction
+ * rolls back.
+ *
+ * The answer is taken at `res.send`, the one place every JSON answer passes through when a key
+ * is given, whoever produced it: Nest's reply of the result (`EnvelopeExpressAdapter` sends
+ * through `res.send` when it finds it replaced) or the global exception filter's error envelope.
+ * Its bytes go out only once the record is final in the database: a retry sent right after the
+ * answer arrives is a replay, never a 409. A 5xx is not stored: it may be retried.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class IdempotencyGuard implements CanActivate {
   private readonly logger = new Logger('Idempotency');
   private readonly inTransaction = new WeakMap<object, boolean>();
 
@@ -69,24 +75,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const req = http.getRequest<AuthenticatedRequest>();
-    const res = http.getResponse<Response>();
+    const key = req.headers['idempotency-key'];
+    if (key === undefined) return true;
     const caller = req.caller;
     if (!caller || caller.kind !== 'private' || !IDEMPOTENT_METHODS.has(req.method) || !isPrivateRoute(req)) {
-      return next.handle();
+      return true;
     }
-    const key = req.headers['idempotency-key'];
-    if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !IDEMPOTENCY_KEY_FORMAT.test(key)) {
       const message = `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`;
-      return throwError(
-        () => new DomainError('VALIDATION_FAILED', message, [{ field: IDEMPOTENCY_KEY_HEADER, message }]),
-      );
+      throw new DomainError('VALIDATION_FAILED', message, [{ field: IDEMPOTENCY_KEY_HEADER, message }]);
     }
-
+    const res = http.getResponse<Response>();
     const projectId = caller.project.id;
     const fingerprint = this.store.fingerprint(req.method, req.originalUrl, req.body);
     const handler = context.getHandler();
@@ -99,30 +102,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     if (this.handlesInTransaction(handler)) {
       attachIdempotencyContext(req, idem);
-      return defer(() => this.store.find(projectId, key, fingerprint)).pipe(
-        mergeMap((earlier) => {
-          if (earlier) return this.answerEarlier(res, earlier);
-          this.recordAnswer(res, idem);
-          return next
-            .handle()
-            .pipe(
-              catchError((error: unknown) =>
-                error instanceof EarlierAnswerFound
-                  ? this.answerEarlier(res, error.answer)
-                  : throwError(() => error),
-              ),
-            );
-        }),
-      );
+      const earlier = await this.store.find(projectId, key, fingerprint);
+      if (earlier) throwEarlier(earlier);
+      this.recordAnswer(res, idem);
+      return true;
     }
-
-    return defer(() => this.openGuard(projectId, key, fingerprint)).pipe(
-      mergeMap(({ guard, earlier }) => {
-        if (earlier) return this.answerEarlier(res, earlier);
-        this.recordAnswer(res, idem, guard!);
-        return next.handle();
-      }),
-    );
+    const { guard, earlier } = await this.openGuard(projectId, key, fingerprint);
+    if (earlier) throwEarlier(earlier);
+    this.recordAnswer(res, idem, guard!);
+    return true;
   }
 
   private handlesInTransaction(handler: object): boolean {
@@ -132,19 +120,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
       this.inTransaction.set(handler, known);
     }
     return known;
-  }
-
-  private answerEarlier(res: Response, earlier: EarlierAnswer): Observable<unknown> {
-    switch (earlier.kind) {
-      case 'replay':
-        this.replayAnswer(res, earlier.status, earlier.body);
-        // Nest replies with this null through `res.send()`, which now sends the stored answer.
-        return of(null);
-      case 'in-use':
-        return throwError(() => new DomainError('IDEMPOTENCY_KEY_IN_USE'));
-      case 'reused':
-        return throwError(() => new DomainError('IDEMPOTENCY_KEY_REUSED'));
-    }
   }
 
   /** The guard transaction of a handler that does not store its answer itself: the key's lock, then what is stored. */
@@ -250,19 +225,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
     res.once('finish', abandon);
     res.once('close', abandon);
   }
-
-  /** Makes the next `res.send` of this response send the stored answer instead. */
-  private replayAnswer(res: Response, status: number, stored: unknown): void {
-    const originalSend: Send = res.send;
-    res.send = ((): Response => {
-      res.send = originalSend;
-      res.status(status);
-      res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      res.setHeader('Content-Type', 'application/json');
-      // Records are written as the exact JSON text (a jsonb string); anything else is sent as JSON.
-      return originalSend.call(res, typeof stored === 'string' ? stored : JSON.stringify(stored ?? null));
-    }) as Send;
-  }
 }
 
 /** Commits (or rolls back) the guard transaction and gives its connection back, once. */
@@ -284,4 +246,16 @@ async function endGuard(guard: Guard, commit: boolean): Promise<void> {
 function successStatus(handler: object, method: string): number {
   const code: unknown = Reflect.getMetadata(HTTP_CODE_METADATA, handler);
   return typeof code === 'number' ? code : method === 'POST' ? 201 : 200;
+}
+
+/** An earlier answer for the key: the stored answer (a replay), or 409 / 422. */
+function throwEarlier(earlier: EarlierAnswer): never {
+  switch (earlier.kind) {
+    case 'replay':
+      throw new EarlierAnswerFound(earlier);
+    case 'in-use':
+      throw new DomainError('IDEMPOTENCY_KEY_IN_USE');
+    case 'reused':
+      throw new DomainError('IDEMPOTENCY_KEY_REUSED');
+  }
 }
