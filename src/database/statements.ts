@@ -101,7 +101,9 @@ export class Statements implements OnModuleInit {
     values: Array<string | number>,
   ): Promise<R[]> {
     const client = (await em.queryRunner!.connect()) as PoolClient;
-    const text = statement.text.replace(/\$(\d+)/g, (_, n: string) => client.escapeLiteral(String(values[+n - 1])));
+    const text = statement.text.replace(/\$(\d+)/g, (_, n: string) =>
+      client.escapeLiteral(String(values[+n - 1])),
+    );
     try {
       const results = (await client.query<R>(`BEGIN; ${text}`)) as unknown as Array<QueryResult<R>>;
       return results[results.length - 1].rows;

@@ -233,10 +233,16 @@ export class EntitlementsService {
     if (customerId === null) throw new DomainError('CUSTOMER_NOT_FOUND');
     // the time is read once the lock is held: never earlier than a consume that committed meanwhile
     const now = this.clock.now();
-    const state = (await this.repository.loadState(em, projectId, customerLockFor(customerId), featureOf(dto), {
-      guess,
-      eventId: dto.eventId,
-    }))!;
+    const state = (await this.repository.loadState(
+      em,
+      projectId,
+      customerLockFor(customerId),
+      featureOf(dto),
+      {
+        guess,
+        eventId: dto.eventId,
+      },
+    ))!;
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);

@@ -56,7 +56,16 @@ export function createValidationPipe(): ValidationPipe {
 }
 
 /**
- * Nest's ValidationPipe, with two shortcuts that give the same result without its work on every
+ * A body DTO of a hot route may declare `static fromValidBody(value)`: the instance the rules
+ * would make of `value` when it is certainly valid, else `undefined` (anything unusual: the
+ * rules then decide and word the errors). Its test compares it with the rules on many bodies.
+ */
+export interface BodyShortcut {
+  fromValidBody(value: unknown): object | undefined;
+}
+
+/**
+ * Nest's ValidationPipe, with three shortcuts (a body DTO's `fromValidBody`, see `BodyShortcut`, and two more) that give the same result without its work on every
  * request: a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as it is
  * (the pipe does not validate those), and an empty query for a query DTO that an empty query
  * has once passed is answered with a new instance of the DTO (what transforming `{}` makes: its
@@ -67,6 +76,10 @@ class ApiValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'custom') return value;
+    if (metadata.type === 'body' && metadata.metatype && 'fromValidBody' in metadata.metatype) {
+      const shortcut = (metadata.metatype as unknown as BodyShortcut).fromValidBody(value);
+      if (shortcut !== undefined) return shortcut;
+    }
     const dto = metadata.type === 'query' && isEmptyObject(value) ? metadata.metatype : undefined;
     if (dto && this.emptyQueryValid.has(dto)) return new (dto as new () => object)();
     const result: unknown = await super.transform(value, metadata);
