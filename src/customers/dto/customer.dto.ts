@@ -33,7 +33,7 @@ export function plainBody(value: unknown, keys: readonly string[]): Record<strin
  * than `.length`) are left to the rules.
  */
 export const isPlainLength = (v: unknown, min: number, max: number): v is string =>
-  typeof v === 'string' && v.length >= min && v.length <= max && !/[\uD800-\uDFFF\uFE0E\uFE0F]/.test(v);
+  typeof v === 'string' && v.length >= min && v.length <= max && !/[\uD800-\uDFFF]|\uFE0E|\uFE0F/.test(v);
 
 export class CustomerRefDto {
   /** A usual valid reference without the rules' work (see `BodyShortcut`); undefined: the rules decide. */
