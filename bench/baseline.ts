@@ -476,7 +476,17 @@ function expressHandler(): (req: IncomingMessage, res: ServerResponse) => void {
 
 async function nestServer(): Promise<import('node:http').Server> {
   require('reflect-metadata');
-  const { Controller, Get, HttpException, Module, Param, Post, Req, Res } = require('@nestjs/common');
+  const {
+    Controller,
+    Get,
+    HttpCode,
+    HttpException,
+    Module,
+    Param,
+    Post,
+    Req,
+    Res,
+  } = require('@nestjs/common');
   const { NestFactory } = require('@nestjs/core');
   const { ExpressAdapter } = require('@nestjs/platform-express');
   const express = require('express');
@@ -520,7 +530,7 @@ async function nestServer(): Promise<import('node:http').Server> {
   param('customer', 0, Req());
   param('customer', 1, Res({ passthrough: true }));
   param('customer', 2, Param('id'));
-  method('redeem', Post('/api/private/v1/redemptions'));
+  method('redeem', Post('/api/private/v1/redemptions'), HttpCode(200));
   param('redeem', 0, Req());
   param('redeem', 1, Res({ passthrough: true }));
   Controller()(Routes);
