@@ -18,6 +18,7 @@ import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
 import { RouteLabeler } from './metrics/route-label';
 import { RouteCatalog } from './common/routes/route-catalog.service';
+import { isDocsPath } from './common/routes/api-prefixes';
 import { ReadReplicas } from './database/read-replicas';
 
 /**
@@ -166,7 +167,7 @@ export function securityHeaders(): Pick<RequestPipelineOptions, 'apiHeaders' | '
   });
   return {
     apiHeaders: [['Cache-Control', 'no-store'], ...constantHeadersOf(api)],
-    isDocs: (path) => path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-'),
+    isDocs: isDocsPath,
     docsHeaders: docs,
   };
 }

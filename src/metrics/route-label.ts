@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { isDocsPath } from '../common/routes/api-prefixes';
 
 /** The `route` label of a request that matched no route of the application. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -53,7 +54,7 @@ export class RouteLabeler {
       (t) => (t.method === method || t.method === 'ALL') && t.pattern.test(path),
     );
     if (found) return found.path;
-    if (path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-')) return '/docs';
+    if (isDocsPath(path)) return '/docs';
     return UNMATCHED_ROUTE;
   }
 }

@@ -64,6 +64,22 @@ export interface BodyShortcut {
   fromValidBody(value: unknown): object | undefined;
 }
 
+/** A plain JSON object (as `JSON.parse` makes one) with no key but `keys`, else undefined. */
+export function plainBody(value: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype)
+    return undefined;
+  for (const key in value) if (!keys.includes(key)) return undefined;
+  return value as Record<string, unknown>;
+}
+
+/**
+ * A string of `min` to `max` characters as class-validator's `Length` counts them, when that is
+ * certain: strings with surrogate pairs or variation selectors (which `Length` counts otherwise
+ * than `.length`) are left to the rules.
+ */
+export const isPlainLength = (v: unknown, min: number, max: number): v is string =>
+  typeof v === 'string' && v.length >= min && v.length <= max && !/[\uD800-\uDFFF]|\uFE0E|\uFE0F/.test(v);
+
 /**
  * Nest's ValidationPipe, with three shortcuts (a body DTO's `fromValidBody`, see `BodyShortcut`, and two more) that give the same result without its work on every
  * request: a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as it is

@@ -25,3 +25,7 @@ export const apiPath = (api: ApiInterface, path = ''): string =>
     .split('/')
     .filter((p) => p.length > 0)
     .join('/');
+
+/** Whether `path` is Swagger UI's (`/docs`, `/docs/...`, `/docs-json`, `/docs-yaml`). */
+export const isDocsPath = (path: string): boolean =>
+  path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs-');

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { OptionalNotNull } from '../../common/http/validators';
+import { isPlainLength, plainBody } from '../../common/http/validation';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -19,22 +20,6 @@ export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 export const IDENTIFIER_TYPE_PATTERN = /^[a-z][a-z0-9_]*$/;
 
 /** An identifier kind and value, as sent by a caller (customer lookups, redemption). */
-/** A plain JSON object (as `JSON.parse` makes one) with no key but `keys`, else undefined. */
-export function plainBody(value: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype)
-    return undefined;
-  for (const key in value) if (!keys.includes(key)) return undefined;
-  return value as Record<string, unknown>;
-}
-
-/**
- * A string of `min` to `max` characters as class-validator's `Length` counts them, when that is
- * certain: strings with surrogate pairs or variation selectors (which `Length` counts otherwise
- * than `.length`) are left to the rules.
- */
-export const isPlainLength = (v: unknown, min: number, max: number): v is string =>
-  typeof v === 'string' && v.length >= min && v.length <= max && !/[\uD800-\uDFFF]|\uFE0E|\uFE0F/.test(v);
-
 export class CustomerRefDto {
   /** A usual valid reference without the rules' work (see `BodyShortcut`); undefined: the rules decide. */
   static fromValid(value: unknown): CustomerRefDto | undefined {

@@ -23,6 +23,7 @@ import {
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
 import { MAX_INT4, PageQueryDto, toNumber } from '../../common/http/pagination';
 import { decimalPlaces, MaxDecimalPlaces } from '../../common/http/validators';
+import { plainBody } from '../../common/http/validation';
 import { SLUG_MESSAGE, SLUG_PATTERN } from '../../plans/dto/slug';
 
 /** The largest amount one record or check takes (in the feature's units). */
@@ -71,11 +72,8 @@ export class FeatureRefDto {
  * of `allowed`: its fields (a plain JSON object, nothing else in it), else undefined.
  */
 function usualBody(value: unknown, allowed: readonly string[]): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype)
-    return undefined;
-  const body = value as Record<string, unknown>;
-  for (const key in body)
-    if (key !== 'customerId' && key !== 'feature' && !allowed.includes(key)) return undefined;
+  const body = plainBody(value, ['customerId', 'feature', ...allowed]);
+  if (!body) return undefined;
   const { customerId, feature } = body;
   if (!Number.isInteger(customerId) || (customerId as number) < 1 || (customerId as number) > MAX_INT4)
     return undefined;

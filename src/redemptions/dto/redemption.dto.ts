@@ -14,7 +14,8 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { CustomerRefDto, isPlainLength, plainBody } from '../../customers/dto/customer.dto';
+import { CustomerRefDto } from '../../customers/dto/customer.dto';
+import { isPlainLength, plainBody } from '../../common/http/validation';
 import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
 import { EntitlementView } from '../../entitlements/dto/entitlement.dto';
