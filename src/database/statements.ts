@@ -28,6 +28,10 @@ export interface Statement {
 export class Statements implements OnModuleInit {
   private readonly logger = new Logger('Database');
   private prepare: boolean;
+  /** Whether `chain` may name prepared statements in SQL (`EXECUTE`): a direct connection, checked at start. */
+  private executable = false;
+  /** The hot statements each connection has prepared (by a protocol-level `run`), for `chain`. */
+  private readonly preparedOn = new WeakMap<PoolClient, Set<string>>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -54,6 +58,8 @@ export class Statements implements OnModuleInit {
         );
       } else if (probe.transactionPooled) {
         this.logger.log('DATABASE_URL leads to a transaction pooler that keeps prepared statements');
+      } else {
+        this.executable = true;
       }
     } catch (error) {
       this.logger.warn(
@@ -79,7 +85,12 @@ export class Statements implements OnModuleInit {
       : { text: statement.text, values };
     const runner = em?.queryRunner;
     try {
-      if (runner) return await ((await runner.connect()) as PoolClient).query<R>(query);
+      if (runner) {
+        const client = (await runner.connect()) as PoolClient;
+        const result = await client.query<R>(query);
+        if (this.executable) this.remember(client, statement.name);
+        return result;
+      }
       // a manager without a transaction runs on its own DataSource's pool (a read replica's, see ReadReplicas)
       const pool = ((em?.connection ?? this.dataSource).driver as PostgresDriver).master as Pool;
       return await pool.query<R>(query);
@@ -90,26 +101,67 @@ export class Statements implements OnModuleInit {
 
   /**
    * Opens a transaction on `em`'s connection with `statement` as its first statement, in one
-   * round trip: `BEGIN; <statement>` as one simple query, so the round trip of a lone `BEGIN`
-   * is saved (for `inTransactionOpenedByWork`). A simple query takes no parameters: `values`
-   * are written into the text as literals, escaped by the driver, and the statement is planned
-   * each time, so keep it small (a row lock by key).
+   * round trip: `BEGIN; <statement>` as one simple query (see `chain`), so the round trip of a
+   * lone `BEGIN` is saved (for `inTransactionOpenedByWork`). The statement is planned each time,
+   * so keep it small (a row lock by key).
    */
   async begin<R extends QueryResultRow = QueryResultRow>(
     em: EntityManager,
     statement: Statement,
     values: Array<string | number>,
   ): Promise<R[]> {
+    const rows = await this.chain<R>(em, ['BEGIN', { statement, values, inline: true }]);
+    return rows![1];
+  }
+
+  /**
+   * Several steps of `em`'s transaction in one round trip, as one simple query (PostgreSQL runs
+   * its statements in order, each with a snapshot of its own, and skips the rest after an
+   * error, which aborts the transaction): plain SQL without parameters (`BEGIN`, `COMMIT`), a
+   * small statement written out with its values as literals (`inline`: planned each time), or a
+   * hot statement that this connection has already prepared, run by name with SQL `EXECUTE` and
+   * its values as literals, so its prepared plan serves as it does for `run`. Answers the rows of
+   * each part, in order.
+   *
+   * Answers null, having sent nothing, when a named part cannot run so: the connection has not
+   * prepared it yet (its first use on each connection goes through `run`), or the service does
+   * not know that it talks to PostgreSQL directly (prepared statements off, or a transaction
+   * pooler, which keeps protocol-level prepared statements but knows nothing of SQL `EXECUTE`);
+   * the caller then takes its steps one by one.
+   */
+  async chain<R extends QueryResultRow = QueryResultRow>(
+    em: EntityManager,
+    parts: Array<string | ChainedStatement>,
+  ): Promise<R[][] | null> {
     const client = (await em.queryRunner!.connect()) as PoolClient;
-    const text = statement.text.replace(/\$(\d+)/g, (_, n: string) =>
-      client.escapeLiteral(String(values[+n - 1])),
-    );
-    try {
-      const results = (await client.query<R>(`BEGIN; ${text}`)) as unknown as Array<QueryResult<R>>;
-      return results[results.length - 1].rows;
-    } catch (error) {
-      throw new QueryFailedError(text, values, error as Error);
+    const prepared = this.preparedOn.get(client);
+    const sql: string[] = [];
+    for (const part of parts) {
+      if (typeof part === 'string') sql.push(part);
+      else if (part.inline)
+        sql.push(
+          part.statement.text.replace(/\$(\d+)/g, (_, n: string) => literal(client, part.values[+n - 1])),
+        );
+      else if (this.executable && prepared?.has(part.statement.name))
+        sql.push(
+          `EXECUTE "${part.statement.name}"(${part.values.map((v) => literal(client, v)).join(', ')})`,
+        );
+      else return null;
     }
+    const text = sql.join('; ');
+    try {
+      // one result for one statement, an array of them for several
+      const results = (await client.query<R>(text)) as QueryResult<R> | Array<QueryResult<R>>;
+      return Array.isArray(results) ? results.map((r) => r.rows) : [results.rows];
+    } catch (error) {
+      throw new QueryFailedError(text, [], error as Error);
+    }
+  }
+
+  private remember(client: PoolClient, name: string): void {
+    const names = this.preparedOn.get(client);
+    if (names) names.add(name);
+    else this.preparedOn.set(client, new Set([name]));
   }
 
   /** The rows of `statement`. */
@@ -120,6 +172,38 @@ export class Statements implements OnModuleInit {
   ): Promise<R[]> {
     return (await this.run<R>(em, statement, values)).rows;
   }
+}
+
+/** A part of `Statements.chain`: a hot statement with its values. */
+export interface ChainedStatement {
+  statement: Statement;
+  values: unknown[];
+  /** Written out with its values instead of run by name (planned each time: keep it small). */
+  inline?: boolean;
+}
+
+/**
+ * A value as an SQL literal, as `pg` would send it as a parameter: null, text (numbers and
+ * bigints as their digits), a `Date` in ISO 8601 (UTC), an array as an array literal, another
+ * object as JSON.
+ */
+function literal(client: PoolClient, value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  return client.escapeLiteral(Array.isArray(value) ? arrayLiteral(value) : scalarText(value));
+}
+
+const scalarText = (value: unknown): string =>
+  value instanceof Date
+    ? value.toISOString()
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value as string | number | bigint | boolean);
+
+function arrayLiteral(values: unknown[]): string {
+  const items = values.map((v) =>
+    v === null || v === undefined ? 'NULL' : `"${scalarText(v).replace(/[\\"]/g, (c) => `\\${c}`)}"`,
+  );
+  return `{${items.join(',')}}`;
 }
 
 /** `Statements` and `ReadReplicas` (the data-source level: where a query runs), for every module. */

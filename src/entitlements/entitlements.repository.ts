@@ -155,10 +155,59 @@ export class EntitlementsRepository {
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    options: { guess?: SumsGuess; eventId?: string } = {},
+    options: StateOptions = {},
   ): Promise<CustomerState | null> {
+    const { statement, values } = this.stateQuery(projectId, lock, feature, options);
+    const [row] = await this.statements.rows<StateRow>(em, statement, values);
+    return row ? toState(row, options) : null;
+  }
+
+  /**
+   * A consume's first round trip: opens `em`'s transaction, locks the customer named by `lock`
+   * (`FOR UPDATE`, as `lockCustomer`) and loads its state as `loadState` does, by a statement
+   * that runs once the lock is granted (so its snapshot sees every consume and grant for the
+   * customer that committed before). Both go in one round trip when the connection allows
+   * (`Statements.chain`), else in two. Null when the project has no such customer.
+   */
+  async lockAndLoad(
+    em: EntityManager,
+    projectId: string,
+    lock: CustomerLock,
+    feature: FeatureSelector,
+    options: StateOptions = {},
+  ): Promise<CustomerState | null> {
+    const { statement, values } = this.stateQuery(projectId, lock, feature, options);
+    const chained = await this.statements.chain<{ id: number } & StateRow>(em, [
+      'BEGIN',
+      { statement: lockStatement(lock), values: [projectId, ...lock.values], inline: true },
+      { statement, values },
+    ]);
+    let lockedId: number | null;
+    let state: CustomerState | null;
+    if (chained) {
+      lockedId = chained[1][0]?.id ?? null;
+      state = chained[2][0] ? toState(chained[2][0], options) : null;
+    } else {
+      lockedId = await this.lockCustomer(em, projectId, lock);
+      // by the same reference as the chain, so that this connection prepares the statement it names
+      state = lockedId === null ? null : await this.loadState(em, projectId, lock, feature, options);
+    }
+    if (lockedId === null) return null;
+    // the reference moved to another customer between the lock and the read (an identifier
+    // given to another customer meanwhile): read the locked customer by its id
+    if (state?.customerId !== lockedId)
+      state = await this.loadState(em, projectId, customerLockFor(lockedId), feature, options);
+    return state;
+  }
+
+  /** The state statement of a lock, a feature selector and the options, and its values. */
+  private stateQuery(
+    projectId: string,
+    lock: CustomerLock,
+    feature: FeatureSelector,
+    { guess, eventId }: StateOptions,
+  ): { statement: Statement; values: unknown[] } {
     const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
-    const { guess, eventId } = options;
     const withEvent = eventId !== undefined;
     const key = `${lock.name}:${featureKind}:${!!guess}:${withEvent}`;
     let statement = this.stateStatements.get(key);
@@ -170,47 +219,7 @@ export class EntitlementsRepository {
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
     if (guess) values.push(...sumsValues(guess.periods, guess.overages));
     if (withEvent) values.push(eventId);
-    const [row] = await this.statements.rows<StateRow & { used?: string[]; overage?: string[] }>(
-      em,
-      statement,
-      values,
-    );
-    if (!row) return null;
-    const windows = row.windows.map((w) => ({
-      ...w,
-      validFrom: new Date(w.validFrom),
-      validTo: w.validTo === null ? null : new Date(w.validTo),
-    }));
-    return {
-      customerId: row.customer_id,
-      username: row.username,
-      enabled: row.enabled,
-      features: row.features,
-      ...(withEvent ? { existing: row.existing ?? null } : {}),
-      guessed: guess
-        ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
-        : undefined,
-      windowsFor: (featureId: number): EngineWindow[] =>
-        windows.map((w) => {
-          const q = w.quotas.find((x) => x.featureId === featureId);
-          return {
-            id: w.id,
-            planId: w.planId,
-            planSlug: w.planSlug,
-            group: w.group,
-            validFrom: w.validFrom,
-            validTo: w.validTo,
-            quota: q
-              ? {
-                  id: q.id,
-                  limit: q.limit === null ? null : toMicros(q.limit),
-                  priority: q.priority,
-                  resetInterval: q.resetInterval,
-                }
-              : null,
-          };
-        }),
-    };
+    return { statement, values };
   }
 
   /**
@@ -246,6 +255,54 @@ export class EntitlementsRepository {
     const [row] = await this.statements.rows<{ used: string[]; overage: string[] }>(em, SUMS, values);
     return { used: row.used.map(toMicros), overage: row.overage.map(toMicros) };
   }
+}
+
+/** What `loadState` reads besides the state: the sums of a guess, the record holding an event id. */
+export interface StateOptions {
+  guess?: SumsGuess;
+  eventId?: string;
+}
+
+/** A state statement's row as the rules take it. */
+function toState(
+  row: StateRow & { used?: string[]; overage?: string[] },
+  { guess, eventId }: StateOptions,
+): CustomerState {
+  const windows = row.windows.map((w) => ({
+    ...w,
+    validFrom: new Date(w.validFrom),
+    validTo: w.validTo === null ? null : new Date(w.validTo),
+  }));
+  return {
+    customerId: row.customer_id,
+    username: row.username,
+    enabled: row.enabled,
+    features: row.features,
+    ...(eventId !== undefined ? { existing: row.existing ?? null } : {}),
+    guessed: guess
+      ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
+      : undefined,
+    windowsFor: (featureId: number): EngineWindow[] =>
+      windows.map((w) => {
+        const q = w.quotas.find((x) => x.featureId === featureId);
+        return {
+          id: w.id,
+          planId: w.planId,
+          planSlug: w.planSlug,
+          group: w.group,
+          validFrom: w.validFrom,
+          validTo: w.validTo,
+          quota: q
+            ? {
+                id: q.id,
+                limit: q.limit === null ? null : toMicros(q.limit),
+                priority: q.priority,
+                resetInterval: q.resetInterval,
+              }
+            : null,
+        };
+      }),
+  };
 }
 
 const lockStatement = (lock: CustomerLock): Statement => ({

@@ -5,7 +5,7 @@ import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { CustomersService } from '../customers/customers.service';
-import { inTransaction, inTransactionOpenedByWork } from '../database/transaction';
+import { inTransaction, inTransactionOpenedByWork, OwnTransaction } from '../database/transaction';
 import { EventsService } from '../events/events.service';
 import {
   Allocation,
@@ -208,8 +208,8 @@ export class EntitlementsService {
     const lock = lockOf(dto);
     const selector = featureOf(dto);
     const guess = this.guesses.get(this.guessKey(projectId, lock, selector));
-    const outcome = await inTransactionOpenedByWork(this.dataSource, (em) =>
-      this.consumeIn(em, projectId, dto, guess),
+    const outcome = await inTransactionOpenedByWork(this.dataSource, (em, own) =>
+      this.consumeIn(em, own, projectId, dto, guess),
     );
     // the periods this consume used are the next check's or consume's guess for the same customer and feature
     if (outcome.evaluation) this.remember(projectId, lock, selector, [outcome.evaluation]);
@@ -224,25 +224,21 @@ export class EntitlementsService {
    */
   private async consumeIn(
     em: EntityManager,
+    own: OwnTransaction,
     projectId: string,
     dto: UsageEventDto,
     guess: SumsGuess | undefined,
   ): Promise<ConsumeOutcome> {
     const amount = toMicros(dto.amount);
-    const customerId = await this.repository.lockCustomer(em, projectId, lockOf(dto));
-    if (customerId === null) throw new DomainError('CUSTOMER_NOT_FOUND');
+    const selector = featureOf(dto);
+    // the customer's row locked, then its state read (one round trip when the connection allows)
+    const state = await this.repository.lockAndLoad(em, projectId, lockOf(dto), selector, {
+      guess,
+      eventId: dto.eventId,
+    });
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     // the time is read once the lock is held: never earlier than a consume that committed meanwhile
     const now = this.clock.now();
-    const state = (await this.repository.loadState(
-      em,
-      projectId,
-      customerLockFor(customerId),
-      featureOf(dto),
-      {
-        guess,
-        eventId: dto.eventId,
-      },
-    ))!;
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
@@ -280,19 +276,24 @@ export class EntitlementsService {
         },
       ]);
     }
-    const row = await this.usage.insert(em, {
-      projectId,
-      customerId: state.customerId,
-      featureId: feature.id,
-      eventId: dto.eventId,
-      amount,
-      overage: decision.overage,
-      recordedAt: now,
-      allocations: decision.allocations,
-    });
     const after = applyAllocations(evaluation, decision.allocations, decision.overage);
     const emptied = after.buckets.filter(
       (b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n,
+    );
+    const row = await this.usage.insert(
+      em,
+      {
+        projectId,
+        customerId: state.customerId,
+        featureId: feature.id,
+        eventId: dto.eventId,
+        amount,
+        overage: decision.overage,
+        recordedAt: now,
+        allocations: decision.allocations,
+      },
+      // the last statement (commits with it) unless events follow
+      emptied.length === 0 ? own : undefined,
     );
     const limitReached = emptied.map((b) => ({
       projectId,

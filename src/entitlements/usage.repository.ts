@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
+import type { OwnTransaction } from '../database/transaction';
 import { Allocation, microsText } from './engine/entitlement-engine';
 import { USAGE_JSON, UsageRow } from './entitlements.repository';
 import { PageWindow } from '../common/http/pagination';
@@ -21,9 +22,13 @@ export interface NewUsage {
 export class UsageRepository {
   constructor(private readonly statements: Statements) {}
 
-  /** Writes a record and its allocations in one statement; answers the stored record. */
-  async insert(em: EntityManager, usage: NewUsage): Promise<UsageRow> {
-    const [row] = await this.statements.rows<{ usage: UsageRow }>(em, INSERT_USAGE, [
+  /**
+   * Writes a record and its allocations in one statement; answers the stored record. With
+   * `commit` (the last statement of a consume's own transaction), `COMMIT` goes in the same
+   * round trip when the connection allows (`Statements.chain`), which `commit.committed` says.
+   */
+  async insert(em: EntityManager, usage: NewUsage, commit?: OwnTransaction): Promise<UsageRow> {
+    const values = [
       usage.projectId,
       usage.customerId,
       usage.featureId,
@@ -34,7 +39,18 @@ export class UsageRepository {
       usage.allocations.map((a) => a.group),
       usage.allocations.map((a) => a.periodStart),
       usage.allocations.map((a) => microsText(a.amount)),
-    ]);
+    ];
+    if (commit) {
+      const chained = await this.statements.chain<{ usage: UsageRow }>(em, [
+        { statement: INSERT_USAGE, values },
+        'COMMIT',
+      ]);
+      if (chained) {
+        commit.committed = true;
+        return chained[0][0].usage;
+      }
+    }
+    const [row] = await this.statements.rows<{ usage: UsageRow }>(em, INSERT_USAGE, values);
     return row.usage;
   }
 
