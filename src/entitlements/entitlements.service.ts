@@ -200,9 +200,11 @@ export class EntitlementsService {
   }
 
   /**
-   * `POST /usage`: 201 a new record, 200 a replay. One transaction, usually four round trips:
-   * begin and lock the customer; the state, the sums of the periods guessed (see `remember`)
-   * and the record holding `eventId`; insert; commit.
+   * `POST /usage`: 201 a new record, 200 a replay. One transaction, usually two round trips
+   * (`Statements.chain`): begin, lock the customer and read the state with the sums of the
+   * periods guessed (see `remember`) and the record holding `eventId`; then insert and commit.
+   * Four when the connection cannot chain (a transaction pooler), one more for the sums when the
+   * guess does not hold.
    */
   async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
     const lock = lockOf(dto);
@@ -219,8 +221,8 @@ export class EntitlementsService {
   /**
    * One consume in `em`'s transaction, which it opens (`inTransactionOpenedByWork`), in the order
    * of refusals of entitlements.md 6. The customer's row is locked first, with `BEGIN`, so every
-   * statement after it sees every consume and grant for the customer that committed before, and
-   * none that is still running.
+   * statement after it (the state's too, in the same round trip) sees every consume and grant for
+   * the customer that committed before, and none that is still running.
    */
   private async consumeIn(
     em: EntityManager,
