@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { SecretBox } from '../src/common/crypto/secret-box';
 import { CustomersService } from '../src/customers/customers.service';
 import { pruneInBatches } from '../src/database/prune';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
@@ -34,15 +35,23 @@ describe('idempotency (product.md 7)', () => {
     return n;
   }
 
+  /** The stored record, its answer decrypted with the service's SECRET_ENCRYPTION_KEY (`encrypted`: it was). */
   async function record(projectId: string, key: string) {
-    const rows = await t.dataSource.query(
+    const rows: Array<{
+      fingerprint: string;
+      response_status: number | null;
+      response_body: unknown;
+      fresh: boolean;
+    }> = await t.dataSource.query(
       `SELECT fingerprint, response_status, response_body, expires_at > now() + interval '23 hours' AS fresh
-         FROM idempotency_records WHERE project_id = $1 AND key = $2`,
+           FROM idempotency_records WHERE project_id = $1 AND key = $2`,
       [projectId, key],
     );
-    return rows[0] as
-      | { fingerprint: string; response_status: number | null; response_body: unknown; fresh: boolean }
-      | undefined;
+    if (!rows[0]) return undefined;
+    const { response_body: stored, ...rest } = rows[0];
+    const encrypted = typeof stored === 'string' && /^v1\.[A-Za-z0-9+/=]+$/.test(stored);
+    const box = new SecretBox(t.env.SECRET_ENCRYPTION_KEY);
+    return { ...rest, encrypted, response_body: encrypted ? box.decrypt(stored) : stored };
   }
 
   async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -73,6 +82,7 @@ describe('idempotency (product.md 7)', () => {
       expect(stored).toEqual({
         fingerprint: fingerprint('POST', CUSTOMERS, body),
         response_status: 201,
+        encrypted: true,
         response_body: first.text, // the exact JSON text that was sent
         fresh: true,
       });
@@ -86,6 +96,52 @@ describe('idempotency (product.md 7)', () => {
       expect(second.body.requestId).toBe('first-request'); // the stored body, as it was
       expect(second.headers['x-request-id']).toBe('second-request'); // the header is this request's
       expect(await customersNamed(a.id, 'someuser01')).toBe(1);
+    });
+
+    it('stored answers are encrypted: the codes of a batch (shown once) are not readable in the table, and the replay shows them', async () => {
+      const plan = (
+        await t.http
+          .post('/api/private/v1/plans')
+          .set(A())
+          .send({ slug: `idem-${++seq}`, name: 'Idem', value: 1, group: 'tier' })
+          .expect(201)
+      ).body.data;
+      const key = newKey();
+      const body = { planId: plan.id, duration: 'P30D', count: 3 };
+      const send = () => t.http.post('/api/private/v1/codes').set(A()).set('Idempotency-Key', key).send(body);
+      const first = await send();
+      expect(first.status).toBe(201);
+      const codes: string[] = first.body.data.codes;
+      expect(codes).toHaveLength(3);
+      const [{ raw }] = await t.dataSource.query(
+        'SELECT response_body::text AS raw FROM idempotency_records WHERE project_id = $1 AND key = $2',
+        [a.id, key],
+      );
+      for (const code of codes) expect(raw).not.toContain(code);
+      expect(await record(a.id, key)).toMatchObject({ encrypted: true, response_body: first.text });
+      const replay = await send();
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.text).toBe(first.text);
+    });
+
+    it('an answer stored in plain text by an earlier version still replays as it was', async () => {
+      const key = newKey();
+      const body = { username: uname() };
+      const text = JSON.stringify({
+        ok: true,
+        requestId: 'earlier',
+        data: { id: 1, username: body.username },
+      });
+      await t.dataSource.query(
+        `INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)
+         VALUES ($1, $2, $3, 201, to_jsonb($4::text), now() + interval '1 hour')`,
+        [a.id, key, fingerprint('POST', CUSTOMERS, body), text],
+      );
+      const replay = await post(key, body);
+      expect(replay.status).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.text).toBe(text);
+      expect(await customersNamed(a.id, body.username)).toBe(0);
     });
 
     it('PATCH is replayed too, and the order of the body keys does not matter', async () => {
@@ -316,6 +372,7 @@ describe('idempotency (product.md 7)', () => {
       expect(await record(a.id, key)).toEqual({
         fingerprint: fingerprint('POST', CUSTOMERS, otherBody),
         response_status: 201,
+        encrypted: true,
         response_body: other.text,
         fresh: true,
       });

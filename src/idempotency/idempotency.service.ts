@@ -1,5 +1,6 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { SecretBox } from '../common/crypto/secret-box';
 import { PeriodicTask } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { fingerprintKey, requestFingerprint } from './idempotency-fingerprint';
@@ -35,12 +36,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   );
 
   private readonly fingerprintKey: Buffer;
+  /** Stored answers are encrypted: some hold secrets shown once (a webhook endpoint's, codes). */
+  private readonly box: SecretBox;
 
   constructor(
     private readonly repository: IdempotencyRepository,
     config: AppConfig,
   ) {
     this.fingerprintKey = fingerprintKey(config.get('SECRET_ENCRYPTION_KEY'));
+    this.box = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
   }
 
   /** What makes two requests "the same request" for one key (see `requestFingerprint`). */
@@ -71,7 +75,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     if (!row || row.expired) return undefined;
     if (row.response_status === null) return { kind: 'in-use' };
     if (row.fingerprint !== fingerprint) return { kind: 'reused' };
-    return { kind: 'replay', status: row.response_status, body: row.response_body };
+    return { kind: 'replay', status: row.response_status, body: this.opened(row.response_body) };
   }
 
   /**
@@ -94,8 +98,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
    * Stores the answer of a request. In the work's transaction (`em`), under the key's lock, this
    * is the record that commits with the work. Without `em` (an answer of a request that wrote
    * nothing, such as a 4xx), an answer already there wins.
-   * The body is kept as the exact JSON text that was sent, as a jsonb string: a jsonb object would
-   * reorder its keys.
+   * The body is kept as the exact JSON text that was sent, encrypted (AES-256-GCM with
+   * `SECRET_ENCRYPTION_KEY`, as the public keys' signing secrets): some answers hold what is shown
+   * only once (a webhook endpoint's signing secret, a batch's codes), and the table must not keep
+   * them readable for a day. Stored as a jsonb string (a jsonb object would reorder its keys).
    */
   async save(
     projectId: string,
@@ -112,7 +118,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       key,
       fingerprint,
       status,
-      bodyText,
+      this.box.encrypt(bodyText),
       IDEMPOTENCY_TTL_HOURS,
       em !== undefined,
       em,
@@ -121,7 +127,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Replaces the stored answer of this request (the handler answered more than its work returned). */
   async replace(projectId: string, key: string, fingerprint: string, status: number, bodyText: string) {
-    await this.repository.replaceAnswer(projectId, key, fingerprint, status, bodyText);
+    await this.repository.replaceAnswer(projectId, key, fingerprint, status, this.box.encrypt(bodyText));
+  }
+
+  /**
+   * A stored answer as sent: decrypted, or as it is when a version before encryption stored it
+   * (the JSON text itself, which starts with `{`; such records expire within a day of the upgrade).
+   */
+  private opened(stored: unknown): unknown {
+    return typeof stored === 'string' && stored.startsWith('v1.') ? this.box.decrypt(stored) : stored;
   }
 
   /** Deletes every expired record; returns how many. */
