@@ -195,8 +195,14 @@ export class EntitlementsService {
     selector: FeatureSelector,
     evaluations: FeatureEvaluation[],
   ): void {
-    if (this.guesses.size >= EntitlementsService.GUESSES_LIMIT) this.guesses.clear();
-    this.guesses.set(this.guessKey(projectId, lock, selector), sumRequestsOf(evaluations));
+    const key = this.guessKey(projectId, lock, selector);
+    // a Map keeps insertion order: set again, the key is the most recent; when full, the least
+    // recently used goes (not all at once: a process serving more customers than the limit
+    // keeps the guesses of those it reads often)
+    this.guesses.delete(key);
+    if (this.guesses.size >= EntitlementsService.GUESSES_LIMIT)
+      this.guesses.delete(this.guesses.keys().next().value!);
+    this.guesses.set(key, sumRequestsOf(evaluations));
   }
 
   /**
