@@ -2,6 +2,7 @@ import * as bcrypt from 'bcrypt';
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
+import { FailureCounters } from '../src/auth/failure-counters';
 import { canonicalString, sign } from '../src/auth/signature';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
@@ -517,6 +518,57 @@ describe('public interface: signatures, login, customer endpoints', () => {
       const statuses = results.map((r) => r.status).sort();
       expect(statuses.filter((s) => s === 401)).toHaveLength(5);
       expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+    });
+
+    it('parallel right logins and password changes never fail: 200 (429 only past the limit, as attempts count until checked), never a 500 (the counters are locked in one order)', async () => {
+      // the same customer and address again and again: the counters' rows move about in the table
+      // (each update writes a new version), so an update that locks them in the order it finds
+      // them would meet one that locks them in key order
+      const c = await customer(open);
+      const token = await tokenFor(open, c.username);
+      const change = () =>
+        call(open, 'POST', '/api/public/v1/me/password', {
+          token,
+          body: { currentPassword: PASSWORD, newPassword: PASSWORD },
+        });
+      for (let round = 0; round < 12; round++) {
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => (i % 2 ? change() : login(open, c.username))),
+        );
+        expect(results.map((r) => r.status).filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      }
+    });
+
+    it('giving counts back locks the counters in key order, as an attempt does: no deadlock when the table holds them in another order', async () => {
+      // the rows in reverse key order in the table, so that a scan finds "zz" before "aa"
+      const [aa, zz] = [`aa-${next()}`, `zz-${next()}`];
+      await t.dataSource.query(
+        `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
+         VALUES ($2, now(), 3, now()), ($1, now(), 3, now())`,
+        [aa, zz],
+      );
+      // an attempt holds "aa" (the first in key order) and is about to lock "zz"
+      const attempt = t.dataSource.createQueryRunner();
+      await attempt.connect();
+      try {
+        await attempt.startTransaction();
+        await attempt.query('SELECT key FROM login_failures WHERE key = $1 FOR UPDATE', [aa]);
+        const given = t.app.get(FailureCounters).giveBack([zz, aa]);
+        await new Promise((r) => setTimeout(r, 200)); // the give-back waits for "aa", holding nothing
+        await attempt.query('SELECT key FROM login_failures WHERE key = $1 FOR UPDATE', [zz]);
+        await attempt.commitTransaction();
+        await given;
+      } finally {
+        await attempt.release();
+      }
+      const rows = await t.dataSource.query(
+        'SELECT key, failures FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key',
+        [[aa, zz]],
+      );
+      expect(rows).toEqual([
+        { key: aa, failures: 2 },
+        { key: zz, failures: 2 },
+      ]);
     });
 
     it('after 20 failures from one address: 429 for every identifier', async () => {

@@ -68,10 +68,16 @@ export class AuthRepository {
     return rows[0];
   }
 
-  /** One count back on each counter of `keys` (sorted by the caller: one lock order). */
-  async giveBack(keys: string[]): Promise<void> {
-    await this.dataSource.query(
-      'UPDATE login_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY($1::varchar[])',
+  /**
+   * One count back on each counter of `keys`, the rows locked in key order first, the order
+   * `lockCounters` takes them in: an `UPDATE ... WHERE key = ANY(...)` alone locks them in the
+   * order it finds them, and deadlocked with a concurrent attempt's `lockCounters` (two password
+   * changes of one customer at once).
+   */
+  async giveBack(em: EntityManager, keys: string[]): Promise<void> {
+    await em.query(
+      `WITH locked AS (SELECT key FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key FOR UPDATE)
+       UPDATE login_failures AS f SET failures = greatest(f.failures - 1, 0) FROM locked WHERE f.key = locked.key`,
       [keys],
     );
   }

@@ -76,10 +76,15 @@ export class FailureCounters {
     if (wait > 0) throw DomainError.rateLimited(wait);
   }
 
-  /** The attempt was not a failure: one count back on each counter. */
+  /**
+   * The attempt was not a failure: one count back on each counter, the rows locked in key order
+   * as `begin` locks them, and retried like `begin` if PostgreSQL still picks it as a deadlock's
+   * victim (the expired counters' prune deletes in the order it finds them).
+   */
   async giveBack(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.repository.giveBack([...keys].sort());
+    const sorted = [...keys].sort();
+    await inTransaction(this.dataSource, (em) => this.repository.giveBack(em, sorted));
   }
 
   /** Starts a counter afresh (a successful login clears its identifier-and-address counter). */
