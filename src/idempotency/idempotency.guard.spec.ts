@@ -4,6 +4,40 @@ import { IDEMPOTENCY_IN_TRANSACTION } from './idempotency-context';
 import { IdempotencyGuard } from './idempotency.guard';
 import type { IdempotencyService } from './idempotency.service';
 
+/** A keyed private POST to `url` as the guard sees it: its request, its response and the sent bodies. */
+function keyedPost(request: {
+  handler: () => unknown;
+  id: string;
+  url: string;
+  key: string;
+  body: object;
+  contentType: string;
+}) {
+  const req = {
+    id: request.id,
+    method: 'POST',
+    originalUrl: request.url,
+    headers: { 'idempotency-key': request.key },
+    body: request.body,
+    caller: { kind: 'private', project: { id: 'prj_a' } },
+  };
+  const sent: unknown[] = [];
+  const res = {
+    req,
+    statusCode: 201,
+    send: (answer: unknown) => sent.push(answer),
+    getHeader: () => request.contentType,
+    once: () => undefined,
+    status: () => res,
+  };
+  const context = {
+    getType: () => 'http',
+    getHandler: () => request.handler,
+    switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
+  } as unknown as ExecutionContext;
+  return { res, sent, context };
+}
+
 describe('IdempotencyGuard', () => {
   afterEach(() => jest.restoreAllMocks());
 
@@ -16,28 +50,14 @@ describe('IdempotencyGuard', () => {
     };
     const handler = () => undefined;
     Reflect.defineMetadata(IDEMPOTENCY_IN_TRANSACTION, true, handler);
-    const req = {
+    const { res, sent, context } = keyedPost({
+      handler,
       id: 'trace-idem',
-      method: 'POST',
-      originalUrl: '/api/private/v1/customers',
-      headers: { 'idempotency-key': 'key-1' },
+      url: '/api/private/v1/customers',
+      key: 'key-1',
       body: { username: 'someone1' },
-      caller: { kind: 'private', project: { id: 'prj_a' } },
-    };
-    const sent: unknown[] = [];
-    const res = {
-      req,
-      statusCode: 201,
-      send: (body: unknown) => sent.push(body),
-      getHeader: () => 'application/json; charset=utf-8',
-      once: () => undefined,
-      status: () => res,
-    };
-    const context = {
-      getType: () => 'http',
-      getHandler: () => handler,
-      switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
-    } as unknown as ExecutionContext;
+      contentType: 'application/json; charset=utf-8',
+    });
     await expect(
       new IdempotencyGuard(store as unknown as IdempotencyService, {} as DataSource).canActivate(context),
     ).resolves.toBe(true);
@@ -69,28 +89,14 @@ describe('IdempotencyGuard', () => {
         lockKey,
         save: jest.fn().mockResolvedValue(undefined),
       };
-      const req = {
+      const { res, sent, context } = keyedPost({
+        handler: function plainHandler() {},
         id: 'trace-guard',
-        method: 'POST',
-        originalUrl: '/api/private/v1/things',
-        headers: { 'idempotency-key': 'key-2' },
+        url: '/api/private/v1/things',
+        key: 'key-2',
         body: {},
-        caller: { kind: 'private', project: { id: 'prj_a' } },
-      };
-      const sent: unknown[] = [];
-      const res = {
-        req,
-        statusCode: 201,
-        send: (body: unknown) => sent.push(body),
-        getHeader: () => 'application/json',
-        once: () => undefined,
-        status: () => res,
-      };
-      const context = {
-        getType: () => 'http',
-        getHandler: () => function plainHandler() {},
-        switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
-      } as unknown as ExecutionContext;
+        contentType: 'application/json',
+      });
       const guard = new IdempotencyGuard(store as unknown as IdempotencyService, dataSource);
       return { runner, store, res, sent, context, guard };
     };

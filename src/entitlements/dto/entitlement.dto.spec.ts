@@ -1,40 +1,13 @@
-import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import fc from 'fast-check';
-import { createValidationPipe } from '../../common/http/validation';
+import { expectShortcutAgrees as expectAgrees } from '../../../test/support/body-shortcut';
 import { CheckDto, UsageEventDto } from './entitlement.dto';
 
-// The shortcut of the usual bodies (`fromValidBody`) against the rules themselves: whenever it
-// answers, the rules accept the same body and make the same instance; on anything else it
-// steps aside, so the rules word the errors.
-
-const pipe = createValidationPipe();
-/** The rules alone: Nest's ValidationPipe with the service's options, without the shortcuts. */
-const rules = (value: unknown, metatype: ArgumentMetadata['metatype']) =>
-  ValidationPipe.prototype.transform.call(pipe, value, { type: 'body', metatype }) as Promise<unknown>;
-const viaRules = async (value: unknown, metatype: ArgumentMetadata['metatype']) => {
-  try {
-    return { ok: true as const, value: await rules(value, metatype) };
-  } catch (error) {
-    return { ok: false as const, error };
-  }
-};
+// The shortcut of the usual check and consume bodies against the rules (test/support/body-shortcut.ts).
 
 const dtos = [
   { name: 'CheckDto', dto: CheckDto },
   { name: 'UsageEventDto', dto: UsageEventDto },
 ] as const;
-
-async function expectAgrees(dto: (typeof dtos)[number]['dto'], body: unknown): Promise<boolean> {
-  const shortcut = dto.fromValidBody(body);
-  if (shortcut === undefined) return false;
-  const reference = await viaRules(body, dto);
-  expect(reference.ok).toBe(true);
-  expect(shortcut).toBeInstanceOf(dto);
-  expect(shortcut).toEqual(reference.ok ? reference.value : undefined);
-  // and the pipe answers with the shortcut
-  expect(await pipe.transform(body, { type: 'body', metatype: dto })).toEqual(shortcut);
-  return true;
-}
 
 describe('fromValidBody (the usual check and consume bodies without the rules)', () => {
   it.each([

@@ -1,33 +1,9 @@
-import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import fc from 'fast-check';
-import { createValidationPipe } from '../../common/http/validation';
+import { expectShortcutAgrees } from '../../../test/support/body-shortcut';
 import { RedeemCodeDto } from './redemption.dto';
 
-// The shortcut of the usual redemption body (`fromValidBody`) against the rules themselves:
-// whenever it answers, the rules accept the same body and make the same instance; on anything
-// else it steps aside, so the rules word the errors.
-
-const pipe = createValidationPipe();
-const rules = (value: unknown, metatype: ArgumentMetadata['metatype']) =>
-  ValidationPipe.prototype.transform.call(pipe, value, { type: 'body', metatype }) as Promise<unknown>;
-const viaRules = async (value: unknown) => {
-  try {
-    return { ok: true as const, value: await rules(value, RedeemCodeDto) };
-  } catch {
-    return { ok: false as const };
-  }
-};
-
-async function expectAgrees(body: unknown): Promise<boolean> {
-  const shortcut = RedeemCodeDto.fromValidBody(body);
-  const reference = await viaRules(body);
-  if (shortcut === undefined) return false;
-  expect(reference.ok).toBe(true);
-  expect(shortcut).toBeInstanceOf(RedeemCodeDto);
-  expect(shortcut).toEqual(reference.ok ? reference.value : undefined);
-  expect(await pipe.transform(body, { type: 'body', metatype: RedeemCodeDto })).toEqual(shortcut);
-  return true;
-}
+// The shortcut of the usual redemption body against the rules (test/support/body-shortcut.ts).
+const expectAgrees = (body: unknown) => expectShortcutAgrees(RedeemCodeDto, body);
 
 describe('RedeemCodeDto.fromValidBody (the usual redemption body without the rules)', () => {
   it.each([
