@@ -189,8 +189,9 @@ export class EntitlementsRepository {
       state = chained[2][0] ? toState(chained[2][0], options) : null;
     } else {
       lockedId = await this.lockCustomer(em, projectId, lock);
-      // by the same reference as the chain, so that this connection prepares the statement it names
-      state = lockedId === null ? null : await this.loadState(em, projectId, lock, feature, options);
+      // the statement the chain names, so that this connection prepares it
+      const [row] = lockedId === null ? [] : await this.statements.rows<StateRow>(em, statement, values);
+      state = row ? toState(row, options) : null;
     }
     if (lockedId === null) return null;
     // the reference moved to another customer between the lock and the read (an identifier
