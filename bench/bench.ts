@@ -7,7 +7,8 @@
  *      for info, customer by id, resolve, search, plans, redemptions (distinct codes), and
  *      entitlement checks and usage records (over 10,000 customers, and on one hot customer);
  *   3. against the limit (bench/baseline.ts): a node:http + pg and an Express + pg handler of the
- *      same work (the service's own statements, prepared, the key cached), and pgbench on the same
+ *      same work (the service's own statements, prepared, the key cached; Express served through
+ *      requests and responses born as its own objects, as the service is), and pgbench on the same
  *      statements with the service's pool size as clients, for `GET /customers/:id` and
  *      `POST /redemptions`; the sides take turns in rounds (order rotated every round) and each
  *      service/side req/s ratio is the median over the rounds; CPU ms per request of each process
@@ -60,9 +61,11 @@ const PARTS = new Set(
 /** Codes per side (service, baseline): enough for 2,500 redemptions/s over every round and the warm-up. */
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
-/** A directory: the service and the baseline run with `--cpu-prof` and write their profiles there on exit. */
-/** BENCH_NEST_FLOOR=1: a third side, the same handlers in a bare Nest application (what Nest itself costs). */
+/** BENCH_NEST_FLOOR=1: a side more, the same handlers in a bare Nest application (what Nest itself costs). */
 const NEST_FLOOR = process.env.BENCH_NEST_FLOOR === '1';
+/** BENCH_STOCK_EXPRESS=1: a side more, the Express baseline served the usual way (`createServer(app)`), which pays Express's per-request prototype change. */
+const STOCK_EXPRESS = process.env.BENCH_STOCK_EXPRESS === '1';
+/** A directory: the service and the baselines run with `--cpu-prof` and write their profiles there on exit. */
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 const nodeFlags = (name: string) =>
   CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
@@ -303,7 +306,7 @@ async function cannon(
   scenario: string,
   target: Target,
   connections: number,
-  seconds: number,
+  length: number | { amount: number },
   req: autocannon.Request,
 ): Promise<CannonRun> {
   const cpu0 = cpuMsOf(target.pid);
@@ -312,7 +315,7 @@ async function cannon(
     autocannon({
       url: `http://127.0.0.1:${target.port}`,
       connections,
-      duration: seconds,
+      ...(typeof length === 'number' ? { duration: length } : { amount: length.amount }),
       timeout: 10,
       requests: [req],
     }),
@@ -323,7 +326,7 @@ async function cannon(
     scenario,
     target: target.name,
     connections,
-    seconds,
+    seconds: r.duration,
     requests: r['2xx'] + r.non2xx,
     rps: round2(r['2xx'] / r.duration),
     p50: r.latency.p50,
@@ -366,9 +369,10 @@ async function single(
   service: Target,
   connections: number,
   req: autocannon.Request,
+  length: number | { amount: number } = SECONDS,
 ): Promise<Row | undefined> {
   if (!PARTS.has('load')) return undefined;
-  const run = await cannon(scenario, service, connections, SECONDS, req);
+  const run = await cannon(scenario, service, connections, length, req);
   console.log(JSON.stringify(run));
   return { scenario, connections, service: [run], baselines: {}, ratios: {}, pgbench: [] };
 }
@@ -605,7 +609,7 @@ function startBaseline(
   dir: string,
   url: string,
   port: number,
-  kind: 'http' | 'express' | 'nest',
+  kind: 'http' | 'express' | 'express-stock' | 'nest',
 ): ChildProcess {
   const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
   const js = ts.transpileModule(source, {
@@ -752,13 +756,25 @@ async function main(): Promise<void> {
     const statements = serviceStatements();
     writeFileSync(join(dir, 'statements.json'), JSON.stringify(statements));
     const baselines: Target[] = [];
-    for (const kind of ['http', 'express', ...(NEST_FLOOR ? ['nest' as const] : [])] as const) {
+    const kinds = [
+      'http',
+      'express',
+      ...(STOCK_EXPRESS ? ['express-stock' as const] : []),
+      ...(NEST_FLOOR ? ['nest' as const] : []),
+    ] as const;
+    const sideNames = {
+      http: 'node:http',
+      express: 'express',
+      'express-stock': 'stock Express',
+      nest: 'bare Nest',
+    };
+    for (const kind of kinds) {
       const baselinePort = await freePort();
       const child = startBaseline(dir, url, baselinePort, kind);
       baselineProcesses.push(child);
       await waitReady(baselinePort, child, `baseline ${kind}`);
       baselines.push({
-        name: kind === 'http' ? 'node:http' : kind === 'nest' ? 'bare Nest' : 'express',
+        name: sideNames[kind],
         port: baselinePort,
         pid: child.pid,
       });
@@ -1097,9 +1113,10 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(x));
     }
     // --- entitlements: a metered feature with a monthly quota far above what the run uses,
-    // granted to the 10,000 sampled customers (windows written straight into the chain, as a
-    // grant would leave them), then checks and consumes spread over them, and consumes on one
-    // hot customer (serialised by its row lock); ratios against GET /customers/:id above
+    // granted to 20,000 customers (windows written straight into the chain, as a grant would leave
+    // them): checks and consumes spread over 10,000 of them, checks of the other 10,000 each for
+    // the first time, and consumes on one hot customer (serialised by its row lock); ratios
+    // against GET /customers/:id above
     const feature = (
       await call(port, 'POST', '/api/private/v1/features', sk, {
         slug: 'api-calls',
@@ -1117,32 +1134,65 @@ async function main(): Promise<void> {
         quotas: [{ featureId: feature.id, limit: 1_000_000_000, priority: 0, resetInterval: 'P1M' }],
       })
     ).body.data;
+    const entitled: number[] = (
+      await db.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY random() LIMIT 20000`, [
+        project.id,
+      ])
+    ).rows.map((r: { id: number }) => r.id);
     await db.query(
       `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
        SELECT $1, id, $2, 'usage', now() - interval '3 days', NULL, 'activation' FROM unnest($3::int[]) AS id`,
-      [project.id, meteredPlan.id, sample.map((c) => c.id)],
+      [project.id, meteredPlan.id, entitled],
     );
     await db.query('ANALYZE subscriptions');
-    {
-      const next = rotating(sample);
-      const checkRequest: autocannon.Request = {
+    /** consumes and the measured checks: 10,000 customers, each checked once before (the warm-up) */
+    const spread = entitled.slice(0, 10_000);
+    /** checked once each, after the others: every check the first of its customer in this process */
+    const firsts = entitled.slice(10_000);
+    const checkOf = (ids: number[]): autocannon.Request => {
+      const next = rotating(ids);
+      return {
         method: 'POST',
         path: '/api/private/v1/entitlements/check',
         headers: json,
         setupRequest: (r) => ({
           ...r,
-          body: JSON.stringify({ customerId: next().id, feature: 'api-calls', amount: 1 }),
+          body: JSON.stringify({ customerId: next(), feature: 'api-calls', amount: 1 }),
         }),
       };
-      // warm-up: the connections' prepared statements, and each process's periods of the customers
-      if (WARMUP > 0) await cannon('entitlements warm-up', service, READ_CONNECTIONS, WARMUP, checkRequest);
-      rows.push(
-        await single('POST /entitlements/check (10,000 customers)', service, READ_CONNECTIONS, checkRequest),
+    };
+    if (PARTS.has('load')) {
+      // warm-up: the connections' prepared statements, and each of the 10,000 customers checked
+      // once, so that this process holds its periods (a check is then one statement)
+      await cannon(
+        'entitlements warm-up',
+        service,
+        READ_CONNECTIONS,
+        { amount: spread.length },
+        checkOf(spread),
       );
+      rows.push(
+        await single(
+          'POST /entitlements/check (10,000 customers)',
+          service,
+          READ_CONNECTIONS,
+          checkOf(spread),
+        ),
+      );
+      if (firsts.length > 0)
+        rows.push(
+          await single(
+            `POST /entitlements/check (first check of each of ${firsts.length.toLocaleString('en-US')} customers)`,
+            service,
+            READ_CONNECTIONS,
+            checkOf(firsts),
+            { amount: firsts.length },
+          ),
+        );
     }
     let eventSeq = 0;
     {
-      const next = rotating(sample);
+      const next = rotating(spread);
       rows.push(
         await single('POST /usage (10,000 customers)', service, READ_CONNECTIONS, {
           method: 'POST',
@@ -1151,7 +1201,7 @@ async function main(): Promise<void> {
           setupRequest: (r) => ({
             ...r,
             body: JSON.stringify({
-              customerId: next().id,
+              customerId: next(),
               feature: 'api-calls',
               amount: 1,
               eventId: `bench-${++eventSeq}`,
@@ -1168,7 +1218,7 @@ async function main(): Promise<void> {
         setupRequest: (r) => ({
           ...r,
           body: JSON.stringify({
-            customerId: sample[0].id,
+            customerId: spread[0],
             feature: 'api-calls',
             amount: 1,
             eventId: `hot-${++eventSeq}`,
@@ -1232,11 +1282,10 @@ async function main(): Promise<void> {
       median(done.find((r) => r.scenario === scenario)?.service.map((r) => r.rps) ?? [NaN]);
     const byId = rpsOf('GET /customers/:id');
     console.log('\nentitlements against GET /customers/:id (targets: check >= 0.8, usage >= 0.5):');
-    for (const scenario of [
-      'POST /entitlements/check (10,000 customers)',
-      'POST /usage (10,000 customers)',
-      'POST /usage (one hot customer)',
-    ])
+    const entitlementScenarios = done
+      .map((r) => r.scenario)
+      .filter((x) => x.startsWith('POST /entitlements/check') || x.startsWith('POST /usage'));
+    for (const scenario of entitlementScenarios)
       console.log(
         `${scenario}: ${round2(rpsOf(scenario))} req/s, ` +
           (Number.isNaN(byId)
