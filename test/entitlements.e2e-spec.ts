@@ -421,6 +421,42 @@ describe('entitlements and metered usage', () => {
       expectError(await t.http.post(`${P}/usage/abc/reverse`).set(A()), 400, 'VALIDATION_FAILED');
     });
 
+    it('period sums by running totals: reversals before and inside the period, an overage reversed, a clock set back (P1D, limit 100)', async () => {
+      const f = await feature();
+      const p = await plan('tier', [{ featureId: f.id, limit: 100, resetInterval: 'P1D' }]);
+      const c = await customer();
+      await windowOf(a.id, c.id, p.id, 'tier', '2025-03-01T00:00:00.000Z', null);
+      const balance = async () => (await check({ customerId: c.id, feature: f.slug })).body.data.balance;
+      const reverse = (id: string) => t.http.post(`${P}/usage/${id}/reverse`).set(A()).expect(200);
+      setNow('2025-03-01T09:00:00.000Z');
+      const early = await use({ customerId: c.id, feature: f.slug, amount: 30 });
+      await use({ customerId: c.id, feature: f.slug, amount: 20 });
+      await reverse(early.body.data.usage.id);
+      expect(await balance()).toEqual({ limit: 100, used: 20, remaining: 80, overage: 0 });
+
+      setNow('2025-03-02T00:00:00.000Z');
+      await use({ customerId: c.id, feature: f.slug, amount: 5 });
+      setNow('2025-03-02T12:00:00.000Z');
+      const seven = await use({ customerId: c.id, feature: f.slug, amount: 7 });
+      expect(await balance()).toEqual({ limit: 100, used: 12, remaining: 88, overage: 0 });
+      setNow('2025-03-02T13:00:00.000Z');
+      const over = await use({ customerId: c.id, feature: f.slug, amount: 100, allowOverage: true });
+      expect(over.body.data.balance).toEqual({ limit: 100, used: 100, remaining: 0, overage: 12 });
+      await reverse(seven.body.data.usage.id);
+      expect(await balance()).toEqual({ limit: 100, used: 93, remaining: 7, overage: 12 });
+      await reverse(over.body.data.usage.id);
+      expect(await balance()).toEqual({ limit: 100, used: 5, remaining: 95, overage: 0 });
+
+      // a replica whose clock lags: the record joins the customer's series at its end, not before it
+      setNow('2025-03-02T12:30:00.000Z');
+      const late = await use({ customerId: c.id, feature: f.slug, amount: 1 });
+      expect(late.status).toBe(201);
+      expect(late.body.data.usage.recordedAt).toBe('2025-03-02T13:00:00.000Z');
+      expect(late.body.data.balance).toEqual({ limit: 100, used: 6, remaining: 94, overage: 0 });
+      setNow('2025-03-03T00:00:00.000Z');
+      expect(await balance()).toEqual({ limit: 100, used: 0, remaining: 100, overage: 0 });
+    });
+
     it('the same eventId answers the first record with replayed: true (even for a customer disabled since); another amount or feature is 409 USAGE_EVENT_CONFLICT', async () => {
       const f = await feature();
       const g = await feature();

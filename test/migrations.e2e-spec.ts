@@ -128,6 +128,82 @@ describe('migrations', () => {
     );
   });
 
+  it('UsageRunningTotals: running totals of the rows already there in (recorded_at, id) order; new rows get theirs, never back in time', async () => {
+    const own = await fresh();
+    await migrateWithLock(own.url);
+    const ds = new DataSource({
+      ...buildDataSourceOptions({ url: own.url, poolSize: 1 }),
+      logging: ['error'],
+    });
+    await ds.initialize();
+    try {
+      while ((await executed(own.url)).includes('UsageRunningTotals1795490000000'))
+        await ds.undoLastMigration({ transaction: 'each' });
+    } finally {
+      await ds.destroy();
+    }
+    // rows as the previous release wrote them: ids in insertion order, one recorded out of time order
+    await query(
+      own.url,
+      `WITH p AS (INSERT INTO projects (id, name) VALUES ('p_running', 'running') RETURNING id),
+            c AS (INSERT INTO customers (project_id, username) SELECT id, 'runner' FROM p RETURNING id, project_id),
+            f AS (INSERT INTO features (project_id, slug, name) SELECT id, 'calls', 'Calls' FROM p RETURNING id)
+       INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, recorded_at)
+       SELECT r.id, c.project_id, c.id, f.id, 'e' || r.id, r.amount, r.overage, r.at::timestamptz
+         FROM c, f, (VALUES (1, 1, 0, '2025-01-01T00:00:00Z'), (2, 2, 3, '2025-01-03T00:00:00Z'),
+                            (3, 4, 1, '2025-01-02T00:00:00Z'), (4, 10, 0, '2025-01-01T12:00:00Z'))
+                     AS r(id, amount, overage, at)`,
+    );
+    await query(own.url, "SELECT setval('usage_records_id_seq', 4)");
+    await query(
+      own.url,
+      `INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at)
+       SELECT project_id, id, customer_id, feature_id, CASE WHEN id = 4 THEN 'addon' ELSE 'tier' END, recorded_at, amount, recorded_at
+         FROM usage_records ORDER BY id`,
+    );
+    await expect(migrateWithLock(own.url)).resolves.toEqual(['UsageRunningTotals1795490000000']);
+    const allocations = () =>
+      query<{ usage_id: string; plan_group: string; running: string }>(
+        own.url,
+        'SELECT usage_id, plan_group, running::float8::text AS running FROM usage_allocations ORDER BY usage_id',
+      );
+    expect(await allocations()).toEqual([
+      { usage_id: '1', plan_group: 'tier', running: '1' },
+      { usage_id: '2', plan_group: 'tier', running: '7' },
+      { usage_id: '3', plan_group: 'tier', running: '5' },
+      { usage_id: '4', plan_group: 'addon', running: '10' },
+    ]);
+    expect(
+      await query(own.url, 'SELECT id, overage_running::float8::text AS o FROM usage_records ORDER BY id'),
+    ).toEqual([
+      { id: '1', o: '0' },
+      { id: '2', o: '4' },
+      { id: '3', o: '1' },
+      { id: '4', o: '0' },
+    ]);
+
+    // a writer whose clock lags (Jan 2, after a Jan 3 record): its rows join the series at its end
+    await query(
+      own.url,
+      `WITH u AS (INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at)
+                  SELECT project_id, customer_id, feature_id, 'late', 5, 2, '2025-01-02T06:00:00Z' FROM usage_records WHERE id = 1
+                  RETURNING *)
+       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at)
+       SELECT project_id, id, customer_id, feature_id, 'tier', recorded_at, amount, recorded_at FROM u`,
+    );
+    const [late] = await query<{ at: Date; o: string; running: string; allocated_at: Date }>(
+      own.url,
+      `SELECT u.recorded_at AS at, u.overage_running::float8::text AS o, a.running::float8::text AS running, a.recorded_at AS allocated_at
+         FROM usage_records u JOIN usage_allocations a ON a.usage_id = u.id WHERE u.event_id = 'late'`,
+    );
+    expect(late).toEqual({
+      at: new Date('2025-01-03T00:00:00Z'),
+      o: '6',
+      running: '12',
+      allocated_at: new Date('2025-01-03T00:00:00Z'),
+    });
+  });
+
   it('runs each migration exactly once when two migrators start together', async () => {
     const other = await fresh();
     const [a, b] = await Promise.all([migrateWithLock(other.url), migrateWithLock(other.url)]);

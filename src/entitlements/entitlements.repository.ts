@@ -64,6 +64,8 @@ export interface CustomerState {
   windowsFor(featureId: number): EngineWindow[];
   /** With `eventId`: the customer's record holding that event id, if any. */
   existing?: UsageRow | null;
+  /** With `eventId`: when the customer's latest record was made (null: none yet). */
+  lastRecordedAt?: Date | null;
   /** The guess sent, with its sums read in the same statement (same snapshot) as the rest. */
   guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
 }
@@ -89,6 +91,7 @@ interface StateRow {
     }>;
   }>;
   existing?: UsageRow | null;
+  last_recorded_at?: Date | null;
 }
 
 /** The JSON of one usage record `u` with its allocations (for `row_to_json`-free reads). */
@@ -241,8 +244,8 @@ export class EntitlementsRepository {
   /**
    * In one statement: for each of `periods`, the micro-units allocated to its group by the
    * customer's records of its feature recorded within `[periodStart, periodEnd)`, reversed ones
-   * excluded (index `usage_allocations_period_idx`, live rows only); and for each of `overages`,
-   * the overage of the feature's records recorded since `since`.
+   * excluded; and for each of `overages`, the overage of the feature's records recorded since
+   * `since`. Each is a difference of running totals (`sumsColumns`), whatever the usage so far.
    */
   async sums(
     em: EntityManager | undefined,
@@ -279,7 +282,9 @@ function toState(
     username: row.username,
     enabled: row.enabled,
     features: row.features,
-    ...(eventId !== undefined ? { existing: row.existing ?? null } : {}),
+    ...(eventId !== undefined
+      ? { existing: row.existing ?? null, lastRecordedAt: row.last_recorded_at ?? null }
+      : {}),
     guessed: guess
       ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
       : undefined,
@@ -315,6 +320,14 @@ const lockStatement = (lock: CustomerLock): Statement => ({
  * The two sum columns (`used`, `overage`) for customer `customer`: `$p` to `$p+3` the periods
  * (feature ids, groups, starts, ends), `$p+4` and `$p+5` the overage requests (feature ids, since).
  *
+ * A period's usage is the running total (`usage_allocations.running`, migration
+ * UsageRunningTotals) of the group's last allocation before the period's end, minus that of its
+ * last allocation before the period's start, minus the allocations reversed within the period:
+ * two probes of `usage_allocations_running_idx` and a walk of the reversed ones only, where
+ * summing the period's allocations walked all of them (3.5 ms for 1,763, on every check and
+ * consume of a busy customer). The overage since an instant is the same difference of
+ * `usage_records.overage_running`, to the last record.
+ *
  * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without
  * it a generic plan counts 10 rows for the `unnest` of an array parameter (a custom plan sees the
  * array: 1 or 2), so its cost looked five times that of a custom plan and PostgreSQL planned these
@@ -324,16 +337,32 @@ const lockStatement = (lock: CustomerLock): Statement => ({
 const ORDINALITY_MAX = 2147483647;
 
 const sumsColumns = (customer: string, p: number) => `
-    ARRAY(SELECT (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                   WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
-                     AND a.recorded_at >= b.ps AND (b.pe IS NULL OR a.recorded_at < b.pe)
-                     AND NOT a.reversed AND a.project_id = $1)::text
+    ARRAY(SELECT (coalesce((SELECT a.running FROM usage_allocations a
+                             WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
+                               AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1
+                             ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1), 0)
+                - coalesce((SELECT a.running FROM usage_allocations a
+                             WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
+                               AND a.recorded_at < b.ps AND a.project_id = $1
+                             ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1), 0)
+                - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                    WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                      AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
+                 )::text
             FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i)
            WHERE b.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY b.i) AS used,
-    ARRAY(SELECT (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                   WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since
-                     AND u.reversed_at IS NULL AND u.project_id = $1)::text
+    ARRAY(SELECT (coalesce((SELECT u.overage_running FROM usage_records u
+                             WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.project_id = $1
+                             ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1), 0)
+                - coalesce((SELECT u.overage_running FROM usage_records u
+                             WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at < o.since
+                               AND u.project_id = $1
+                             ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1), 0)
+                - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                    WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                      AND u.recorded_at >= o.since AND u.project_id = $1)
+                 )::text
             FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i)
            WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
@@ -381,7 +410,12 @@ function stateStatement(
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
           WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows
         ${withGuess ? `, ${sumsColumns('c.id', guessParam)}` : ''}
-        ${withEvent ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = c.id AND u.event_id = $${eventParam}::text) AS existing` : ''}
+        ${
+          withEvent
+            ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = c.id AND u.event_id = $${eventParam}::text) AS existing,
+            (SELECT max(u.recorded_at) FROM usage_records u WHERE u.customer_id = c.id) AS last_recorded_at`
+            : ''
+        }
       ${lock.from}`,
   };
 }

@@ -245,8 +245,11 @@ export class EntitlementsService {
       eventId: dto.eventId,
     });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
-    // the time is read once the lock is held: never earlier than a consume that committed meanwhile
-    const now = this.clock.now();
+    // the time is read once the lock is held, and never before the customer's latest record
+    // (a replica whose clock lags): the period sums' running totals are in recorded time order
+    const clock = this.clock.now();
+    const last = state.lastRecordedAt;
+    const now = last && last > clock ? new Date(last) : clock;
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);

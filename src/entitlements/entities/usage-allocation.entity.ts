@@ -3,13 +3,15 @@ import { UsageRecord } from './usage-record.entity';
 
 /**
  * The part of a usage record taken from one bucket (a plan group's quota): the rows the period
- * sums read. `customer_id`, `feature_id` and `recorded_at` are the record's, copied so that one
- * partial index (live allocations only) serves every period sum.
+ * sums read. `customer_id`, `feature_id` and `recorded_at` are the record's, copied so that a
+ * period's usage is two probes of one index (`running`, migration UsageRunningTotals) and a walk
+ * of the reversed allocations in it.
  */
 @Entity({ name: 'usage_allocations' })
 @Index('usage_allocations_usage_idx', ['usageId'])
-@Index('usage_allocations_period_idx', ['customerId', 'featureId', 'group', 'recordedAt'], {
-  where: 'NOT "reversed"',
+@Index('usage_allocations_running_idx', ['customerId', 'featureId', 'group', 'recordedAt', 'id'])
+@Index('usage_allocations_reversed_idx', ['customerId', 'featureId', 'group', 'recordedAt'], {
+  where: '"reversed"',
 })
 export class UsageAllocation {
   @PrimaryGeneratedColumn({ type: 'bigint' })
@@ -47,4 +49,12 @@ export class UsageAllocation {
   /** Set with the record's `reversed_at`: the allocation no longer counts. */
   @Column({ type: 'boolean', default: false })
   reversed: boolean;
+
+  /**
+   * The amounts of the customer's allocations of this feature and plan group up to and including
+   * this one, in `(recorded_at, id)` order, reversed ones included; set by the database (trigger
+   * `usage_allocations_running`, which also keeps `recorded_at` from going back in the series).
+   */
+  @Column({ type: 'numeric', precision: 32, scale: 6 })
+  running: string;
 }

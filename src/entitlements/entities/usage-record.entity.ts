@@ -9,9 +9,13 @@ import { Feature } from '../../plans/entities/feature.entity';
  */
 @Entity({ name: 'usage_records' })
 @Index('usage_records_event_uq', ['projectId', 'customerId', 'eventId'], { unique: true })
-// the ledger page, newest first, and the overage sums of one feature since a period start
+// the ledger page, newest first
 @Index('usage_records_customer_recorded_idx', ['customerId', 'recordedAt', 'id'])
-@Index('usage_records_customer_feature_idx', ['customerId', 'featureId', 'recordedAt'])
+// the overage of one feature since a period start: two probes for `overage_running`, and the reversed records
+@Index('usage_records_customer_feature_idx', ['customerId', 'featureId', 'recordedAt', 'id'])
+@Index('usage_records_reversed_idx', ['customerId', 'featureId', 'recordedAt'], {
+  where: '"reversed_at" IS NOT NULL',
+})
 export class UsageRecord {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -59,4 +63,12 @@ export class UsageRecord {
 
   @Column({ name: 'reversed_at', type: 'timestamptz', precision: 3, nullable: true })
   reversedAt: Date | null;
+
+  /**
+   * The overage of the customer's records of this feature up to and including this one, in
+   * `(recorded_at, id)` order, reversed ones included; set by the database (trigger
+   * `usage_records_running`, which also keeps `recorded_at` from going back in the series).
+   */
+  @Column({ name: 'overage_running', type: 'numeric', precision: 32, scale: 6 })
+  overageRunning: string;
 }
