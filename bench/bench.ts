@@ -48,6 +48,11 @@ const READ_CONNECTIONS = int('BENCH_CONNECTIONS', 64);
 const REDEEM_CONNECTIONS = int('BENCH_REDEEM_CONNECTIONS', 32);
 const BATCH = 10_000;
 /** Windows already held by the customer of a redemption (ended ones), one measured run per count. */
+/** Records already in the current period of the customer of the period scenarios (part `windows`). */
+const LEDGER = (process.env.BENCH_LEDGER ?? '1,1000,10000')
+  .split(',')
+  .filter((x) => x.trim() !== '')
+  .map(Number);
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
   .split(',')
   .filter((x) => x.trim() !== '')
@@ -1144,7 +1149,22 @@ async function main(): Promise<void> {
        SELECT $1, id, $2, 'usage', now() - interval '3 days', NULL, 'activation' FROM unnest($3::int[]) AS id`,
       [project.id, meteredPlan.id, entitled],
     );
-    await db.query('ANALYZE subscriptions');
+    // a ledger in operation: three records of each customer from before its window (outside every
+    // period measured), analyzed. Statistics taken while the ledger was empty would leave each
+    // connection's cached plans scanning the whole ledger as it grows during the run.
+    await db.query(
+      `WITH u AS (
+         INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
+         SELECT $1, id, $2, 'history-' || id || '-' || n, 1, 0, now() - interval '10 days' + n * interval '1 hour', 0
+           FROM unnest($3::int[]) AS id, generate_series(1, 3) AS n
+         RETURNING *)
+       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
+       SELECT project_id, id, customer_id, feature_id, 'usage', recorded_at, amount, recorded_at,
+              right(event_id, 1)::int -- the n-th record of its customer: running total n
+         FROM u`,
+      [project.id, feature.id, entitled],
+    );
+    await db.query('ANALYZE subscriptions, usage_records, usage_allocations');
     /** consumes and the measured checks: 10,000 customers, each checked once before (the warm-up) */
     const spread = entitled.slice(0, 10_000);
     /** checked once each, after the others: every check the first of its customer in this process */
@@ -1226,6 +1246,41 @@ async function main(): Promise<void> {
         }),
       }),
     );
+    // --- a check and a consume, one client, for a customer whose current period already holds n
+    // records (a busy quota late in its month): the cost of the period's usage against n
+    for (const [k, n] of (PARTS.has('windows') ? LEDGER : []).entries()) {
+      const who = firsts[firsts.length - 1 - k] ?? spread[spread.length - 1 - k];
+      await db.query(
+        `WITH u AS (
+           INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at)
+           SELECT $1, $2, $3, 'ledger-' || i, 1, 0, now() - interval '2 days' + i * interval '1 ms'
+             FROM generate_series(1, $4::int) AS i
+           RETURNING *)
+         INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at)
+         SELECT project_id, id, customer_id, feature_id, 'usage', now() - interval '3 days', amount, recorded_at FROM u`,
+        [project.id, who, feature.id, n],
+      );
+      const body = (extra: object) => ({ customerId: who, feature: 'api-calls', amount: 1, ...extra });
+      for (const [name, make] of [
+        [
+          'POST /entitlements/check',
+          () => call(port, 'POST', '/api/private/v1/entitlements/check', json, body({})),
+        ],
+        [
+          'POST /usage',
+          () => call(port, 'POST', '/api/private/v1/usage', json, body({ eventId: `period-${++eventSeq}` })),
+        ],
+      ] as const) {
+        const x = await drive(
+          `${name}, period holding ${n.toLocaleString('en-US')} records (1 client)`,
+          1,
+          SECONDS,
+          make,
+        );
+        loops.push(x);
+        console.log(JSON.stringify(x));
+      }
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 

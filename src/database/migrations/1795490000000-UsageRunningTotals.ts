@@ -12,9 +12,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   reversed in the period (a partial index holds only reversed allocations).
  * - `usage_records.overage_running`: the same for the overage of the customer's records of a feature.
  *
- * Both are set by a BEFORE INSERT trigger, so that every writer (the version still running during
- * a rolling update included) keeps them; the trigger also keeps `recorded_at` from going back
- * within a series (a replica whose clock lags), which the running totals' order needs.
+ * The service writes both with the row (`usage.insert`, under the customer's lock, at a time never
+ * before the customer's latest record). Rows written without them (the version still running
+ * during a rolling update, a hand-written insert) get them from a BEFORE INSERT trigger, which
+ * also keeps their `recorded_at` from going back within the series (a replica whose clock lags),
+ * as the running totals' order needs; its `WHEN` keeps it from running for the service's rows.
  */
 export class UsageRunningTotals1795490000000 implements MigrationInterface {
   name = 'UsageRunningTotals1795490000000';
@@ -66,7 +68,7 @@ export class UsageRunningTotals1795490000000 implements MigrationInterface {
       END $$`);
     await q.query(`
       CREATE TRIGGER usage_allocations_running BEFORE INSERT ON usage_allocations
-        FOR EACH ROW EXECUTE FUNCTION usage_allocations_running()`);
+        FOR EACH ROW WHEN (NEW.running IS NULL) EXECUTE FUNCTION usage_allocations_running()`);
     await q.query(`
       CREATE FUNCTION usage_records_running() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
@@ -82,7 +84,7 @@ export class UsageRunningTotals1795490000000 implements MigrationInterface {
       END $$`);
     await q.query(`
       CREATE TRIGGER usage_records_running BEFORE INSERT ON usage_records
-        FOR EACH ROW EXECUTE FUNCTION usage_records_running()`);
+        FOR EACH ROW WHEN (NEW.overage_running IS NULL) EXECUTE FUNCTION usage_records_running()`);
   }
 
   public async down(q: QueryRunner): Promise<void> {
