@@ -1272,7 +1272,7 @@ async function main(): Promise<void> {
         ],
       ] as const) {
         const x = await drive(
-          `${name}, period holding ${n.toLocaleString('en-US')} records (1 client)`,
+          `${name}, period holding ${n.toLocaleString('en-US')} record${n === 1 ? '' : 's'} (1 client)`,
           1,
           SECONDS,
           make,
