@@ -52,8 +52,8 @@ export class UsageAllocation {
 
   /**
    * The amounts of the customer's allocations of this feature and plan group up to and including
-   * this one, in `(recorded_at, id)` order, reversed ones included; set by the database (trigger
-   * `usage_allocations_running`, which also keeps `recorded_at` from going back in the series).
+   * this one, in `(recorded_at, id)` order, reversed ones included. Written by `usage.insert`;
+   * for rows inserted without it, by the trigger `usage_allocations_running` (migration UsageRunningTotals).
    */
   @Column({ type: 'numeric', precision: 32, scale: 6 })
   running: string;

@@ -66,8 +66,8 @@ export class UsageRecord {
 
   /**
    * The overage of the customer's records of this feature up to and including this one, in
-   * `(recorded_at, id)` order, reversed ones included; set by the database (trigger
-   * `usage_records_running`, which also keeps `recorded_at` from going back in the series).
+   * `(recorded_at, id)` order, reversed ones included. Written by `usage.insert`; for rows
+   * inserted without it, by the trigger `usage_records_running` (migration UsageRunningTotals).
    */
   @Column({ name: 'overage_running', type: 'numeric', precision: 32, scale: 6 })
   overageRunning: string;
