@@ -102,15 +102,24 @@ export class Statements implements OnModuleInit {
   /**
    * Opens a transaction on `em`'s connection with `statement` as its first statement, in one
    * round trip: `BEGIN; <statement>` as one simple query (see `chain`), so the round trip of a
-   * lone `BEGIN` is saved (for `inTransactionOpenedByWork`). The statement is planned each time,
-   * so keep it small (a row lock by key).
+   * lone `BEGIN` is saved (for `inTransactionOpenedByWork`). On a direct connection the statement
+   * runs by name (`EXECUTE`) once this connection has prepared it: its first use on each
+   * connection takes two round trips, `BEGIN` then the statement prepared. Elsewhere (a pooler)
+   * it is written out and planned each time, so keep it small (a row lock by key).
    */
   async begin<R extends QueryResultRow = QueryResultRow>(
     em: EntityManager,
     statement: Statement,
     values: Array<string | number>,
   ): Promise<R[]> {
-    const rows = await this.chain<R>(em, ['BEGIN', { statement, values, inline: true }]);
+    if (this.executable) {
+      const client = (await em.queryRunner!.connect()) as PoolClient;
+      if (!this.preparedOn.get(client)?.has(statement.name)) {
+        await this.chain(em, ['BEGIN']);
+        return this.rows<R>(em, statement, values);
+      }
+    }
+    const rows = await this.chain<R>(em, ['BEGIN', { statement, values, inline: !this.executable }]);
     return rows![1];
   }
 

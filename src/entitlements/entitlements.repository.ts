@@ -182,7 +182,7 @@ export class EntitlementsRepository {
     const { statement, values } = this.stateQuery(projectId, lock, feature, options);
     const chained = await this.statements.chain<{ id: number } & StateRow>(em, [
       'BEGIN',
-      { statement: lockStatement(lock), values: [projectId, ...lock.values], inline: true },
+      { statement: lockStatement(lock), values: [projectId, ...lock.values] },
       { statement, values },
     ]);
     let lockedId: number | null;
