@@ -421,7 +421,7 @@ describe('entitlements and metered usage', () => {
       expectError(await t.http.post(`${P}/usage/abc/reverse`).set(A()), 400, 'VALIDATION_FAILED');
     });
 
-    it('period sums by running totals: reversals before and inside the period, an overage reversed, a clock set back (P1D, limit 100)', async () => {
+    it('period sums by running totals: reversals before and inside the period, an overage reversed, the ledger pruned before the period, a clock set back (P1D, limit 100)', async () => {
       const f = await feature();
       const p = await plan('tier', [{ featureId: f.id, limit: 100, resetInterval: 'P1D' }]);
       const c = await customer();
@@ -445,6 +445,12 @@ describe('entitlements and metered usage', () => {
       await reverse(seven.body.data.usage.id);
       expect(await balance()).toEqual({ limit: 100, used: 93, remaining: 7, overage: 12 });
       await reverse(over.body.data.usage.id);
+      expect(await balance()).toEqual({ limit: 100, used: 5, remaining: 95, overage: 0 });
+      // the ledger pruned of what was recorded before the period (README, pruning): nothing changes
+      await t.dataSource.query(`DELETE FROM usage_records WHERE customer_id = $1 AND recorded_at < $2`, [
+        c.id,
+        '2025-03-02T00:00:00.000Z',
+      ]);
       expect(await balance()).toEqual({ limit: 100, used: 5, remaining: 95, overage: 0 });
 
       // a replica whose clock lags: the record joins the customer's series at its end, not before it

@@ -321,14 +321,15 @@ const lockStatement = (lock: CustomerLock): Statement => ({
  * (feature ids, groups, starts, ends), `$p+4` and `$p+5` the overage requests (feature ids, since).
  *
  * A period's usage is the running total (`usage_allocations.running`, migration
- * UsageRunningTotals) of the group's last allocation before the period's end, minus that of its
- * last allocation before the period's start, minus the allocations reversed within the period:
- * two probes of `usage_allocations_running_idx` and a walk of the reversed ones only, where
- * summing the period's allocations walked all of them (3.5 ms for 1,763, on every check and
- * consume of a busy customer). No allocation in the period (both totals equal): no reversed one
- * either, and no walk. The overage since an instant is the same difference of
- * `usage_records.overage_running`, to the last record; a last total of 0 (the customer never went
- * over) answers 0 at once.
+ * UsageRunningTotals) of the group's last allocation in the period, minus the total just before
+ * its first allocation in the period (that row's total less its amount), minus the allocations
+ * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
+ * reversed ones only, where summing the period's allocations walked all of them (3.5 ms for
+ * 1,763, on every check and consume of a busy customer). Only rows inside the period are read,
+ * so records pruned from before it change nothing (README, pruning). No allocation in the
+ * period: 0, without the walk. The overage since an instant is the same difference of
+ * `usage_records.overage_running` over the records since; equal totals (no overage since) answer
+ * 0 without the walk.
  *
  * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without
  * it a generic plan counts 10 rows for the `unnest` of an array parameter (a custom plan sees the
@@ -339,37 +340,36 @@ const lockStatement = (lock: CustomerLock): Statement => ({
 export const ORDINALITY_MAX = 2147483647;
 
 const sumsColumns = (customer: string, p: number) => `
-    ARRAY(SELECT (CASE WHEN t.upto = t.before THEN 0
+    ARRAY(SELECT (CASE WHEN t.upto IS NULL THEN 0
                        ELSE t.upto - t.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                               WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                                 AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
                   END)::text
             FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
                  LATERAL (SELECT
-                   coalesce((SELECT a.running FROM usage_allocations a
-                              WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
-                                AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1
-                              ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1), 0) AS upto,
-                   coalesce((SELECT a.running FROM usage_allocations a
-                              WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
-                                AND a.recorded_at < b.ps AND a.project_id = $1
-                              ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1), 0) AS before) t
+                   (SELECT a.running FROM usage_allocations a
+                     WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
+                       AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1
+                     ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1) AS upto,
+                   (SELECT a.running - a.amount FROM usage_allocations a
+                     WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
+                       AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1
+                     ORDER BY a.recorded_at, a.id LIMIT 1) AS before) t
            WHERE b.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY b.i) AS used,
-    ARRAY(SELECT (CASE WHEN t.upto = 0 THEN 0
-                       ELSE t.upto
-                         - coalesce((SELECT u.overage_running FROM usage_records u
-                                      WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at < o.since
-                                        AND u.project_id = $1
-                                      ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1), 0)
-                         - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                             WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                               AND u.recorded_at >= o.since AND u.project_id = $1)
+    ARRAY(SELECT (CASE WHEN t.upto IS NULL OR t.upto = t.before THEN 0
+                       ELSE t.upto - t.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                              WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                                AND u.recorded_at >= o.since AND u.project_id = $1)
                   END)::text
             FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i),
-                 LATERAL (SELECT coalesce((SELECT u.overage_running FROM usage_records u
-                                            WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.project_id = $1
-                                            ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1), 0) AS upto) t
+                 LATERAL (SELECT
+                   (SELECT u.overage_running FROM usage_records u
+                     WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since AND u.project_id = $1
+                     ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS upto,
+                   (SELECT u.overage_running - u.overage FROM usage_records u
+                     WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since AND u.project_id = $1
+                     ORDER BY u.recorded_at, u.id LIMIT 1) AS before) t
            WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
 

@@ -8,7 +8,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - `usage_allocations.running`: the sum of the amounts of the customer's allocations in the same
  *   feature and plan group up to and including this one, in `(recorded_at, id)` order, reversed
  *   ones included. The usage of a period `[start, end)` is the running total of the last
- *   allocation before `end`, minus that of the last allocation before `start`, minus the amounts
+ *   allocation in it, minus the total just before its first allocation in it, minus the amounts
  *   reversed in the period (a partial index holds only reversed allocations).
  * - `usage_records.overage_running`: the same for the overage of the customer's records of a feature.
  *
