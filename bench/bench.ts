@@ -47,12 +47,12 @@ const WARMUP = int('BENCH_WARMUP_SECONDS', Math.min(2, SECONDS));
 const READ_CONNECTIONS = int('BENCH_CONNECTIONS', 64);
 const REDEEM_CONNECTIONS = int('BENCH_REDEEM_CONNECTIONS', 32);
 const BATCH = 10_000;
-/** Windows already held by the customer of a redemption (ended ones), one measured run per count. */
 /** Records already in the current period of the customer of the period scenarios (part `windows`). */
 const LEDGER = (process.env.BENCH_LEDGER ?? '1,1000,10000')
   .split(',')
   .filter((x) => x.trim() !== '')
   .map(Number);
+/** Windows already held by the customer of a redemption (ended ones), one measured run per count. */
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
   .split(',')
   .filter((x) => x.trim() !== '')
