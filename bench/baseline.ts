@@ -436,18 +436,15 @@ function httpHandler(req: IncomingMessage, res: ServerResponse): void {
 
 /**
  * The server of an Express application whose requests and responses are born with the
- * application's prototypes, as the service's are (`expressClassesOf` in src/common/http/envelope.ts):
- * Express's per-request `Object.setPrototypeOf` then changes nothing. On Node 20 that change
- * costs about 0.1 ms of CPU per request; a baseline that paid it would not be the limit.
+ * application's prototypes, by the service's own `expressClassesOf` (src/common/http/envelope.ts,
+ * from the built service): Express's per-request `Object.setPrototypeOf` then changes nothing. On
+ * Node 20 that change costs about 0.1 ms of CPU per request; a baseline that paid it would not be
+ * the limit.
  */
 function expressServer(app: import('express').Express): import('node:http').Server {
-  class BornRequest extends IncomingMessage {}
-  class BornResponse extends ServerResponse {}
-  Object.setPrototypeOf(BornRequest.prototype, app.request);
-  Object.setPrototypeOf(BornResponse.prototype, app.response);
-  app.request = BornRequest.prototype as never;
-  app.response = BornResponse.prototype as never;
-  return createServer({ IncomingMessage: BornRequest, ServerResponse: BornResponse }, app);
+  const { expressClassesOf } = require(`${process.env.SERVICE_DIST}/common/http/envelope.js`);
+  const classes = expressClassesOf(app);
+  return createServer({ IncomingMessage: classes.request, ServerResponse: classes.response }, app);
 }
 
 function expressHandler(): import('express').Express {

@@ -631,6 +631,7 @@ function startBaseline(
       ...process.env,
       BASELINE_KIND: kind,
       STATEMENTS_FILE: join(dir, 'statements.json'),
+      SERVICE_DIST: resolve(__dirname, '..', 'dist'),
       NODE_PATH: resolve(__dirname, '..', 'node_modules'),
       DATABASE_URL: url,
       PORT: String(port),

@@ -339,37 +339,43 @@ const lockStatement = (lock: CustomerLock): Statement => ({
  */
 export const ORDINALITY_MAX = 2147483647;
 
+/**
+ * `upto` and `before` of the rows of `table` matching `where` (alias `t`): the running total
+ * `total` of the last of them, and the total just before the first (its total less its `amount`),
+ * in `(recorded_at, id)` order; both null when no row matches.
+ */
+const runningSpan = (table: string, total: string, amount: string, where: string) => `
+    LATERAL (SELECT (SELECT t.${total} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                    (SELECT t.${total} - t.${amount} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at, t.id LIMIT 1) AS before) span`;
+
 const sumsColumns = (customer: string, p: number) => `
-    ARRAY(SELECT (CASE WHEN t.upto IS NULL THEN 0
-                       ELSE t.upto - t.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+    ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+                       ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                               WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                                 AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
                   END)::text
             FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-                 LATERAL (SELECT
-                   (SELECT a.running FROM usage_allocations a
-                     WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
-                       AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1
-                     ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1) AS upto,
-                   (SELECT a.running - a.amount FROM usage_allocations a
-                     WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp
-                       AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1
-                     ORDER BY a.recorded_at, a.id LIMIT 1) AS before) t
+                 ${runningSpan(
+                   'usage_allocations',
+                   'running',
+                   'amount',
+                   `t.customer_id = ${customer} AND t.feature_id = b.fid AND t.plan_group = b.grp
+                    AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1`,
+                 )}
            WHERE b.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY b.i) AS used,
-    ARRAY(SELECT (CASE WHEN t.upto IS NULL OR t.upto = t.before THEN 0
-                       ELSE t.upto - t.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+    ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                       ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                               WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
                                 AND u.recorded_at >= o.since AND u.project_id = $1)
                   END)::text
             FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i),
-                 LATERAL (SELECT
-                   (SELECT u.overage_running FROM usage_records u
-                     WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since AND u.project_id = $1
-                     ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS upto,
-                   (SELECT u.overage_running - u.overage FROM usage_records u
-                     WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.recorded_at >= o.since AND u.project_id = $1
-                     ORDER BY u.recorded_at, u.id LIMIT 1) AS before) t
+                 ${runningSpan(
+                   'usage_records',
+                   'overage_running',
+                   'overage',
+                   `t.customer_id = ${customer} AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = $1`,
+                 )}
            WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
 

@@ -1,5 +1,16 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** The two series of running totals: their table, total column, amount column and series key. */
+const SERIES = [
+  {
+    table: 'usage_allocations',
+    total: 'running',
+    amount: 'amount',
+    key: ['customer_id', 'feature_id', 'plan_group'],
+  },
+  { table: 'usage_records', total: 'overage_running', amount: 'overage', key: ['customer_id', 'feature_id'] },
+] as const;
+
 /**
  * Running totals, so that a period's usage costs two index probes instead of a walk over every
  * allocation recorded in the period (which grew with the customer's usage: 3.5 ms for 1,763
@@ -22,21 +33,15 @@ export class UsageRunningTotals1795490000000 implements MigrationInterface {
   name = 'UsageRunningTotals1795490000000';
 
   public async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "usage_allocations" ADD "running" numeric(32,6)`);
-    await q.query(`ALTER TABLE "usage_records" ADD "overage_running" numeric(32,6)`);
-    await q.query(`
-      UPDATE usage_allocations a SET running = r.running
-        FROM (SELECT id, sum(amount) OVER (PARTITION BY customer_id, feature_id, plan_group
-                                           ORDER BY recorded_at, id) AS running
-                FROM usage_allocations) r
-       WHERE r.id = a.id`);
-    await q.query(`
-      UPDATE usage_records u SET overage_running = r.running
-        FROM (SELECT id, sum(overage) OVER (PARTITION BY customer_id, feature_id ORDER BY recorded_at, id) AS running
-                FROM usage_records) r
-       WHERE r.id = u.id`);
-    await q.query(`ALTER TABLE "usage_allocations" ALTER COLUMN "running" SET NOT NULL`);
-    await q.query(`ALTER TABLE "usage_records" ALTER COLUMN "overage_running" SET NOT NULL`);
+    for (const series of SERIES) {
+      await q.query(`ALTER TABLE "${series.table}" ADD "${series.total}" numeric(32,6)`);
+      await q.query(`
+        UPDATE ${series.table} t SET ${series.total} = r.total
+          FROM (SELECT id, sum(${series.amount}) OVER (PARTITION BY ${series.key.join(', ')} ORDER BY recorded_at, id) AS total
+                  FROM ${series.table}) r
+         WHERE r.id = t.id`);
+      await q.query(`ALTER TABLE "${series.table}" ALTER COLUMN "${series.total}" SET NOT NULL`);
+    }
 
     await q.query(`DROP INDEX "usage_allocations_period_idx"`);
     await q.query(
@@ -53,45 +58,31 @@ export class UsageRunningTotals1795490000000 implements MigrationInterface {
       `CREATE INDEX "usage_records_reversed_idx" ON "usage_records" ("customer_id", "feature_id", "recorded_at") WHERE "reversed_at" IS NOT NULL`,
     );
 
-    await q.query(`
-      CREATE FUNCTION usage_allocations_running() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        last_at timestamptz;
-        last_running numeric;
-      BEGIN
-        SELECT a.recorded_at, a.running INTO last_at, last_running FROM usage_allocations a
-         WHERE a.customer_id = NEW.customer_id AND a.feature_id = NEW.feature_id AND a.plan_group = NEW.plan_group
-         ORDER BY a.recorded_at DESC, a.id DESC LIMIT 1;
-        NEW.recorded_at := greatest(NEW.recorded_at, last_at);
-        NEW.running := coalesce(last_running, 0) + NEW.amount;
-        RETURN NEW;
-      END $$`);
-    await q.query(`
-      CREATE TRIGGER usage_allocations_running BEFORE INSERT ON usage_allocations
-        FOR EACH ROW WHEN (NEW.running IS NULL) EXECUTE FUNCTION usage_allocations_running()`);
-    await q.query(`
-      CREATE FUNCTION usage_records_running() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        last_at timestamptz;
-        last_running numeric;
-      BEGIN
-        SELECT u.recorded_at, u.overage_running INTO last_at, last_running FROM usage_records u
-         WHERE u.customer_id = NEW.customer_id AND u.feature_id = NEW.feature_id
-         ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1;
-        NEW.recorded_at := greatest(NEW.recorded_at, last_at);
-        NEW.overage_running := coalesce(last_running, 0) + NEW.overage;
-        RETURN NEW;
-      END $$`);
-    await q.query(`
-      CREATE TRIGGER usage_records_running BEFORE INSERT ON usage_records
-        FOR EACH ROW WHEN (NEW.overage_running IS NULL) EXECUTE FUNCTION usage_records_running()`);
+    for (const series of SERIES) {
+      await q.query(`
+        CREATE FUNCTION ${series.table}_running() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+          last_at timestamptz;
+          last_total numeric;
+        BEGIN
+          SELECT t.recorded_at, t.${series.total} INTO last_at, last_total FROM ${series.table} t
+           WHERE ${series.key.map((c) => `t.${c} = NEW.${c}`).join(' AND ')}
+           ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1;
+          NEW.recorded_at := greatest(NEW.recorded_at, last_at);
+          NEW.${series.total} := coalesce(last_total, 0) + NEW.${series.amount};
+          RETURN NEW;
+        END $$`);
+      await q.query(`
+        CREATE TRIGGER ${series.table}_running BEFORE INSERT ON ${series.table}
+          FOR EACH ROW WHEN (NEW.${series.total} IS NULL) EXECUTE FUNCTION ${series.table}_running()`);
+    }
   }
 
   public async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER usage_records_running ON usage_records`);
-    await q.query(`DROP FUNCTION usage_records_running()`);
-    await q.query(`DROP TRIGGER usage_allocations_running ON usage_allocations`);
-    await q.query(`DROP FUNCTION usage_allocations_running()`);
+    for (const { table } of SERIES) {
+      await q.query(`DROP TRIGGER ${table}_running ON ${table}`);
+      await q.query(`DROP FUNCTION ${table}_running()`);
+    }
     await q.query(`DROP INDEX "usage_records_reversed_idx"`);
     await q.query(`DROP INDEX "usage_records_customer_feature_idx"`);
     await q.query(
