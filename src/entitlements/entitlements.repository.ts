@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import DataLoader from 'dataloader';
 import { EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
 import { EngineWindow, toMicros } from './engine/entitlement-engine';
@@ -10,28 +11,44 @@ import { EngineWindow, toMicros } from './engine/entitlement-engine';
  * into this repository's statements so that the customer and the rest come in one round trip.
  */
 export interface CustomerLock {
-  name: string;
+  name: CustomerLockKind;
   from: string;
   values: unknown[];
 }
 
-const CUSTOMER_FROM = {
-  id: 'FROM customers c WHERE c.project_id = $1 AND c.id = $2',
-  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
-  identifier:
-    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
-} as const;
+/**
+ * The `FROM ... WHERE` of a customer lock's kind: `project` and `values` are SQL expressions
+ * (parameters of one statement, or columns of a batch's request row, see `stateBatchStatement`).
+ */
+function customerFrom(kind: CustomerLockKind, project: string, values: string[]): string {
+  switch (kind) {
+    case 'id':
+      return `FROM customers c WHERE c.project_id = ${project} AND c.id = ${values[0]}`;
+    case 'username':
+      return `FROM customers c WHERE c.project_id = ${project} AND lower(c.username) = lower(${values[0]})`;
+    case 'identifier':
+      return `FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = ${project} AND i.type = ${values[0]} AND i.value = ${values[1]}`;
+  }
+}
+
+type CustomerLockKind = 'id' | 'username' | 'identifier';
+
+const lockFrom = (kind: CustomerLockKind) =>
+  customerFrom(kind, '$1', kind === 'identifier' ? ['$2', '$3'] : ['$2']);
 
 /** The `CustomerLock` of a customer id or of a reference `{ type, value }`. */
 export function customerLockFor(customer: number | { type: string; value: string }): CustomerLock {
-  if (typeof customer === 'number') return { name: 'id', from: CUSTOMER_FROM.id, values: [customer] };
+  if (typeof customer === 'number') return { name: 'id', from: lockFrom('id'), values: [customer] };
   if (customer.type === 'username')
-    return { name: 'username', from: CUSTOMER_FROM.username, values: [customer.value] };
-  return { name: 'identifier', from: CUSTOMER_FROM.identifier, values: [customer.type, customer.value] };
+    return { name: 'username', from: lockFrom('username'), values: [customer.value] };
+  return { name: 'identifier', from: lockFrom('identifier'), values: [customer.type, customer.value] };
 }
 
 /** How a request names a feature: by id, by slug, or every feature of the project (the list). */
-export type FeatureSelector = { id: number } | { slug: string } | 'all';
+export type FeatureSelector = OneFeature | 'all';
+
+/** One feature, by id or by slug. */
+export type OneFeature = { id: number } | { slug: string };
 
 export interface FeatureRow {
   id: number;
@@ -142,8 +159,73 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
 @Injectable()
 export class EntitlementsRepository {
   private readonly stateStatements = new Map<string, Statement>();
+  /** Per shape of a batch (lock kind, feature kind): its statement and the loader gathering it. */
+  private readonly batches = new Map<string, DataLoader<BatchedLoad, StateRow | null>>();
 
   constructor(private readonly statements: Statements) {}
+
+  /**
+   * As `loadState` outside a transaction with a guess (a check), gathered with the other checks
+   * of the same shape that reach this point in the same turn of the event loop into one statement
+   * (`stateBatchStatement`): under load the round trip, the statement's start-up in PostgreSQL
+   * (its executor tree, set up on every execution) and the driver's work are shared by the
+   * batch; alone, a check is a batch of one, sent on the next turn of the loop. The statement
+   * reads each customer with its own guess, exactly as `loadState` does.
+   */
+  async loadBatched(
+    projectId: string,
+    lock: CustomerLock,
+    feature: OneFeature,
+    guess: SumsGuess | undefined,
+  ): Promise<CustomerState | null> {
+    const featureKind = 'id' in feature ? 'id' : 'slug';
+    const key = `${lock.name}:${featureKind}`;
+    let loader = this.batches.get(key);
+    if (!loader) {
+      const statement = stateBatchStatement(lock.name, featureKind);
+      loader = new DataLoader((loads) => this.runBatch(statement, loads), {
+        cache: false,
+        maxBatchSize: BATCH_LIMIT,
+        batchScheduleFn: (dispatch) => setImmediate(dispatch),
+      });
+      this.batches.set(key, loader);
+    }
+    const row = await loader.load({
+      projectId,
+      lock,
+      feature: 'id' in feature ? feature.id : feature.slug,
+      guess: guess ?? { periods: [], overages: [] },
+    });
+    return row ? toState(row, { guess }) : null;
+  }
+
+  private async runBatch(
+    statement: Statement,
+    loads: readonly BatchedLoad[],
+  ): Promise<Array<StateRow | null>> {
+    const periods = loads.flatMap((l) => l.guess.periods);
+    const overages = loads.flatMap((l) => l.guess.overages);
+    const slices = (counts: number[]) => {
+      let next = 1;
+      return counts.map((count) => [next, (next += count) - 1]);
+    };
+    const periodSlices = slices(loads.map((l) => l.guess.periods.length));
+    const overageSlices = slices(loads.map((l) => l.guess.overages.length));
+    const values: unknown[] = [
+      loads.map((l) => l.projectId),
+      ...loads[0].lock.values.map((_, k) => loads.map((l) => l.lock.values[k])),
+      loads.map((l) => l.feature),
+      periodSlices.map(([from]) => from),
+      periodSlices.map(([, to]) => to),
+      overageSlices.map(([from]) => from),
+      overageSlices.map(([, to]) => to),
+      ...sumsValues(periods, overages),
+    ];
+    const rows = await this.statements.rows<StateRow & { i: string }>(undefined, statement, values);
+    const byIndex: Array<StateRow | null> = loads.map(() => null);
+    for (const row of rows) byIndex[Number(row.i) - 1] = row;
+    return byIndex;
+  }
 
   /**
    * The customer named by `lock` (`null`: no such customer in the project), the feature(s) of
@@ -211,12 +293,12 @@ export class EntitlementsRepository {
     feature: FeatureSelector,
     { guess, eventId }: StateOptions,
   ): { statement: Statement; values: unknown[] } {
-    const featureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
+    const featureKind: FeatureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
     const withEvent = eventId !== undefined;
     const key = `${lock.name}:${featureKind}:${!!guess}:${withEvent}`;
     let statement = this.stateStatements.get(key);
     if (!statement) {
-      statement = stateStatement(lock, featureKind, !!guess, withEvent);
+      statement = stateStatement(lock.name, featureKind, !!guess, withEvent);
       this.stateStatements.set(key, statement);
     }
     const values: unknown[] = [projectId, ...lock.values];
@@ -259,6 +341,17 @@ export class EntitlementsRepository {
     const [row] = await this.statements.rows<{ used: string[]; overage: string[] }>(em, SUMS, values);
     return { used: row.used.map(toMicros), overage: row.overage.map(toMicros) };
   }
+}
+
+/** At most this many checks share one statement (`loadBatched`). */
+const BATCH_LIMIT = 64;
+
+/** One check of a batch (`loadBatched`). */
+interface BatchedLoad {
+  projectId: string;
+  lock: CustomerLock;
+  feature: number | string;
+  guess: SumsGuess;
 }
 
 /** What `loadState` reads besides the state: the sums of a guess, the record holding an event id. */
@@ -317,20 +410,6 @@ const lockStatement = (lock: CustomerLock): Statement => ({
 });
 
 /**
- * The two sum columns (`used`, `overage`) for customer `customer`: `$p` to `$p+3` the periods
- * (feature ids, groups, starts, ends), `$p+4` and `$p+5` the overage requests (feature ids, since).
- *
- * A period's usage is the running total (`usage_allocations.running`, migration
- * UsageRunningTotals) of the group's last allocation in the period, minus the total just before
- * its first allocation in the period (that row's total less its amount), minus the allocations
- * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
- * reversed ones only, where summing the period's allocations walked all of them (3.5 ms for
- * 1,763, on every check and consume of a busy customer). Only rows inside the period are read,
- * so records pruned from before it change nothing (README, pruning). No allocation in the
- * period: 0, without the walk. The overage since an instant is the same difference of
- * `usage_records.overage_running` over the records since; equal totals (no overage since) answer
- * 0 without the walk.
- *
  * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without
  * it a generic plan counts 10 rows for the `unnest` of an array parameter (a custom plan sees the
  * array: 1 or 2), so its cost looked five times that of a custom plan and PostgreSQL planned these
@@ -346,72 +425,113 @@ export const ORDINALITY_MAX = 2147483647;
  */
 const runningSpan = (table: string, total: string, amount: string, where: string) => `
     LATERAL (SELECT (SELECT t.${total} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                    (SELECT t.${total} - t.${amount} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at, t.id LIMIT 1) AS before) span`;
+                    (SELECT t.${total} - t.${amount} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+              OFFSET 0) span`;
 
-const sumsColumns = (customer: string, p: number) => `
+/**
+ * The arrays (SQL expressions) the sums of `sumsColumns` are asked for: the periods' feature ids,
+ * groups, starts and ends, and the overage requests' feature ids and instants.
+ */
+interface SumsInputs {
+  fids: string;
+  groups: string;
+  starts: string;
+  ends: string;
+  overageFids: string;
+  overageSince: string;
+}
+
+/** The sums' arrays as parameters `$p` to `$p+5` of one statement. */
+const sumsParams = (p: number): SumsInputs => ({
+  fids: `$${p}::int[]`,
+  groups: `$${p + 1}::text[]`,
+  starts: `$${p + 2}::timestamptz[]`,
+  ends: `$${p + 3}::timestamptz[]`,
+  overageFids: `$${p + 4}::int[]`,
+  overageSince: `$${p + 5}::timestamptz[]`,
+});
+
+/**
+ * The two sum columns (`used`, `overage`) for customer `customer` of project `project` (SQL
+ * expressions), for the periods and overage requests of `sums`.
+ *
+ * A period's usage is the running total (`usage_allocations.running`, migration
+ * UsageRunningTotals) of the group's last allocation in the period, minus the total just before
+ * its first allocation in the period (that row's total less its amount), minus the allocations
+ * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
+ * reversed ones only, where summing the period's allocations walked all of them (3.5 ms for
+ * 1,763, on every check and consume of a busy customer). Only rows inside the period are read,
+ * so records pruned from before it change nothing (README, pruning). No allocation in the
+ * period: 0, without the walk. The overage since an instant is the same difference of
+ * `usage_records.overage_running` over the records since; equal totals (no overage since) answer
+ * 0 without the walk. `OFFSET 0` keeps each span a subquery of its own, evaluated once: pulled up
+ * into the `CASE`, each of its probes ran once per mention.
+ */
+const sumsColumns = (customer: string, project: string, sums: SumsInputs) => `
     ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
                        ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                               WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                                AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
+                                AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = ${project})
                   END)::text
-            FROM unnest($${p}::int[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+            FROM unnest(${sums.fids}, ${sums.groups}, ${sums.starts}, ${sums.ends}) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
                  ${runningSpan(
                    'usage_allocations',
                    'running',
                    'amount',
                    `t.customer_id = ${customer} AND t.feature_id = b.fid AND t.plan_group = b.grp
-                    AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1`,
+                    AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = ${project}`,
                  )}
            WHERE b.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY b.i) AS used,
     ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                        ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                               WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                                AND u.recorded_at >= o.since AND u.project_id = $1)
+                                AND u.recorded_at >= o.since AND u.project_id = ${project})
                   END)::text
-            FROM unnest($${p + 4}::int[], $${p + 5}::timestamptz[]) WITH ORDINALITY AS o(fid, since, i),
+            FROM unnest(${sums.overageFids}, ${sums.overageSince}) WITH ORDINALITY AS o(fid, since, i),
                  ${runningSpan(
                    'usage_records',
                    'overage_running',
                    'overage',
-                   `t.customer_id = ${customer} AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = $1`,
+                   `t.customer_id = ${customer} AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = ${project}`,
                  )}
            WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
 
-const SUMS_TEXT = `SELECT ${sumsColumns('$2', 3)}`;
+const SUMS_TEXT = `SELECT ${sumsColumns('$2', '$1', sumsParams(3))}`;
 
 const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
 
+/** What a state statement reads its inputs from (SQL expressions): see `stateSelect`. */
+interface StateInputs {
+  project: string;
+  /** The customer lock's values. */
+  customer: string[];
+  /** The feature's id (`int`) or slug (`text`); absent: every feature of the project. */
+  feature?: string;
+  sums?: SumsInputs;
+  event?: string;
+}
+
 /**
- * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
- * all, then the guess's six arrays when asked, then the event id when asked.
+ * The state of one customer (`stateQuery`): the customer named by a lock of kind `kind`, the
+ * feature(s) (`featureKind`: by id, by slug, or all), every live window of the customer with its
+ * quotas for those features, the sums asked for and the record holding an event id, with every
+ * input read from `inputs`: the parameters of one statement (`stateStatement`), or the columns of
+ * one request of a batch (`stateBatchStatement`).
  */
-function stateStatement(
-  lock: CustomerLock,
-  featureKind: 'id' | 'slug' | 'all',
-  withGuess: boolean,
-  withEvent: boolean,
-): Statement {
-  const featureParam = `$${2 + lock.values.length}`;
-  const guessParam = 2 + lock.values.length + (featureKind === 'all' ? 0 : 1);
-  const eventParam = guessParam + (withGuess ? 6 : 0);
+function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: StateInputs): string {
+  const { project, feature, sums, event } = inputs;
   const featureWhere =
-    featureKind === 'all'
-      ? ''
-      : featureKind === 'id'
-        ? ` AND f.id = ${featureParam}::int`
-        : ` AND f.slug = ${featureParam}::text`;
+    featureKind === 'all' ? '' : featureKind === 'id' ? ` AND f.id = ${feature}` : ` AND f.slug = ${feature}`;
   const quotaWhere =
     featureKind === 'all'
       ? ''
-      : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1${featureWhere})`;
-  return {
-    name: `entitlements.state-${lock.name}-${featureKind}${withGuess ? '-sums' : ''}${withEvent ? '-event' : ''}`,
-    text: `SELECT c.id AS customer_id, c.username, c.enabled,
+      : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = ${project}${featureWhere})`;
+  return `SELECT c.id AS customer_id, c.username, c.enabled,
         (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-           FROM features f WHERE f.project_id = $1${featureWhere}) AS features,
+           FROM features f WHERE f.project_id = ${project}${featureWhere}) AS features,
         (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
                   'group', s.plan_group, 'validFrom', s.valid_from, 'validTo', s.valid_to,
                   'quotas', (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
@@ -420,14 +540,85 @@ function stateStatement(
                                FROM quotas q WHERE q.plan_id = s.plan_id AND q.project_id = s.project_id${quotaWhere})
                 ) ORDER BY s.valid_from, s.id), '[]'::json)
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-          WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows
-        ${withGuess ? `, ${sumsColumns('c.id', guessParam)}` : ''}
+          WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active') AS windows
+        ${sums ? `, ${sumsColumns('c.id', project, sums)}` : ''}
         ${
-          withEvent
-            ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = c.id AND u.event_id = $${eventParam}::text) AS existing,
+          event
+            ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = ${project} AND u.customer_id = c.id AND u.event_id = ${event}) AS existing,
             (SELECT max(u.recorded_at) FROM usage_records u WHERE u.customer_id = c.id) AS last_recorded_at`
             : ''
         }
-      ${lock.from}`,
+      ${customerFrom(kind, project, inputs.customer)}`;
+}
+
+type FeatureKind = 'id' | 'slug' | 'all';
+
+/**
+ * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
+ * all, then the guess's six arrays when asked, then the event id when asked.
+ */
+function stateStatement(
+  kind: CustomerLockKind,
+  featureKind: FeatureKind,
+  withGuess: boolean,
+  withEvent: boolean,
+): Statement {
+  let n = 1;
+  const customer = (kind === 'identifier' ? [0, 1] : [0]).map(() => `$${++n}`);
+  const feature = featureKind === 'all' ? undefined : `$${++n}::${featureKind === 'id' ? 'int' : 'text'}`;
+  const sums = withGuess ? sumsParams(n + 1) : undefined;
+  if (withGuess) n += 6;
+  const event = withEvent ? `$${++n}::text` : undefined;
+  return {
+    name: `entitlements.state-${kind}-${featureKind}${withGuess ? '-sums' : ''}${withEvent ? '-event' : ''}`,
+    text: stateSelect(kind, featureKind, { project: '$1', customer, feature, sums, event }),
+  };
+}
+
+/**
+ * The states of a batch of checks in one statement (`EntitlementsRepository.loadBatched`), each
+ * as `stateStatement` with the sums would read it, with its request's ordinality `i`. One row of
+ * arrays per request (`$1` the projects, then the lock's values, the features, and each request's
+ * slice of the flattened sums arrays, from and to), then those six flattened arrays. A request
+ * whose customer does not exist has no row.
+ */
+function stateBatchStatement(kind: CustomerLockKind, featureKind: 'id' | 'slug'): Statement {
+  const columns: Array<[string, string]> = [
+    ['project', 'text'],
+    ...(kind === 'identifier'
+      ? ([
+          ['v1', 'text'],
+          ['v2', 'text'],
+        ] as Array<[string, string]>)
+      : ([['v1', kind === 'id' ? 'int' : 'text']] as Array<[string, string]>)),
+    ['feature', featureKind === 'id' ? 'int' : 'text'],
+    ['pf', 'int'],
+    ['pt', 'int'],
+    ['of', 'int'],
+    ['ot', 'int'],
+  ];
+  const flat = columns.length + 1;
+  const slice = (k: number, type: string, from: string, to: string) =>
+    `($${flat + k}::${type}[])[r.${from}:r.${to}]`;
+  const inputs: StateInputs = {
+    project: 'r.project',
+    customer: kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'],
+    feature: 'r.feature',
+    sums: {
+      fids: slice(0, 'int', 'pf', 'pt'),
+      groups: slice(1, 'text', 'pf', 'pt'),
+      starts: slice(2, 'timestamptz', 'pf', 'pt'),
+      ends: slice(3, 'timestamptz', 'pf', 'pt'),
+      overageFids: slice(4, 'int', 'of', 'ot'),
+      overageSince: slice(5, 'timestamptz', 'of', 'ot'),
+    },
+  };
+  return {
+    name: `entitlements.state-batch-${kind}-${featureKind}`,
+    text: `SELECT r.i, x.*
+      FROM unnest(${columns.map(([, type], k) => `$${k + 1}::${type}[]`).join(', ')})
+           WITH ORDINALITY AS r(${columns.map(([name]) => name).join(', ')}, i)
+      CROSS JOIN LATERAL (${stateSelect(kind, featureKind, inputs)}) x
+     WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
   };
 }

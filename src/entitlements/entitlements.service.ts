@@ -42,6 +42,7 @@ import {
   EntitlementsRepository,
   FeatureRow,
   FeatureSelector,
+  OneFeature,
   OverageRequest,
   SumRequest,
   SumsGuess,
@@ -128,22 +129,19 @@ export class EntitlementsService {
   }
 
   /** The public check, for the logged-in customer. */
-  checkFor(
-    projectId: string,
-    customerId: number,
-    feature: FeatureSelector,
-    amount?: number,
-  ): Promise<CheckView> {
+  checkFor(projectId: string, customerId: number, feature: OneFeature, amount?: number): Promise<CheckView> {
     return this.checkWith(projectId, customerLockFor(customerId), feature, amount);
   }
 
   private async checkWith(
     projectId: string,
     lock: CustomerLock,
-    selector: FeatureSelector,
+    selector: OneFeature,
     amount = 1,
   ): Promise<CheckView> {
-    const state = await this.loadGuessing(projectId, lock, selector);
+    const guess = this.guesses.get(this.guessKey(projectId, lock, selector));
+    const state = await this.repository.loadBatched(projectId, lock, selector, guess);
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     const [evaluation] = await this.evaluate(undefined, projectId, state, [feature], this.clock.now());
@@ -486,7 +484,7 @@ function lockOf(dto: CustomerFeatureDto): CustomerLock {
   return customerLockFor(dto.customer ?? dto.customerId!);
 }
 
-export function featureOf(dto: { feature?: string; featureId?: number }): FeatureSelector {
+export function featureOf(dto: { feature?: string; featureId?: number }): OneFeature {
   return dto.feature !== undefined ? { slug: dto.feature } : { id: dto.featureId! };
 }
 
