@@ -110,7 +110,7 @@ export class Statements implements OnModuleInit {
   async begin<R extends QueryResultRow = QueryResultRow>(
     em: EntityManager,
     statement: Statement,
-    values: Array<string | number>,
+    values: unknown[],
   ): Promise<R[]> {
     if (this.executable) {
       const client = (await em.queryRunner!.connect()) as PoolClient;

@@ -5,14 +5,13 @@ import { Statement, Statements } from '../database/statements';
 import { EngineWindow, toMicros } from './engine/entitlement-engine';
 
 /**
- * How a statement here finds the customer (alias `c`): `from` is its `FROM ... WHERE` with `$1`
- * the project and `$2...` the `values`; `name` tells the shapes apart. The lookups are those of
+ * How a request names the customer: by id, by username or by another identifier (`name`, the
+ * kind), with the `values` of that lookup (`customerFrom`). The lookups are those of
  * `CustomersRepository` (a username case-insensitively, another identifier exactly), written
  * into this repository's statements so that the customer and the rest come in one round trip.
  */
 export interface CustomerLock {
   name: CustomerLockKind;
-  from: string;
   values: unknown[];
 }
 
@@ -33,15 +32,11 @@ function customerFrom(kind: CustomerLockKind, project: string, values: string[])
 
 type CustomerLockKind = 'id' | 'username' | 'identifier';
 
-const lockFrom = (kind: CustomerLockKind) =>
-  customerFrom(kind, '$1', kind === 'identifier' ? ['$2', '$3'] : ['$2']);
-
 /** The `CustomerLock` of a customer id or of a reference `{ type, value }`. */
 export function customerLockFor(customer: number | { type: string; value: string }): CustomerLock {
-  if (typeof customer === 'number') return { name: 'id', from: lockFrom('id'), values: [customer] };
-  if (customer.type === 'username')
-    return { name: 'username', from: lockFrom('username'), values: [customer.value] };
-  return { name: 'identifier', from: lockFrom('identifier'), values: [customer.type, customer.value] };
+  if (typeof customer === 'number') return { name: 'id', values: [customer] };
+  if (customer.type === 'username') return { name: 'username', values: [customer.value] };
+  return { name: 'identifier', values: [customer.type, customer.value] };
 }
 
 /** How a request names a feature: by id, by slug, or every feature of the project (the list). */
@@ -182,7 +177,7 @@ export class EntitlementsRepository {
     const key = `${lock.name}:${featureKind}`;
     let loader = this.batches.get(key);
     if (!loader) {
-      const statement = stateBatchStatement(lock.name, featureKind);
+      const statement = stateBatchStatement(lock.name, featureKind, false);
       loader = new DataLoader((loads) => this.runBatch(statement, loads), {
         cache: false,
         maxBatchSize: BATCH_LIMIT,
@@ -190,12 +185,7 @@ export class EntitlementsRepository {
       });
       this.batches.set(key, loader);
     }
-    const row = await loader.load({
-      projectId,
-      lock,
-      feature: 'id' in feature ? feature.id : feature.slug,
-      guess: guess ?? { periods: [], overages: [] },
-    });
+    const row = await loader.load({ projectId, lock, feature, guess });
     return row ? toState(row, { guess }) : null;
   }
 
@@ -203,28 +193,8 @@ export class EntitlementsRepository {
     statement: Statement,
     loads: readonly BatchedLoad[],
   ): Promise<Array<StateRow | null>> {
-    const periods = loads.flatMap((l) => l.guess.periods);
-    const overages = loads.flatMap((l) => l.guess.overages);
-    const slices = (counts: number[]) => {
-      let next = 1;
-      return counts.map((count) => [next, (next += count) - 1]);
-    };
-    const periodSlices = slices(loads.map((l) => l.guess.periods.length));
-    const overageSlices = slices(loads.map((l) => l.guess.overages.length));
-    const values: unknown[] = [
-      loads.map((l) => l.projectId),
-      ...loads[0].lock.values.map((_, k) => loads.map((l) => l.lock.values[k])),
-      loads.map((l) => l.feature),
-      periodSlices.map(([from]) => from),
-      periodSlices.map(([, to]) => to),
-      overageSlices.map(([from]) => from),
-      overageSlices.map(([, to]) => to),
-      ...sumsValues(periods, overages),
-    ];
-    const rows = await this.statements.rows<StateRow & { i: string }>(undefined, statement, values);
-    const byIndex: Array<StateRow | null> = loads.map(() => null);
-    for (const row of rows) byIndex[Number(row.i) - 1] = row;
-    return byIndex;
+    const rows = await this.statements.rows<BatchRow>(undefined, statement, batchValues(loads));
+    return byOrdinality(loads, rows);
   }
 
   /**
@@ -248,42 +218,55 @@ export class EntitlementsRepository {
   }
 
   /**
-   * A consume's first round trip: opens `em`'s transaction, locks the customer named by `lock`
-   * (`FOR UPDATE`, as `lockCustomer`) and loads its state as `loadState` does, by a statement
-   * that runs once the lock is granted (so its snapshot sees every consume and grant for the
-   * customer that committed before). Both go in one round trip when the connection allows
-   * (`Statements.chain`), else in two. Null when the project has no such customer.
+   * A batch of consumes' first round trip (`EntitlementsService.consumeMany`): opens `em`'s
+   * transaction, locks the customers the `loads` name (`FOR UPDATE`, in id order, so that two
+   * batches never wait for each other in a cycle), and reads each load's state as `loadState`
+   * does with its guess and event id, by a statement that runs once the locks are granted (so its
+   * snapshot sees every consume and grant for those customers that committed before). Both go in
+   * one round trip when the connection allows (`Statements.chain`), else in two. Every load has
+   * the same lock kind and feature kind (the batch's shape). Answers the ids locked and each
+   * load's state (null: the project has no such customer).
    */
-  async lockAndLoad(
+  async lockAndLoadMany(
     em: EntityManager,
-    projectId: string,
-    lock: CustomerLock,
-    feature: FeatureSelector,
-    options: StateOptions = {},
-  ): Promise<CustomerState | null> {
-    const { statement, values } = this.stateQuery(projectId, lock, feature, options);
-    const chained = await this.statements.chain<{ id: number } & StateRow>(em, [
-      'BEGIN',
-      { statement: lockStatement(lock), values: [projectId, ...lock.values] },
-      { statement, values },
-    ]);
-    let lockedId: number | null;
-    let state: CustomerState | null;
-    if (chained) {
-      lockedId = chained[1][0]?.id ?? null;
-      state = chained[2][0] ? toState(chained[2][0], options) : null;
-    } else {
-      lockedId = await this.lockCustomer(em, projectId, lock);
+    loads: readonly ConsumeLoad[],
+  ): Promise<{ locked: Set<number>; states: Array<CustomerState | null> }> {
+    const { name: kind } = loads[0].lock;
+    const featureKind = 'id' in loads[0].feature ? 'id' : 'slug';
+    const lock = {
+      statement: this.shaped(`lock:${kind}`, () => lockBatchStatement(kind)),
+      values: lockValues(loads),
+    };
+    const state = {
+      statement: this.shaped(`consume:${kind}:${featureKind}`, () =>
+        stateBatchStatement(kind, featureKind, true),
+      ),
+      values: batchValues(loads),
+    };
+    let lockedRows: Array<{ id: number }>;
+    let stateRows: BatchRow[];
+    const chained = await this.statements.chain<{ id: number } & BatchRow>(em, ['BEGIN', lock, state]);
+    if (chained) [, lockedRows, stateRows] = chained;
+    else {
+      lockedRows = await this.statements.begin<{ id: number }>(em, lock.statement, lock.values);
       // the statement the chain names, so that this connection prepares it
-      const [row] = lockedId === null ? [] : await this.statements.rows<StateRow>(em, statement, values);
-      state = row ? toState(row, options) : null;
+      stateRows = await this.statements.rows<BatchRow>(em, state.statement, state.values);
     }
-    if (lockedId === null) return null;
-    // the reference moved to another customer between the lock and the read (an identifier
-    // given to another customer meanwhile): read the locked customer by its id
-    if (state?.customerId !== lockedId)
-      state = await this.loadState(em, projectId, customerLockFor(lockedId), feature, options);
-    return state;
+    const rows = byOrdinality(loads, stateRows);
+    return {
+      locked: new Set(lockedRows.map((r) => r.id)),
+      states: rows.map((row, k) => (row ? toState(row, loads[k]) : null)),
+    };
+  }
+
+  /** A statement of this repository's, built once per shape. */
+  private shaped(key: string, build: () => Statement): Statement {
+    let statement = this.stateStatements.get(key);
+    if (!statement) {
+      statement = build();
+      this.stateStatements.set(key, statement);
+    }
+    return statement;
   }
 
   /** The state statement of a lock, a feature selector and the options, and its values. */
@@ -306,21 +289,6 @@ export class EntitlementsRepository {
     if (guess) values.push(...sumsValues(guess.periods, guess.overages));
     if (withEvent) values.push(eventId);
     return { statement, values };
-  }
-
-  /**
-   * Opens `em`'s transaction and locks the customer named by `lock` (`FOR UPDATE`) in one round
-   * trip (`Statements.begin`); answers its id, or null when the project has no such customer.
-   * The same lock a redemption or activation takes, so a consume, a grant and another consume
-   * for one customer never interleave; every statement after it has a snapshot taken once the
-   * lock was granted, so it sees all of them that committed before.
-   */
-  async lockCustomer(em: EntityManager, projectId: string, lock: CustomerLock): Promise<number | null> {
-    const [row] = await this.statements.begin<{ id: number }>(em, lockStatement(lock), [
-      projectId,
-      ...(lock.values as Array<string | number>),
-    ]);
-    return row ? row.id : null;
   }
 
   /**
@@ -350,9 +318,55 @@ const BATCH_LIMIT = 64;
 interface BatchedLoad {
   projectId: string;
   lock: CustomerLock;
-  feature: number | string;
-  guess: SumsGuess;
+  feature: OneFeature;
+  guess?: SumsGuess;
 }
+
+/** One consume of a batch (`lockAndLoadMany`). */
+export interface ConsumeLoad extends BatchedLoad {
+  eventId: string;
+}
+
+/** A row of a batched state statement: a state and the ordinality of its request. */
+type BatchRow = StateRow & { i: string };
+
+/** The rows of a batch's statement in the order of its requests (null: no such customer). */
+function byOrdinality<R extends { i: string }>(loads: readonly unknown[], rows: R[]): Array<R | null> {
+  const ordered: Array<R | null> = loads.map(() => null);
+  for (const row of rows) ordered[Number(row.i) - 1] = row;
+  return ordered;
+}
+
+/** The values of `stateBatchStatement` for `loads` (with their event ids when they have them). */
+function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): unknown[] {
+  const none: SumsGuess = { periods: [], overages: [] };
+  const guesses = loads.map((l) => l.guess ?? none);
+  const slices = (counts: number[]) => {
+    let next = 1;
+    return counts.map((count) => [next, (next += count) - 1]);
+  };
+  const periodSlices = slices(guesses.map((g) => g.periods.length));
+  const overageSlices = slices(guesses.map((g) => g.overages.length));
+  return [
+    ...lockValues(loads),
+    loads.map((l) => ('id' in l.feature ? l.feature.id : l.feature.slug)),
+    periodSlices.map(([from]) => from),
+    periodSlices.map(([, to]) => to),
+    overageSlices.map(([from]) => from),
+    overageSlices.map(([, to]) => to),
+    ...(loads[0].eventId !== undefined ? [loads.map((l) => l.eventId)] : []),
+    ...sumsValues(
+      guesses.flatMap((g) => g.periods),
+      guesses.flatMap((g) => g.overages),
+    ),
+  ];
+}
+
+/** The projects and the customer locks' values of `loads`, one array per column. */
+const lockValues = (loads: readonly BatchedLoad[]): unknown[] => [
+  loads.map((l) => l.projectId),
+  ...loads[0].lock.values.map((_, k) => loads.map((l) => l.lock.values[k])),
+];
 
 /** What `loadState` reads besides the state: the sums of a guess, the record holding an event id. */
 export interface StateOptions {
@@ -403,11 +417,6 @@ function toState(
       }),
   };
 }
-
-const lockStatement = (lock: CustomerLock): Statement => ({
-  name: `entitlements.lock-${lock.name}`,
-  text: `SELECT c.id ${lock.from} FOR UPDATE OF c`,
-});
 
 /**
  * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without
@@ -576,26 +585,26 @@ function stateStatement(
 }
 
 /**
- * The states of a batch of checks in one statement (`EntitlementsRepository.loadBatched`), each
- * as `stateStatement` with the sums would read it, with its request's ordinality `i`. One row of
- * arrays per request (`$1` the projects, then the lock's values, the features, and each request's
- * slice of the flattened sums arrays, from and to), then those six flattened arrays. A request
- * whose customer does not exist has no row.
+ * The states of a batch in one statement (checks: `EntitlementsRepository.loadBatched`; consumes,
+ * `withEvent`: `lockAndLoadMany`), each as `stateStatement` with the sums (and the event id) would
+ * read it, with its request's ordinality `i`. One row of arrays per request (`$1` the projects,
+ * then the lock's values, the features, each request's slice of the flattened sums arrays, from
+ * and to, and the event ids), then those six flattened arrays. A request whose customer does not
+ * exist has no row.
  */
-function stateBatchStatement(kind: CustomerLockKind, featureKind: 'id' | 'slug'): Statement {
+function stateBatchStatement(
+  kind: CustomerLockKind,
+  featureKind: 'id' | 'slug',
+  withEvent: boolean,
+): Statement {
   const columns: Array<[string, string]> = [
-    ['project', 'text'],
-    ...(kind === 'identifier'
-      ? ([
-          ['v1', 'text'],
-          ['v2', 'text'],
-        ] as Array<[string, string]>)
-      : ([['v1', kind === 'id' ? 'int' : 'text']] as Array<[string, string]>)),
+    ...lockColumns(kind),
     ['feature', featureKind === 'id' ? 'int' : 'text'],
     ['pf', 'int'],
     ['pt', 'int'],
     ['of', 'int'],
     ['ot', 'int'],
+    ...(withEvent ? ([['event', 'text']] as Array<[string, string]>) : []),
   ];
   const flat = columns.length + 1;
   const slice = (k: number, type: string, from: string, to: string) =>
@@ -612,13 +621,44 @@ function stateBatchStatement(kind: CustomerLockKind, featureKind: 'id' | 'slug')
       overageFids: slice(4, 'int', 'of', 'ot'),
       overageSince: slice(5, 'timestamptz', 'of', 'ot'),
     },
+    event: withEvent ? 'r.event' : undefined,
   };
   return {
-    name: `entitlements.state-batch-${kind}-${featureKind}`,
-    text: `SELECT r.i, x.*
-      FROM unnest(${columns.map(([, type], k) => `$${k + 1}::${type}[]`).join(', ')})
-           WITH ORDINALITY AS r(${columns.map(([name]) => name).join(', ')}, i)
+    name: `entitlements.state-batch-${kind}-${featureKind}${withEvent ? '-event' : ''}`,
+    text: `SELECT r.i, x.* FROM ${unnestRequests(columns)}
       CROSS JOIN LATERAL (${stateSelect(kind, featureKind, inputs)}) x
      WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
+  };
+}
+
+/** The request columns naming a customer: its project and the lock's values. */
+const lockColumns = (kind: CustomerLockKind): Array<[string, string]> => [
+  ['project', 'text'],
+  ...(kind === 'identifier'
+    ? ([
+        ['v1', 'text'],
+        ['v2', 'text'],
+      ] as Array<[string, string]>)
+    : ([['v1', kind === 'id' ? 'int' : 'text']] as Array<[string, string]>)),
+];
+
+/** A batch's requests as rows `r` (with their ordinality `i`), one array parameter per column, from `$1`. */
+const unnestRequests = (columns: Array<[string, string]>) =>
+  `unnest(${columns.map(([, type], k) => `$${k + 1}::${type}[]`).join(', ')})
+           WITH ORDINALITY AS r(${columns.map(([name]) => name).join(', ')}, i)`;
+
+/**
+ * Locks the customers a batch names (`lockAndLoadMany`), `FOR UPDATE` in id order: the lock a
+ * redemption or activation takes, so a consume, a grant and another consume for one customer
+ * never interleave.
+ */
+function lockBatchStatement(kind: CustomerLockKind): Statement {
+  return {
+    name: `entitlements.lock-batch-${kind}`,
+    text: `SELECT c.id FROM customers c
+      WHERE c.id = ANY (ARRAY(SELECT x.id FROM ${unnestRequests(lockColumns(kind))}
+                              CROSS JOIN LATERAL (SELECT c.id ${customerFrom(kind, 'r.project', kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'])}) x
+                             WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}))
+      ORDER BY c.id FOR UPDATE OF c`,
   };
 }

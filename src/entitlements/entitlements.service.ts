@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import DataLoader from 'dataloader';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
@@ -36,6 +37,7 @@ import {
   UsageView,
 } from './dto/entitlement.dto';
 import {
+  ConsumeLoad,
   CustomerLock,
   customerLockFor,
   CustomerState,
@@ -48,7 +50,7 @@ import {
   SumsGuess,
   UsageRow,
 } from './entitlements.repository';
-import { UsageRepository } from './usage.repository';
+import { NewUsage, UsageRepository } from './usage.repository';
 
 /** One feature evaluated for one customer at one instant. */
 interface FeatureEvaluation {
@@ -204,48 +206,147 @@ export class EntitlementsService {
   }
 
   /**
-   * `POST /usage`: 201 a new record, 200 a replay. One transaction, usually two round trips
-   * (`Statements.chain`): begin, lock the customer and read the state with the sums of the
-   * periods guessed (see `remember`) and the record holding `eventId`; then insert and commit.
-   * Four when the connection cannot chain (a transaction pooler), one more for the sums when the
-   * guess does not hold.
+   * `POST /usage`: 201 a new record, 200 a replay. Consumes reaching this point in the same turn
+   * of the event loop with the same shape (how they name the customer and the feature) are
+   * decided together (`consumeBatch`), in one transaction of usually two round trips: under load
+   * the round trips, the statements' start-up in PostgreSQL and the commit are shared by the
+   * batch; alone, a consume is a batch of one, sent on the next turn of the loop.
    */
   async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
     const lock = lockOf(dto);
-    const selector = featureOf(dto);
-    const guess = this.guesses.get(this.guessKey(projectId, lock, selector));
-    const outcome = await inTransactionOpenedByWork(this.dataSource, (em, own) =>
-      this.consumeIn(em, own, projectId, dto, guess),
-    );
+    const feature = featureOf(dto);
+    const key = `${lock.name}:${'id' in feature ? 'id' : 'slug'}`;
+    let loader = this.consumeLoaders.get(key);
+    if (!loader) {
+      loader = new DataLoader((items) => this.consumeBatch(items), {
+        cache: false,
+        maxBatchSize: CONSUME_BATCH_LIMIT,
+        batchScheduleFn: (dispatch) => setImmediate(dispatch),
+      });
+      this.consumeLoaders.set(key, loader);
+    }
+    const guess = this.guesses.get(this.guessKey(projectId, lock, feature));
+    const outcome = await loader.load({ projectId, lock, feature, guess, eventId: dto.eventId, dto });
     // the periods this consume used are the next check's or consume's guess for the same customer and feature
-    if (outcome.evaluation) this.remember(projectId, lock, selector, [outcome.evaluation]);
+    if (outcome.evaluation) this.remember(projectId, lock, feature, [outcome.evaluation]);
     return outcome;
   }
 
+  /** Per shape of a consume (see `consume`): the loader gathering them into batches. */
+  private readonly consumeLoaders = new Map<string, DataLoader<ConsumeItem, ConsumeOutcome>>();
+
   /**
-   * One consume in `em`'s transaction, which it opens (`inTransactionOpenedByWork`), in the order
-   * of refusals of entitlements.md 6. The customer's row is locked first, with `BEGIN`, so every
-   * statement after it (the state's too, in the same round trip) sees every consume and grant for
-   * the customer that committed before, and none that is still running.
+   * A batch of consumes, each answered as it would be alone: its outcome, or its error (a
+   * refusal, or the error that aborted the batch's transaction). A customer's consumes are
+   * decided one transaction after another: a second consume of a customer already in the batch
+   * waits for the next transaction (`DEFERRED`), so that it sees the first one's record.
    */
-  private async consumeIn(
+  private async consumeBatch(items: readonly ConsumeItem[]): Promise<Array<ConsumeOutcome | Error>> {
+    const results: Array<ConsumeOutcome | Error> = [];
+    let pending = items.map((_, k) => k);
+    while (pending.length > 0) {
+      const batch = pending.map((k) => items[k]);
+      let outcomes: Array<ConsumeOutcome | DomainError | typeof DEFERRED>;
+      try {
+        outcomes = await inTransactionOpenedByWork(this.dataSource, (em, own) =>
+          this.consumeMany(em, own, batch),
+        );
+      } catch (error) {
+        for (const k of pending) results[k] = error as Error;
+        break;
+      }
+      const deferred: number[] = [];
+      outcomes.forEach((outcome, j) => {
+        if (outcome === DEFERRED) deferred.push(pending[j]);
+        else results[pending[j]] = outcome;
+      });
+      pending = deferred;
+    }
+    return results;
+  }
+
+  /**
+   * One transaction of a batch, which it opens (`inTransactionOpenedByWork`): the customers'
+   * rows locked first, with `BEGIN`, so every statement after it (the states', in the same round
+   * trip) sees every consume and grant for them that committed before, and none still running;
+   * then each consume decided in the order of refusals of entitlements.md 6, and the records of
+   * those accepted written in one statement, with `COMMIT` when no event follows.
+   */
+  private async consumeMany(
     em: EntityManager,
     own: OwnTransaction,
-    projectId: string,
-    dto: UsageEventDto,
-    guess: SumsGuess | undefined,
-  ): Promise<ConsumeOutcome> {
-    const amount = toMicros(dto.amount);
-    const selector = featureOf(dto);
-    // the customer's row locked, then its state read (one round trip when the connection allows)
-    const state = await this.repository.lockAndLoad(em, projectId, lockOf(dto), selector, {
-      guess,
-      eventId: dto.eventId,
-    });
-    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
-    // the time is read once the lock is held, and never before the customer's latest record
-    // (a replica whose clock lags): the period sums' running totals are in recorded time order
+    batch: readonly ConsumeItem[],
+  ): Promise<Array<ConsumeOutcome | DomainError | typeof DEFERRED>> {
+    const { locked, states } = await this.repository.lockAndLoadMany(em, batch);
+    // the time is read once the locks are held
     const clock = this.clock.now();
+    const seen = new Set<number>();
+    const decisions = await Promise.all(
+      batch.map(async (item, j): Promise<Decision | DomainError | typeof DEFERRED> => {
+        const state = states[j];
+        if (!state) return new DomainError('CUSTOMER_NOT_FOUND');
+        // a second consume of the customer; or the reference moved to another customer
+        // between the lock and the read (an identifier given to another customer meanwhile)
+        if (seen.has(state.customerId) || !locked.has(state.customerId)) return DEFERRED;
+        seen.add(state.customerId);
+        try {
+          return await this.decide(em, item, state, clock);
+        } catch (error) {
+          if (error instanceof DomainError) return error;
+          throw error;
+        }
+      }),
+    );
+    const writes = decisions.filter(
+      (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
+    );
+    const events = writes.some((d) => d.write.emptied.length > 0);
+    const rows = writes.length
+      ? await this.usage.insertMany(
+          em,
+          writes.map((d) => d.write.usage),
+          // the last statement (commits with it) unless events follow
+          events ? undefined : own,
+        )
+      : [];
+    for (const { item, state, write } of writes) {
+      if (write.emptied.length === 0) continue;
+      // `usage.limit_reached` in the consume's transaction; its key makes it once per bucket and period
+      const customer = { id: state.customerId, username: state.username };
+      const feature = write.evaluation.feature;
+      await this.events.record(
+        em,
+        item.projectId,
+        write.emptied.map((b) => ({
+          type: 'usage.limit_reached' as const,
+          customer,
+          data: { customer, feature: { id: feature.id, slug: feature.slug }, bucket: { ...toBucketView(b) } },
+          uniqueKey: `usage.limit_reached:${b.quota.id}:${b.periodStart.toISOString()}`,
+        })),
+      );
+    }
+    return decisions.map((d) => {
+      if (!isDecision(d)) return d;
+      return d.write
+        ? outcomeOf(d, rows[writes.indexOf(d as Decision & { write: PendingWrite })])
+        : d.outcome!;
+    });
+  }
+
+  /**
+   * One consume, on its customer's state read under the lock: a replay's answer, a refusal
+   * (thrown), or the record to write, with what it empties.
+   */
+  private async decide(
+    em: EntityManager,
+    item: ConsumeItem,
+    state: CustomerState,
+    clock: Date,
+  ): Promise<Decision> {
+    const { dto, projectId } = item;
+    const amount = toMicros(dto.amount);
+    // never before the customer's latest record (a replica whose clock lags): the period sums'
+    // running totals are in recorded time order
     const last = state.lastRecordedAt;
     const now = last && last > clock ? new Date(last) : clock;
     const feature = state.features[0];
@@ -262,10 +363,14 @@ export class EntitlementsService {
           },
         ]);
       return {
-        status: 200,
-        body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
-        limitReached: [],
-        evaluation,
+        item,
+        state,
+        outcome: {
+          status: 200,
+          body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
+          limitReached: [],
+          evaluation,
+        },
       };
     }
     if (!state.enabled) throw new DomainError('CUSTOMER_DISABLED');
@@ -289,51 +394,24 @@ export class EntitlementsService {
     const emptied = after.buckets.filter(
       (b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n,
     );
-    const row = await this.usage.insert(
-      em,
-      {
-        projectId,
-        customerId: state.customerId,
-        featureId: feature.id,
-        eventId: dto.eventId,
-        amount,
-        overage: decision.overage,
-        recordedAt: now,
-        allocations: decision.allocations,
-      },
-      // the last statement (commits with it) unless events follow
-      emptied.length === 0 ? own : undefined,
-    );
-    const limitReached = emptied.map((b) => ({
-      projectId,
-      customerId: state.customerId,
-      featureId: feature.id,
-      featureSlug: feature.slug,
-      group: b.group,
-      planId: b.window.planId,
-      quotaId: b.quota.id,
-      periodStart: b.periodStart,
-      periodEnd: b.periodEnd,
-    }));
-    // `usage.limit_reached` in the consume's transaction; its key makes it once per bucket and period
-    if (emptied.length > 0) {
-      const customer = { id: state.customerId, username: state.username };
-      await this.events.record(
-        em,
-        projectId,
-        emptied.map((b) => ({
-          type: 'usage.limit_reached' as const,
-          customer,
-          data: { customer, feature: { id: feature.id, slug: feature.slug }, bucket: { ...toBucketView(b) } },
-          uniqueKey: `usage.limit_reached:${b.quota.id}:${b.periodStart.toISOString()}`,
-        })),
-      );
-    }
     return {
-      status: 201,
-      body: { usage: toUsageView(row), balance: toBalanceView(after) },
-      limitReached,
-      evaluation,
+      item,
+      state,
+      write: {
+        usage: {
+          projectId,
+          customerId: state.customerId,
+          featureId: feature.id,
+          eventId: dto.eventId,
+          amount,
+          overage: decision.overage,
+          recordedAt: now,
+          allocations: decision.allocations,
+        },
+        evaluation,
+        after,
+        emptied,
+      },
     };
   }
 
@@ -567,5 +645,57 @@ export function toUsageView(r: UsageRow): UsageView {
     })),
     recordedAt: new Date(r.recordedAt).toISOString(),
     reversedAt: r.reversedAt === null ? null : new Date(r.reversedAt).toISOString(),
+  };
+}
+
+/** A consume waiting in a batch (`EntitlementsService.consume`). */
+interface ConsumeItem extends ConsumeLoad {
+  dto: UsageEventDto;
+}
+
+/** At most this many consumes share a transaction (`consumeBatch`). */
+const CONSUME_BATCH_LIMIT = 64;
+
+/** A consume that waits for the batch's next transaction (another of its customer's goes first). */
+const DEFERRED = Symbol('deferred');
+
+/** A record a consume writes, with the evaluation before and after it and the buckets it empties. */
+interface PendingWrite {
+  usage: NewUsage;
+  evaluation: FeatureEvaluation;
+  after: FeatureEvaluation;
+  emptied: BucketUsage[];
+}
+
+/** What a consume came to: a replay's `outcome`, or a `write`. */
+interface Decision {
+  item: ConsumeItem;
+  state: CustomerState;
+  outcome?: ConsumeOutcome;
+  write?: PendingWrite;
+}
+
+const isDecision = (d: Decision | DomainError | typeof DEFERRED): d is Decision =>
+  d !== DEFERRED && !(d instanceof DomainError);
+
+/** A written consume's answer (201). */
+function outcomeOf({ item, state, write }: Decision, row: UsageRow): ConsumeOutcome {
+  const { evaluation, after, emptied } = write!;
+  const feature = evaluation.feature;
+  return {
+    status: 201,
+    body: { usage: toUsageView(row), balance: toBalanceView(after) },
+    limitReached: emptied.map((b) => ({
+      projectId: item.projectId,
+      customerId: state.customerId,
+      featureId: feature.id,
+      featureSlug: feature.slug,
+      group: b.group,
+      planId: b.window.planId,
+      quotaId: b.quota.id,
+      periodStart: b.periodStart,
+      periodEnd: b.periodEnd,
+    })),
+    evaluation,
   };
 }

@@ -23,35 +23,44 @@ export class UsageRepository {
   constructor(private readonly statements: Statements) {}
 
   /**
-   * Writes a record and its allocations in one statement; answers the stored record. With
-   * `commit` (the last statement of a consume's own transaction), `COMMIT` goes in the same
-   * round trip when the connection allows (`Statements.chain`), which `commit.committed` says.
+   * Writes records and their allocations in one statement (at most one record per customer and
+   * feature: each running total follows the series' last row as the statement found it); answers
+   * the stored records in the order of `usages`. With `commit` (the last statement of a consume's
+   * own transaction), `COMMIT` goes in the same round trip when the connection allows
+   * (`Statements.chain`), which `commit.committed` says.
    */
-  async insert(em: EntityManager, usage: NewUsage, commit?: OwnTransaction): Promise<UsageRow> {
+  async insertMany(em: EntityManager, usages: NewUsage[], commit?: OwnTransaction): Promise<UsageRow[]> {
+    const allocations = usages.flatMap((u) => u.allocations);
+    let next = 1;
+    const slices = usages.map((u) => [next, (next += u.allocations.length) - 1]);
     const values = [
-      usage.projectId,
-      usage.customerId,
-      usage.featureId,
-      usage.eventId,
-      microsText(usage.amount),
-      microsText(usage.overage),
-      usage.recordedAt,
-      usage.allocations.map((a) => a.group),
-      usage.allocations.map((a) => a.periodStart),
-      usage.allocations.map((a) => microsText(a.amount)),
+      usages.map((u) => u.projectId),
+      usages.map((u) => u.customerId),
+      usages.map((u) => u.featureId),
+      usages.map((u) => u.eventId),
+      usages.map((u) => microsText(u.amount)),
+      usages.map((u) => microsText(u.overage)),
+      usages.map((u) => u.recordedAt),
+      slices.map(([from]) => from),
+      slices.map(([, to]) => to),
+      allocations.map((a) => a.group),
+      allocations.map((a) => a.periodStart),
+      allocations.map((a) => microsText(a.amount)),
     ];
-    if (commit) {
-      const chained = await this.statements.chain<{ usage: UsageRow }>(em, [
-        { statement: INSERT_USAGE, values },
-        'COMMIT',
-      ]);
-      if (chained) {
-        commit.committed = true;
-        return chained[0][0].usage;
-      }
-    }
-    const [row] = await this.statements.rows<{ usage: UsageRow }>(em, INSERT_USAGE, values);
-    return row.usage;
+    let rows: Array<{ i: string; usage: UsageRow }>;
+    const chained = commit
+      ? await this.statements.chain<{ i: string; usage: UsageRow }>(em, [
+          { statement: INSERT_USAGE, values },
+          'COMMIT',
+        ])
+      : null;
+    if (chained) {
+      commit!.committed = true;
+      rows = chained[0];
+    } else rows = await this.statements.rows<{ i: string; usage: UsageRow }>(em, INSERT_USAGE, values);
+    const ordered: UsageRow[] = [];
+    for (const row of rows) ordered[Number(row.i) - 1] = row.usage;
+    return ordered;
   }
 
   /**
@@ -103,35 +112,46 @@ export class UsageRepository {
 }
 
 /**
- * A record and its allocations, with their running totals (migration UsageRunningTotals): the
- * series' last total plus this row's amount. Run under the customer's lock at a time never before
- * its latest record, so each row is the last of its series in `(recorded_at, id)` order. The
- * always-true range on the ordinality keeps the generic plan (see `ORDINALITY_MAX`): without it
- * the planner counted 10 allocations, each with its probe, and planned every call again (0.16 ms).
+ * Records and their allocations (`insertMany`), with their running totals (migration
+ * UsageRunningTotals): the series' last total plus this row's amount. Run under the customers'
+ * locks at a time never before their latest record, so each row is the last of its series in
+ * `(recorded_at, id)` order. `$1` to `$9` one row per record (its allocations a slice, from and
+ * to, of the arrays `$10` to `$12`). The always-true ranges on the ordinalities keep the generic
+ * plan (see `ORDINALITY_MAX`): without them the planner counted 10 rows of each, each with its
+ * probe, and planned every call again (0.16 ms).
  */
 const INSERT_USAGE: Statement = {
-  name: 'usage.insert',
-  text: `WITH u AS (
+  name: 'usage.insert-many',
+  text: `WITH x AS (
+           SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
+                                $7::timestamptz[], $8::int[], $9::int[])
+                    WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, af, at, i)
+            WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
+         u AS (
            INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
-           VALUES ($1, $2, $3, $4, $5, $6::numeric, $7, $6::numeric + coalesce(
-             (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = $2 AND r.feature_id = $3
-               ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1), 0))
+           SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.recorded_at, x.overage + coalesce(
+                    (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
+                      ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1), 0)
+             FROM x ORDER BY x.i
            RETURNING *),
+         ux AS (SELECT u.*, x.i, x.af, x.at FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
          a AS (
            INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-           SELECT $1, u.id, $2, $3, x.grp, x.ps, x.amount, $7, x.amount + coalesce(
-                    (SELECT p.running FROM usage_allocations p WHERE p.customer_id = $2 AND p.feature_id = $3 AND p.plan_group = x.grp
+           SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, y.grp, y.ps, y.amount, ux.recorded_at, y.amount + coalesce(
+                    (SELECT p.running FROM usage_allocations p WHERE p.customer_id = ux.customer_id AND p.feature_id = ux.feature_id
+                        AND p.plan_group = y.grp
                       ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1), 0)
-             FROM u, unnest($8::text[], $9::timestamptz[], $10::numeric[]) WITH ORDINALITY AS x(grp, ps, amount, i)
-            WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}
-            ORDER BY x.i
-           RETURNING plan_group, period_start, amount, id)
-         SELECT json_build_object(
-           'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-           'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+             FROM ux CROSS JOIN LATERAL unnest(($10::text[])[ux.af:ux.at], ($11::timestamptz[])[ux.af:ux.at],
+                                               ($12::numeric[])[ux.af:ux.at]) WITH ORDINALITY AS y(grp, ps, amount, k)
+            WHERE y.k BETWEEN 1 AND ${ORDINALITY_MAX}
+            ORDER BY ux.i, y.k
+           RETURNING usage_id, plan_group, period_start, amount, id)
+         SELECT ux.i, json_build_object(
+           'id', ux.id::text, 'eventId', ux.event_id, 'customerId', ux.customer_id, 'featureId', ux.feature_id,
+           'amount', ux.amount::text, 'overage', ux.overage::text, 'recordedAt', ux.recorded_at, 'reversedAt', ux.reversed_at,
            'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                   'amount', a.amount::text) ORDER BY a.id), '[]'::json) FROM a)) AS usage
-           FROM u`,
+                                   'amount', a.amount::text) ORDER BY a.id), '[]'::json) FROM a WHERE a.usage_id = ux.id)) AS usage
+           FROM ux`,
 };
 
 const LOCK_FOR_REVERSAL: Statement = {
