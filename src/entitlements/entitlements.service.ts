@@ -281,22 +281,28 @@ export class EntitlementsService {
     // the time is read once the locks are held
     const clock = this.clock.now();
     const seen = new Set<number>();
-    const decisions = await Promise.all(
-      batch.map(async (item, j): Promise<Decision | DomainError | typeof DEFERRED> => {
-        const state = states[j];
-        if (!state) return new DomainError('CUSTOMER_NOT_FOUND');
-        // a second consume of the customer; or the reference moved to another customer
-        // between the lock and the read (an identifier given to another customer meanwhile)
-        if (seen.has(state.customerId) || !locked.has(state.customerId)) return DEFERRED;
-        seen.add(state.customerId);
-        try {
-          return await this.decide(em, item, state, clock);
-        } catch (error) {
-          if (error instanceof DomainError) return error;
-          throw error;
-        }
-      }),
-    );
+    // one after another: a decision may read sums on the transaction's one connection
+    const decisions: Array<Decision | DomainError | typeof DEFERRED> = [];
+    for (const [j, item] of batch.entries()) {
+      const state = states[j];
+      if (!state) {
+        decisions.push(new DomainError('CUSTOMER_NOT_FOUND'));
+        continue;
+      }
+      // a second consume of the customer; or the reference moved to another customer
+      // between the lock and the read (an identifier given to another customer meanwhile)
+      if (seen.has(state.customerId) || !locked.has(state.customerId)) {
+        decisions.push(DEFERRED);
+        continue;
+      }
+      seen.add(state.customerId);
+      try {
+        decisions.push(await this.decide(em, item, state, clock));
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        decisions.push(error);
+      }
+    }
     const writes = decisions.filter(
       (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
     );

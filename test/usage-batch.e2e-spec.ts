@@ -1,0 +1,511 @@
+import { Response } from 'supertest';
+import { EntitlementsService } from '../src/entitlements/entitlements.service';
+import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { expectError, ISO_MS } from './support/expect';
+
+/**
+ * `POST /usage` gathers the consumes of one turn of the event loop into batches, one transaction
+ * per batch (entitlements.service.ts, `consume`). These tests fire one burst of concurrent
+ * consumes across two projects, every answer of entitlements.md 3, 4 and 6 mixed in, and check
+ * that each request was answered as if it had been alone: the limits hold exactly, replays and
+ * conflicts answer the one record, refusals record nothing, the ledger, the balances and the
+ * `usage.limit_reached` events agree afterwards, and each project sees only its own. The
+ * transaction that wrote each record (its `xmin`) shows that the burst really was batched.
+ *
+ * Requests sent together through supertest reach the service over several turns of the event loop
+ * (each waits for its connection, its body, its key), so they would mostly make batches of one:
+ * `allAtOnce` holds each consume at `EntitlementsService.consume` until all of them are there, then
+ * lets them in within one turn, as a busy instance sees them. Everything else is the real path.
+ */
+describe('concurrent consumes gathered into batches (POST /usage)', () => {
+  let t: TestApp;
+  let a: TestProject;
+  let b: TestProject;
+  let service: EntitlementsService;
+  let seq = 0;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    a = await t.createProject();
+    b = await t.createProject();
+    service = t.app.get(EntitlementsService);
+  });
+  afterAll(() => t?.close());
+
+  const api = (p: TestProject) => ({
+    get: (url: string) => t.http.get(`/api/private/v1${url}`).set(bearer(p.privateKey)),
+    post: (url: string, body: object) =>
+      t.http.post(`/api/private/v1${url}`).set(bearer(p.privateKey)).send(body),
+  });
+
+  interface Customer {
+    id: number;
+    username: string;
+    project: TestProject;
+  }
+
+  async function feature(
+    p: TestProject,
+    slug: string,
+    metered = true,
+  ): Promise<{ id: number; slug: string }> {
+    const res = await api(p)
+      .post('/features', { slug, name: slug, metered, unit: metered ? 'call' : '' })
+      .expect(201);
+    return res.body.data;
+  }
+
+  async function plan(
+    p: TestProject,
+    quotas: Array<{ featureId: number; limit: number | null }>,
+  ): Promise<{ id: number }> {
+    const slug = `plan-${++seq}`;
+    const res = await api(p)
+      .post('/plans', {
+        slug,
+        name: slug,
+        value: 10,
+        group: 'tier',
+        quotas: quotas.map((q) => ({ ...q, resetInterval: 'P1M' })),
+      })
+      .expect(201);
+    return res.body.data;
+  }
+
+  /** A customer of `p`, granted `planId` from now for 30 days through an activation (none: nothing granted). */
+  async function customer(
+    p: TestProject,
+    planId?: number,
+    username = `batch${String(++seq).padStart(6, '0')}`,
+  ): Promise<Customer> {
+    const res = await api(p).post('/customers', { username }).expect(201);
+    if (planId !== undefined)
+      await api(p)
+        .post('/subscriptions/activate', {
+          customer: { type: 'username', value: username },
+          planId,
+          duration: 'P30D',
+        })
+        .expect(200);
+    return { id: res.body.data.id, username, project: p };
+  }
+
+  const byId = (c: { id: number }) => ({ customerId: c.id });
+  const byUsername = (c: { username: string }) => ({ customer: { type: 'username', value: c.username } });
+
+  /** One consume of the burst: who sends it, for which customer (`of`, when it names one that exists in its project). */
+  interface Consume {
+    tag: string;
+    key: TestProject;
+    of?: Customer;
+    body: Record<string, unknown>;
+  }
+
+  /** Interleaves the groups (one of each in turn), so that every batch mixes customers, projects and answers. */
+  const interleave = (groups: Consume[][]): Consume[] => {
+    const out: Consume[] = [];
+    for (let i = 0; out.length < groups.flat().length; i++)
+      for (const g of groups) if (i < g.length) out.push(g[i]);
+    return out;
+  };
+
+  /** `send()`'s `count` consumes let in to the service within one turn of the event loop, once all have arrived. */
+  async function allAtOnce<T>(count: number, send: () => Promise<T>): Promise<T> {
+    const consume = service.consume.bind(service);
+    const held: Array<() => void> = [];
+    let open = false;
+    const release = () => {
+      open = true;
+      for (const go of held.splice(0)) go();
+    };
+    const spy = jest.spyOn(service, 'consume').mockImplementation((projectId, dto) =>
+      open
+        ? consume(projectId, dto)
+        : new Promise((resolve, reject) => {
+            held.push(() => void consume(projectId, dto).then(resolve, reject));
+            if (held.length === count) release();
+          }),
+    );
+    // should a consume never reach the service, the others go on (and the assertions tell)
+    const timer = setTimeout(release, 5_000);
+    try {
+      return await send();
+    } finally {
+      clearTimeout(timer);
+      spy.mockRestore();
+    }
+  }
+
+  const fire = (list: Consume[]): Promise<Response[]> =>
+    allAtOnce(list.length, () => Promise.all(list.map((c) => api(c.key).post('/usage', c.body))));
+
+  const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
+  const ascending = (xs: number[]) => [...xs].sort((x, y) => x - y);
+  const statusesOf = (rs: Response[]) =>
+    rs.map((r) => `${r.status}${r.body?.error ? ` ${r.body.error.code}` : ''}`).sort();
+  const byUsageId = (xs: Array<{ id: number }>) => [...xs].sort((x, y) => x.id - y.id);
+
+  /** The usage.limit_reached events of a project, oldest first. */
+  const limitEvents = async (p: TestProject, customerId?: number): Promise<any[]> => {
+    const filter = customerId === undefined ? '' : `&customerId=${customerId}`;
+    const res = await api(p).get(`/events?type=usage.limit_reached&limit=100${filter}`).expect(200);
+    return res.body.data.data;
+  };
+
+  /** Per transaction (`xmin`) that wrote usage records of `customers`: whose records, of which projects. */
+  const transactionsOf = async (
+    customers: number[],
+  ): Promise<Array<{ tx: string; customers: number[]; projects: string[] }>> => {
+    const rows: Array<{ tx: string; customers: number[]; projects: string[] }> = await t.dataSource.query(
+      `SELECT xmin::text AS tx, array_agg(DISTINCT customer_id) AS customers, array_agg(DISTINCT project_id) AS projects
+         FROM usage_records WHERE customer_id = ANY ($1) GROUP BY xmin::text`,
+      [customers],
+    );
+    return rows.map((r) => ({
+      tx: r.tx,
+      customers: ascending(r.customers),
+      projects: [...r.projects].sort(),
+    }));
+  };
+
+  describe('one burst of 63 consumes across two projects', () => {
+    const LIMIT = 5;
+    let calls: { a: { id: number; slug: string }; b: { id: number; slug: string } };
+    let flag: { id: number; slug: string };
+    // A: limit 5 each, consumed 7 times by customerId
+    let qa: Customer[];
+    // B: limit 5, consumed 7 times by customerId
+    let qb: Customer;
+    // the same username in A and in B, each consumed 6 times by username with its own key
+    let twinA: Customer;
+    let twinB: Customer;
+    // A: limit 5, 4 consumes by customerId and 4 by username at once (two loaders, two transactions)
+    let shapes: Customer;
+    // A: limit 100, one eventId sent 6 times at once, 4 with amount 1 and 2 with amount 2
+    let replayed: Customer;
+    // A: limit 5, 4 consumes of 2 with allowOverage
+    let over: Customer;
+    // A: granted the boolean feature, consumed on it
+    let flagged: Customer;
+    // A: nothing granted
+    let bare: Customer;
+    let sent: Consume[];
+    let answers: Response[];
+
+    /** The answers to the consumes tagged `tag`. */
+    const answersOf = (tag: string) => answers.filter((_, i) => sent[i].tag === tag);
+    /** The answers to the consumes naming `c` (in its own project). */
+    const answersFor = (c: Customer) => answers.filter((_, i) => sent[i].of === c);
+    const created = (rs: Response[]) => rs.filter((r) => r.status === 201);
+    /** The consume an answer answers. */
+    const sentOf = (r: Response): Consume => sent[answers.indexOf(r)];
+
+    beforeAll(async () => {
+      calls = { a: await feature(a, 'calls'), b: await feature(b, 'calls') };
+      flag = await feature(a, 'flag', false);
+      const small = await plan(a, [
+        { featureId: calls.a.id, limit: LIMIT },
+        { featureId: flag.id, limit: 0 },
+      ]);
+      const big = await plan(a, [{ featureId: calls.a.id, limit: 100 }]);
+      const smallB = await plan(b, [{ featureId: calls.b.id, limit: LIMIT }]);
+      qa = [await customer(a, small.id), await customer(a, small.id), await customer(a, small.id)];
+      qb = await customer(b, smallB.id);
+      twinA = await customer(a, small.id, 'twin.user');
+      twinB = await customer(b, smallB.id, 'twin.user');
+      shapes = await customer(a, small.id);
+      replayed = await customer(a, big.id);
+      over = await customer(a, small.id);
+      flagged = await customer(a, small.id);
+      bare = await customer(a);
+
+      const one = (
+        tag: string,
+        key: TestProject,
+        of: Customer | undefined,
+        body: Record<string, unknown>,
+      ) => ({
+        tag,
+        key,
+        of,
+        body: { feature: 'calls', amount: 1, eventId: `${tag}-${++seq}`, ...body },
+      });
+      const times = (n: number, make: (i: number) => Consume) => Array.from({ length: n }, (_, i) => make(i));
+      const groups: Consume[][] = [
+        ...qa.map((c, k) => times(7, () => one(`qa${k}`, a, c, byId(c)))),
+        times(7, () => one('qb', b, qb, byId(qb))),
+        times(6, () => one('twinA', a, twinA, byUsername(twinA))),
+        times(6, () => one('twinB', b, twinB, byUsername(twinB))),
+        times(8, (i) => one('shapes', a, shapes, i % 2 ? byUsername(shapes) : byId(shapes))),
+        times(6, (i) =>
+          one('replay', a, replayed, { ...byId(replayed), eventId: 'dup', amount: i < 4 ? 1 : 2 }),
+        ),
+        times(4, () => one('over', a, over, { ...byId(over), amount: 2, allowOverage: true })),
+        [
+          one('unknown', a, undefined, { customerId: 999_999_999 }),
+          // project B's key naming A's customers, by id and by username: not found, nothing recorded
+          one('crossId', b, undefined, { ...byId(qa[0]), eventId: 'cross-id' }),
+          one('crossName', b, undefined, { ...byUsername(shapes), eventId: 'cross-name' }),
+          one('boolean', a, flagged, { ...byId(flagged), feature: 'flag' }),
+          one('notGranted', a, bare, byId(bare)),
+        ],
+      ];
+      sent = interleave(groups);
+      expect(sent).toHaveLength(63);
+      answers = await fire(sent);
+    });
+
+    it('every customer with a limit of 5 gets exactly 5 × 201 (balances after: used 1, 2, 3, 4, 5) and the rest 409 QUOTA_EXCEEDED, whichever project and shape', async () => {
+      for (const c of [...qa, qb, twinA, twinB, shapes]) {
+        const rs = answersFor(c);
+        const refused = rs.length - LIMIT;
+        expect(statusesOf(rs)).toEqual([
+          ...Array<string>(LIMIT).fill('201'),
+          ...Array<string>(refused).fill('409 QUOTA_EXCEEDED'),
+        ]);
+        // each accepted consume saw all the ones before it, none saw the same state as another
+        expect(ascending(created(rs).map((r) => r.body.data.balance.used))).toEqual([1, 2, 3, 4, 5]);
+        for (const r of created(rs)) {
+          expect(r.body.data.usage).toMatchObject({
+            customerId: c.id,
+            featureId: c.project === a ? calls.a.id : calls.b.id,
+            amount: 1,
+            overage: 0,
+            reversedAt: null,
+          });
+          expect(r.body.data.usage.recordedAt).toMatch(ISO_MS);
+        }
+        for (const r of rs.filter((x) => x.status === 409)) {
+          expectError(r, 409, 'QUOTA_EXCEEDED');
+          expect(r.body.error.details).toEqual([expect.objectContaining({ field: 'amount', remaining: 0 })]);
+        }
+      }
+      // by username, each key reached its own project's customer of that name
+      expect(new Set(created(answersOf('twinA')).map((r) => r.body.data.usage.customerId))).toEqual(
+        new Set([twinA.id]),
+      );
+      expect(new Set(created(answersOf('twinB')).map((r) => r.body.data.usage.customerId))).toEqual(
+        new Set([twinB.id]),
+      );
+    });
+
+    it('one eventId sent 6 times at once (4 × amount 1, 2 × amount 2): one 201, the same amount replays it (200), the other is 409 USAGE_EVENT_CONFLICT', async () => {
+      const rs = answersOf('replay');
+      const first = created(rs);
+      expect(first).toHaveLength(1);
+      const record = first[0].body.data.usage;
+      expect(record).toMatchObject({ eventId: 'dup', customerId: replayed.id });
+      // whichever amount went first: the others with it are replays, those with the other amount conflicts
+      const same = rs.filter((r) => r !== first[0] && sentOf(r).body.amount === record.amount);
+      const other = rs.filter((r) => sentOf(r).body.amount !== record.amount);
+      expect(other).toHaveLength(record.amount === 1 ? 2 : 4);
+      for (const r of same) {
+        expect(r.status).toBe(200);
+        expect(r.body.data).toEqual({ usage: record, balance: expect.any(Object), replayed: true });
+        expect(r.body.data.balance).toEqual({
+          limit: 100,
+          used: record.amount,
+          remaining: 100 - record.amount,
+          overage: 0,
+        });
+      }
+      for (const r of other) expectError(r, 409, 'USAGE_EVENT_CONFLICT');
+      const rows = await t.dataSource.query(
+        'SELECT amount::float AS amount FROM usage_records WHERE customer_id = $1 AND event_id = $2',
+        [replayed.id, 'dup'],
+      );
+      expect(rows).toEqual([{ amount: record.amount }]);
+    });
+
+    it('allowOverage beyond the limit: 4 × 2 against 5 are all 201, allocating 2, 2, 1, 0 with overage 0, 0, 1, 2', async () => {
+      const rs = answersFor(over);
+      expect(statusesOf(rs)).toEqual(['201', '201', '201', '201']);
+      const usages = rs.map((r) => r.body.data.usage);
+      for (const u of usages) expect(u.amount).toBe(2);
+      expect(ascending(usages.map((u) => u.overage))).toEqual([0, 0, 1, 2]);
+      expect(ascending(usages.map((u) => sum(u.allocations.map((x: any) => x.amount))))).toEqual([
+        0, 1, 2, 2,
+      ]);
+      for (const u of usages) expect(sum(u.allocations.map((x: any) => x.amount)) + u.overage).toBe(2);
+      // the balance each answered: overage grows only once the bucket is empty
+      expect(
+        rs.map((r) => r.body.data.balance).sort((x, y) => x.used - y.used || x.overage - y.overage),
+      ).toEqual([
+        { limit: 5, used: 2, remaining: 3, overage: 0 },
+        { limit: 5, used: 4, remaining: 1, overage: 0 },
+        { limit: 5, used: 5, remaining: 0, overage: 1 },
+        { limit: 5, used: 5, remaining: 0, overage: 3 },
+      ]);
+    });
+
+    it('the refusals of entitlements.md 6 answer inside a batch as alone, and record nothing', async () => {
+      expectError(answersOf('unknown')[0], 404, 'CUSTOMER_NOT_FOUND');
+      expectError(answersOf('crossId')[0], 404, 'CUSTOMER_NOT_FOUND');
+      expectError(answersOf('crossName')[0], 404, 'CUSTOMER_NOT_FOUND');
+      expectError(answersOf('boolean')[0], 400, 'FEATURE_NOT_METERED');
+      expectError(answersOf('notGranted')[0], 403, 'FEATURE_NOT_GRANTED');
+      const [{ n }] = await t.dataSource.query(
+        `SELECT count(*)::int AS n FROM usage_records
+          WHERE event_id IN ('cross-id', 'cross-name') OR customer_id = ANY ($1)`,
+        [[flagged.id, bare.id]],
+      );
+      expect(n).toBe(0);
+    });
+
+    it('afterwards, for every customer, the ledger holds exactly the 201s and the balance is the sum of their allocations', async () => {
+      const expectedUsed = new Map<Customer, number>([
+        ...[...qa, qb, twinA, twinB, shapes].map((c): [Customer, number] => [c, LIMIT]),
+        [over, LIMIT],
+        [flagged, 0],
+        [bare, 0],
+      ]);
+      const dup = created(answersOf('replay'))[0].body.data.usage.amount as number;
+      expectedUsed.set(replayed, dup);
+      for (const [c, used] of expectedUsed) {
+        const mine = created(answersFor(c)).map((r) => r.body.data.usage);
+        const page = (await api(c.project).get(`/customers/${c.id}/usage?pageSize=100`).expect(200)).body
+          .data;
+        expect(page.total).toBe(mine.length);
+        expect(byUsageId(page.data)).toEqual(byUsageId(mine));
+        const allocated = sum(page.data.flatMap((u: any) => u.allocations.map((x: any) => x.amount)));
+        const overage = sum(page.data.map((u: any) => u.overage));
+        expect(allocated).toBe(used);
+
+        const list = (await api(c.project).get(`/customers/${c.id}/entitlements`).expect(200)).body.data;
+        const own = c.project === a ? calls.a : calls.b;
+        // each project's list shows only its own features
+        expect(ascending(list.map((e: any) => e.feature.id))).toEqual(
+          c.project === a ? ascending([calls.a.id, flag.id]) : [calls.b.id],
+        );
+        const entitlement = list.find((e: any) => e.feature.id === own.id);
+        expect(entitlement.granted).toBe(c !== bare);
+        expect(entitlement.balance).toMatchObject({ used: allocated, overage });
+        const checked = await api(c.project).post('/entitlements/check', {
+          customerId: c.id,
+          feature: 'calls',
+          amount: 0,
+        });
+        expect(checked.status).toBe(200);
+        expect(checked.body.data.balance).toEqual(entitlement.balance);
+      }
+      expect(
+        (await api(a).get(`/customers/${over.id}/entitlements`).expect(200)).body.data.find(
+          (e: any) => e.feature.id === calls.a.id,
+        ).balance,
+      ).toEqual({ limit: 5, used: 5, remaining: 0, overage: 3 });
+    });
+
+    it("each project sees only its own: the other's customers are not found, its records are only its 201s", async () => {
+      expectError(await api(b).get(`/customers/${qa[0].id}/usage`), 404, 'CUSTOMER_NOT_FOUND');
+      expectError(await api(b).get(`/customers/${twinA.id}/entitlements`), 404, 'CUSTOMER_NOT_FOUND');
+      expectError(await api(a).get(`/customers/${twinB.id}/usage`), 404, 'CUSTOMER_NOT_FOUND');
+      expectError(await api(a).get(`/customers/${qb.id}/entitlements`), 404, 'CUSTOMER_NOT_FOUND');
+      const rows: Array<{ project_id: string; n: number }> = await t.dataSource.query(
+        `SELECT project_id, count(*)::int AS n FROM usage_records
+          WHERE feature_id IN ($1, $2) GROUP BY project_id`,
+        [calls.a.id, calls.b.id],
+      );
+      const createdWith = (p: TestProject) => created(answers.filter((_, i) => sent[i].key === p)).length;
+      // 3 × 5 + 5 + 5 + 1 + 4 in A; 5 + 5 in B
+      expect(createdWith(a)).toBe(30);
+      expect(createdWith(b)).toBe(10);
+      expect(Object.fromEntries(rows.map((r) => [r.project_id, r.n]))).toEqual({ [a.id]: 30, [b.id]: 10 });
+    });
+
+    it('usage.limit_reached: exactly one per customer whose bucket the burst emptied, in its own project only', async () => {
+      const emptiedA = [...qa, twinA, shapes, over];
+      const emptiedB = [qb, twinB];
+      // the burst's events (another test's are of another feature)
+      const eventsA = (await limitEvents(a)).filter((e) => e.data.feature.id === calls.a.id);
+      const eventsB = (await limitEvents(b)).filter((e) => e.data.feature.id === calls.b.id);
+      expect(ascending(eventsA.map((e) => e.data.customer.id))).toEqual(ascending(emptiedA.map((c) => c.id)));
+      expect(ascending(eventsB.map((e) => e.data.customer.id))).toEqual(ascending(emptiedB.map((c) => c.id)));
+      for (const [events, feature] of [
+        [eventsA, calls.a],
+        [eventsB, calls.b],
+      ] as const)
+        for (const e of events)
+          expect(e.data).toMatchObject({
+            feature: { id: feature.id, slug: 'calls' },
+            bucket: { limit: 5, used: 5, remaining: 0, group: 'tier' },
+          });
+      // the customers left with quota have none
+      expect(await limitEvents(a, replayed.id)).toEqual([]);
+      expect(await limitEvents(a, flagged.id)).toEqual([]);
+    });
+
+    it('the burst was batched: some transactions wrote the records of several customers, of both projects', async () => {
+      const txs = await transactionsOf([...qa, qb, twinA, twinB, shapes, replayed, over].map((c) => c.id));
+      // at least one transaction served several customers, and one served both projects
+      expect(Math.max(...txs.map((x) => x.customers.length))).toBeGreaterThan(1);
+      expect(txs.some((x) => x.projects.length === 2)).toBe(true);
+    });
+  });
+
+  it('usage.limit_reached: one transaction emptying the buckets of 8 customers of two projects records one event for each, and none more when consumed beyond', async () => {
+    const slug = `emptied-${++seq}`;
+    const customers: Customer[] = [];
+    const features = new Map<TestProject, { id: number; slug: string }>();
+    for (const [p, n] of [
+      [a, 5],
+      [b, 3],
+    ] as const) {
+      const f = await feature(p, slug);
+      features.set(p, f);
+      const pl = await plan(p, [{ featureId: f.id, limit: 3 }]);
+      for (let i = 0; i < n; i++) customers.push(await customer(p, pl.id));
+    }
+    const consume = (c: Customer, amount: number, allowOverage = false) =>
+      api(c.project).post('/usage', {
+        customerId: c.id,
+        feature: slug,
+        amount,
+        allowOverage,
+        eventId: `x-${++seq}`,
+      });
+
+    // each customer emptied by one consume, all let in at once: one batch, one transaction
+    const emptying = await allAtOnce(customers.length, () =>
+      Promise.all(customers.map((c) => consume(c, 3))),
+    );
+    expect(emptying.map((r) => r.status)).toEqual(customers.map(() => 201));
+    for (const r of emptying)
+      expect(r.body.data.balance).toEqual({ limit: 3, used: 3, remaining: 0, overage: 0 });
+    const txs = await transactionsOf(customers.map((c) => c.id));
+    expect(txs).toEqual([
+      {
+        tx: expect.any(String),
+        customers: ascending(customers.map((c) => c.id)),
+        projects: [a.id, b.id].sort(),
+      },
+    ]);
+
+    // then beyond the limit with overage, and refused without, again all at once
+    const beyond = await allAtOnce(2 * customers.length, () =>
+      Promise.all(customers.flatMap((c) => [consume(c, 1, true), consume(c, 1)])),
+    );
+    expect(statusesOf(beyond)).toEqual([
+      ...customers.map(() => '201'),
+      ...customers.map(() => '409 QUOTA_EXCEEDED'),
+    ]);
+
+    for (const c of customers) {
+      const events = await limitEvents(c.project, c.id);
+      expect(events).toHaveLength(1);
+      expect(events[0].data).toMatchObject({
+        customer: { id: c.id, username: c.username },
+        feature: { id: features.get(c.project)!.id, slug },
+        bucket: { limit: 3, used: 3, remaining: 0 },
+      });
+    }
+    // each event was recorded by the transaction that emptied its bucket
+    const rows: Array<{ customer_id: number; tx: string }> = await t.dataSource.query(
+      `SELECT customer_id, xmin::text AS tx FROM events
+        WHERE type = 'usage.limit_reached' AND customer_id = ANY ($1) ORDER BY customer_id`,
+      [customers.map((c) => c.id)],
+    );
+    expect(rows).toEqual(
+      ascending(customers.map((c) => c.id)).map((id) => ({ customer_id: id, tx: txs[0].tx })),
+    );
+  });
+});
