@@ -412,6 +412,41 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       expect(Object.fromEntries(rows.map((r) => [r.project_id, r.n]))).toEqual({ [a.id]: 30, [b.id]: 10 });
     });
 
+    it("running totals follow each series in (recorded_at, id) order, also where one transaction wrote several of a customer's records", async () => {
+      const features = [calls.a.id, calls.b.id];
+      // the burst wrote several records of one customer in one transaction (one INSERT)
+      const [{ shared }] = await t.dataSource.query(
+        `SELECT count(*)::int AS shared FROM (SELECT 1 FROM usage_records WHERE feature_id = ANY ($1)
+          GROUP BY customer_id, xmin::text HAVING count(*) > 1) s`,
+        [features],
+      );
+      expect(shared).toBeGreaterThan(0);
+      const allocations = await t.dataSource.query(
+        `SELECT id, running::text, sum(amount) OVER w::text AS expected FROM usage_allocations
+          WHERE feature_id = ANY ($1)
+         WINDOW w AS (PARTITION BY customer_id, feature_id, plan_group ORDER BY recorded_at, id)`,
+        [features],
+      );
+      expect(allocations.length).toBeGreaterThan(20);
+      for (const row of allocations)
+        expect({ id: row.id, running: Number(row.running) }).toEqual({
+          id: row.id,
+          running: Number(row.expected),
+        });
+      const records = await t.dataSource.query(
+        `SELECT id, overage_running::text AS running, sum(overage) OVER w::text AS expected FROM usage_records
+          WHERE feature_id = ANY ($1)
+         WINDOW w AS (PARTITION BY customer_id, feature_id ORDER BY recorded_at, id)`,
+        [features],
+      );
+      for (const row of records)
+        expect({ id: row.id, running: Number(row.running) }).toEqual({
+          id: row.id,
+          running: Number(row.expected),
+        });
+      expect(records.some((r: { running: string }) => Number(r.running) > 0)).toBe(true);
+    });
+
     it('usage.limit_reached: exactly one per customer whose bucket the burst emptied, in its own project only', async () => {
       const emptiedA = [...qa, twinA, shapes, over];
       const emptiedB = [qb, twinB];

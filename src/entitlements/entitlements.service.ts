@@ -236,10 +236,11 @@ export class EntitlementsService {
   private readonly consumeLoaders = new Map<string, DataLoader<ConsumeItem, ConsumeOutcome>>();
 
   /**
-   * A batch of consumes, each answered as it would be alone: its outcome, or its error (a
-   * refusal, or the error that aborted the batch's transaction). A customer's consumes are
-   * decided one transaction after another: a second consume of a customer already in the batch
-   * waits for the next transaction (`DEFERRED`), so that it sees the first one's record.
+   * A batch of consumes, each answered as it would be alone, in the batch's order: its outcome,
+   * or its error (a refusal, or the error that aborted the batch's transaction). Several consumes
+   * of one customer are decided in order in the same transaction, each on the balance the ones
+   * before left; one whose event id an earlier one of the batch records waits for the next
+   * transaction (`DEFERRED`), where it is answered from that record (a replay or a conflict).
    */
   private async consumeBatch(items: readonly ConsumeItem[]): Promise<Array<ConsumeOutcome | Error>> {
     const results: Array<ConsumeOutcome | Error> = [];
@@ -269,8 +270,9 @@ export class EntitlementsService {
    * One transaction of a batch, which it opens (`inTransactionOpenedByWork`): the customers'
    * rows locked first, with `BEGIN`, so every statement after it (the states', in the same round
    * trip) sees every consume and grant for them that committed before, and none still running;
-   * then each consume decided in the order of refusals of entitlements.md 6, and the records of
-   * those accepted written in one statement, with `COMMIT` when no event follows.
+   * then each consume decided in the order of refusals of entitlements.md 6 (a customer's at the
+   * same instant, each after the one before), and the records of those accepted written in one
+   * statement, with `COMMIT` when no event follows.
    */
   private async consumeMany(
     em: EntityManager,
@@ -280,8 +282,10 @@ export class EntitlementsService {
     const { locked, states } = await this.repository.lockAndLoadMany(em, batch);
     // the time is read once the locks are held
     const clock = this.clock.now();
-    const seen = new Set<number>();
-    // one after another: a decision may read sums on the transaction's one connection
+    /** Each customer's consumes so far in this transaction (its time, balances and event ids). */
+    const runs = new Map<number, CustomerRun>();
+    // one after another, in the batch's order: a customer's consume sees the ones before it
+    // (and a decision may read sums on the transaction's one connection)
     const decisions: Array<Decision | DomainError | typeof DEFERRED> = [];
     for (const [j, item] of batch.entries()) {
       const state = states[j];
@@ -289,15 +293,22 @@ export class EntitlementsService {
         decisions.push(new DomainError('CUSTOMER_NOT_FOUND'));
         continue;
       }
-      // a second consume of the customer; or the reference moved to another customer
-      // between the lock and the read (an identifier given to another customer meanwhile)
-      if (seen.has(state.customerId) || !locked.has(state.customerId)) {
+      let run = runs.get(state.customerId);
+      // the reference moved to another customer between the lock and the read (an identifier
+      // given to another customer meanwhile); or the customer's event id again in this batch
+      if (!locked.has(state.customerId) || run?.events.has(item.dto.eventId)) {
         decisions.push(DEFERRED);
         continue;
       }
-      seen.add(state.customerId);
+      if (!run) {
+        // never before the customer's latest record (a replica whose clock lags): the period
+        // sums' running totals are in recorded time order
+        const last = state.lastRecordedAt;
+        run = { now: last && last > clock ? new Date(last) : clock, balances: new Map(), events: new Set() };
+        runs.set(state.customerId, run);
+      }
       try {
-        decisions.push(await this.decide(em, item, state, clock));
+        decisions.push(await this.decide(em, item, state, run));
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
         decisions.push(error);
@@ -347,17 +358,17 @@ export class EntitlementsService {
     em: EntityManager,
     item: ConsumeItem,
     state: CustomerState,
-    clock: Date,
+    run: CustomerRun,
   ): Promise<Decision> {
     const { dto, projectId } = item;
     const amount = toMicros(dto.amount);
-    // never before the customer's latest record (a replica whose clock lags): the period sums'
-    // running totals are in recorded time order
-    const last = state.lastRecordedAt;
-    const now = last && last > clock ? new Date(last) : clock;
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
-    const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
+    let evaluation = run.balances.get(feature.id);
+    if (!evaluation) {
+      [evaluation] = await this.evaluate(em, projectId, state, [feature], run.now);
+      run.balances.set(feature.id, evaluation);
+    }
     const existing = state.existing ?? null;
 
     if (existing) {
@@ -400,6 +411,8 @@ export class EntitlementsService {
     const emptied = after.buckets.filter(
       (b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n,
     );
+    run.balances.set(feature.id, after);
+    run.events.add(dto.eventId);
     return {
       item,
       state,
@@ -411,7 +424,7 @@ export class EntitlementsService {
           eventId: dto.eventId,
           amount,
           overage: decision.overage,
-          recordedAt: now,
+          recordedAt: run.now,
           allocations: decision.allocations,
         },
         evaluation,
@@ -662,7 +675,17 @@ interface ConsumeItem extends ConsumeLoad {
 /** At most this many consumes share a transaction (`consumeBatch`). */
 const CONSUME_BATCH_LIMIT = 64;
 
-/** A consume that waits for the batch's next transaction (another of its customer's goes first). */
+/**
+ * A customer's consumes so far in a batch's transaction: the time they are recorded at, each
+ * feature's balance after them, and the event ids they record.
+ */
+interface CustomerRun {
+  now: Date;
+  balances: Map<number, FeatureEvaluation>;
+  events: Set<string>;
+}
+
+/** A consume that waits for the batch's next transaction (one of its customer's with the same event id goes first). */
 const DEFERRED = Symbol('deferred');
 
 /** A record a consume writes, with the evaluation before and after it and the buckets it empties. */

@@ -23,9 +23,8 @@ export class UsageRepository {
   constructor(private readonly statements: Statements) {}
 
   /**
-   * Writes records and their allocations in one statement (at most one record per customer and
-   * feature: each running total follows the series' last row as the statement found it); answers
-   * the stored records in the order of `usages`. With `commit` (the last statement of a consume's
+   * Writes records and their allocations in one statement, a customer's in the order given, at
+   * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`. With `commit` (the last statement of a consume's
    * own transaction), `COMMIT` goes in the same round trip when the connection allows
    * (`Statements.chain`), which `commit.committed` says.
    */
@@ -113,12 +112,14 @@ export class UsageRepository {
 
 /**
  * Records and their allocations (`insertMany`), with their running totals (migration
- * UsageRunningTotals): the series' last total plus this row's amount. Run under the customers'
- * locks at a time never before their latest record, so each row is the last of its series in
- * `(recorded_at, id)` order. `$1` to `$9` one row per record (its allocations a slice, from and
- * to, of the arrays `$10` to `$12`). The always-true ranges on the ordinalities keep the generic
- * plan (see `ORDINALITY_MAX`): without them the planner counted 10 rows of each, each with its
- * probe, and planned every call again (0.16 ms).
+ * UsageRunningTotals): the series' last total as the statement found it plus the amounts of this
+ * statement's rows of the series up to this one (a customer's records of one batch, in its order,
+ * at one instant: their ids, drawn in that order, order them). Run under the customers' locks at a
+ * time never before their latest record, so each row follows every row of its series in
+ * `(recorded_at, id)` order. `$1` to `$9` one row per record (its allocations a slice, from and to,
+ * of the arrays `$10` to `$12`). The always-true ranges on the ordinalities keep the generic plan
+ * (see `ORDINALITY_MAX`): without them the planner counted 10 rows of each, each with its probe,
+ * and planned every call again (0.16 ms).
  */
 const INSERT_USAGE: Statement = {
   name: 'usage.insert-many',
@@ -129,7 +130,8 @@ const INSERT_USAGE: Statement = {
             WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
          u AS (
            INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
-           SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.recorded_at, x.overage + coalesce(
+           SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.recorded_at,
+                  sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(
                     (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
                       ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1), 0)
              FROM x ORDER BY x.i
@@ -137,7 +139,8 @@ const INSERT_USAGE: Statement = {
          ux AS (SELECT u.*, x.i, x.af, x.at FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
          a AS (
            INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-           SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, y.grp, y.ps, y.amount, ux.recorded_at, y.amount + coalesce(
+           SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, y.grp, y.ps, y.amount, ux.recorded_at,
+                  sum(y.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, y.grp ORDER BY ux.i, y.k) + coalesce(
                     (SELECT p.running FROM usage_allocations p WHERE p.customer_id = ux.customer_id AND p.feature_id = ux.feature_id
                         AND p.plan_group = y.grp
                       ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1), 0)
