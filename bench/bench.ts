@@ -866,23 +866,20 @@ async function main(): Promise<void> {
       readScript,
       `\\set id random(${idRange.lo}, ${idRange.hi})\n${pgbenchText(statements.customerRecord.text, ['id', 'project'])};\n`,
     );
+    /** GET /customers/:id over the sample's customers in turn */
+    const readById = (): autocannon.Request => {
+      const next = rotating(sample);
+      return {
+        method: 'GET',
+        path: '/',
+        headers: sk,
+        setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }),
+      };
+    };
     rows.push(
-      await versus(
-        'GET /customers/:id',
-        service,
-        baselines,
-        READ_CONNECTIONS,
-        () => {
-          const next = rotating(sample);
-          return {
-            method: 'GET',
-            path: '/',
-            headers: sk,
-            setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }),
-          };
-        },
-        { pgbench: PGBENCH ? () => runPgbench(url!, readScript, { project: project.id }) : undefined },
-      ),
+      await versus('GET /customers/:id', service, baselines, READ_CONNECTIONS, readById, {
+        pgbench: PGBENCH ? () => runPgbench(url!, readScript, { project: project.id }) : undefined,
+      }),
     );
     {
       const next = rotating(sample);
@@ -1172,18 +1169,30 @@ async function main(): Promise<void> {
     const spread = entitled.slice(0, 10_000);
     /** checked once each, after the others: every check the first of its customer in this process */
     const firsts = entitled.slice(10_000);
-    const checkOf = (ids: number[]): autocannon.Request => {
+    /** POSTs of `body` to `path` for each customer of `ids` in turn */
+    const postOf = (
+      path: string,
+      ids: number[],
+      body: (customerId: number) => object,
+    ): autocannon.Request => {
       const next = rotating(ids);
       return {
         method: 'POST',
-        path: '/api/private/v1/entitlements/check',
+        path: `/api/private/v1${path}`,
         headers: json,
-        setupRequest: (r) => ({
-          ...r,
-          body: JSON.stringify({ customerId: next(), feature: 'api-calls', amount: 1 }),
-        }),
+        setupRequest: (r) => ({ ...r, body: JSON.stringify(body(next())) }),
       };
     };
+    const checkOf = (ids: number[]) =>
+      postOf('/entitlements/check', ids, (customerId) => ({ customerId, feature: 'api-calls', amount: 1 }));
+    let eventSeq = 0;
+    const usageOf = (ids: number[], prefix: string) =>
+      postOf('/usage', ids, (customerId) => ({
+        customerId,
+        feature: 'api-calls',
+        amount: 1,
+        eventId: `${prefix}-${++eventSeq}`,
+      }));
     if (PARTS.has('load')) {
       // warm-up: the connections' prepared statements, and each of the 10,000 customers checked
       // once, so that this process holds its periods (a check is then one statement)
@@ -1205,41 +1214,14 @@ async function main(): Promise<void> {
           ),
         );
     }
-    let eventSeq = 0;
-    const usageOf = (ids: number[]): autocannon.Request => {
-      const next = rotating(ids);
-      return {
-        method: 'POST',
-        path: '/api/private/v1/usage',
-        headers: json,
-        setupRequest: (r) => ({
-          ...r,
-          body: JSON.stringify({
-            customerId: next(),
-            feature: 'api-calls',
-            amount: 1,
-            eventId: `bench-${++eventSeq}`,
-          }),
-        }),
-      };
-    };
     if (PARTS.has('load')) {
       // the check and the consume over 10,000 customers in rounds with GET /customers/:id, the
       // order rotated every round (as the baselines are): each ratio to the read is the median of
       // the per-round ratios, so that a slow patch of a shared machine weighs on both
-      const read = (): autocannon.Request => {
-        const next = rotating(sample);
-        return {
-          method: 'GET',
-          path: '/',
-          headers: sk,
-          setupRequest: (r) => ({ ...r, path: `/api/private/v1/customers/${next().id}` }),
-        };
-      };
       const sides: Array<[string, autocannon.Request]> = [
-        ['GET /customers/:id (in rounds with the entitlement scenarios)', read()],
+        ['GET /customers/:id (in rounds with the entitlement scenarios)', readById()],
         ['POST /entitlements/check (10,000 customers)', checkOf(spread)],
-        ['POST /usage (10,000 customers)', usageOf(spread)],
+        ['POST /usage (10,000 customers)', usageOf(spread, 'bench')],
       ];
       const runs = new Map<string, CannonRun[]>(sides.map(([name]) => [name, []]));
       for (let round = 0; round < ROUNDS; round++) {
@@ -1267,20 +1249,7 @@ async function main(): Promise<void> {
       }
     }
     rows.push(
-      await single('POST /usage (one hot customer)', service, READ_CONNECTIONS, {
-        method: 'POST',
-        path: '/api/private/v1/usage',
-        headers: json,
-        setupRequest: (r) => ({
-          ...r,
-          body: JSON.stringify({
-            customerId: spread[0],
-            feature: 'api-calls',
-            amount: 1,
-            eventId: `hot-${++eventSeq}`,
-          }),
-        }),
-      }),
+      await single('POST /usage (one hot customer)', service, READ_CONNECTIONS, usageOf([spread[0]], 'hot')),
     );
     // --- a check and a consume, one client, for a customer whose current period already holds n
     // records (a busy quota late in its month): the cost of the period's usage against n
