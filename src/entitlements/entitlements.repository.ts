@@ -178,11 +178,7 @@ export class EntitlementsRepository {
     let loader = this.batches.get(key);
     if (!loader) {
       const statement = stateBatchStatement(lock.name, featureKind, false);
-      loader = new DataLoader((loads) => this.runBatch(statement, loads), {
-        cache: false,
-        maxBatchSize: BATCH_LIMIT,
-        batchScheduleFn: (dispatch) => setImmediate(dispatch),
-      });
+      loader = new DataLoader((loads) => this.runBatch(statement, loads), BATCHING);
       this.batches.set(key, loader);
     }
     const row = await loader.load({ projectId, lock, feature, guess });
@@ -305,14 +301,51 @@ export class EntitlementsRepository {
     overages: OverageRequest[],
   ): Promise<{ used: bigint[]; overage: bigint[] }> {
     if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
-    const values: unknown[] = [projectId, customerId, ...sumsValues(periods, overages)];
-    const [row] = await this.statements.rows<{ used: string[]; overage: string[] }>(em, SUMS, values);
+    let row: { used: string[]; overage: string[] };
+    if (em) {
+      const values: unknown[] = [projectId, customerId, ...sumsValues(periods, overages)];
+      [row] = await this.statements.rows<{ used: string[]; overage: string[] }>(em, SUMS, values);
+    } else {
+      // a read's: gathered with the other reads' of this turn of the event loop, as `loadBatched`
+      this.sumsLoader ??= new DataLoader((loads) => this.runSumsBatch(loads), BATCHING);
+      row = await this.sumsLoader.load({ projectId, customerId, guess: { periods, overages } });
+    }
     return { used: row.used.map(toMicros), overage: row.overage.map(toMicros) };
+  }
+
+  private sumsLoader?: DataLoader<SumsLoad, { used: string[]; overage: string[] }>;
+
+  private async runSumsBatch(
+    loads: readonly SumsLoad[],
+  ): Promise<Array<{ used: string[]; overage: string[] }>> {
+    const [bounds, flat] = guessValues(loads);
+    const values = [loads.map((l) => l.projectId), loads.map((l) => l.customerId), ...bounds, ...flat];
+    const rows = await this.statements.rows<{ i: string; used: string[]; overage: string[] }>(
+      undefined,
+      SUMS_BATCH,
+      values,
+    );
+    return byOrdinality(loads, rows).map((row) => row!);
   }
 }
 
-/** At most this many checks share one statement (`loadBatched`). */
-const BATCH_LIMIT = 64;
+/**
+ * How checks and consumes are gathered (`loadBatched`, `sums`, `EntitlementsService.consume`):
+ * those of one turn of the event loop, at most 64 a statement or a transaction, none remembered
+ * (`dataloader`'s cache is off: every load reads).
+ */
+export const BATCHING = {
+  cache: false,
+  maxBatchSize: 64,
+  batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch),
+} as const;
+
+/** One read of period sums of a batch (`sums` outside a transaction). */
+interface SumsLoad {
+  projectId: string;
+  customerId: number;
+  guess: SumsGuess;
+}
 
 /** One check of a batch (`loadBatched`). */
 interface BatchedLoad {
@@ -339,8 +372,23 @@ function byOrdinality<R extends { i: string }>(loads: readonly unknown[], rows: 
 
 /** The values of `stateBatchStatement` for `loads` (with their event ids when they have them). */
 function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): unknown[] {
-  const none: SumsGuess = { periods: [], overages: [] };
-  const guesses = loads.map((l) => l.guess ?? none);
+  const [bounds, flat] = guessValues(loads);
+  return [
+    ...lockValues(loads),
+    loads.map((l) => ('id' in l.feature ? l.feature.id : l.feature.slug)),
+    ...bounds,
+    ...(loads[0].eventId !== undefined ? [loads.map((l) => l.eventId)] : []),
+    ...flat,
+  ];
+}
+
+/**
+ * The guesses of `loads` (none: no sums) as each load's slices, from and to, of the periods and
+ * of the overage requests (four arrays, one row a load), and the six flattened arrays they slice
+ * (see `slicedSums`).
+ */
+function guessValues(loads: readonly { guess?: SumsGuess }[]): [unknown[], unknown[]] {
+  const guesses = loads.map((l) => l.guess ?? { periods: [], overages: [] });
   const slices = (counts: number[]) => {
     let next = 1;
     return counts.map((count) => [next, (next += count) - 1]);
@@ -348,14 +396,13 @@ function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): un
   const periodSlices = slices(guesses.map((g) => g.periods.length));
   const overageSlices = slices(guesses.map((g) => g.overages.length));
   return [
-    ...lockValues(loads),
-    loads.map((l) => ('id' in l.feature ? l.feature.id : l.feature.slug)),
-    periodSlices.map(([from]) => from),
-    periodSlices.map(([, to]) => to),
-    overageSlices.map(([from]) => from),
-    overageSlices.map(([, to]) => to),
-    ...(loads[0].eventId !== undefined ? [loads.map((l) => l.eventId)] : []),
-    ...sumsValues(
+    [
+      periodSlices.map(([from]) => from),
+      periodSlices.map(([, to]) => to),
+      overageSlices.map(([from]) => from),
+      overageSlices.map(([, to]) => to),
+    ],
+    sumsValues(
       guesses.flatMap((g) => g.periods),
       guesses.flatMap((g) => g.overages),
     ),
@@ -511,6 +558,38 @@ const SUMS_TEXT = `SELECT ${sumsColumns('$2', '$1', sumsParams(3))}`;
 
 const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
 
+/** A batch request's slices of the flattened sums arrays: periods from and to, overages from and to. */
+const SLICE_COLUMNS: Array<[string, string]> = [
+  ['pf', 'int'],
+  ['pt', 'int'],
+  ['of', 'int'],
+  ['ot', 'int'],
+];
+
+/** The sums' arrays of a batch's request `r`: its slices (`SLICE_COLUMNS`) of the six flattened arrays from `$flat`. */
+function slicedSums(flat: number): SumsInputs {
+  const slice = (k: number, type: string, from: string, to: string) =>
+    `($${flat + k}::${type}[])[r.${from}:r.${to}]`;
+  return {
+    fids: slice(0, 'int', 'pf', 'pt'),
+    groups: slice(1, 'text', 'pf', 'pt'),
+    starts: slice(2, 'timestamptz', 'pf', 'pt'),
+    ends: slice(3, 'timestamptz', 'pf', 'pt'),
+    overageFids: slice(4, 'int', 'of', 'ot'),
+    overageSince: slice(5, 'timestamptz', 'of', 'ot'),
+  };
+}
+
+/** `SUMS` for a batch of reads (`sums` outside a transaction): one row of arrays a request, then the flattened arrays. */
+const SUMS_BATCH: Statement = (() => {
+  const columns: Array<[string, string]> = [['project', 'text'], ['customer', 'int'], ...SLICE_COLUMNS];
+  return {
+    name: 'entitlements.sums-batch',
+    text: `SELECT r.i, ${sumsColumns('r.customer', 'r.project', slicedSums(columns.length + 1))}
+      FROM ${unnestRequests(columns)} WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
+  };
+})();
+
 /** What a state statement reads its inputs from (SQL expressions): see `stateSelect`. */
 interface StateInputs {
   project: string;
@@ -600,27 +679,14 @@ function stateBatchStatement(
   const columns: Array<[string, string]> = [
     ...lockColumns(kind),
     ['feature', featureKind === 'id' ? 'int' : 'text'],
-    ['pf', 'int'],
-    ['pt', 'int'],
-    ['of', 'int'],
-    ['ot', 'int'],
+    ...SLICE_COLUMNS,
     ...(withEvent ? ([['event', 'text']] as Array<[string, string]>) : []),
   ];
-  const flat = columns.length + 1;
-  const slice = (k: number, type: string, from: string, to: string) =>
-    `($${flat + k}::${type}[])[r.${from}:r.${to}]`;
   const inputs: StateInputs = {
     project: 'r.project',
     customer: kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'],
     feature: 'r.feature',
-    sums: {
-      fids: slice(0, 'int', 'pf', 'pt'),
-      groups: slice(1, 'text', 'pf', 'pt'),
-      starts: slice(2, 'timestamptz', 'pf', 'pt'),
-      ends: slice(3, 'timestamptz', 'pf', 'pt'),
-      overageFids: slice(4, 'int', 'of', 'ot'),
-      overageSince: slice(5, 'timestamptz', 'of', 'ot'),
-    },
+    sums: slicedSums(columns.length + 1),
     event: withEvent ? 'r.event' : undefined,
   };
   return {
@@ -643,9 +709,10 @@ const lockColumns = (kind: CustomerLockKind): Array<[string, string]> => [
 ];
 
 /** A batch's requests as rows `r` (with their ordinality `i`), one array parameter per column, from `$1`. */
-const unnestRequests = (columns: Array<[string, string]>) =>
-  `unnest(${columns.map(([, type], k) => `$${k + 1}::${type}[]`).join(', ')})
+function unnestRequests(columns: Array<[string, string]>): string {
+  return `unnest(${columns.map(([, type], k) => `$${k + 1}::${type}[]`).join(', ')})
            WITH ORDINALITY AS r(${columns.map(([name]) => name).join(', ')}, i)`;
+}
 
 /**
  * Locks the customers a batch names (`lockAndLoadMany`), `FOR UPDATE` in id order: the lock a

@@ -37,6 +37,7 @@ import {
   UsageView,
 } from './dto/entitlement.dto';
 import {
+  BATCHING,
   ConsumeLoad,
   CustomerLock,
   customerLockFor,
@@ -218,11 +219,7 @@ export class EntitlementsService {
     const key = `${lock.name}:${'id' in feature ? 'id' : 'slug'}`;
     let loader = this.consumeLoaders.get(key);
     if (!loader) {
-      loader = new DataLoader((items) => this.consumeBatch(items), {
-        cache: false,
-        maxBatchSize: CONSUME_BATCH_LIMIT,
-        batchScheduleFn: (dispatch) => setImmediate(dispatch),
-      });
+      loader = new DataLoader((items) => this.consumeBatch(items), BATCHING);
       this.consumeLoaders.set(key, loader);
     }
     const guess = this.guesses.get(this.guessKey(projectId, lock, feature));
@@ -671,9 +668,6 @@ export function toUsageView(r: UsageRow): UsageView {
 interface ConsumeItem extends ConsumeLoad {
   dto: UsageEventDto;
 }
-
-/** At most this many consumes share a transaction (`consumeBatch`). */
-const CONSUME_BATCH_LIMIT = 64;
 
 /**
  * A customer's consumes so far in a batch's transaction: the time they are recorded at, each
