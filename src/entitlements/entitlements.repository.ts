@@ -76,7 +76,7 @@ export interface CustomerState {
   windowsFor(featureId: number): EngineWindow[];
   /** With `eventId`: the customer's record holding that event id, if any. */
   existing?: UsageRow | null;
-  /** With `eventId`: when the customer's latest record was made (null: none yet). */
+  /** With `eventId`: when the customer's latest record of the feature was made (null: none yet). */
   lastRecordedAt?: Date | null;
   /** The guess sent, with its sums read in the same statement (same snapshot) as the rest. */
   guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
@@ -197,16 +197,14 @@ export class EntitlementsRepository {
    * The customer named by `lock` (`null`: no such customer in the project), the feature(s) of
    * `feature`, and every live window of the customer with its quota for those features.
    *
-   * With `guess`, the sums of those periods (see `SumsGuess`); with `eventId`, the record
-   * holding it (a consume, after `lockCustomer`: the statement's snapshot then sees every
-   * consume and grant for the customer that committed before the lock was granted).
+   * With `guess`, the sums of those periods (see `SumsGuess`).
    */
   async loadState(
     em: EntityManager | undefined,
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    options: StateOptions = {},
+    options: { guess?: SumsGuess } = {},
   ): Promise<CustomerState | null> {
     const { statement, values } = this.stateQuery(projectId, lock, feature, options);
     const [row] = await this.statements.rows<StateRow>(em, statement, values);
@@ -270,20 +268,15 @@ export class EntitlementsRepository {
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    { guess, eventId }: StateOptions,
+    { guess }: { guess?: SumsGuess },
   ): { statement: Statement; values: unknown[] } {
     const featureKind: FeatureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
-    const withEvent = eventId !== undefined;
-    const key = `${lock.name}:${featureKind}:${!!guess}:${withEvent}`;
-    let statement = this.stateStatements.get(key);
-    if (!statement) {
-      statement = stateStatement(lock.name, featureKind, !!guess, withEvent);
-      this.stateStatements.set(key, statement);
-    }
+    const statement = this.shaped(`state:${lock.name}:${featureKind}:${!!guess}`, () =>
+      stateStatement(lock.name, featureKind, !!guess),
+    );
     const values: unknown[] = [projectId, ...lock.values];
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
     if (guess) values.push(...sumsValues(guess.periods, guess.overages));
-    if (withEvent) values.push(eventId);
     return { statement, values };
   }
 
@@ -633,7 +626,9 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
         ${
           event
             ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = ${project} AND u.customer_id = c.id AND u.event_id = ${event}) AS existing,
-            (SELECT max(u.recorded_at) FROM usage_records u WHERE u.customer_id = c.id) AS last_recorded_at`
+            (SELECT u.recorded_at FROM usage_records u
+              WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = ${project}${featureWhere})
+              ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at`
             : ''
         }
       ${customerFrom(kind, project, inputs.customer)}`;
@@ -643,23 +638,20 @@ type FeatureKind = 'id' | 'slug' | 'all';
 
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
- * all, then the guess's six arrays when asked, then the event id when asked.
+ * all, then the guess's six arrays when asked.
  */
-function stateStatement(
-  kind: CustomerLockKind,
-  featureKind: FeatureKind,
-  withGuess: boolean,
-  withEvent: boolean,
-): Statement {
+function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGuess: boolean): Statement {
   let n = 1;
   const customer = (kind === 'identifier' ? [0, 1] : [0]).map(() => `$${++n}`);
   const feature = featureKind === 'all' ? undefined : `$${++n}::${featureKind === 'id' ? 'int' : 'text'}`;
-  const sums = withGuess ? sumsParams(n + 1) : undefined;
-  if (withGuess) n += 6;
-  const event = withEvent ? `$${++n}::text` : undefined;
   return {
-    name: `entitlements.state-${kind}-${featureKind}${withGuess ? '-sums' : ''}${withEvent ? '-event' : ''}`,
-    text: stateSelect(kind, featureKind, { project: '$1', customer, feature, sums, event }),
+    name: `entitlements.state-${kind}-${featureKind}${withGuess ? '-sums' : ''}`,
+    text: stateSelect(kind, featureKind, {
+      project: '$1',
+      customer,
+      feature,
+      sums: withGuess ? sumsParams(n + 1) : undefined,
+    }),
   };
 }
 

@@ -219,7 +219,10 @@ export class EntitlementsService {
     const key = `${lock.name}:${'id' in feature ? 'id' : 'slug'}`;
     let loader = this.consumeLoaders.get(key);
     if (!loader) {
-      loader = new DataLoader((items) => this.consumeBatch(items), BATCHING);
+      loader = new DataLoader((items) => this.consumeBatch(items), {
+        ...BATCHING,
+        batchScheduleFn: (dispatch) => setImmediate(() => this.consumeGate.enter(dispatch)),
+      });
       this.consumeLoaders.set(key, loader);
     }
     const guess = this.guesses.get(this.guessKey(projectId, lock, feature));
@@ -233,6 +236,14 @@ export class EntitlementsService {
   private readonly consumeLoaders = new Map<string, DataLoader<ConsumeItem, ConsumeOutcome>>();
 
   /**
+   * At most `CONSUMES_IN_FLIGHT` consume batches at a time in this process: the next waits, and
+   * gathers the consumes arriving meanwhile. Without it, a batch went every turn of the event
+   * loop, and a hot customer's batches (of one or two consumes) queued for its row lock, each on a
+   * connection of the pool; now its consumes wait in the process and go together.
+   */
+  private readonly consumeGate = new Gate(CONSUMES_IN_FLIGHT);
+
+  /**
    * A batch of consumes, each answered as it would be alone, in the batch's order: its outcome,
    * or its error (a refusal, or the error that aborted the batch's transaction). Several consumes
    * of one customer are decided in order in the same transaction, each on the balance the ones
@@ -240,9 +251,23 @@ export class EntitlementsService {
    * transaction (`DEFERRED`), where it is answered from that record (a replay or a conflict).
    */
   private async consumeBatch(items: readonly ConsumeItem[]): Promise<Array<ConsumeOutcome | Error>> {
+    try {
+      return await this.consumeBatchIn(items);
+    } finally {
+      this.consumeGate.leave();
+    }
+  }
+
+  private async consumeBatchIn(items: readonly ConsumeItem[]): Promise<Array<ConsumeOutcome | Error>> {
     const results: Array<ConsumeOutcome | Error> = [];
     let pending = items.map((_, k) => k);
-    while (pending.length > 0) {
+    for (let round = 1; pending.length > 0; round++) {
+      // each transaction settles at least its first consume but for a reference that keeps
+      // moving between the lock and the read; never loop on that
+      if (round > MAX_TRANSACTIONS) {
+        for (const k of pending) results[k] = new Error('the consume batch did not settle');
+        break;
+      }
       const batch = pending.map((k) => items[k]);
       let outcomes: Array<ConsumeOutcome | DomainError | typeof DEFERRED>;
       try {
@@ -267,8 +292,8 @@ export class EntitlementsService {
    * One transaction of a batch, which it opens (`inTransactionOpenedByWork`): the customers'
    * rows locked first, with `BEGIN`, so every statement after it (the states', in the same round
    * trip) sees every consume and grant for them that committed before, and none still running;
-   * then each consume decided in the order of refusals of entitlements.md 6 (a customer's at the
-   * same instant, each after the one before), and the records of those accepted written in one
+   * then each consume decided in the order of refusals of entitlements.md 6 (a customer's of one
+   * feature at one instant, each after the one before), and the records of those accepted written in one
    * statement, with `COMMIT` when no event follows.
    */
   private async consumeMany(
@@ -279,7 +304,7 @@ export class EntitlementsService {
     const { locked, states } = await this.repository.lockAndLoadMany(em, batch);
     // the time is read once the locks are held
     const clock = this.clock.now();
-    /** Each customer's consumes so far in this transaction (its time, balances and event ids). */
+    /** Each customer's consumes so far in this transaction (see `CustomerRun`). */
     const runs = new Map<number, CustomerRun>();
     // one after another, in the batch's order: a customer's consume sees the ones before it
     // (and a decision may read sums on the transaction's one connection)
@@ -298,14 +323,11 @@ export class EntitlementsService {
         continue;
       }
       if (!run) {
-        // never before the customer's latest record (a replica whose clock lags): the period
-        // sums' running totals are in recorded time order
-        const last = state.lastRecordedAt;
-        run = { now: last && last > clock ? new Date(last) : clock, balances: new Map(), events: new Set() };
+        run = { features: new Map(), events: new Set() };
         runs.set(state.customerId, run);
       }
       try {
-        decisions.push(await this.decide(em, item, state, run));
+        decisions.push(await this.decide(em, item, state, run, clock));
       } catch (error) {
         if (!(error instanceof DomainError)) throw error;
         decisions.push(error);
@@ -356,16 +378,23 @@ export class EntitlementsService {
     item: ConsumeItem,
     state: CustomerState,
     run: CustomerRun,
+    clock: Date,
   ): Promise<Decision> {
     const { dto, projectId } = item;
     const amount = toMicros(dto.amount);
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
-    let evaluation = run.balances.get(feature.id);
-    if (!evaluation) {
-      [evaluation] = await this.evaluate(em, projectId, state, [feature], run.now);
-      run.balances.set(feature.id, evaluation);
+    let so = run.features.get(feature.id);
+    if (!so) {
+      // never before the customer's latest record of the feature (a replica whose clock lags):
+      // the period sums' running totals are in recorded time order
+      const last = state.lastRecordedAt;
+      const now = last && last > clock ? new Date(last) : clock;
+      const [evaluation] = await this.evaluate(em, projectId, state, [feature], now);
+      so = { now, balance: evaluation };
+      run.features.set(feature.id, so);
     }
+    const { now, balance: evaluation } = so;
     const existing = state.existing ?? null;
 
     if (existing) {
@@ -408,7 +437,7 @@ export class EntitlementsService {
     const emptied = after.buckets.filter(
       (b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n,
     );
-    run.balances.set(feature.id, after);
+    so.balance = after;
     run.events.add(dto.eventId);
     return {
       item,
@@ -421,7 +450,7 @@ export class EntitlementsService {
           eventId: dto.eventId,
           amount,
           overage: decision.overage,
-          recordedAt: run.now,
+          recordedAt: now,
           allocations: decision.allocations,
         },
         evaluation,
@@ -670,14 +699,40 @@ interface ConsumeItem extends ConsumeLoad {
 }
 
 /**
- * A customer's consumes so far in a batch's transaction: the time they are recorded at, each
- * feature's balance after them, and the event ids they record.
+ * A customer's consumes so far in a batch's transaction: per feature, the instant they are
+ * recorded at and the balance after them; and the event ids they record.
  */
 interface CustomerRun {
-  now: Date;
-  balances: Map<number, FeatureEvaluation>;
+  features: Map<number, { now: Date; balance: FeatureEvaluation }>;
   events: Set<string>;
 }
+
+/** Consume batches in flight at a time (`EntitlementsService.consumeGate`). */
+const CONSUMES_IN_FLIGHT = 4;
+
+/** Lets at most `limit` callers in at a time; the others wait, first come first in. */
+class Gate {
+  private inside = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  enter(go: () => void): void {
+    if (this.inside < this.limit) {
+      this.inside++;
+      go();
+    } else this.waiting.push(go);
+  }
+
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.inside--;
+  }
+}
+
+/** Transactions a batch may take (`consumeBatch`): a customer's event id repeated in a batch takes one more each time. */
+const MAX_TRANSACTIONS = 64;
 
 /** A consume that waits for the batch's next transaction (one of its customer's with the same event id goes first). */
 const DEFERRED = Symbol('deferred');
