@@ -382,12 +382,8 @@ function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): un
  */
 function guessValues(loads: readonly { guess?: SumsGuess }[]): [unknown[], unknown[]] {
   const guesses = loads.map((l) => l.guess ?? { periods: [], overages: [] });
-  const slices = (counts: number[]) => {
-    let next = 1;
-    return counts.map((count) => [next, (next += count) - 1]);
-  };
-  const periodSlices = slices(guesses.map((g) => g.periods.length));
-  const overageSlices = slices(guesses.map((g) => g.overages.length));
+  const periodSlices = slicesOf(guesses.map((g) => g.periods.length));
+  const overageSlices = slicesOf(guesses.map((g) => g.overages.length));
   return [
     [
       periodSlices.map(([from]) => from),
@@ -400,6 +396,15 @@ function guessValues(loads: readonly { guess?: SumsGuess }[]): [unknown[], unkno
       guesses.flatMap((g) => g.overages),
     ),
   ];
+}
+
+/**
+ * The bounds, from and to (1-based, inclusive), of consecutive slices of `counts` elements each
+ * of one flattened array: how a batch's request names its part of an array parameter.
+ */
+export function slicesOf(counts: number[]): Array<[number, number]> {
+  let next = 1;
+  return counts.map((count) => [next, (next += count) - 1]);
 }
 
 /** The projects and the customer locks' values of `loads`, one array per column. */

@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
 import type { OwnTransaction } from '../database/transaction';
 import { Allocation, microsText } from './engine/entitlement-engine';
-import { ORDINALITY_MAX, USAGE_JSON, UsageRow } from './entitlements.repository';
+import { ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from './entitlements.repository';
 import { PageWindow } from '../common/http/pagination';
 
 export interface NewUsage {
@@ -24,14 +24,13 @@ export class UsageRepository {
 
   /**
    * Writes records and their allocations in one statement, a customer's in the order given, at
-   * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`. With `commit` (the last statement of a consume's
-   * own transaction), `COMMIT` goes in the same round trip when the connection allows
-   * (`Statements.chain`), which `commit.committed` says.
+   * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`. With
+   * `commit` (the last statement of a consume's own transaction), `COMMIT` goes in the same round
+   * trip when the connection allows (`Statements.chain`), which `commit.committed` says.
    */
   async insertMany(em: EntityManager, usages: NewUsage[], commit?: OwnTransaction): Promise<UsageRow[]> {
     const allocations = usages.flatMap((u) => u.allocations);
-    let next = 1;
-    const slices = usages.map((u) => [next, (next += u.allocations.length) - 1]);
+    const slices = slicesOf(usages.map((u) => u.allocations.length));
     const values = [
       usages.map((u) => u.projectId),
       usages.map((u) => u.customerId),
