@@ -391,7 +391,7 @@ describe('public interface: signatures, login, customer endpoints', () => {
       // attempt, so that a busy spell on a shared machine weighs on both sides alike
       const hash = await bcrypt.hash('x', BCRYPT_COST);
       let bcryptTime = Infinity;
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < 5; round++) {
         for (const [name, attempt] of Object.entries(attempts)) {
           const comparing = performance.now();
           await bcrypt.compare('y', hash);
@@ -407,15 +407,15 @@ describe('public interface: signatures, login, customer endpoints', () => {
       expect(bodies.unknown).toEqual(bodies.wrongPassword);
       expect(bodies.noPassword).toEqual(bodies.wrongPassword);
 
-      // every case ran one bcrypt comparison at the configured cost
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-      const wrong = median(times.wrongPassword);
+      // every case ran one bcrypt comparison at the configured cost. Each case's fastest attempt
+      // is compared (the least disturbed by a busy spell of a shared machine: a median of three
+      // still caught one, and failed CI once): a case that skipped bcrypt answers in 2 ms
+      // against 15 ms
+      const wrong = Math.min(...times.wrongPassword);
       for (const name of Object.keys(times)) {
-        expect({ name, atLeastBcrypt: Math.min(...times[name]) >= bcryptTime * 0.7 }).toEqual({
-          name,
-          atLeastBcrypt: true,
-        });
-        expect({ name, similar: median(times[name]) > wrong * 0.5 }).toEqual({ name, similar: true });
+        const fastest = Math.min(...times[name]);
+        expect({ name, atLeastBcrypt: fastest >= bcryptTime * 0.7 }).toEqual({ name, atLeastBcrypt: true });
+        expect({ name, similar: fastest > wrong * 0.5 }).toEqual({ name, similar: true });
       }
     });
 
