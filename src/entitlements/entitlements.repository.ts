@@ -45,6 +45,17 @@ export type FeatureSelector = OneFeature | 'all';
 /** One feature, by id or by slug. */
 export type OneFeature = { id: number } | { slug: string };
 
+/** How a selector names the feature(s): the kind its statements are built for. */
+function featureKindOf(feature: OneFeature): 'id' | 'slug';
+function featureKindOf(feature: FeatureSelector): FeatureKind;
+function featureKindOf(feature: FeatureSelector): FeatureKind {
+  return feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
+}
+
+/** A batch's shape: how its requests name the customer and the feature (one loader, one statement each). */
+export const batchShapeOf = (lock: CustomerLock, feature: OneFeature): string =>
+  `${lock.name}:${featureKindOf(feature)}`;
+
 export interface FeatureRow {
   id: number;
   slug: string;
@@ -173,11 +184,10 @@ export class EntitlementsRepository {
     feature: OneFeature,
     guess: SumsGuess | undefined,
   ): Promise<CustomerState | null> {
-    const featureKind = 'id' in feature ? 'id' : 'slug';
-    const key = `${lock.name}:${featureKind}`;
+    const key = batchShapeOf(lock, feature);
     let loader = this.batches.get(key);
     if (!loader) {
-      const statement = stateBatchStatement(lock.name, featureKind, false);
+      const statement = stateBatchStatement(lock.name, featureKindOf(feature), false);
       loader = new DataLoader((loads) => this.runBatch(statement, loads), BATCHING);
       this.batches.set(key, loader);
     }
@@ -226,7 +236,7 @@ export class EntitlementsRepository {
     loads: readonly ConsumeLoad[],
   ): Promise<{ locked: Set<number>; states: Array<CustomerState | null> }> {
     const { name: kind } = loads[0].lock;
-    const featureKind = 'id' in loads[0].feature ? 'id' : 'slug';
+    const featureKind = featureKindOf(loads[0].feature);
     const lock = {
       statement: this.shaped(`lock:${kind}`, () => lockBatchStatement(kind)),
       values: lockValues(loads),
@@ -270,7 +280,7 @@ export class EntitlementsRepository {
     feature: FeatureSelector,
     { guess }: { guess?: SumsGuess },
   ): { statement: Statement; values: unknown[] } {
-    const featureKind: FeatureKind = feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
+    const featureKind = featureKindOf(feature);
     const statement = this.shaped(`state:${lock.name}:${featureKind}:${!!guess}`, () =>
       stateStatement(lock.name, featureKind, !!guess),
     );

@@ -38,6 +38,7 @@ import {
 } from './dto/entitlement.dto';
 import {
   BATCHING,
+  batchShapeOf,
   ConsumeLoad,
   CustomerLock,
   customerLockFor,
@@ -216,7 +217,7 @@ export class EntitlementsService {
   async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
     const lock = lockOf(dto);
     const feature = featureOf(dto);
-    const key = `${lock.name}:${'id' in feature ? 'id' : 'slug'}`;
+    const key = batchShapeOf(lock, feature);
     let loader = this.consumeLoaders.get(key);
     if (!loader) {
       loader = new DataLoader((items) => this.consumeBatch(items), {
