@@ -9,8 +9,8 @@ export function expressRoutes(app: NestExpressApplication, prefix: string): stri
   const out: string[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
-      // a route group of EnvelopeExpressAdapter: an Express router entered through one handler
-      if (layer.handle?.routeGroup) walk(layer.handle.routeGroup.stack);
+      // the route groups of EnvelopeExpressAdapter: Express routers behind one dispatcher
+      for (const group of layer.handle?.routeGroups?.values() ?? []) walk(group.stack);
       const route = layer.route;
       if (!route || !route.path.startsWith(prefix)) continue;
       for (const method of Object.keys(route.methods)) out.push(`${method.toUpperCase()} ${route.path}`);
@@ -22,5 +22,5 @@ export function expressRoutes(app: NestExpressApplication, prefix: string): stri
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
-  handle?: { routeGroup?: { stack: Layer[] } };
+  handle?: { routeGroups?: Map<string, { stack: Layer[] }> };
 }

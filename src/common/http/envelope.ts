@@ -15,27 +15,48 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 type RouteMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** Literal leading segments that name a route group (`/api/private/v1/customers`). */
-const GROUP_SEGMENTS = 4;
+/** Literal leading segments that name a route group under `/api/` (`/api/private/v1/customers`); one elsewhere (`/docs`). */
+const API_GROUP_SEGMENTS = 4;
 
 /**
- * The group of an API route: its first GROUP_SEGMENTS path segments, lower-cased, when they are
- * all literal; `undefined` for any other route (registered on the application as usual).
+ * The group of a route: the first API_GROUP_SEGMENTS path segments of an API route, or the first
+ * segment of any other route, lower-cased, when they are all literal; `undefined` for any other
+ * route (registered on the application as usual).
  */
 export function routeGroupOf(path: unknown): string | undefined {
-  if (typeof path !== 'string' || !path.startsWith('/api/')) return undefined;
-  const segments = path.split('/').slice(1, GROUP_SEGMENTS + 1);
-  if (segments.length < GROUP_SEGMENTS || segments.some((s) => s === '' || /[^A-Za-z0-9._~-]/.test(s)))
+  if (typeof path !== 'string') return undefined;
+  const count = path.startsWith('/api/') ? API_GROUP_SEGMENTS : 1;
+  const segments = path.split('/').slice(1, count + 1);
+  if (segments.length < count || segments.some((s) => s === '' || /[^A-Za-z0-9._~-]/.test(s)))
     return undefined;
   return `/${segments.join('/')}`.toLowerCase();
 }
 
-/** Whether the request's path is `prefix` or below it (case-insensitive, as Express routes are). */
-function isUnder(req: Request, prefix: string): boolean {
-  const url = req.url;
-  if (url.length < prefix.length || url.slice(0, prefix.length).toLowerCase() !== prefix) return false;
-  const next = url.charCodeAt(prefix.length);
-  return Number.isNaN(next) || next === 47 /* / */ || next === 63; /* ? */
+/**
+ * The group a request's URL falls in (as `routeGroupOf` names them): its first four path segments
+ * under `/api/`, else its first one, lower-cased (Express routes are matched case-insensitively
+ * unless told otherwise; the group's router then matches as configured); `undefined` when one of
+ * them is empty. A segment ends at `/`, `?` or the end of the URL.
+ */
+export function requestGroupOf(url: string): string | undefined {
+  const count = url.slice(0, 5).toLowerCase() === '/api/' ? API_GROUP_SEGMENTS : 1;
+  let end = 0;
+  for (let i = 0; i < count; i++) {
+    let next = end + 1;
+    while (next < url.length) {
+      const c = url.charCodeAt(next);
+      if (c === 47 /* / */ || c === 63 /* ? */) break;
+      next++;
+    }
+    if (next === end + 1) return undefined;
+    end = next;
+  }
+  return url.slice(0, end).toLowerCase();
+}
+
+/** A dispatcher's groups, for whoever inspects the routes Express serves (test/support/routes.ts). */
+export interface RouteDispatcher extends RequestHandler {
+  routeGroups: Map<string, Router>;
 }
 
 /**
@@ -49,19 +70,24 @@ function isUnder(req: Request, prefix: string): boolean {
  * passes through here. An error status is passed on untouched, in case Nest's own fallback
  * filter ever answers.
  *
- * Route groups: Express tries the routes of an application one after the other, so a request
- * for the 40th route ran 39 path matches first (about a tenth of the CPU time of a cached
- * `GET /customers/:id`, README Decisions). Nest registers every route through this adapter; an
- * API route whose first four segments are literal (`/api/private/v1/customers/:customerId`) goes
- * into an Express router of its group instead, entered through one prefix test, at the place of
- * the group's first route. Routes of two groups never match the same path, so the order in which
- * a request meets its candidate routes is unchanged; the router is called as a plain handler, so
- * `req.url`, `req.path` and `req.baseUrl` are what the routes saw before. OPTIONS requests skip
- * the groups, as no route answers them (Express's router would answer them itself at the end
- * of a group, where the application answers 404).
+ * Route groups: Express tries the layers of an application one after the other, each with a
+ * path match and a few closures, so a request for the 40th route ran 39 path matches first
+ * (about a tenth of the CPU time of a cached `GET /customers/:id`, README Decisions). Nest
+ * registers every route through this adapter; a route whose leading segments are literal
+ * (`routeGroupOf`: `/api/private/v1/customers/:customerId`, `/docs/index.html`) goes into an
+ * Express router of its group instead. The groups of consecutive routes share one dispatcher
+ * layer, which finds the request's group by its URL (`requestGroupOf`, one map lookup) and calls
+ * that group's router; a layer registered in between (a middleware, a route of no group) ends
+ * the run, and the routes after it get a dispatcher of their own, after it. Routes of two groups
+ * never match the same path, so the order in which a request meets its candidate routes is that
+ * of one flat router; the router is called as a plain handler, so `req.url`, `req.path` and
+ * `req.baseUrl` are what the routes saw before. OPTIONS requests skip the groups, as no route
+ * answers them (Express's router would answer them itself at the end of a group, where the
+ * application answers 404).
  */
 export class EnvelopeExpressAdapter extends ExpressAdapter {
-  private readonly routeGroups = new Map<string, Router>();
+  /** The dispatcher of the current run of grouped routes (the last layer of the application, or stale). */
+  private dispatcher?: RouteDispatcher;
   private readonly classes: ExpressClasses;
 
   constructor(instance: Express) {
@@ -125,22 +151,33 @@ export class EnvelopeExpressAdapter extends ExpressAdapter {
   private route(method: RouteMethod, args: any[]): unknown {
     const group = routeGroupOf(args[0]);
     if (!group) return (this.instance[method] as (...a: unknown[]) => unknown).apply(this.instance, args);
-    let router = this.routeGroups.get(group);
+    const routers = this.currentDispatcher().routeGroups;
+    let router = routers.get(group);
     if (!router) {
-      const created = Router({
+      router = Router({
         caseSensitive: this.instance.get('case sensitive routing'),
         strict: this.instance.get('strict routing'),
       });
-      this.routeGroups.set(group, created);
-      const enter: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
-        if (req.method === 'OPTIONS' || !isUnder(req, group)) return next();
-        created(req, res, next);
-      };
-      // the group's router, for whoever inspects the routes Express serves (test/support/routes.ts)
-      this.instance.use(Object.assign(enter, { routeGroup: created }));
-      router = created;
+      routers.set(group, router);
     }
     return (router[method] as (...a: unknown[]) => unknown).apply(router, args);
+  }
+
+  /** The dispatcher at the end of the application's layers, made and added if the last layer is another. */
+  private currentDispatcher(): RouteDispatcher {
+    const stack = (this.instance as unknown as { router: { stack: Array<{ handle: unknown }> } }).router.stack;
+    if (this.dispatcher && stack[stack.length - 1]?.handle === this.dispatcher) return this.dispatcher;
+    const routeGroups = new Map<string, Router>();
+    const dispatch = (req: Request, res: Response, next: NextFunction) => {
+      if (req.method === 'OPTIONS') return next();
+      const group = requestGroupOf(req.url);
+      const router = group === undefined ? undefined : routeGroups.get(group);
+      if (!router) return next();
+      router(req, res, next);
+    };
+    this.dispatcher = Object.assign(dispatch, { routeGroups });
+    this.instance.use(this.dispatcher);
+    return this.dispatcher;
   }
 }
 
