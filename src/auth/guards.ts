@@ -32,7 +32,8 @@ export function bearerToken(req: Request): string | undefined {
 /**
  * `Authorization: Bearer sk_...` → the caller's project on the request (interface.md 5.1), then
  * the key's rate limit (`RateLimiter.countKey`). One guard for both: each guard Nest runs costs
- * a context and a turn of the promise machinery on every request.
+ * a context and a turn of the promise machinery on every request. A key the cache knows, without
+ * rate limits, is answered without a promise (Nest then awaits nothing).
  */
 @Injectable()
 export class PrivateKeyGuard implements CanActivate {
@@ -41,11 +42,29 @@ export class PrivateKeyGuard implements CanActivate {
     private readonly limiter: RateLimiter,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<AuthenticatedRequest>();
-    req.caller = await this.keys.authenticate('private', bearerToken(req));
-    if (this.limiter.enabled) await this.limiter.countKey(req, http.getResponse<Response>(), req.caller);
+    const presented = bearerToken(req);
+    const caller = this.keys.cached('private', presented);
+    if (caller && !this.limiter.enabled) {
+      req.caller = caller;
+      return true;
+    }
+    return this.activate(
+      req,
+      http.getResponse<Response>(),
+      caller ?? this.keys.authenticate('private', presented),
+    );
+  }
+
+  private async activate(
+    req: AuthenticatedRequest,
+    res: Response,
+    caller: Caller | Promise<Caller>,
+  ): Promise<boolean> {
+    req.caller = await caller;
+    if (this.limiter.enabled) await this.limiter.countKey(req, res, req.caller);
     return true;
   }
 }

@@ -4,4 +4,4 @@ import { createHash } from 'node:crypto';
 export const sha256 = (value: string | Buffer): Buffer => createHash('sha256').update(value).digest();
 
 /** `sha256` as lowercase hex (stored key and token hashes, the signature's body hash). */
-export const sha256Hex = (value: string | Buffer): string => sha256(value).toString('hex');
+export const sha256Hex = (value: string | Buffer): string => createHash('sha256').update(value).digest('hex');
