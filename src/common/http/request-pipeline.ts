@@ -70,7 +70,12 @@ export interface RequestPipelineOptions {
  *   values; the URL only at `debug`), and `onFinished` for the metrics of a completed answer.
  */
 export function requestPipeline(options: RequestPipelineOptions): RequestHandler {
-  const { logger, routeOf, apiHeaders, isDocs, docsHeaders, onFinished } = options;
+  const { logger, routeOf, isDocs, docsHeaders, onFinished } = options;
+  // Header names are case-insensitive; written lower-case, Node stores them without a lower-cased
+  // copy per answer (as HTTP/2 spells them anyway).
+  const names = options.apiHeaders.map(([name]) => name.toLowerCase());
+  const values = options.apiHeaders.map(([, value]) => value);
+  const requestIdHeader = REQUEST_ID_HEADER.toLowerCase();
 
   // `this` is the response: one listener function for every request, no closure per request
   function onClose(this: Response): void {
@@ -108,10 +113,10 @@ export function requestPipeline(options: RequestPipelineOptions): RequestHandler
     (res.locals as { startedAt: number }).startedAt = performance.now();
     const id = requestIdFor(req.headers['x-request-id']);
     (req as Request & { id: string }).id = id;
-    res.setHeader(REQUEST_ID_HEADER, id);
+    res.setHeader(requestIdHeader, id);
     res.on('close', onClose);
     if (req.url.startsWith('/docs') && isDocs(req.path)) return docsHeaders(req, res, next);
-    for (const [name, value] of apiHeaders) res.setHeader(name, value);
+    for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
     next();
   };
 }
