@@ -29,7 +29,7 @@
  * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE and STATEMENTS_FILE.
  * Not part of the build or the image.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, PoolClient } from 'pg';
@@ -154,13 +154,12 @@ async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
   };
 }
 
-/** An event id as the service makes them: `evt_` and 24 random base32 characters. */
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
-function eventId(): string {
-  let id = 'evt_';
-  for (const byte of randomBytes(24)) id += BASE32[byte & 31];
-  return id;
-}
+/**
+ * An event id as the service makes them (`newEventId`): `evt_` and 24 random base32 characters,
+ * drawn by the service's own `randomBase32Lower` (from the built service, as `expressClassesOf`).
+ */
+const { randomBase32Lower } = require(`${process.env.SERVICE_DIST}/common/crypto/random.js`);
+const eventId = (): string => `evt_${randomBase32Lower(24)}`;
 
 /** A stored code as the service shows it (code-format.ts): groups of four. */
 function formatCode(stored: string): string {

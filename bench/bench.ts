@@ -72,8 +72,22 @@ const NEST_FLOOR = process.env.BENCH_NEST_FLOOR === '1';
 const STOCK_EXPRESS = process.env.BENCH_STOCK_EXPRESS === '1';
 /** A directory: the service and the baselines run with `--cpu-prof` and write their profiles there on exit. */
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
-const nodeFlags = (name: string) =>
-  CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+/**
+ * The Node flags of `npm start` (package.json; the image's CMD has the same): the service runs
+ * as it is deployed, and every baseline with the same flags, so that the runtime is the same on
+ * every side.
+ */
+const RUNTIME_FLAGS: string[] = (() => {
+  const start: string = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).scripts.start;
+  const words = start.split(/\s+/);
+  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/main.js')
+    throw new Error(`npm start is not "node [flags] dist/main.js": ${start}`);
+  return words.slice(1, -1);
+})();
+const nodeFlags = (name: string) => [
+  ...RUNTIME_FLAGS,
+  ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
+];
 const POOL_SIZE = 10; // the service's DB_POOL_SIZE default; the baseline gets the same
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -1297,7 +1311,7 @@ async function main(): Promise<void> {
         .join(' ')} after`,
     );
     console.log(
-      `settings: BENCH_CUSTOMERS=${CUSTOMERS} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARMUP} BENCH_CONNECTIONS=${READ_CONNECTIONS} BENCH_REDEEM_CONNECTIONS=${REDEEM_CONNECTIONS} BENCH_CODES=${CODES_PER_SIDE} (per side), pool ${POOL_SIZE}, LOG_LEVEL=${LOG_LEVEL}, pgbench ${PGBENCH ?? 'not found'}`,
+      `settings: BENCH_CUSTOMERS=${CUSTOMERS} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP_SECONDS=${WARMUP} BENCH_CONNECTIONS=${READ_CONNECTIONS} BENCH_REDEEM_CONNECTIONS=${REDEEM_CONNECTIONS} BENCH_CODES=${CODES_PER_SIDE} (per side), pool ${POOL_SIZE}, LOG_LEVEL=${LOG_LEVEL}, node flags (every side, from npm start) ${RUNTIME_FLAGS.join(' ') || 'none'}, pgbench ${PGBENCH ?? 'not found'}`,
     );
     if (exhausted.length)
       console.log(
