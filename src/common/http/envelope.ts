@@ -117,13 +117,22 @@ export class EnvelopeExpressAdapter extends ExpressAdapter {
     };
     const json = JSON.stringify(envelope);
     if (statusCode !== undefined) response.statusCode = statusCode;
-    if (!response.hasHeader('Content-Type')) response.setHeader('Content-Type', JSON_CONTENT_TYPE);
     // An idempotent request's answer is taken at `res.send` (IdempotencyGuard replaces it).
-    if (Object.hasOwn(response, 'send')) return response.send(json);
+    if (Object.hasOwn(response, 'send')) {
+      if (!response.hasHeader('Content-Type')) response.setHeader('Content-Type', JSON_CONTENT_TYPE);
+      return response.send(json);
+    }
     // Otherwise what Express's res.json would do for this body (no ETag, no JSON settings, no
     // freshness check: answers carry neither ETag nor Last-Modified), without parsing and
-    // formatting the content type again on every answer.
-    response.setHeader('Content-Length', Buffer.byteLength(json));
+    // formatting the content type again on every answer; with no header set yet, the head in
+    // one list with the deferred ones (`deferHeadHeaders`).
+    const length = String(Buffer.byteLength(json));
+    if (untouched(response)) {
+      response.writeHead(response.statusCode, ['content-type', JSON_CONTENT_TYPE, 'content-length', length]);
+      return response.end(json);
+    }
+    if (!response.hasHeader('Content-Type')) response.setHeader('Content-Type', JSON_CONTENT_TYPE);
+    response.setHeader('Content-Length', length);
     return response.end(json);
   }
 
@@ -165,7 +174,8 @@ export class EnvelopeExpressAdapter extends ExpressAdapter {
 
   /** The dispatcher at the end of the application's layers, made and added if the last layer is another. */
   private currentDispatcher(): RouteDispatcher {
-    const stack = (this.instance as unknown as { router: { stack: Array<{ handle: unknown }> } }).router.stack;
+    const stack = (this.instance as unknown as { router: { stack: Array<{ handle: unknown }> } }).router
+      .stack;
     if (this.dispatcher && stack[stack.length - 1]?.handle === this.dispatcher) return this.dispatcher;
     const routeGroups = new Map<string, Router>();
     const dispatch = (req: Request, res: Response, next: NextFunction) => {
@@ -201,10 +211,103 @@ interface ExpressClasses {
  */
 export function expressClassesOf(instance: Express): ExpressClasses {
   class ExpressRequest extends IncomingMessage {}
-  class ExpressResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  class ExpressResponse<R extends IncomingMessage = IncomingMessage>
+    extends ServerResponse<R>
+    implements HeadHeadersHolder
+  {
+    headHeaders: HeadHeaders | undefined = undefined;
+    headRequestId = '';
+    headersTouched = false;
+
+    override setHeader(name: string, value: number | string | readonly string[]): this {
+      this.headersTouched = true;
+      return super.setHeader(name, value);
+    }
+
+    override appendHeader(name: string, value: string | readonly string[]): this {
+      this.headersTouched = true;
+      return super.appendHeader(name, value);
+    }
+
+    override writeHead(statusCode: number, ...rest: unknown[]): this {
+      const deferred = this.headHeaders;
+      const write = ServerResponse.prototype.writeHead as (this: ServerResponse, ...a: unknown[]) => this;
+      if (deferred === undefined) return write.call(this, statusCode, ...rest);
+      this.headHeaders = undefined;
+      const message = typeof rest[0] === 'string' ? rest[0] : undefined;
+      const given = message === undefined ? rest[0] : rest[1];
+      if (!this.headersTouched && (given === undefined || isOwnList(given, deferred))) {
+        // Node's fast case: one flat list for the head, no header store
+        const list = deferred.list.concat(
+          REQUEST_ID,
+          this.headRequestId,
+          (given as string[] | undefined) ?? [],
+        );
+        return message === undefined
+          ? write.call(this, statusCode, list)
+          : write.call(this, statusCode, message, list);
+      }
+      for (let i = 0; i < deferred.list.length; i += 2)
+        if (!this.hasHeader(deferred.list[i])) super.setHeader(deferred.list[i], deferred.list[i + 1]);
+      if (!this.hasHeader(REQUEST_ID)) super.setHeader(REQUEST_ID, this.headRequestId);
+      return write.call(this, statusCode, ...rest);
+    }
+  }
   Object.setPrototypeOf(ExpressRequest.prototype, instance.request);
   Object.setPrototypeOf(ExpressResponse.prototype, instance.response);
   instance.request = ExpressRequest.prototype as unknown as Request;
   instance.response = ExpressResponse.prototype as unknown as Response;
   return { request: ExpressRequest, response: ExpressResponse };
+}
+
+const REQUEST_ID = 'x-request-id';
+
+/** Headers every answer gets unless it sets them itself: a flat list (name, value, ...; lower-case names) and its names. */
+export interface HeadHeaders {
+  readonly list: readonly string[];
+  readonly names: ReadonlySet<string>;
+}
+
+export function headHeadersOf(headers: ReadonlyArray<readonly [name: string, value: string]>): HeadHeaders {
+  const list = headers.flatMap(([name, value]) => [name.toLowerCase(), value]);
+  return { list, names: new Set([...headers.map(([name]) => name.toLowerCase()), REQUEST_ID]) };
+}
+
+/** What the response class adds to a response for `deferHeadHeaders`. */
+interface HeadHeadersHolder {
+  /** The headers to add when the head is written, where the answer has not set them; cleared then. */
+  headHeaders: HeadHeaders | undefined;
+  /** The answer's `X-Request-Id`, added with them. */
+  headRequestId: string;
+  /** Whether a header has been set: the head is then written Node's usual way (its header store). */
+  headersTouched: boolean;
+}
+
+/** A flat header list given to `writeHead` naming none of `deferred`'s headers (lower-case names). */
+function isOwnList(given: unknown, deferred: HeadHeaders): boolean {
+  if (!Array.isArray(given) || given.length % 2 !== 0) return false;
+  for (let i = 0; i < given.length; i += 2)
+    if (typeof given[i] !== 'string' || deferred.names.has((given[i] as string).toLowerCase())) return false;
+  return true;
+}
+
+/**
+ * Gives an answer `headers` and its `X-Request-Id` when its head is written, each unless the
+ * answer sets it itself (what setting them first would do, as anything set later wins), in one
+ * go: an answer that sets no header on its own (a JSON success, `reply`) has its head written
+ * from one flat list, as a hand-written `writeHead` would, without Node's per-answer header
+ * store and a validation per `setHeader`. `false` for a response not made by `expressClassesOf`:
+ * the caller then sets them itself.
+ */
+export function deferHeadHeaders(res: ServerResponse, headers: HeadHeaders, requestId: string): boolean {
+  const holder = res as ServerResponse & Partial<HeadHeadersHolder>;
+  if (typeof holder.headersTouched !== 'boolean' || holder.headHeaders !== undefined) return false;
+  holder.headHeaders = headers;
+  holder.headRequestId = requestId;
+  return true;
+}
+
+/** Whether no header has been set on `res` yet and its head can be written from one list (`deferHeadHeaders`). */
+function untouched(res: ServerResponse): boolean {
+  return (res as ServerResponse & Partial<HeadHeadersHolder>).headersTouched === false;
 }

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { queryKeys } from './logging';
+import { deferHeadHeaders, headHeadersOf } from './envelope';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id';
 
 /** A response header as a handler sets it: name and value. */
@@ -64,17 +65,17 @@ export interface RequestPipelineOptions {
  *
  * - the request id (`X-Request-Id`, product.md 2): the client's if acceptable, else a new one;
  * - the security headers (helmet's, read once by `constantHeadersOf`, plus `Cache-Control:
- *   no-store`: answers carry keys, tokens, codes and customer data); Swagger UI gets its own;
+ *   no-store`: answers carry keys, tokens, codes and customer data) and `X-Request-Id`, given
+ *   to the answer when its head is written, each unless the answer set it (`deferHeadHeaders`);
+ *   Swagger UI gets its own at once;
  * - at the end: one log line (`request completed`, or `request aborted` when the connection
  *   closed first; 5xx at `error`, 4xx and aborted at `warn`, others at `info`; query keys, never
  *   values; the URL only at `debug`), and `onFinished` for the metrics of a completed answer.
  */
 export function requestPipeline(options: RequestPipelineOptions): RequestHandler {
   const { logger, routeOf, isDocs, docsHeaders, onFinished } = options;
-  // Header names are case-insensitive; written lower-case, Node stores them without a lower-cased
-  // copy per answer (as HTTP/2 spells them anyway).
-  const names = options.apiHeaders.map(([name]) => name.toLowerCase());
-  const values = options.apiHeaders.map(([, value]) => value);
+  // Header names are case-insensitive; written lower-case (as HTTP/2 spells them anyway).
+  const apiHeaders = headHeadersOf(options.apiHeaders);
   const requestIdHeader = REQUEST_ID_HEADER.toLowerCase();
 
   // `this` is the response: one listener function for every request, no closure per request
@@ -113,10 +114,16 @@ export function requestPipeline(options: RequestPipelineOptions): RequestHandler
     (res.locals as { startedAt: number }).startedAt = performance.now();
     const id = requestIdFor(req.headers['x-request-id']);
     (req as Request & { id: string }).id = id;
-    res.setHeader(requestIdHeader, id);
     res.on('close', onClose);
-    if (req.url.startsWith('/docs') && isDocs(req.path)) return docsHeaders(req, res, next);
-    for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
+    if (req.url.startsWith('/docs') && isDocs(req.path)) {
+      res.setHeader(requestIdHeader, id);
+      return docsHeaders(req, res, next);
+    }
+    if (!deferHeadHeaders(res, apiHeaders, id)) {
+      for (let i = 0; i < apiHeaders.list.length; i += 2)
+        res.setHeader(apiHeaders.list[i], apiHeaders.list[i + 1]);
+      res.setHeader(requestIdHeader, id);
+    }
     next();
   };
 }
