@@ -209,9 +209,13 @@ export function configureHttpServer(server: Server, settings: HttpServerSettings
   if (!inFlight.has(server)) {
     const responses = new Set<ServerResponse>();
     inFlight.set(server, responses);
+    // one listener function for every answer (`close` comes once), no closure per request
+    function untrack(this: ServerResponse): void {
+      responses.delete(this);
+    }
     server.prependListener('request', (_req: unknown, res: ServerResponse) => {
       responses.add(res);
-      res.once('close', () => responses.delete(res));
+      res.on('close', untrack);
     });
   }
 }
