@@ -85,6 +85,20 @@ describe('routing through route groups', () => {
       expectError(await t.http.get(path).set(bearer(project.privateKey)), 404, 'ROUTE_NOT_FOUND');
   });
 
+  it('takes a path id in decimal digits only: 1e1, 0x10, +12, 12.0 and a space are 400 VALIDATION_FAILED', async () => {
+    for (const id of ['1e1', '0x10', '+12', '12.0', '%2012', '-1', '0'])
+      expectError(
+        await t.http.get(`/api/private/v1/customers/${id}`).set(bearer(project.privateKey)),
+        400,
+        'VALIDATION_FAILED',
+      );
+    const padded = await t.http
+      .get(`/api/private/v1/customers/0${customerId}`)
+      .set(bearer(project.privateKey))
+      .expect(200);
+    expect(padded.body.data.id).toBe(customerId);
+  });
+
   it('answers HEAD through the GET route, with the headers of the GET', async () => {
     const res = await t.http
       .head(`/api/private/v1/customers/${customerId}`)

@@ -83,7 +83,7 @@ export const isPlainLength = (v: unknown, min: number, max: number): v is string
 /**
  * Nest's ValidationPipe, with three shortcuts (a body DTO's `fromValidBody`, see `BodyShortcut`, and two more) that give the same result without its work on every
  * request: a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as it is
- * (the pipe does not validate those), and an empty query for a query DTO that an empty query
+ * (the pipe does not validate those), a path value too (read by its own pipe), and an empty query for a query DTO that an empty query
  * has once passed is answered with a new instance of the DTO (what transforming `{}` makes: its
  * defaults; the rules cannot judge the same empty object differently the second time).
  */
@@ -91,7 +91,10 @@ class ApiValidationPipe extends ValidationPipe {
   private readonly emptyQueryValid = new WeakSet<object>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'custom') return value;
+    // Custom parameters are not validated by the pipe; path values are read by their own pipe
+    // (`IdParam`) or are strings: the pipe's loose number conversion (`+value`) would let `1e1`,
+    // `0x10` or ` 12` through as ids before `ParseIdPipe` sees them.
+    if (metadata.type === 'custom' || metadata.type === 'param') return value;
     if (metadata.type === 'body' && metadata.metatype && 'fromValidBody' in metadata.metatype) {
       const shortcut = (metadata.metatype as unknown as BodyShortcut).fromValidBody(value);
       if (shortcut !== undefined) return shortcut;
