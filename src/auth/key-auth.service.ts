@@ -49,19 +49,15 @@ export class KeyAuthService {
    * `undefined`: then `authenticate` looks it up.
    */
   cached(kind: ApiKeyKind, presented: string | undefined): Caller | undefined {
-    if (!presented || !KEY_FORMAT[kind].test(presented)) throw new DomainError('INVALID_API_KEY');
-    const entry = this.cache.get(cacheKey(kind, sha256Hex(presented)));
-    if (!entry || entry.until <= Date.now()) return undefined;
-    return outcomeOf(entry.outcome);
+    return this.fromCache(cacheKey(kind, hashOf(kind, presented)), Date.now());
   }
 
   async authenticate(kind: ApiKeyKind, presented: string | undefined): Promise<Caller> {
-    if (!presented || !KEY_FORMAT[kind].test(presented)) throw new DomainError('INVALID_API_KEY');
-    const hash = sha256Hex(presented);
+    const hash = hashOf(kind, presented);
     const key = cacheKey(kind, hash);
     const now = Date.now();
-    const entry = this.cache.get(key);
-    if (entry && entry.until > now) return outcomeOf(entry.outcome);
+    const hit = this.fromCache(key, now);
+    if (hit) return hit;
     const row = await this.projects.findKeyByHash(hash, kind);
     if (!row) throw new DomainError('INVALID_API_KEY');
     const outcome = keyOutcome(kind, row);
@@ -71,6 +67,18 @@ export class KeyAuthService {
     }
     return outcomeOf(outcome);
   }
+
+  /** The cached caller of a key (its cached error is thrown), or undefined when not cached or stale. */
+  private fromCache(key: string, now: number): Caller | undefined {
+    const entry = this.cache.get(key);
+    return entry && entry.until > now ? outcomeOf(entry.outcome) : undefined;
+  }
+}
+
+/** The SHA-256 (hex) of a presented key of the right form; any other is INVALID_API_KEY. */
+function hashOf(kind: ApiKeyKind, presented: string | undefined): string {
+  if (!presented || !KEY_FORMAT[kind].test(presented)) throw new DomainError('INVALID_API_KEY');
+  return sha256Hex(presented);
 }
 
 const cacheKey = (kind: ApiKeyKind, hash: string) => `${kind}:${hash}`;

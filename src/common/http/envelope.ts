@@ -25,7 +25,7 @@ const API_GROUP_SEGMENTS = 4;
  */
 export function routeGroupOf(path: unknown): string | undefined {
   if (typeof path !== 'string') return undefined;
-  const count = path.startsWith('/api/') ? API_GROUP_SEGMENTS : 1;
+  const count = path.slice(0, 5).toLowerCase() === '/api/' ? API_GROUP_SEGMENTS : 1;
   const segments = path.split('/').slice(1, count + 1);
   if (segments.length < count || segments.some((s) => s === '' || /[^A-Za-z0-9._~-]/.test(s)))
     return undefined;
