@@ -82,9 +82,10 @@ export const isPlainLength = (v: unknown, min: number, max: number): v is string
 
 /**
  * Nest's ValidationPipe, with three shortcuts (a body DTO's `fromValidBody`, see `BodyShortcut`, and two more) that give the same result without its work on every
- * request: a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as it is
- * (the pipe does not validate those), a path value too (read by its own pipe), and an empty query for a query DTO that an empty query
- * has once passed is answered with a new instance of the DTO (what transforming `{}` makes: its
+ * request, and one rule of its own: path values are passed as they are (each is read by its own
+ * pipe, `IdParam`, or is a string). The shortcuts: a custom parameter (`@CurrentProject()`,
+ * `@IdempotencyScope()`) is passed as it is (the pipe does not validate those), and an empty
+ * query for a query DTO that an empty query has once passed is answered with a new instance of the DTO (what transforming `{}` makes: its
  * defaults; the rules cannot judge the same empty object differently the second time).
  */
 class ApiValidationPipe extends ValidationPipe {
