@@ -125,15 +125,18 @@ export interface WindowRow {
 }
 
 /**
- * The customer's live windows in one plan group, with their plans' values and names. The index
- * (customer_id, plan_group) finds them; the project is a filter on what it finds.
+ * The customer's live windows in one plan group, with their plans' values and names. The partial
+ * index `subscriptions_live_chain_idx` (customer_id, plan_group, COALESCE(valid_to, 'infinity'))
+ * of the active windows finds them as one range, however many ended windows the group holds
+ * (migration LiveWindowsIndex); the project is a filter on what it finds. An open window
+ * (`valid_to` null) is live: `COALESCE` makes it end at infinity.
  */
 export const LIVE_CHAIN: Statement = {
   name: 'subscriptions.live-chain',
   text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
           WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
-            AND (s.valid_to IS NULL OR s.valid_to > $3) AND s.project_id = $4`,
+            AND COALESCE(s.valid_to, 'infinity'::timestamptz) > $3 AND s.project_id = $4`,
 };
 /** Changes to one window (by primary key) of the project: `$1` the window, `$2` the project. */
 const END_WINDOW: Statement = {
