@@ -35,10 +35,18 @@ import {
 const CPU_BOUND_MS = 250;
 
 /**
- * A full garbage collection of this process, before a request over the bound is measured again:
- * the jest worker carries the heap of the suites it ran before, and a collection of all of it can
- * fall on one request (CI once measured 323 ms twice in a row for a request that costs 15 to 30).
+ * How often a request over the bound is measured again, once its test has sent everything else
+ * (`remeasure`), its cost being the least of its measures. A process's CPU time on this kind of
+ * shared VM is not the work alone: a collection of the heap the jest worker carries from the
+ * suites it ran before may fall on any request, and while the other worker runs a heavy suite the
+ * same work has measured up to 15 times its cost for seconds in a row (CI: 263 to 444 ms, twice in
+ * a row, for bodies that cost 15 to 30). A real regression costs as much every time.
  */
+const REMEASURES = 3;
+/** The pause before each measure again, so that it falls outside a burst of the machine's noise. */
+const REMEASURE_PAUSE_MS = 500;
+
+/** A full garbage collection of this process, before a request over the bound is measured again. */
 const collectGarbage: () => void = (() => {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
@@ -143,8 +151,10 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
   const serverErrors: string[] = [];
   /** CPU ms per request, by operation and shape, for FUZZ_STATS and the bound. */
   const cpu: Array<{ op: string; shape: string; ms: number; status: number }> = [];
-  /** Requests measured a second time (first measure over the bound). */
+  /** Requests measured again (first measure over the bound): what, and each measure. */
   const retried: string[] = [];
+  /** Requests over the bound, to be measured again when their test has sent everything else. */
+  const overBound: Array<{ op: Operation; label: string; sent: Sent; status: number; ms: number }> = [];
 
   const LOGOUT_USER = 'hostile02';
   async function login(username: string): Promise<string> {
@@ -192,7 +202,7 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
               return `  ${shape}: ${at(0.5)} / ${at(0.95)} / ${sorted[sorted.length - 1].toFixed(1)}`;
             })
             .join('\n') +
-          `\n  measured twice: ${retried.length ? retried.join('; ') : 'none'}` +
+          `\n  measured again: ${retried.length ? retried.join('; ') : 'none'}` +
           `\n  worst: ${worst.map((w) => `${w.op} (${w.shape}) ${w.ms.toFixed(1)} ms -> ${w.status}`).join('; ')}\n`,
       );
     }
@@ -228,7 +238,57 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
     return { status: res.status, headers: res.headers, text: typeof res.body === 'string' ? res.body : '' };
   }
 
-  /** Sends, checks the rule, the CPU bound and the size of `details`; returns a problem or undefined. */
+  /** After a logout that used its token up: another one for the next request. */
+  async function renewLogoutToken(op: Operation, res: Received): Promise<void> {
+    if (op.key === 'POST /api/public/v1/auth/logout' && res.status < 300)
+      logoutToken = await login(LOGOUT_USER);
+  }
+
+  /** Sends, and measures the CPU the process spent until the answer was read. */
+  async function measured(sent: Sent): Promise<{ answer: Received; ms: number }> {
+    const before = process.cpuUsage();
+    const answer = await exchange(sent);
+    const used = process.cpuUsage(before);
+    return { answer, ms: (used.user + used.system) / 1000 };
+  }
+
+  /**
+   * Measures each request over the bound again (`REMEASURES` times at most, each after a pause, a
+   * full collection and the same request unmeasured), a measure counting only when its answer has
+   * the first one's status (a request whose token was used up answers 401 at a lower cost);
+   * returns those whose least measure is still over the bound.
+   */
+  async function remeasure(): Promise<string[]> {
+    const failures: string[] = [];
+    for (const { op, label, sent, status, ms } of overBound.splice(0)) {
+      const measures = [ms];
+      while (Math.min(...measures) > CPU_BOUND_MS && measures.length <= REMEASURES) {
+        await new Promise((resolve) => setTimeout(resolve, REMEASURE_PAUSE_MS));
+        collectGarbage();
+        // the credentials of now (a logout's token is a new one after each answer); one send
+        // unmeasured first, as the collection flushed code the request runs
+        const now = () => ({ ...sent, headers: { ...sent.headers, ...credentials(op) } });
+        await renewLogoutToken(op, await exchange(now()));
+        const again = await measured(now());
+        await renewLogoutToken(op, again.answer);
+        measures.push(again.answer.status === status ? again.ms : Infinity);
+      }
+      const shown = measures
+        .map((m) => (m === Infinity ? 'another status' : `${m.toFixed(0)} ms`))
+        .join(', ');
+      retried.push(`${label}: ${shown}`);
+      if (Math.min(...measures) > CPU_BOUND_MS)
+        failures.push(
+          `${label}: cost ${shown} of CPU (bound ${CPU_BOUND_MS} ms)\n  ${describeExchange(sent, { status, headers: {}, text: '' }, [])}`,
+        );
+    }
+    return failures;
+  }
+
+  /**
+   * Sends, checks the rule and the size of `details`, and keeps a request over the CPU bound for
+   * `remeasure`; returns a problem or undefined.
+   */
   async function probe(
     op: Operation,
     shape: string,
@@ -236,23 +296,11 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
     expected?: '404' | '4xx',
   ): Promise<string | undefined> {
     serverErrors.length = 0;
-    const measured = async () => {
-      const before = process.cpuUsage();
-      const answer = await exchange(sent);
-      const used = process.cpuUsage(before);
-      return { answer, ms: (used.user + used.system) / 1000 };
-    };
-    let { answer: res, ms } = await measured();
-    // The process's CPU time includes a garbage collection that may fall on any request (of the
-    // test's own megabytes, too); a real regression costs as much the second time.
-    if (ms > CPU_BOUND_MS) {
-      retried.push(`${op.key} (${shape}) ${ms.toFixed(0)} ms`);
-      collectGarbage();
-      ({ answer: res, ms } = await measured());
-    }
+    const { answer: res, ms } = await measured(sent);
     cpu.push({ op: op.key, shape, ms, status: res.status });
     const problems = violations(op, res);
-    if (ms > CPU_BOUND_MS) problems.push(`cost ${ms.toFixed(0)} ms of CPU (bound ${CPU_BOUND_MS} ms)`);
+    if (ms > CPU_BOUND_MS)
+      overBound.push({ op, label: `${op.key} (${shape})`, sent, status: res.status, ms });
     let body: { error?: { code?: string; details?: unknown[] } } | undefined;
     try {
       body = JSON.parse(res.text);
@@ -265,9 +313,7 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
       problems.push(`answered ${res.status} ${body?.error?.code ?? ''}, expected 404 ROUTE_NOT_FOUND`);
     if (expected === '4xx' && (res.status < 400 || res.status >= 500))
       problems.push(`answered ${res.status}, expected a 4xx`);
-    // the token was used up: another one for the next shape
-    if (op.key === 'POST /api/public/v1/auth/logout' && res.status < 300)
-      logoutToken = await login(LOGOUT_USER);
+    await renewLogoutToken(op, res);
     return problems.length
       ? `${op.key} (${shape}): ${problems.join('; ')}\n  ${describeExchange(sent, res, serverErrors)}`
       : undefined;
@@ -303,6 +349,7 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
         if (problem) failures.push(problem);
       }
     }
+    failures.push(...(await remeasure()));
     expect(failures).toEqual([]);
   });
 
@@ -333,6 +380,7 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
         if (problem) failures.push(problem);
       }
     }
+    failures.push(...(await remeasure()));
     expect(failures).toEqual([]);
     const after = await t.dataSource.query(
       `SELECT (SELECT count(*) FROM customers)::int AS customers, (SELECT count(*) FROM code_batches)::int AS batches,
@@ -383,6 +431,7 @@ describe('fuzz, hostile tier: every operation bounds its work and keeps one spel
       const problem = await probe(op, 'a query of 1,000 parameters', sent);
       if (problem) failures.push(problem);
     }
+    failures.push(...(await remeasure()));
     expect(failures).toEqual([]);
   });
 });
