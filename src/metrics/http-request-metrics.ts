@@ -85,10 +85,6 @@ export class HttpRequestMetrics {
     }
   }
 
-  private all(): Series[] {
-    return this.ordered;
-  }
-
   private reset(): void {
     this.series.clear();
     this.ordered.length = 0;
@@ -100,7 +96,7 @@ export class HttpRequestMetrics {
     const base = { name, help, type: 'counter' as const, aggregator: 'sum' as const };
     const get = async (): Promise<Collected> => ({
       ...base,
-      values: this.all().map((s) => ({ labels: { ...s.labels }, value: s.count })),
+      values: this.ordered.map((s) => ({ labels: { ...s.labels }, value: s.count })),
     });
     return { ...base, get, reset: () => this.reset() };
   }
@@ -112,7 +108,7 @@ export class HttpRequestMetrics {
     /** prom-client's order: each series' buckets (cumulative, then +Inf), its sum, its count. */
     const samples = (): Sample[] => {
       const out: Sample[] = [];
-      for (const s of this.all()) {
+      for (const s of this.ordered) {
         let acc = 0;
         this.bounds.forEach((le, i) => {
           acc += s.buckets[i];

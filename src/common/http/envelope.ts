@@ -3,7 +3,7 @@ import { NestApplicationOptions, StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { Router } from 'express';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import { requestIdOf } from './request-id';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id';
 
 export interface Envelope<T> {
   ok: true;
@@ -247,9 +247,7 @@ export function expressClassesOf(instance: Express): ExpressClasses {
           ? write.call(this, statusCode, list)
           : write.call(this, statusCode, message, list);
       }
-      for (let i = 0; i < deferred.list.length; i += 2)
-        if (!this.hasHeader(deferred.list[i])) super.setHeader(deferred.list[i], deferred.list[i + 1]);
-      if (!this.hasHeader(REQUEST_ID)) super.setHeader(REQUEST_ID, this.headRequestId);
+      setHeadHeaders(this, deferred, this.headRequestId);
       return write.call(this, statusCode, ...rest);
     }
   }
@@ -260,7 +258,7 @@ export function expressClassesOf(instance: Express): ExpressClasses {
   return { request: ExpressRequest, response: ExpressResponse };
 }
 
-const REQUEST_ID = 'x-request-id';
+const REQUEST_ID = REQUEST_ID_HEADER.toLowerCase();
 
 /** Headers every answer gets unless it sets them itself: a flat list (name, value, ...; lower-case names) and its names. */
 export interface HeadHeaders {
@@ -297,7 +295,7 @@ function isOwnList(given: unknown, deferred: HeadHeaders): boolean {
  * go: an answer that sets no header on its own (a JSON success, `reply`) has its head written
  * from one flat list, as a hand-written `writeHead` would, without Node's per-answer header
  * store and a validation per `setHeader`. `false` for a response not made by `expressClassesOf`:
- * the caller then sets them itself.
+ * the caller then sets them itself (`setHeadHeaders`).
  */
 export function deferHeadHeaders(res: ServerResponse, headers: HeadHeaders, requestId: string): boolean {
   const holder = res as ServerResponse & Partial<HeadHeadersHolder>;
@@ -305,6 +303,16 @@ export function deferHeadHeaders(res: ServerResponse, headers: HeadHeaders, requ
   holder.headHeaders = headers;
   holder.headRequestId = requestId;
   return true;
+}
+
+/**
+ * Sets `headers` and `X-Request-Id` on `res` through Node's header store, each unless `res` has it:
+ * when the head is written with a header store, or for a response not made by `expressClassesOf`.
+ */
+export function setHeadHeaders(res: ServerResponse, headers: HeadHeaders, requestId: string): void {
+  for (let i = 0; i < headers.list.length; i += 2)
+    if (!res.hasHeader(headers.list[i])) res.setHeader(headers.list[i], headers.list[i + 1]);
+  if (!res.hasHeader(REQUEST_ID)) res.setHeader(REQUEST_ID, requestId);
 }
 
 /** Whether no header has been set on `res` yet and its head can be written from one list (`deferHeadHeaders`). */

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { queryKeys } from './logging';
-import { deferHeadHeaders, headHeadersOf } from './envelope';
+import { deferHeadHeaders, headHeadersOf, setHeadHeaders } from './envelope';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id';
 
 /** A response header as a handler sets it: name and value. */
@@ -119,11 +119,7 @@ export function requestPipeline(options: RequestPipelineOptions): RequestHandler
       res.setHeader(requestIdHeader, id);
       return docsHeaders(req, res, next);
     }
-    if (!deferHeadHeaders(res, apiHeaders, id)) {
-      for (let i = 0; i < apiHeaders.list.length; i += 2)
-        res.setHeader(apiHeaders.list[i], apiHeaders.list[i + 1]);
-      res.setHeader(requestIdHeader, id);
-    }
+    if (!deferHeadHeaders(res, apiHeaders, id)) setHeadHeaders(res, apiHeaders, id);
     next();
   };
 }
