@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import DataLoader from 'dataloader';
 import { EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
-import { EngineWindow, toMicros } from './engine/entitlement-engine';
+import { EngineQuota, EngineWindow, toMicros } from './engine/entitlement-engine';
 
 /**
  * How a request names the customer: by id, by username or by another identifier (`name`, the
@@ -93,6 +93,14 @@ export interface CustomerState {
   guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
 }
 
+interface QuotaJson {
+  id: number;
+  featureId: number;
+  limit: string | null;
+  priority: number;
+  resetInterval: string | null;
+}
+
 interface StateRow {
   customer_id: number;
   username: string;
@@ -103,16 +111,15 @@ interface StateRow {
     planId: number;
     planSlug: string;
     group: string;
-    validFrom: string;
-    validTo: string | null;
-    quotas: Array<{
-      id: number;
-      featureId: number;
-      limit: string | null;
-      priority: number;
-      resetInterval: string | null;
-    }>;
+    /** Milliseconds since the epoch (`epochMs`). */
+    validFrom: number;
+    validTo: number | null;
   }>;
+  /**
+   * The quotas of the windows' plans, by plan id: read once per plan rather than once per window
+   * (a customer who renewed monthly for years holds hundreds of windows of one plan).
+   */
+  plan_quotas: Record<string, QuotaJson[] | undefined>;
   existing?: UsageRow | null;
   last_recorded_at?: Date | null;
 }
@@ -450,9 +457,23 @@ function toState(
     guessed: guess
       ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
       : undefined,
-    windowsFor: (featureId: number): EngineWindow[] =>
-      windows.map((w) => {
-        const q = w.quotas.find((x) => x.featureId === featureId);
+    windowsFor: (featureId: number): EngineWindow[] => {
+      // one quota per plan, shared by its windows (the engine only reads them)
+      const quotaOf = new Map<number, EngineQuota | null>();
+      return windows.map((w) => {
+        let quota = quotaOf.get(w.planId);
+        if (quota === undefined) {
+          const q = row.plan_quotas[w.planId]?.find((x) => x.featureId === featureId);
+          quota = q
+            ? {
+                id: q.id,
+                limit: q.limit === null ? null : toMicros(q.limit),
+                priority: q.priority,
+                resetInterval: q.resetInterval,
+              }
+            : null;
+          quotaOf.set(w.planId, quota);
+        }
         return {
           id: w.id,
           planId: w.planId,
@@ -460,16 +481,10 @@ function toState(
           group: w.group,
           validFrom: w.validFrom,
           validTo: w.validTo,
-          quota: q
-            ? {
-                id: q.id,
-                limit: q.limit === null ? null : toMicros(q.limit),
-                priority: q.priority,
-                resetInterval: q.resetInterval,
-              }
-            : null,
+          quota,
         };
-      }),
+      });
+    },
   };
 }
 
@@ -598,6 +613,14 @@ const SUMS_BATCH: Statement = (() => {
   };
 })();
 
+/**
+ * A `timestamptz` column as milliseconds since the epoch, for JSON built in SQL: a number is
+ * read back as `new Date(ms)`, several times cheaper than parsing the ISO text json_build_object
+ * writes (a customer's state may hold hundreds of windows). The columns hold milliseconds
+ * (precision 3), so the value is exact; null stays null.
+ */
+const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
+
 /** What a state statement reads its inputs from (SQL expressions): see `stateSelect`. */
 interface StateInputs {
   project: string;
@@ -611,10 +634,10 @@ interface StateInputs {
 
 /**
  * The state of one customer (`stateQuery`): the customer named by a lock of kind `kind`, the
- * feature(s) (`featureKind`: by id, by slug, or all), every live window of the customer with its
- * quotas for those features, the sums asked for and the record holding an event id, with every
- * input read from `inputs`: the parameters of one statement (`stateStatement`), or the columns of
- * one request of a batch (`stateBatchStatement`).
+ * feature(s) (`featureKind`: by id, by slug, or all), every live window of the customer and its
+ * plans' quotas for those features (once per plan), the sums asked for and the record holding an
+ * event id, with every input read from `inputs`: the parameters of one statement
+ * (`stateStatement`), or the columns of one request of a batch (`stateBatchStatement`).
  */
 function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: StateInputs): string {
   const { project, feature, sums, event } = inputs;
@@ -629,14 +652,18 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
            FROM features f WHERE f.project_id = ${project}${featureWhere}) AS features,
         (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-                  'group', s.plan_group, 'validFrom', s.valid_from, 'validTo', s.valid_to,
-                  'quotas', (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                                  'limit', q.quota_limit::text, 'priority', q.priority,
-                                  'resetInterval', q.reset_interval)), '[]'::json)
-                               FROM quotas q WHERE q.plan_id = s.plan_id AND q.project_id = s.project_id${quotaWhere})
-                ) ORDER BY s.valid_from, s.id), '[]'::json)
+                  'group', s.plan_group, 'validFrom', ${epochMs('s.valid_from')}, 'validTo', ${epochMs('s.valid_to')})
+                ORDER BY s.valid_from, s.id), '[]'::json)
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-          WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active') AS windows
+          WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active') AS windows,
+        (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
+           FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                          'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
+                   FROM quotas q
+                  WHERE q.project_id = ${project}${quotaWhere}
+                    AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
+                                       WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active')
+                  GROUP BY q.plan_id) pq) AS plan_quotas
         ${sums ? `, ${sumsColumns('c.id', project, sums)}` : ''}
         ${
           event
