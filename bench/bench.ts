@@ -14,7 +14,9 @@
  *      service/side req/s ratio is the median over the rounds; CPU ms per request of each process
  *      and of PostgreSQL;
  *   4. a redemption for a customer whose group already holds 1, 100 and 1,000 windows
- *      (BENCH_WINDOWS), a fresh customer per redemption.
+ *      (BENCH_WINDOWS), a fresh customer per redemption; an entitlement check and a consume, one
+ *      client, for a customer whose current period holds 1, 1,000 and 10,000 records
+ *      (BENCH_LEDGER), and for one whose group holds 1, 100 and 1,000 windows (monthly, abutting).
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -52,7 +54,7 @@ const LEDGER = (process.env.BENCH_LEDGER ?? '1,1000,10000')
   .split(',')
   .filter((x) => x.trim() !== '')
   .map(Number);
-/** Windows already held by the customer of a redemption (ended ones), one measured run per count. */
+/** Windows already held by the customer of a redemption, or of a check and a consume (ended ones), one measured run per count. */
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
   .split(',')
   .filter((x) => x.trim() !== '')
@@ -1265,6 +1267,24 @@ async function main(): Promise<void> {
     rows.push(
       await single('POST /usage (one hot customer)', service, READ_CONNECTIONS, usageOf([spread[0]], 'hot')),
     );
+    /** A check, then a consume, one client, for customer `who`, as `${name}, ${what} (1 client)`. */
+    const checkAndConsume = async (who: number, what: string) => {
+      const body = (extra: object) => ({ customerId: who, feature: 'api-calls', amount: 1, ...extra });
+      for (const [name, make] of [
+        [
+          'POST /entitlements/check',
+          () => call(port, 'POST', '/api/private/v1/entitlements/check', json, body({})),
+        ],
+        [
+          'POST /usage',
+          () => call(port, 'POST', '/api/private/v1/usage', json, body({ eventId: `period-${++eventSeq}` })),
+        ],
+      ] as const) {
+        const x = await drive(`${name}, ${what} (1 client)`, 1, SECONDS, make);
+        loops.push(x);
+        console.log(JSON.stringify(x));
+      }
+    };
     // --- a check and a consume, one client, for a customer whose current period already holds n
     // records (a busy quota late in its month): the cost of the period's usage against n
     for (const [k, n] of (PARTS.has('windows') ? LEDGER : []).entries()) {
@@ -1279,26 +1299,22 @@ async function main(): Promise<void> {
          SELECT project_id, id, customer_id, feature_id, 'usage', now() - interval '3 days', amount, recorded_at FROM u`,
         [project.id, who, feature.id, n],
       );
-      const body = (extra: object) => ({ customerId: who, feature: 'api-calls', amount: 1, ...extra });
-      for (const [name, make] of [
-        [
-          'POST /entitlements/check',
-          () => call(port, 'POST', '/api/private/v1/entitlements/check', json, body({})),
-        ],
-        [
-          'POST /usage',
-          () => call(port, 'POST', '/api/private/v1/usage', json, body({ eventId: `period-${++eventSeq}` })),
-        ],
-      ] as const) {
-        const x = await drive(
-          `${name}, period holding ${n.toLocaleString('en-US')} record${n === 1 ? '' : 's'} (1 client)`,
-          1,
-          SECONDS,
-          make,
-        );
-        loops.push(x);
-        console.log(JSON.stringify(x));
-      }
+      await checkAndConsume(who, `period holding ${n.toLocaleString('en-US')} record${n === 1 ? '' : 's'}`);
+    }
+    // --- the same for a customer whose group holds n windows: n - 1 ended ones, each of a month,
+    // abutting its live window (a customer who renewed monthly for years; its periods' anchor is
+    // the first window's start)
+    for (const [k, n] of windowCounts.entries()) {
+      const who =
+        firsts[firsts.length - 1 - LEDGER.length - k] ?? spread[spread.length - 1 - LEDGER.length - k];
+      await db.query(
+        `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+         SELECT $1, $2, $3, 'usage', now() - interval '3 days' - w * interval '30 days',
+                now() - interval '3 days' - (w - 1) * interval '30 days', 'activation'
+           FROM generate_series(1, $4::int) AS w`,
+        [project.id, who, meteredPlan.id, n - 1],
+      );
+      await checkAndConsume(who, `group holding ${n.toLocaleString('en-US')} window${n === 1 ? '' : 's'}`);
     }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
