@@ -54,7 +54,10 @@ const LEDGER = (process.env.BENCH_LEDGER ?? '1,1000,10000')
   .split(',')
   .filter((x) => x.trim() !== '')
   .map(Number);
-/** Windows already held by the customer of a redemption, or of a check and a consume (ended ones), one measured run per count. */
+/**
+ * Windows already held (ended ones) by the customer of a redemption, or of a check and a consume,
+ * one measured run per count.
+ */
 const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
   .split(',')
   .filter((x) => x.trim() !== '')
