@@ -45,17 +45,12 @@ export class PrivateKeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<AuthenticatedRequest>();
-    const presented = bearerToken(req);
-    const caller = this.keys.cached('private', presented);
-    if (caller && !this.limiter.enabled) {
+    const caller = this.keys.authenticate('private', bearerToken(req));
+    if (!(caller instanceof Promise) && !this.limiter.enabled) {
       req.caller = caller;
       return true;
     }
-    return this.activate(
-      req,
-      http.getResponse<Response>(),
-      caller ?? this.keys.authenticate('private', presented),
-    );
+    return this.activate(req, http.getResponse<Response>(), caller);
   }
 
   private async activate(

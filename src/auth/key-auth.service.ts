@@ -24,8 +24,7 @@ type KeyOutcome = Caller | 'API_KEY_DISABLED' | 'PROJECT_NOT_FOUND';
  * caller (one frozen object, shared by the requests of the key) or the error they get. Every
  * change made through this process (admin API, demo seed) clears the cache at once; another
  * replica sees a disabled key or a deleted project after at most that time. Unknown keys are
- * never cached. `cached` answers from the cache alone, without a promise, for the key guards'
- * fast path.
+ * never cached. A cached key is answered without a promise, for the key guards' fast path.
  */
 @Injectable()
 export class KeyAuthService {
@@ -45,19 +44,20 @@ export class KeyAuthService {
   }
 
   /**
-   * The caller of a presented key when the cache knows the key (its error is thrown), else
-   * `undefined`: then `authenticate` looks it up.
+   * The caller of a presented key: at once when the cache knows the key (its cached error is
+   * thrown at once, as is INVALID_API_KEY for a key of the wrong form), else a promise of the
+   * lookup. The key guards take the first without a turn of the promise machinery.
    */
-  cached(kind: ApiKeyKind, presented: string | undefined): Caller | undefined {
-    return this.fromCache(cacheKey(kind, hashOf(kind, presented)), Date.now());
+  authenticate(kind: ApiKeyKind, presented: string | undefined): Caller | Promise<Caller> {
+    const hash = hashOf(kind, presented);
+    const key = `${kind}:${hash}`;
+    const now = Date.now();
+    const entry = this.cache.get(key);
+    if (entry && entry.until > now) return outcomeOf(entry.outcome);
+    return this.lookup(kind, hash, key, now);
   }
 
-  async authenticate(kind: ApiKeyKind, presented: string | undefined): Promise<Caller> {
-    const hash = hashOf(kind, presented);
-    const key = cacheKey(kind, hash);
-    const now = Date.now();
-    const hit = this.fromCache(key, now);
-    if (hit) return hit;
+  private async lookup(kind: ApiKeyKind, hash: string, key: string, now: number): Promise<Caller> {
     const row = await this.projects.findKeyByHash(hash, kind);
     if (!row) throw new DomainError('INVALID_API_KEY');
     const outcome = keyOutcome(kind, row);
@@ -67,12 +67,6 @@ export class KeyAuthService {
     }
     return outcomeOf(outcome);
   }
-
-  /** The cached caller of a key (its cached error is thrown), or undefined when not cached or stale. */
-  private fromCache(key: string, now: number): Caller | undefined {
-    const entry = this.cache.get(key);
-    return entry && entry.until > now ? outcomeOf(entry.outcome) : undefined;
-  }
 }
 
 /** The SHA-256 (hex) of a presented key of the right form; any other is INVALID_API_KEY. */
@@ -80,8 +74,6 @@ function hashOf(kind: ApiKeyKind, presented: string | undefined): string {
   if (!presented || !KEY_FORMAT[kind].test(presented)) throw new DomainError('INVALID_API_KEY');
   return sha256Hex(presented);
 }
-
-const cacheKey = (kind: ApiKeyKind, hash: string) => `${kind}:${hash}`;
 
 function outcomeOf(outcome: KeyOutcome): Caller {
   if (typeof outcome === 'string') throw new DomainError(outcome);

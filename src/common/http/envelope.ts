@@ -18,6 +18,10 @@ type RouteMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 /** Literal leading segments that name a route group under `/api/` (`/api/private/v1/customers`); one elsewhere (`/docs`). */
 const API_GROUP_SEGMENTS = 4;
 
+/** How many leading segments of a route's path, or of a request's URL, name its group. */
+const groupSegmentsOf = (path: string) =>
+  path.slice(0, 5).toLowerCase() === '/api/' ? API_GROUP_SEGMENTS : 1;
+
 /**
  * The group of a route: the first API_GROUP_SEGMENTS path segments of an API route, or the first
  * segment of any other route, lower-cased, when they are all literal; `undefined` for any other
@@ -25,7 +29,7 @@ const API_GROUP_SEGMENTS = 4;
  */
 export function routeGroupOf(path: unknown): string | undefined {
   if (typeof path !== 'string') return undefined;
-  const count = path.slice(0, 5).toLowerCase() === '/api/' ? API_GROUP_SEGMENTS : 1;
+  const count = groupSegmentsOf(path);
   const segments = path.split('/').slice(1, count + 1);
   if (segments.length < count || segments.some((s) => s === '' || /[^A-Za-z0-9._~-]/.test(s)))
     return undefined;
@@ -39,7 +43,7 @@ export function routeGroupOf(path: unknown): string | undefined {
  * them is empty. A segment ends at `/`, `?` or the end of the URL.
  */
 export function requestGroupOf(url: string): string | undefined {
-  const count = url.slice(0, 5).toLowerCase() === '/api/' ? API_GROUP_SEGMENTS : 1;
+  const count = groupSegmentsOf(url);
   let end = 0;
   for (let i = 0; i < count; i++) {
     let next = end + 1;

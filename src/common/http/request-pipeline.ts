@@ -76,7 +76,6 @@ export function requestPipeline(options: RequestPipelineOptions): RequestHandler
   const { logger, routeOf, isDocs, docsHeaders, onFinished } = options;
   // Header names are case-insensitive; written lower-case (as HTTP/2 spells them anyway).
   const apiHeaders = headHeadersOf(options.apiHeaders);
-  const requestIdHeader = REQUEST_ID_HEADER.toLowerCase();
 
   // `this` is the response: one listener function for every request, no closure per request
   function onClose(this: Response): void {
@@ -116,7 +115,7 @@ export function requestPipeline(options: RequestPipelineOptions): RequestHandler
     (req as Request & { id: string }).id = id;
     res.on('close', onClose);
     if (req.url.startsWith('/docs') && isDocs(req.path)) {
-      res.setHeader(requestIdHeader, id);
+      res.setHeader(REQUEST_ID_HEADER, id);
       return docsHeaders(req, res, next);
     }
     if (!deferHeadHeaders(res, apiHeaders, id)) setHeadHeaders(res, apiHeaders, id);

@@ -81,12 +81,13 @@ export const isPlainLength = (v: unknown, min: number, max: number): v is string
   typeof v === 'string' && v.length >= min && v.length <= max && !/[\uD800-\uDFFF]|\uFE0E|\uFE0F/.test(v);
 
 /**
- * Nest's ValidationPipe, with three shortcuts (a body DTO's `fromValidBody`, see `BodyShortcut`, and two more) that give the same result without its work on every
+ * Nest's ValidationPipe, with three shortcuts that give the same result without its work on every
  * request, and one rule of its own: path values are passed as they are (each is read by its own
- * pipe, `IdParam`, or is a string). The shortcuts: a custom parameter (`@CurrentProject()`,
- * `@IdempotencyScope()`) is passed as it is (the pipe does not validate those), and an empty
- * query for a query DTO that an empty query has once passed is answered with a new instance of the DTO (what transforming `{}` makes: its
- * defaults; the rules cannot judge the same empty object differently the second time).
+ * pipe, `IdParam`, or is a string). The shortcuts: a body DTO's `fromValidBody` (see
+ * `BodyShortcut`); a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as
+ * it is (the pipe does not validate those); and an empty query for a query DTO that an empty
+ * query has once passed is answered with a new instance of the DTO (what transforming `{}` makes:
+ * its defaults; the rules cannot judge the same empty object differently the second time).
  */
 class ApiValidationPipe extends ValidationPipe {
   private readonly emptyQueryValid = new WeakSet<object>();

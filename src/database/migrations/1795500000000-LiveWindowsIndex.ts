@@ -8,11 +8,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * the customer ever had in the group: 1.1 ms for 1,000 ended windows against 0.2 ms for one.
  *
  * Built in the migration's transaction, which holds writes to `subscriptions` for the time of the
- * build (2 s for 1.26 million windows on the project's machine). `CREATE INDEX CONCURRENTLY` cannot run there: it
- * would wait for the snapshot of a replica's migrator waiting for the migration lock, which waits
- * for this one. On a table too large for that pause, create the index concurrently by hand before
- * the release (README, Upgrading with migrations): `IF NOT EXISTS` then makes this a no-op. The old
- * index stays: the other reads of a customer's windows use it.
+ * build (2 s for 1.26 million windows on the project's machine). `CREATE INDEX CONCURRENTLY`
+ * cannot run there: it would wait for the snapshot of a replica's migrator waiting for the
+ * migration lock, which waits for this one. On a table too large for that pause, create the index
+ * concurrently by hand before the release (README, Upgrading with migrations): `IF NOT EXISTS`
+ * then makes this a no-op. The old index stays: the other reads of a customer's windows use it.
  */
 export class LiveWindowsIndex1795500000000 implements MigrationInterface {
   name = 'LiveWindowsIndex1795500000000';
