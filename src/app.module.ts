@@ -8,6 +8,7 @@ import { AppConfig, ENVIRONMENT } from './config/app-config';
 import { EnvironmentVariables, validateEnv } from './config/env';
 import { buildDataSourceOptions } from './database/data-source-options';
 import { StatementsModule } from './database/statements';
+import { TransactionsModule } from './database/transactional';
 import { QUERY_TIMEOUT_MARGIN_MS } from './database/timeouts';
 import { HealthModule } from './health/health.module';
 import { InfoModule } from './info/info.module';
@@ -73,6 +74,7 @@ export class AppModule {
               },
             }),
         }),
+        TransactionsModule,
         StatementsModule,
         RoutesModule,
         AuthModule,

@@ -1,6 +1,7 @@
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
 import { Statement, Statements } from '../src/database/statements';
+import type { Transactions } from '../src/database/transactional';
 import { createTestDatabase } from './support/database';
 
 /**
@@ -16,7 +17,8 @@ describe('Statements.chain', () => {
     const config = {
       get: (name: string) => ({ DB_PREPARED_STATEMENTS: prepared, DATABASE_URL: db.url })[name],
     };
-    const statements = new Statements(dataSource, config as unknown as AppConfig);
+    const outside = { tx: dataSource.manager } as unknown as Transactions;
+    const statements = new Statements(dataSource, config as unknown as AppConfig, outside);
     await statements.onModuleInit();
     return statements;
   };

@@ -6,6 +6,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AppConfig } from '../config/app-config';
 import { probePooler } from './pooler-probe';
 import { ReadReplicas } from './read-replicas';
+import { Transactions } from './transactional';
 
 /** A hot SQL statement with a name that is unique in the application. */
 export interface Statement {
@@ -36,6 +37,7 @@ export class Statements implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     this.prepare = config.get('DB_PREPARED_STATEMENTS');
   }
@@ -83,7 +85,9 @@ export class Statements implements OnModuleInit {
     const query = this.prepare
       ? { name: statement.name, text: statement.text, values }
       : { text: statement.text, values };
-    const runner = em?.queryRunner;
+    // without a manager of its own: the current unit of work's transaction, if one is open
+    em ??= this.transactions.tx;
+    const runner = em.queryRunner;
     try {
       if (runner) {
         const client = (await runner.connect()) as PoolClient;

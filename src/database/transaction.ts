@@ -1,28 +1,17 @@
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import { currentManager, runInTransaction } from './transactional';
 
-const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
+const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected (inTransactionOpenedByWork)
 
-/**
- * Something that takes part in a unit of work's own transaction: `begin` runs first (it may
- * throw to refuse the work), `beforeCommit` runs last with the work's result, and whatever both
- * write commits or rolls back with the work. The idempotency record of a keyed request is one
- * (`IdempotencyContext`): it is passed explicitly, never found through async context.
- */
-export interface TransactionParticipant {
-  begin(em: EntityManager): Promise<void>;
-  beforeCommit(em: EntityManager, result: unknown): Promise<void>;
-  /** Called once the transaction has committed. */
-  afterCommit(): void;
-}
+export type { TransactionParticipant } from './transactional';
+import type { UnitOfWorkOptions } from './transactional';
 
-export interface TransactionOptions {
-  /** Joins the transaction (the `Idempotency-Key` of the request, see `IdempotencyScope`). */
-  participant?: TransactionParticipant;
-  /** Tries in all, counting the first; 4 when unset. */
-  attempts?: number;
-}
+/** Deprecated name of `UnitOfWorkOptions` (this file goes once every caller uses `runInTransaction`). */
+export type TransactionOptions = UnitOfWorkOptions;
 
 /**
+ * `runInTransaction` for callers that still take the manager as an argument.
+ *
  * Runs `work` in one transaction and retries it (a few times, with jitter) when PostgreSQL
  * aborts it for a deadlock or a serialization failure, so that callers only ever see the
  * outcome of a whole unit of work.
@@ -32,32 +21,15 @@ export interface TransactionOptions {
  * that takes the key's lock, finds an earlier answer, and stores this answer with the work, so
  * the answer and the work commit or roll back together.
  */
-export async function inTransaction<T>(
-  dataSource: DataSource,
+export function inTransaction<T>(
+  _dataSource: DataSource,
   work: (em: EntityManager) => Promise<T>,
   options: TransactionOptions | number = {},
 ): Promise<T> {
-  const { participant, attempts = 4 } = typeof options === 'number' ? { attempts: options } : options;
-  const unit = participant
-    ? async (em: EntityManager) => {
-        await participant.begin(em);
-        const result = await work(em);
-        await participant.beforeCommit(em, result);
-        return result;
-      }
-    : work;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const result = await dataSource.transaction(unit);
-      participant?.afterCommit();
-      return result;
-    } catch (error) {
-      const code =
-        error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
-      if (!code || !RETRYABLE.has(code) || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
-    }
-  }
+  return runInTransaction(
+    () => work(currentManager()),
+    typeof options === 'number' ? { attempts: options } : options,
+  );
 }
 
 /** How a unit of work of `inTransactionOpenedByWork` ended its transaction itself, if it did. */

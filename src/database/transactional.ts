@@ -1,0 +1,105 @@
+import { Propagation, ClsPluginTransactional, TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { ClsModule } from 'nestjs-cls';
+import { EntityManager, QueryFailedError } from 'typeorm';
+
+/**
+ * The transaction of the current unit of work, carried in async context by `nestjs-cls`.
+ *
+ * A use case (a service method) declares its unit of work with `@Transactional()`; repositories
+ * inject `Transactions` and run their statements on `transactions.tx`, the current transaction's
+ * `EntityManager` (or the data source's manager outside one). Nobody threads an `EntityManager`
+ * through signatures, and no repository begins or commits.
+ */
+export type Transactions = TransactionHost<TransactionalAdapterTypeOrm>;
+export const Transactions = TransactionHost;
+
+/** Registers the async context and the transaction host (once, in `AppModule`). */
+export const TransactionsModule = ClsModule.forRoot({
+  global: true,
+  plugins: [
+    new ClsPluginTransactional({
+      imports: [TypeOrmModule],
+      adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }),
+    }),
+  ],
+});
+
+/** PostgreSQL's serialization_failure and deadlock_detected: the whole unit of work may be tried again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const DEFAULT_ATTEMPTS = 4;
+
+/**
+ * Something that takes part in a unit of work's transaction: `begin` runs first (it may throw to
+ * refuse the work), `beforeCommit` last with the work's result, `afterCommit` once it committed.
+ * The idempotency record of a keyed request is one (`IdempotencyContext`).
+ */
+export interface TransactionParticipant {
+  begin(em: EntityManager): Promise<void>;
+  beforeCommit(em: EntityManager, result: unknown): Promise<void>;
+  afterCommit(): void;
+}
+
+export interface UnitOfWorkOptions {
+  /** Tries in all, counting the first. */
+  attempts?: number;
+  /** Joins the transaction (the request's `Idempotency-Key`). */
+  participant?: TransactionParticipant;
+}
+
+function isRetryable(error: unknown): boolean {
+  const code = error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
+  return code !== undefined && RETRYABLE.has(code);
+}
+
+/**
+ * Runs `work` as one unit of work. Inside a transaction already open (a caller's unit of work),
+ * `work` joins it; otherwise a new transaction is opened around it and committed when it
+ * returns, and the whole of it is tried again (a few times, after a short random pause) when
+ * PostgreSQL aborts it for a deadlock or a serialization failure. Retrying only the outermost
+ * unit keeps a retry from replaying half of a transaction that has already aborted.
+ */
+export async function runInTransaction<T>(
+  work: () => Promise<T>,
+  { attempts = DEFAULT_ATTEMPTS, participant }: UnitOfWorkOptions = {},
+): Promise<T> {
+  const host: Transactions = TransactionHost.getInstance();
+  const unit = participant
+    ? async () => {
+        await participant.begin(host.tx);
+        const result = await work();
+        await participant.beforeCommit(host.tx, result);
+        return result;
+      }
+    : work;
+  if (host.isTransactionActive()) return unit();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await host.withTransaction(Propagation.RequiresNew, unit);
+      participant?.afterCommit();
+      return result;
+    } catch (error) {
+      if (!isRetryable(error) || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+    }
+  }
+}
+
+/**
+ * Declares a service method a unit of work: it runs in one transaction (see `runInTransaction`),
+ * so every statement its repositories send commits or rolls back together.
+ */
+export function Transactional(options: UnitOfWorkOptions = {}): MethodDecorator {
+  return (_target, _key, descriptor: PropertyDescriptor) => {
+    const original = descriptor.value as (...args: unknown[]) => Promise<unknown>;
+    descriptor.value = function (this: unknown, ...args: unknown[]) {
+      return runInTransaction(() => original.apply(this, args), options);
+    };
+    Object.defineProperty(descriptor.value, 'name', { value: original.name });
+    return descriptor;
+  };
+}
+
+/** The current transaction's manager, or the data source's outside one (for code outside Nest's container). */
+export const currentManager = (): EntityManager => (TransactionHost.getInstance() as Transactions).tx;
