@@ -16162,18 +16162,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @example ok */
-                        status?: string;
+                        /**
+                         * @example ok
+                         * @enum {string}
+                         */
+                        status?: "ok" | "degraded";
                         /**
                          * @example {
                          *       "database": {
-                         *         "status": "up"
+                         *         "status": "up",
+                         *         "responseTime": 12
                          *       }
                          *     }
                          */
                         info?: {
                             [key: string]: {
-                                status: string;
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
                             } & {
                                 [key: string]: unknown;
                             };
@@ -16181,7 +16188,10 @@ export interface operations {
                         /** @example {} */
                         error?: {
                             [key: string]: {
-                                status: string;
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
                             } & {
                                 [key: string]: unknown;
                             };
@@ -16189,13 +16199,17 @@ export interface operations {
                         /**
                          * @example {
                          *       "database": {
-                         *         "status": "up"
+                         *         "status": "up",
+                         *         "responseTime": 12
                          *       }
                          *     }
                          */
                         details?: {
                             [key: string]: {
-                                status: string;
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
                             } & {
                                 [key: string]: unknown;
                             };
