@@ -21,6 +21,7 @@
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
  *   BENCH_CUSTOMERS=20000 BENCH_SECONDS=3 npm run bench  # a quick check
+ *   BENCH_BEFORE=/tmp/before npm run bench               # this tree against a built earlier checkout
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -71,6 +72,9 @@ const PARTS = new Set(
 /** Codes per side (service, baseline): enough for 2,500 redemptions/s over every round and the warm-up. */
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+/** BENCH_BEFORE=<dir>: a built checkout of an earlier tree, measured beside this one (see the benchmark docs). */
+const BEFORE = process.env.BENCH_BEFORE;
+const BEFORE_SIDE = 'before tree';
 /** BENCH_NEST_FLOOR=1: a side more, the same handlers in a bare Nest application (what Nest itself costs). */
 const NEST_FLOOR = process.env.BENCH_NEST_FLOOR === '1';
 /** BENCH_STOCK_EXPRESS=1: a side more, the Express baseline served the usual way (`createServer(app)`), which pays Express's per-request prototype change. */
@@ -737,18 +741,21 @@ async function main(): Promise<void> {
   try {
     await migrateWithLock(url);
     const port = await freePort();
+    const secretKey = randomBytes(32).toString('base64');
+    /** The environment of the service, and of the before tree (BENCH_BEFORE): the same settings. */
+    const serviceEnv = (servicePort: number) => ({
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: String(servicePort),
+      HOST: '127.0.0.1',
+      ADMIN_TOKEN,
+      LOG_LEVEL,
+      SECRET_ENCRYPTION_KEY: secretKey,
+      DB_MIGRATE_ON_START: 'false',
+      DB_POOL_SIZE: String(POOL_SIZE),
+    });
     serviceProcess = spawn(process.execPath, [...nodeFlags('service'), 'dist/main.js'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: url,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        ADMIN_TOKEN,
-        LOG_LEVEL,
-        SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-        DB_MIGRATE_ON_START: 'false',
-        DB_POOL_SIZE: String(POOL_SIZE),
-      },
+      env: serviceEnv(port),
       // BENCH_SERVICE_LOG: a file for the service's log lines (at BENCH_LOG_LEVEL)
       stdio: [
         'ignore',
@@ -803,6 +810,20 @@ async function main(): Promise<void> {
         port: baselinePort,
         pid: child.pid,
       });
+    }
+
+    // BENCH_BEFORE: another checkout of the service (built, same migrations), served beside this one on
+    // the same database and project, and measured as one more side of every comparison
+    if (BEFORE) {
+      const beforePort = await freePort();
+      const child = spawn(process.execPath, [...nodeFlags('before'), join(BEFORE, 'dist', 'main.js')], {
+        cwd: BEFORE,
+        env: serviceEnv(beforePort),
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      baselineProcesses.push(child);
+      await waitReady(beforePort, child, 'before tree');
+      baselines.push({ name: BEFORE_SIDE, port: beforePort, pid: child.pid });
     }
 
     const db = new Client({ connectionString: url });
@@ -1237,15 +1258,22 @@ async function main(): Promise<void> {
       // the check and the consume over 10,000 customers in rounds with GET /customers/:id, the
       // order rotated every round (as the baselines are): each ratio to the read is the median of
       // the per-round ratios, so that a slow patch of a shared machine weighs on both
-      const sides: Array<[string, autocannon.Request]> = [
-        ['GET /customers/:id (in rounds with the entitlement scenarios)', readById()],
-        ['POST /entitlements/check (10,000 customers)', checkOf(spread)],
-        ['POST /usage (10,000 customers)', usageOf(spread, 'bench')],
+      const before = baselines.find((b) => b.name === BEFORE_SIDE);
+      const sides: Array<[string, autocannon.Request, Target]> = [
+        ['GET /customers/:id (in rounds with the entitlement scenarios)', readById(), service],
+        ['POST /entitlements/check (10,000 customers)', checkOf(spread), service],
+        ['POST /usage (10,000 customers)', usageOf(spread, 'bench'), service],
+        ...(before
+          ? ([
+              [`POST /entitlements/check (10,000 customers, ${BEFORE_SIDE})`, checkOf(spread), before],
+              [`POST /usage (10,000 customers, ${BEFORE_SIDE})`, usageOf(spread, 'before'), before],
+            ] as Array<[string, autocannon.Request, Target]>)
+          : []),
       ];
       const runs = new Map<string, CannonRun[]>(sides.map(([name]) => [name, []]));
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [name, req] of sides.map((_, i) => sides[(i + round) % sides.length])) {
-          const run = await cannon(name, service, READ_CONNECTIONS, SECONDS, req);
+        for (const [name, req, target] of sides.map((_, i) => sides[(i + round) % sides.length])) {
+          const run = await cannon(name, target, READ_CONNECTIONS, SECONDS, req);
           console.log(JSON.stringify({ round: round + 1, ...run }));
           runs.get(name)!.push(run);
         }
@@ -1265,6 +1293,15 @@ async function main(): Promise<void> {
             name,
             runs.get(name)!.map((r, i) => round2(r.rps / runs.get(readName)![i].rps)),
           );
+      }
+      // this tree against the before tree, round by round: check and consume
+      for (const [name] of before ? sides.slice(1, 3) : []) {
+        const mine = runs.get(name)!;
+        const theirs = runs.get(name.replace(/\)$/, `, ${BEFORE_SIDE})`))!;
+        const ratios = mine.map((r, i) => round2(r.rps / theirs[i].rps));
+        console.log(
+          `${name}: service/${BEFORE_SIDE} req/s per round ${ratios.join(', ')}; median ${round2(median(ratios))}`,
+        );
       }
     }
     rows.push(
