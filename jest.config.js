@@ -10,7 +10,8 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: __dirname,
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      // scripts/: the checks that `npm run lint` and CI run (tried on small trees of their own)
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'],
       transform: { '^.+\\.ts$': tsJest },
     },
     {
