@@ -56,61 +56,13 @@ export function createValidationPipe(): ValidationPipe {
 }
 
 /**
- * A body DTO of a hot route may declare `static fromValidBody(value)`: the instance the rules
- * would make of `value` when it is certainly valid, else `undefined` (anything unusual: the
- * rules then decide and word the errors). Its test compares it with the rules on many bodies.
- */
-export interface BodyShortcut {
-  fromValidBody(value: unknown): object | undefined;
-}
-
-/** A plain JSON object (as `JSON.parse` makes one) with no key but `keys`, else undefined. */
-export function plainBody(value: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype)
-    return undefined;
-  for (const key in value) if (!keys.includes(key)) return undefined;
-  return value as Record<string, unknown>;
-}
-
-/**
- * A string of `min` to `max` characters as class-validator's `Length` counts them, when that is
- * certain: strings with surrogate pairs or variation selectors (which `Length` counts otherwise
- * than `.length`) are left to the rules.
- */
-export const isPlainLength = (v: unknown, min: number, max: number): v is string =>
-  typeof v === 'string' && v.length >= min && v.length <= max && !/[\uD800-\uDFFF]|\uFE0E|\uFE0F/.test(v);
-
-/**
- * Nest's ValidationPipe, with three shortcuts that give the same result without its work on every
- * request, and one rule of its own: path values are passed as they are (each is read by its own
- * pipe, `IdParam`, or is a string). The shortcuts: a body DTO's `fromValidBody` (see
- * `BodyShortcut`); a custom parameter (`@CurrentProject()`, `@IdempotencyScope()`) is passed as
- * it is (the pipe does not validate those); and an empty query for a query DTO that an empty
- * query has once passed is answered with a new instance of the DTO (what transforming `{}` makes:
- * its defaults; the rules cannot judge the same empty object differently the second time).
+ * Nest's ValidationPipe with one rule of its own: path values are passed as they are. Each is
+ * read by its own pipe (`IdParam`) or is a string, and the pipe's loose number conversion
+ * (`+value`) would let `1e1`, `0x10` or ` 12` through as ids before `ParseIdPipe` sees them.
  */
 class ApiValidationPipe extends ValidationPipe {
-  private readonly emptyQueryValid = new WeakSet<object>();
-
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    // Custom parameters are not validated by the pipe; path values are read by their own pipe
-    // (`IdParam`) or are strings: the pipe's loose number conversion (`+value`) would let `1e1`,
-    // `0x10` or ` 12` through as ids before `ParseIdPipe` sees them.
-    if (metadata.type === 'custom' || metadata.type === 'param') return value;
-    if (metadata.type === 'body' && metadata.metatype && 'fromValidBody' in metadata.metatype) {
-      const shortcut = (metadata.metatype as unknown as BodyShortcut).fromValidBody(value);
-      if (shortcut !== undefined) return shortcut;
-    }
-    const dto = metadata.type === 'query' && isEmptyObject(value) ? metadata.metatype : undefined;
-    if (dto && this.emptyQueryValid.has(dto)) return new (dto as new () => object)();
-    const result: unknown = await super.transform(value, metadata);
-    if (dto && result instanceof dto) this.emptyQueryValid.add(dto);
-    return result;
+    if (metadata.type === 'param') return value;
+    return super.transform(value, metadata) as Promise<unknown>;
   }
 }
-
-const isEmptyObject = (value: unknown): boolean => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  for (const _ in value) return false;
-  return true;
-};

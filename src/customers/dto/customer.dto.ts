@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { OptionalNotNull } from '../../common/http/validators';
-import { isPlainLength, plainBody } from '../../common/http/validation';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -21,14 +20,6 @@ export const IDENTIFIER_TYPE_PATTERN = /^[a-z][a-z0-9_]*$/;
 
 /** An identifier kind and value, as sent by a caller (customer lookups, redemption). */
 export class CustomerRefDto {
-  /** A usual valid reference without the rules' work (see `BodyShortcut`); undefined: the rules decide. */
-  static fromValid(value: unknown): CustomerRefDto | undefined {
-    const ref = plainBody(value, ['type', 'value']);
-    if (!ref || !isPlainLength(ref.type, 1, 16) || !IDENTIFIER_TYPE_PATTERN.test(ref.type)) return undefined;
-    if (!isPlainLength(ref.value, 1, 128)) return undefined;
-    return Object.assign(new CustomerRefDto(), { type: ref.type, value: ref.value });
-  }
-
   @ApiProperty({ example: 'email', maxLength: 16, description: 'Identifier type, `username` included.' })
   @IsString()
   @Length(1, 16)

@@ -22,8 +22,7 @@ import {
 } from 'class-validator';
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
 import { MAX_INT4, PageQueryDto, toNumber } from '../../common/http/pagination';
-import { decimalPlaces, MaxDecimalPlaces } from '../../common/http/validators';
-import { plainBody } from '../../common/http/validation';
+import { MaxDecimalPlaces } from '../../common/http/validators';
 import { SLUG_MESSAGE, SLUG_PATTERN } from '../../plans/dto/slug';
 
 /** The largest amount one record or check takes (in the feature's units). */
@@ -67,28 +66,6 @@ export class FeatureRefDto {
   featureId?: number;
 }
 
-/**
- * The usual body of a check or a consume, `{ customerId, feature, ...more }` with `more` only
- * of `allowed`: its fields (a plain JSON object, nothing else in it), else undefined.
- */
-function usualBody(value: unknown, allowed: readonly string[]): Record<string, unknown> | undefined {
-  const body = plainBody(value, ['customerId', 'feature', ...allowed]);
-  if (!body) return undefined;
-  const { customerId, feature } = body;
-  if (!Number.isInteger(customerId) || (customerId as number) < 1 || (customerId as number) > MAX_INT4)
-    return undefined;
-  if (typeof feature !== 'string' || !SLUG_PATTERN.test(feature)) return undefined;
-  return body;
-}
-
-/** An amount the rules accept: a finite number, `min` (or above it when `exclusive`) to the maximum, at most 6 decimals. */
-const isAmount = (v: unknown, exclusive: boolean): boolean =>
-  typeof v === 'number' &&
-  Number.isFinite(v) &&
-  (exclusive ? v > 0 : v >= 0) &&
-  v <= MAX_USAGE_AMOUNT &&
-  decimalPlaces(v) <= 6;
-
 /** A customer named as in redemption (`customer`) or by `customerId`; a feature by slug or id. */
 export class CustomerFeatureDto extends FeatureRefDto {
   @ApiPropertyOptional({ type: CustomerRefDto, description: 'The customer by identifier; or `customerId`.' })
@@ -109,13 +86,6 @@ export class CustomerFeatureDto extends FeatureRefDto {
 }
 
 export class CheckDto extends CustomerFeatureDto {
-  /** The usual valid body without the rules' work (see `BodyShortcut`); undefined: the rules decide. */
-  static fromValidBody(value: unknown): CheckDto | undefined {
-    const body = usualBody(value, ['amount']);
-    if (!body || (body.amount !== undefined && !isAmount(body.amount, false))) return undefined;
-    return Object.assign(new CheckDto(), body);
-  }
-
   @ApiPropertyOptional({
     example: 1,
     default: 1,
@@ -143,15 +113,6 @@ export class PublicCheckDto extends FeatureRefDto {
 }
 
 export class UsageEventDto extends CustomerFeatureDto {
-  /** The usual valid body without the rules' work (see `BodyShortcut`); undefined: the rules decide. */
-  static fromValidBody(value: unknown): UsageEventDto | undefined {
-    const body = usualBody(value, ['amount', 'eventId', 'allowOverage']);
-    if (!body || !isAmount(body.amount, true)) return undefined;
-    if (typeof body.eventId !== 'string' || !EVENT_ID_PATTERN.test(body.eventId)) return undefined;
-    if (body.allowOverage !== undefined && typeof body.allowOverage !== 'boolean') return undefined;
-    return Object.assign(new UsageEventDto(), body);
-  }
-
   @ApiProperty({
     example: 1,
     exclusiveMinimum: true,

@@ -15,23 +15,12 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
-import { isPlainLength, plainBody } from '../../common/http/validation';
 import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
 import { EntitlementView } from '../../entitlements/dto/entitlement.dto';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {
-  /** The usual valid body without the rules' work (see `BodyShortcut`); undefined: the rules decide. */
-  static fromValidBody(value: unknown): RedeemCodeDto | undefined {
-    const body = plainBody(value, ['code', 'customer', 'autoCreate']);
-    if (!body || !isPlainLength(body.code, 1, 64)) return undefined;
-    if (body.autoCreate !== undefined && typeof body.autoCreate !== 'boolean') return undefined;
-    const customer = CustomerRefDto.fromValid(body.customer);
-    if (!customer) return undefined;
-    return Object.assign(new RedeemCodeDto(), { ...body, customer });
-  }
-
   @ApiProperty({
     example: '7KQ2-M9XD-4TRB-C1ZP',
     description: 'Case, spaces and dashes are ignored; O reads as 0, I and L as 1.',
