@@ -1,29 +1,35 @@
-import { DataSource, QueryFailedError } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
 import { Statement, Statements } from '../src/database/statements';
 import type { Transactions } from '../src/database/transactional';
 import { createTestDatabase } from './support/database';
 
 /**
- * `Statements.chain` (several steps of a transaction in one round trip, hot statements named by
- * SQL `EXECUTE` with their values written as literals), on a real PostgreSQL: the values a
- * chained statement sees are exactly those its parameters would have carried.
+ * `Statements` on a real PostgreSQL: a hot statement runs as a named prepared statement (or
+ * unnamed, with prepared statements off) with exactly the values its parameters carry, on the
+ * current unit of work's transaction when one is open and on the pool outside one; its errors are
+ * TypeORM's `QueryFailedError`. It never begins or commits: the unit of work does.
  */
-describe('Statements.chain', () => {
+describe('Statements', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let dataSource: DataSource;
 
-  const statementsOf = async (prepared: boolean) => {
+  /** `Statements` whose current transaction is `current()`'s manager (the data source's: none open). */
+  const statementsOf = async (prepared: boolean, current: () => EntityManager = () => dataSource.manager) => {
     const config = {
       get: (name: string) => ({ DB_PREPARED_STATEMENTS: prepared, DATABASE_URL: db.url })[name],
     };
-    const outside = { tx: dataSource.manager } as unknown as Transactions;
-    const statements = new Statements(dataSource, config as unknown as AppConfig, outside);
+    const transactions = {
+      get tx() {
+        return current();
+      },
+    } as unknown as Transactions;
+    const statements = new Statements(dataSource, config as unknown as AppConfig, transactions);
     await statements.onModuleInit();
     return statements;
   };
 
-  /** Every kind of value the hot statements pass, with the characters literals must escape. */
+  /** Every kind of value the hot statements pass, with characters that need care. */
   const ECHO: Statement = {
     name: 'test.echo',
     text: `SELECT $1::text AS t, $2::text[] AS a, $3::timestamptz AS d, $4::numeric[]::text[] AS n, $5::int AS i,
@@ -39,10 +45,32 @@ describe('Statements.chain', () => {
     null,
     9007199254740993n,
   ];
+  const echoed = {
+    t: values[0],
+    a: values[1],
+    d: values[2],
+    n: values[3],
+    i: 42,
+    ds: values[5],
+    absent: null,
+    b: '9007199254740993',
+  };
+
+  const PID: Statement = { name: 'test.pid', text: 'SELECT pg_backend_pid() AS pid, $1::int AS n' };
+  const PROBE: Statement = {
+    name: 'test.probe',
+    text: 'SELECT count(*)::int AS n FROM statements_probe WHERE v = $1',
+  };
+  /** The statement names prepared on `em`'s connection. */
+  const preparedOn = async (em: EntityManager): Promise<string[]> =>
+    (
+      (await em.query('SELECT name FROM pg_prepared_statements ORDER BY name')) as Array<{ name: string }>
+    ).map((r) => r.name);
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await new DataSource({ type: 'postgres', url: db.url }).initialize();
+    await dataSource.query('CREATE TABLE statements_probe (v text)');
   });
 
   afterAll(async () => {
@@ -50,66 +78,89 @@ describe('Statements.chain', () => {
     await db?.drop();
   });
 
-  it('runs a statement by name only once the connection has prepared it, with the same answer', async () => {
+  it('runs a statement by name, prepared once on its connection, with exactly its values', async () => {
     const statements = await statementsOf(true);
+    expect(statements.prepared).toBe(true);
     const runner = dataSource.createQueryRunner();
     try {
-      expect(await statements.chain(runner.manager, [{ statement: ECHO, values }])).toBeNull();
-      const [direct] = await statements.rows(runner.manager, ECHO, values);
-      const chained = await statements.chain(runner.manager, [
-        { statement: ECHO, values },
-        'SELECT 1 AS one',
-      ]);
-      expect(chained).toEqual([[direct], [{ one: 1 }]]);
-      expect(direct).toEqual({
-        t: values[0],
-        a: values[1],
-        d: values[2],
-        n: values[3],
-        i: 42,
-        ds: values[5],
-        absent: null,
-        b: '9007199254740993',
-      });
-      // written out instead of named: the same values
-      expect(await statements.chain(runner.manager, [{ statement: ECHO, values, inline: true }])).toEqual([
-        [direct],
-      ]);
+      expect(await statements.rows(runner.manager, ECHO, values)).toEqual([echoed]);
+      // again on the same connection: the prepared statement serves, the same answer
+      expect(await statements.rows(runner.manager, ECHO, values)).toEqual([echoed]);
+      expect(await preparedOn(runner.manager)).toEqual(['test.echo']);
+      const result = await statements.run(runner.manager, ECHO, values);
+      expect(result.rowCount).toBe(1);
+      expect(result.rows).toEqual([echoed]);
     } finally {
       await runner.release();
     }
   });
 
-  it('never names a statement in SQL when prepared statements are off (a pooler that cannot keep them)', async () => {
+  it('runs unnamed when prepared statements are off (a pooler that cannot keep them), with the same answer', async () => {
     const statements = await statementsOf(false);
+    expect(statements.prepared).toBe(false);
     const runner = dataSource.createQueryRunner();
+    // a name of its own: the pool's connections may hold those the test before prepared
+    const unnamed = { ...ECHO, name: 'test.echo-off' };
     try {
-      await statements.rows(runner.manager, ECHO, values);
-      expect(await statements.chain(runner.manager, [{ statement: ECHO, values }])).toBeNull();
-      expect(await statements.chain(runner.manager, ['SELECT 2 AS two'])).toEqual([[{ two: 2 }]]);
+      expect(await statements.rows(runner.manager, unnamed, values)).toEqual([echoed]);
+      expect(await preparedOn(runner.manager)).not.toContain(unnamed.name);
     } finally {
       await runner.release();
     }
   });
 
-  it('an error stops the chain and aborts its transaction: nothing after it runs, nothing commits', async () => {
-    const statements = await statementsOf(true);
-    await dataSource.query('CREATE TABLE chain_probe (v text)');
+  it("without a manager, runs on the current transaction's connection and sees its writes; outside one, on the pool", async () => {
     const runner = dataSource.createQueryRunner();
+    let current: EntityManager = dataSource.manager;
+    const statements = await statementsOf(true, () => current);
     try {
-      await expect(
-        statements.chain(runner.manager, [
-          'BEGIN',
-          "INSERT INTO chain_probe VALUES ('before')",
-          'SELECT 1 / 0',
-          "INSERT INTO chain_probe VALUES ('after')",
-          'COMMIT',
-        ]),
-      ).rejects.toBeInstanceOf(QueryFailedError);
-      await runner.query('ROLLBACK');
+      await runner.connect();
+      const [{ pid: own }] = (await runner.query('SELECT pg_backend_pid() AS pid')) as Array<{ pid: number }>;
+      await runner.startTransaction();
+      await runner.query(`INSERT INTO statements_probe VALUES ('uncommitted')`);
+      current = runner.manager;
+      expect(await statements.rows(undefined, PID, [1])).toEqual([{ pid: own, n: 1 }]);
+      expect(await statements.rows(undefined, PROBE, ['uncommitted'])).toEqual([{ n: 1 }]);
+      // no transaction open: the pool, which sees only what committed; nothing began or committed there
+      current = dataSource.manager;
+      const [outside] = await statements.rows<{ pid: number }>(undefined, PID, [2]);
+      expect(outside.pid).not.toBe(own);
+      expect(await statements.rows(undefined, PROBE, ['uncommitted'])).toEqual([{ n: 0 }]);
+      // a manager given explicitly wins over the current one
+      expect(await statements.rows(runner.manager, PROBE, ['uncommitted'])).toEqual([{ n: 1 }]);
+      await runner.rollbackTransaction();
     } finally {
       await runner.release();
     }
-    expect(await dataSource.query('SELECT v FROM chain_probe')).toEqual([]);
+    expect(await dataSource.query(`SELECT v FROM statements_probe WHERE v = 'uncommitted'`)).toEqual([]);
+  });
+
+  it("answers an error as QueryFailedError with the statement's text and values; it aborts the transaction, which commits nothing", async () => {
+    const runner = dataSource.createQueryRunner();
+    let current: EntityManager = dataSource.manager;
+    const statements = await statementsOf(true, () => current);
+    const DIVIDE: Statement = { name: 'test.divide', text: 'SELECT 1 / $1::int AS q' };
+    const INSERT: Statement = { name: 'test.insert', text: 'INSERT INTO statements_probe VALUES ($1)' };
+    // outside a transaction
+    const error = await statements.rows(undefined, DIVIDE, [0]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueryFailedError);
+    expect(error).toMatchObject({ query: DIVIDE.text, parameters: [0], driverError: { code: '22012' } });
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      current = runner.manager;
+      await statements.run(undefined, INSERT, ['before']);
+      await expect(statements.run(undefined, DIVIDE, [0])).rejects.toBeInstanceOf(QueryFailedError);
+      // the transaction is aborted: nothing more runs in it
+      await expect(statements.run(undefined, INSERT, ['after'])).rejects.toMatchObject({
+        driverError: { code: '25P02' },
+      });
+      await runner.rollbackTransaction();
+    } finally {
+      await runner.release();
+    }
+    expect(await dataSource.query(`SELECT v FROM statements_probe WHERE v IN ('before', 'after')`)).toEqual(
+      [],
+    );
   });
 });

@@ -1,7 +1,5 @@
-import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { currentManager, runInTransaction } from './transactional';
-
-const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected (inTransactionOpenedByWork)
 
 export type { TransactionParticipant } from './transactional';
 import type { UnitOfWorkOptions } from './transactional';
@@ -30,43 +28,4 @@ export function inTransaction<T>(
     () => work(currentManager()),
     typeof options === 'number' ? { attempts: options } : options,
   );
-}
-
-/** How a unit of work of `inTransactionOpenedByWork` ended its transaction itself, if it did. */
-export interface OwnTransaction {
-  /** Set by the work once its last statement went with `COMMIT` (`Statements.chain`). */
-  committed: boolean;
-}
-
-/**
- * `inTransaction` for a unit of work that opens the transaction itself with its first
- * statement (`Statements.begin`: `BEGIN` and a row lock in one round trip), and may commit it
- * with its last (`own.committed`); else a plain `COMMIT`, or `ROLLBACK` when the work throws,
- * and the same retries. For the hottest write (a consume), where each round trip of a lone
- * `BEGIN` or `COMMIT` was a fifth of the work. Without participant.
- */
-export async function inTransactionOpenedByWork<T>(
-  dataSource: DataSource,
-  work: (em: EntityManager, own: OwnTransaction) => Promise<T>,
-  attempts = 4,
-): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await runner.connect();
-      const own: OwnTransaction = { committed: false };
-      const result = await work(runner.manager, own);
-      if (!own.committed) await runner.query('COMMIT');
-      return result;
-    } catch (error) {
-      // without a transaction open (the work failed before its first statement) this only warns
-      await runner.query('ROLLBACK').catch(() => undefined);
-      const code =
-        error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
-      if (!code || !RETRYABLE.has(code) || attempt >= attempts) throw error;
-    } finally {
-      await runner.release();
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
-  }
 }

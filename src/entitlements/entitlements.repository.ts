@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import DataLoader from 'dataloader';
-import { EntityManager } from 'typeorm';
+import { Batcher } from '../database/batcher';
 import { Statement, Statements } from '../database/statements';
+import { Transactions } from '../database/transactional';
 import { EngineQuota, EngineWindow, toMicros } from './engine/entitlement-engine';
 
 /**
@@ -52,7 +52,7 @@ function featureKindOf(feature: FeatureSelector): FeatureKind {
   return feature === 'all' ? 'all' : 'id' in feature ? 'id' : 'slug';
 }
 
-/** A batch's shape: how its requests name the customer and the feature (one loader, one statement each). */
+/** A batch's shape: how its requests name the customer and the feature (one statement each). */
 export const batchShapeOf = (lock: CustomerLock, feature: OneFeature): string =>
   `${lock.name}:${featureKindOf(feature)}`;
 
@@ -89,8 +89,6 @@ export interface CustomerState {
   existing?: UsageRow | null;
   /** With `eventId`: when the customer's latest record of the feature was made (null: none yet). */
   lastRecordedAt?: Date | null;
-  /** The guess sent, with its sums read in the same statement (same snapshot) as the rest. */
-  guessed?: SumsGuess & { used: bigint[]; overage: bigint[] };
 }
 
 interface QuotaJson {
@@ -145,13 +143,19 @@ export interface OverageRequest {
 }
 
 /**
- * Periods a read expects (those it computed for the same customer and feature last time): their
+ * Periods a read expects (those computed for the same customer and feature last time): their
  * sums come back with the state in the same statement, and they are used only if the periods the
- * rules compute from that state are exactly these (otherwise `sums` runs with the right ones).
+ * rules compute from that state are exactly these (otherwise `sums` reads the right ones).
  */
 export interface SumsGuess {
   periods: SumRequest[];
   overages: OverageRequest[];
+}
+
+/** Period sums as the rules take them: each period's usage and each overage request's, in order. */
+export interface Sums {
+  used: bigint[];
+  overage: bigint[];
 }
 
 const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[] => [
@@ -168,106 +172,169 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
  * and the customer's live windows with their plans' quotas (tables of the customers, plans and
  * subscriptions modules, read together in one round trip: the hot path of every check and
  * consume); a second sums the allocations of the periods the rules computed from them.
+ *
+ * Statements run on the current unit of work's transaction, if one is open. Outside one, the
+ * checks and the sums of concurrent reads are gathered into one statement per shape (`Batcher`).
+ * The periods last summed for each request are kept (`SumsGuesses`) and sent with the next state
+ * read of the same request, so that a read whose periods did not change is one statement.
  */
 @Injectable()
 export class EntitlementsRepository {
   private readonly stateStatements = new Map<string, Statement>();
-  /** Per shape of a batch (lock kind, feature kind): its statement and the loader gathering it. */
-  private readonly batches = new Map<string, DataLoader<BatchedLoad, StateRow | null>>();
+  /** Checks outside a transaction, gathered per shape (lock kind, feature kind) into one statement. */
+  private readonly checks = new Batcher<BatchedLoad, BatchRow | null>((loads) => this.runCheckBatch(loads));
+  /** Period sums read outside a transaction, gathered into one statement. */
+  private readonly sumsBatches = new Batcher<SumsLoad, SumsRow>((loads) => this.runSumsBatch(loads));
+  private readonly guesses = new SumsGuesses(GUESSES_LIMIT);
+  /** Per state read with a guess: the request's key, and the guess with its sums. */
+  private readonly guessedFor = new WeakMap<CustomerState, Guessed>();
 
-  constructor(private readonly statements: Statements) {}
+  constructor(
+    private readonly statements: Statements,
+    private readonly transactions: Transactions,
+  ) {}
 
   /**
-   * As `loadState` outside a transaction with a guess (a check), gathered with the other checks
-   * of the same shape that reach this point in the same turn of the event loop into one statement
-   * (`stateBatchStatement`): under load the round trip, the statement's start-up in PostgreSQL
-   * (its executor tree, set up on every execution) and the driver's work are shared by the
-   * batch; alone, a check is a batch of one, sent on the next turn of the loop. The statement
-   * reads each customer with its own guess, exactly as `loadState` does.
+   * As `loadState` with a guess, for a check outside a transaction: gathered with the other
+   * checks of the same shape that reach this point in the same turn of the event loop into one
+   * statement (`stateBatchStatement`). Under load the round trip, the statement's start-up in
+   * PostgreSQL and the driver's work are shared by the batch; alone, a check is a batch of one,
+   * sent on the next turn of the loop. Each customer is read with its own guess, exactly as
+   * `loadState` reads it.
    */
   async loadBatched(
     projectId: string,
     lock: CustomerLock,
     feature: OneFeature,
-    guess: SumsGuess | undefined,
   ): Promise<CustomerState | null> {
-    const key = batchShapeOf(lock, feature);
-    let loader = this.batches.get(key);
-    if (!loader) {
-      const statement = stateBatchStatement(lock.name, featureKindOf(feature), false);
-      loader = new DataLoader((loads) => this.runBatch(statement, loads), BATCHING);
-      this.batches.set(key, loader);
-    }
-    const row = await loader.load({ projectId, lock, feature, guess });
-    return row ? toState(row, { guess }) : null;
-  }
-
-  private async runBatch(
-    statement: Statement,
-    loads: readonly BatchedLoad[],
-  ): Promise<Array<StateRow | null>> {
-    const rows = await this.statements.rows<BatchRow>(undefined, statement, batchValues(loads));
-    return byOrdinality(loads, rows);
+    const key = guessKeyOf(projectId, lock, feature);
+    const guess = this.guesses.get(key);
+    const row = await this.checks.load(batchShapeOf(lock, feature), { projectId, lock, feature, guess });
+    return row ? this.stateOf(row, { guess }, key) : null;
   }
 
   /**
    * The customer named by `lock` (`null`: no such customer in the project), the feature(s) of
    * `feature`, and every live window of the customer with its quota for those features.
    *
-   * With `guess`, the sums of those periods (see `SumsGuess`).
+   * With `guess`, the sums of the periods last summed for the same request come in the same
+   * statement (see `SumsGuess`).
    */
   async loadState(
-    em: EntityManager | undefined,
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    options: { guess?: SumsGuess } = {},
+    { guess: guessing = false }: { guess?: boolean } = {},
   ): Promise<CustomerState | null> {
-    const { statement, values } = this.stateQuery(projectId, lock, feature, options);
-    const [row] = await this.statements.rows<StateRow>(em, statement, values);
-    return row ? toState(row, options) : null;
+    const key = guessing ? guessKeyOf(projectId, lock, feature) : undefined;
+    const guess = key === undefined ? undefined : this.guesses.get(key);
+    const { statement, values } = this.stateQuery(projectId, lock, feature, guess);
+    const [row] = await this.statements.rows<StateRow>(undefined, statement, values);
+    return row ? this.stateOf(row, { guess }, key) : null;
   }
 
   /**
-   * A batch of consumes' first round trip (`EntitlementsService.consumeMany`): opens `em`'s
-   * transaction, locks the customers the `loads` name (`FOR UPDATE`, in id order, so that two
-   * batches never wait for each other in a cycle), and reads each load's state as `loadState`
-   * does with its guess and event id, by a statement that runs once the locks are granted (so its
-   * snapshot sees every consume and grant for those customers that committed before). Both go in
-   * one round trip when the connection allows (`Statements.chain`), else in two. Every load has
-   * the same lock kind and feature kind (the batch's shape). Answers the ids locked and each
-   * load's state (null: the project has no such customer).
+   * A batch of consumes' reads, in the current unit of work's transaction: locks the customers
+   * the `loads` name (`FOR UPDATE`, in id order, so that two batches never wait for each other in
+   * a cycle), then reads each load's state as `loadState` does with its guess and event id, by a
+   * statement of its own that starts once the locks are granted (so that its snapshot sees every
+   * consume and grant for those customers that committed before). Every load has the same lock
+   * kind and feature kind (the batch's shape). Answers the ids locked and each load's state
+   * (null: the project has no such customer).
    */
   async lockAndLoadMany(
-    em: EntityManager,
     loads: readonly ConsumeLoad[],
   ): Promise<{ locked: Set<number>; states: Array<CustomerState | null> }> {
+    if (!this.transactions.isTransactionActive())
+      throw new Error('lockAndLoadMany runs inside a unit of work: its row locks last until it commits');
     const { name: kind } = loads[0].lock;
     const featureKind = featureKindOf(loads[0].feature);
-    const lock = {
-      statement: this.shaped(`lock:${kind}`, () => lockBatchStatement(kind)),
-      values: lockValues(loads),
-    };
-    const state = {
-      statement: this.shaped(`consume:${kind}:${featureKind}`, () =>
-        stateBatchStatement(kind, featureKind, true),
-      ),
-      values: batchValues(loads),
-    };
-    let lockedRows: Array<{ id: number }>;
-    let stateRows: BatchRow[];
-    const chained = await this.statements.chain<{ id: number } & BatchRow>(em, ['BEGIN', lock, state]);
-    if (chained) [, lockedRows, stateRows] = chained;
-    else {
-      lockedRows = await this.statements.begin<{ id: number }>(em, lock.statement, lock.values);
-      // the statement the chain names, so that this connection prepares it
-      stateRows = await this.statements.rows<BatchRow>(em, state.statement, state.values);
-    }
-    const rows = byOrdinality(loads, stateRows);
+    const keys = loads.map((l) => guessKeyOf(l.projectId, l.lock, l.feature));
+    const guessing = loads.map((l, k) => ({ ...l, guess: this.guesses.get(keys[k]) }));
+    const lockedRows = await this.statements.rows<{ id: number }>(
+      undefined,
+      this.shaped(`lock:${kind}`, () => lockBatchStatement(kind)),
+      lockValues(loads),
+    );
+    const stateRows = await this.statements.rows<BatchRow>(
+      undefined,
+      this.shaped(`consume:${kind}:${featureKind}`, () => stateBatchStatement(kind, featureKind, true)),
+      batchValues(guessing),
+    );
     return {
       locked: new Set(lockedRows.map((r) => r.id)),
-      states: rows.map((row, k) => (row ? toState(row, loads[k]) : null)),
+      states: byOrdinality(loads, stateRows).map((row, k) =>
+        row ? this.stateOf(row, guessing[k], keys[k]) : null,
+      ),
     };
+  }
+
+  /**
+   * For each of `periods`, the micro-units allocated to its group by the customer's records of its
+   * feature recorded within `[periodStart, periodEnd)`, reversed ones excluded; and for each of
+   * `overages`, the overage of the feature's records recorded since `since`. Each is a difference
+   * of running totals (`sumsColumns`), whatever the usage so far.
+   *
+   * When `state` was read with a guess of exactly these periods, their sums came with it (same
+   * snapshot) and nothing is sent. These periods are the next guess for the same request.
+   */
+  async sums(
+    projectId: string,
+    state: CustomerState,
+    periods: SumRequest[],
+    overages: OverageRequest[],
+  ): Promise<Sums> {
+    const guessed = this.guessedFor.get(state);
+    if (guessed) this.guesses.remember(guessed.key, { periods, overages });
+    if (guessed?.sums && sameRequests(guessed.sums, periods, overages)) return guessed.sums;
+    if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
+    let row: SumsRow;
+    if (this.transactions.isTransactionActive()) {
+      const values: unknown[] = [projectId, state.customerId, ...sumsValues(periods, overages)];
+      [row] = await this.statements.rows<SumsRow>(undefined, SUMS, values);
+    } else {
+      // a read's: gathered with the other reads' of this turn of the event loop, as `loadBatched`
+      row = await this.sumsBatches.load('sums', {
+        projectId,
+        customerId: state.customerId,
+        guess: { periods, overages },
+      });
+    }
+    return { used: row.used.map(toMicros), overage: row.overage.map(toMicros) };
+  }
+
+  /** A state row as the rules take it, with the guess it was read with, if any. */
+  private stateOf(
+    row: StateRow & { used?: string[]; overage?: string[] },
+    options: StateOptions,
+    key: string | undefined,
+  ): CustomerState {
+    const state = toState(row, options);
+    const { guess } = options;
+    if (key !== undefined)
+      this.guessedFor.set(state, {
+        key,
+        sums: guess
+          ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
+          : undefined,
+      });
+    return state;
+  }
+
+  private async runCheckBatch(loads: readonly BatchedLoad[]): Promise<Array<BatchRow | null>> {
+    const { lock, feature } = loads[0];
+    const statement = this.shaped(`check:${batchShapeOf(lock, feature)}`, () =>
+      stateBatchStatement(lock.name, featureKindOf(feature), false),
+    );
+    const rows = await this.statements.rows<BatchRow>(undefined, statement, batchValues(loads));
+    return byOrdinality(loads, rows);
+  }
+
+  private async runSumsBatch(loads: readonly SumsLoad[]): Promise<SumsRow[]> {
+    const [bounds, flat] = guessValues(loads);
+    const values = [loads.map((l) => l.projectId), loads.map((l) => l.customerId), ...bounds, ...flat];
+    const rows = await this.statements.rows<SumsRow & { i: string }>(undefined, SUMS_BATCH, values);
+    return byOrdinality(loads, rows).map((row) => row!);
   }
 
   /** A statement of this repository's, built once per shape. */
@@ -280,12 +347,12 @@ export class EntitlementsRepository {
     return statement;
   }
 
-  /** The state statement of a lock, a feature selector and the options, and its values. */
+  /** The state statement of a lock, a feature selector and a guess, and its values. */
   private stateQuery(
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    { guess }: { guess?: SumsGuess },
+    guess: SumsGuess | undefined,
   ): { statement: Statement; values: unknown[] } {
     const featureKind = featureKindOf(feature);
     const statement = this.shaped(`state:${lock.name}:${featureKind}:${!!guess}`, () =>
@@ -296,59 +363,70 @@ export class EntitlementsRepository {
     if (guess) values.push(...sumsValues(guess.periods, guess.overages));
     return { statement, values };
   }
+}
 
-  /**
-   * In one statement: for each of `periods`, the micro-units allocated to its group by the
-   * customer's records of its feature recorded within `[periodStart, periodEnd)`, reversed ones
-   * excluded; and for each of `overages`, the overage of the feature's records recorded since
-   * `since`. Each is a difference of running totals (`sumsColumns`), whatever the usage so far.
-   */
-  async sums(
-    em: EntityManager | undefined,
-    projectId: string,
-    customerId: number,
-    periods: SumRequest[],
-    overages: OverageRequest[],
-  ): Promise<{ used: bigint[]; overage: bigint[] }> {
-    if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
-    let row: { used: string[]; overage: string[] };
-    if (em) {
-      const values: unknown[] = [projectId, customerId, ...sumsValues(periods, overages)];
-      [row] = await this.statements.rows<{ used: string[]; overage: string[] }>(em, SUMS, values);
-    } else {
-      // a read's: gathered with the other reads' of this turn of the event loop, as `loadBatched`
-      this.sumsLoader ??= new DataLoader((loads) => this.runSumsBatch(loads), BATCHING);
-      row = await this.sumsLoader.load({ projectId, customerId, guess: { periods, overages } });
-    }
-    return { used: row.used.map(toMicros), overage: row.overage.map(toMicros) };
+/** A row of the sums statements: each sum as the text of a numeric. */
+interface SumsRow {
+  used: string[];
+  overage: string[];
+}
+
+/** What a state was read with: its request's key, and the guess with its sums (none: no guess yet). */
+interface Guessed {
+  key: string;
+  sums?: SumsGuess & Sums;
+}
+
+/** Requests whose guesses are kept at most: the least recently used goes first. */
+const GUESSES_LIMIT = 50_000;
+
+/**
+ * The periods last summed per request (a customer and a feature, or all features), in this
+ * process. A `Map` keeps insertion order: a key set again becomes the most recent; when full, the
+ * least recently used goes (one at a time: a process serving more customers than the limit keeps
+ * the guesses of those it reads often).
+ */
+class SumsGuesses {
+  private readonly guesses = new Map<string, SumsGuess>();
+
+  constructor(private readonly limit: number) {}
+
+  get(key: string): SumsGuess | undefined {
+    return this.guesses.get(key);
   }
 
-  private sumsLoader?: DataLoader<SumsLoad, { used: string[]; overage: string[] }>;
-
-  private async runSumsBatch(
-    loads: readonly SumsLoad[],
-  ): Promise<Array<{ used: string[]; overage: string[] }>> {
-    const [bounds, flat] = guessValues(loads);
-    const values = [loads.map((l) => l.projectId), loads.map((l) => l.customerId), ...bounds, ...flat];
-    const rows = await this.statements.rows<{ i: string; used: string[]; overage: string[] }>(
-      undefined,
-      SUMS_BATCH,
-      values,
-    );
-    return byOrdinality(loads, rows).map((row) => row!);
+  remember(key: string, guess: SumsGuess): void {
+    this.guesses.delete(key);
+    if (this.guesses.size >= this.limit) this.guesses.delete(this.guesses.keys().next().value!);
+    this.guesses.set(key, guess);
   }
 }
 
-/**
- * How checks and consumes are gathered (`loadBatched`, `sums`, `EntitlementsService.consume`):
- * those of one turn of the event loop, at most 64 a statement or a transaction, none remembered
- * (`dataloader`'s cache is off: every load reads).
- */
-export const BATCHING = {
-  cache: false,
-  maxBatchSize: 64,
-  batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch),
-} as const;
+/** The key of a request's guess: the project, how it names the customer, and the feature(s). */
+function guessKeyOf(projectId: string, lock: CustomerLock, selector: FeatureSelector): string {
+  const feature = selector === 'all' ? '*' : 'id' in selector ? `#${selector.id}` : selector.slug;
+  return [projectId, lock.name, ...lock.values.map(String), feature].join('\u0000');
+}
+
+const sameTime = (x: Date | null, y: Date | null) =>
+  x === null ? y === null : y !== null && x.getTime() === y.getTime();
+
+function sameRequests(guess: SumsGuess, periods: SumRequest[], overages: OverageRequest[]): boolean {
+  return (
+    guess.periods.length === periods.length &&
+    guess.overages.length === overages.length &&
+    periods.every(
+      (p, i) =>
+        p.featureId === guess.periods[i].featureId &&
+        p.group === guess.periods[i].group &&
+        sameTime(p.periodStart, guess.periods[i].periodStart) &&
+        sameTime(p.periodEnd, guess.periods[i].periodEnd),
+    ) &&
+    overages.every(
+      (x, i) => x.featureId === guess.overages[i].featureId && sameTime(x.since, guess.overages[i].since),
+    )
+  );
+}
 
 /** One read of period sums of a batch (`sums` outside a transaction). */
 interface SumsLoad {
@@ -366,7 +444,10 @@ interface BatchedLoad {
 }
 
 /** One consume of a batch (`lockAndLoadMany`). */
-export interface ConsumeLoad extends BatchedLoad {
+export interface ConsumeLoad {
+  projectId: string;
+  lock: CustomerLock;
+  feature: OneFeature;
   eventId: string;
 }
 
@@ -437,10 +518,7 @@ export interface StateOptions {
 }
 
 /** A state statement's row as the rules take it. */
-function toState(
-  row: StateRow & { used?: string[]; overage?: string[] },
-  { guess, eventId }: StateOptions,
-): CustomerState {
+function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
   const windows = row.windows.map((w) => ({
     ...w,
     validFrom: new Date(w.validFrom),
@@ -454,9 +532,6 @@ function toState(
     ...(eventId !== undefined
       ? { existing: row.existing ?? null, lastRecordedAt: row.last_recorded_at ?? null }
       : {}),
-    guessed: guess
-      ? { ...guess, used: row.used!.map(toMicros), overage: row.overage!.map(toMicros) }
-      : undefined,
     windowsFor: (featureId: number): EngineWindow[] => {
       // one quota per plan, shared by its windows (the engine only reads them)
       const quotaOf = new Map<number, EngineQuota | null>();

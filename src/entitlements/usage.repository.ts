@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
-import type { OwnTransaction } from '../database/transaction';
 import { Allocation, microsText } from './engine/entitlement-engine';
 import { ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from './entitlements.repository';
 import { PageWindow } from '../common/http/pagination';
@@ -17,18 +15,19 @@ export interface NewUsage {
   allocations: Allocation[];
 }
 
-/** Every SQL statement of `usage_records` and `usage_allocations`. */
+/**
+ * Every SQL statement of `usage_records` and `usage_allocations`, run on the current unit of
+ * work's transaction (the writes need one: a consume's or a reversal's, under its customer's lock).
+ */
 @Injectable()
 export class UsageRepository {
   constructor(private readonly statements: Statements) {}
 
   /**
    * Writes records and their allocations in one statement, a customer's in the order given, at
-   * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`. With
-   * `commit` (the last statement of a consume's own transaction), `COMMIT` goes in the same round
-   * trip when the connection allows (`Statements.chain`), which `commit.committed` says.
+   * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`.
    */
-  async insertMany(em: EntityManager, usages: NewUsage[], commit?: OwnTransaction): Promise<UsageRow[]> {
+  async insertMany(usages: NewUsage[]): Promise<UsageRow[]> {
     const allocations = usages.flatMap((u) => u.allocations);
     const slices = slicesOf(usages.map((u) => u.allocations.length));
     const values = [
@@ -45,17 +44,7 @@ export class UsageRepository {
       allocations.map((a) => a.periodStart),
       allocations.map((a) => microsText(a.amount)),
     ];
-    let rows: Array<{ i: string; usage: UsageRow }>;
-    const chained = commit
-      ? await this.statements.chain<{ i: string; usage: UsageRow }>(em, [
-          { statement: INSERT_USAGE, values },
-          'COMMIT',
-        ])
-      : null;
-    if (chained) {
-      commit!.committed = true;
-      rows = chained[0];
-    } else rows = await this.statements.rows<{ i: string; usage: UsageRow }>(em, INSERT_USAGE, values);
+    const rows = await this.statements.rows<{ i: string; usage: UsageRow }>(undefined, INSERT_USAGE, values);
     const ordered: UsageRow[] = [];
     for (const row of rows) ordered[Number(row.i) - 1] = row.usage;
     return ordered;
@@ -65,8 +54,8 @@ export class UsageRepository {
    * The record `usageId` of the project, with its customer's row locked `FOR UPDATE` (the lock of
    * consumes and grants) and the record's own row; null when there is none.
    */
-  async lockForReversal(em: EntityManager, projectId: string, usageId: string): Promise<UsageRow | null> {
-    const [row] = await this.statements.rows<{ usage: UsageRow }>(em, LOCK_FOR_REVERSAL, [
+  async lockForReversal(projectId: string, usageId: string): Promise<UsageRow | null> {
+    const [row] = await this.statements.rows<{ usage: UsageRow }>(undefined, LOCK_FOR_REVERSAL, [
       usageId,
       projectId,
     ]);
@@ -74,8 +63,12 @@ export class UsageRepository {
   }
 
   /** Marks a record and its allocations reversed at `at`; answers the record as it now is. */
-  async reverse(em: EntityManager, projectId: string, usageId: string, at: Date): Promise<UsageRow> {
-    const [row] = await this.statements.rows<{ usage: UsageRow }>(em, REVERSE, [usageId, projectId, at]);
+  async reverse(projectId: string, usageId: string, at: Date): Promise<UsageRow> {
+    const [row] = await this.statements.rows<{ usage: UsageRow }>(undefined, REVERSE, [
+      usageId,
+      projectId,
+      at,
+    ]);
     return row.usage;
   }
 
