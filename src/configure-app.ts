@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
-import { INestApplication } from '@nestjs/common';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { INestApplication, NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import express from 'express';
 import type { Request } from 'express';
@@ -9,10 +9,10 @@ import { SECURITY } from './auth/decorators';
 import { applyOpenApiConventions } from './common/swagger/openapi-conventions';
 import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
-import { EnvelopeExpressAdapter } from './common/http/envelope';
+import { EnvelopeInterceptor } from './common/http/envelope';
 import { ROOT_LOGGER } from './common/http/logging';
-import { requestBodyMiddleware } from './common/http/body-parser';
-import { constantHeadersOf, requestPipeline, RequestPipelineOptions } from './common/http/request-pipeline';
+import { bodyLimits, JSON_BODY_PARSER_OPTIONS, requestLimits } from './common/http/body-parser';
+import { requestPipeline, RequestPipelineOptions } from './common/http/request-pipeline';
 import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { createValidationPipe } from './common/http/validation';
 import { MetricsService } from './metrics/metrics.service';
@@ -22,27 +22,35 @@ import { isDocsPath } from './common/routes/api-prefixes';
 import { ReadReplicas } from './database/read-replicas';
 
 /**
- * The HTTP adapter every application is created with (`main.ts`, tests): Express plus the success
- * envelope. Routing is case-sensitive and strict (a trailing slash is another path), set before
- * Express makes its router: every path is served under one spelling only, so that the rate
- * limits, idempotency records and metrics, which all key on the path, see the same path the
- * router matched (`/API/PRIVATE/v1/codes` is 404, not a second way in).
+ * The HTTP adapter every application is created with (`main.ts`, tests): Express, with routing
+ * case-sensitive and strict (a trailing slash is another path), set before Express makes its
+ * router: every path is served under one spelling only, so that the rate limits, idempotency
+ * records and metrics, which all key on the path, see the same path the router matched
+ * (`/API/PRIVATE/v1/codes` is 404, not a second way in).
  */
-export const createHttpAdapter = (): EnvelopeExpressAdapter => {
+export const createHttpAdapter = (): ExpressAdapter => {
   const instance = express();
   instance.set('case sensitive routing', true);
   instance.set('strict routing', true);
-  return new EnvelopeExpressAdapter(instance);
+  return new ExpressAdapter(instance);
 };
+
+/**
+ * The options every application is created with, beside `createHttpAdapter()`: no body parser
+ * of Nest's own (`configureApp` installs Express's JSON parser after the request's own checks),
+ * and the exact bytes of a body kept on `req.rawBody`, as request signatures are computed over them.
+ */
+export const HTTP_APP_OPTIONS = {
+  bodyParser: false,
+  rawBody: true,
+} as const satisfies NestApplicationOptions;
 
 /**
  * Everything the HTTP layer needs besides the modules, shared by `main.ts` and the tests so
  * that both run the same application. The app must be created with `createHttpAdapter()` and
- * `bodyParser: false`.
+ * `HTTP_APP_OPTIONS`.
  */
 export function configureApp(app: NestExpressApplication): void {
-  if (!(app.getHttpAdapter() instanceof EnvelopeExpressAdapter))
-    throw new Error('Create the application with createHttpAdapter()');
   const config = app.get(AppConfig);
   app.disable('x-powered-by');
   // JSON answers of an API that changes under its clients: no ETag (Express would hash every body for it).
@@ -71,9 +79,12 @@ export function configureApp(app: NestExpressApplication): void {
   const reads = app.get(ReadReplicas);
   if (reads.enabled) app.use(reads.writeTracker());
   // after the request lines' listener, so that refused bodies are logged too
-  app.use(requestBodyMiddleware);
+  app.use(requestLimits);
+  app.useBodyParser('json', JSON_BODY_PARSER_OPTIONS);
+  app.use(bodyLimits);
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
+  app.useGlobalInterceptors(new EnvelopeInterceptor());
   if (config.get('DOCS_ENABLED')) {
     const document = buildOpenApi(app, config.get('PUBLIC_BASE_URL'));
     SwaggerModule.setup('docs', app, document, {
@@ -139,8 +150,7 @@ export function buildOpenApi(app: INestApplication, publicBaseUrl?: string): Ope
 
 /**
  * helmet's security headers. The API answers JSON only, so its Content Security Policy allows
- * nothing at all; its headers never depend on the request, so they are read from helmet once
- * (`constantHeadersOf`) and written as a list. Swagger UI under `/docs` gets a policy of its
+ * nothing at all. Swagger UI under `/docs` gets a policy of its
  * own that lets it run (same-origin scripts plus inline script and style, `data:` images),
  * without `upgrade-insecure-requests` so that it also works over plain http on a developer's
  * machine. Every answer but Swagger UI's carries `Cache-Control: no-store`, errors included:
@@ -166,7 +176,7 @@ export function securityHeaders(): Pick<RequestPipelineOptions, 'apiHeaders' | '
     },
   });
   return {
-    apiHeaders: [['Cache-Control', 'no-store'], ...constantHeadersOf(api)],
+    apiHeaders: api,
     isDocs: isDocsPath,
     docsHeaders: docs,
   };

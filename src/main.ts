@@ -3,7 +3,13 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { configureApp, configureHttpServer, createHttpAdapter, drainHttpServer } from './configure-app';
+import {
+  configureApp,
+  configureHttpServer,
+  createHttpAdapter,
+  drainHttpServer,
+  HTTP_APP_OPTIONS,
+} from './configure-app';
 import { createRootLogger, resolveLogFormat, withQuietStartup } from './common/http/logging';
 import { loadDotEnv, LOG_LEVELS, validateEnv } from './config/env';
 import { embeddedSecretKey, EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
@@ -50,7 +56,7 @@ async function bootstrap(): Promise<void> {
     if (env.DB_MIGRATE_ON_START) await migrateWithLock(env.DATABASE_DIRECT_URL || env.DATABASE_URL, say);
 
     const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(), createHttpAdapter(), {
-      bodyParser: false,
+      ...HTTP_APP_OPTIONS,
       bufferLogs: true,
     });
     app.useLogger(withQuietStartup(app.get(Logger)));

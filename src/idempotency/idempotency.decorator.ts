@@ -1,12 +1,12 @@
-import { applyDecorators, Injectable, UseGuards } from '@nestjs/common';
-import { GUARDS_METADATA } from '@nestjs/common/constants';
+import { applyDecorators, Injectable, UseInterceptors } from '@nestjs/common';
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import { API_PREFIXES } from '../common/routes/api-prefixes';
 import { RouteCatalog } from '../common/routes/route-catalog.service';
 import type { RouteInfo } from '../common/routes/route-walker';
 import { ApiHeader } from '@nestjs/swagger';
 import { IDEMPOTENCY_KEY_FORMAT } from './idempotency-fingerprint';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-context';
-import { IDEMPOTENT_METHODS, IdempotencyGuard } from './idempotency.guard';
+import { IDEMPOTENT_METHODS, IdempotencyInterceptor } from './idempotency.interceptor';
 
 const ApiIdempotencyKey = () =>
   ApiHeader({
@@ -20,11 +20,11 @@ const ApiIdempotencyKey = () =>
   });
 
 /**
- * `Idempotency-Key` on a private POST, PATCH or DELETE (product.md 7), with its Swagger header.
- * A method decorator (a guard) rather than a global one: reads pay nothing for it.
+ * `Idempotency-Key` on a private POST, PATCH or DELETE, with its Swagger header. A method
+ * decorator (an interceptor) rather than a global one: reads pay nothing for it.
  * `IdempotentRoutesCheck` refuses to start an application where one of those handlers lacks it.
  */
-export const Idempotent = () => applyDecorators(UseGuards(IdempotencyGuard), ApiIdempotencyKey());
+export const Idempotent = () => applyDecorators(UseInterceptors(IdempotencyInterceptor), ApiIdempotencyKey());
 
 /** `Controller.method` of every private POST, PATCH and DELETE handler without `@Idempotent()`. */
 export function handlersWithoutIdempotency(routes: RouteInfo[]): string[] {
@@ -33,8 +33,9 @@ export function handlersWithoutIdempotency(routes: RouteInfo[]): string[] {
   for (const route of routes) {
     if (route.path !== prefix && !route.path.startsWith(`${prefix}/`)) continue;
     if (!IDEMPOTENT_METHODS.has(route.method)) continue;
-    const guards: unknown[] = Reflect.getMetadata(GUARDS_METADATA, route.handler) ?? [];
-    if (!guards.includes(IdempotencyGuard)) missing.add(`${route.controller.name}.${route.handlerName}`);
+    const interceptors: unknown[] = Reflect.getMetadata(INTERCEPTORS_METADATA, route.handler) ?? [];
+    if (!interceptors.includes(IdempotencyInterceptor))
+      missing.add(`${route.controller.name}.${route.handlerName}`);
   }
   return [...missing];
 }

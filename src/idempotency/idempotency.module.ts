@@ -5,9 +5,9 @@ import { IdempotencyRepository } from './idempotency.repository';
 import { IdempotencyService } from './idempotency.service';
 
 /**
- * `Idempotency-Key` on private POST, PATCH and DELETE (product.md 7): the `@Idempotent()`
- * guard backed by the `idempotency_records` table, which also prunes expired records
- * every 10 minutes. A module whose controllers use `@Idempotent()` imports it (the guard is made there).
+ * `Idempotency-Key` on private POST, PATCH and DELETE: the `@Idempotent()` interceptor backed
+ * by the `idempotency_records` table, which also prunes expired records every 10 minutes. A
+ * module whose controllers use `@Idempotent()` imports it (the interceptor is made there).
  */
 @Module({
   imports: [RoutesModule],

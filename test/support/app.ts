@@ -6,7 +6,7 @@ import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import { configureApp, createHttpAdapter } from '../../src/configure-app';
+import { configureApp, createHttpAdapter, HTTP_APP_OPTIONS } from '../../src/configure-app';
 import { createTestDatabase } from './database';
 import { PgBouncer, pgbouncerVersion, startPgBouncer } from './pgbouncer';
 
@@ -47,7 +47,7 @@ export interface TestApp {
 export async function startApp(env: Record<string, string>): Promise<NestExpressApplication> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ env })] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
-    bodyParser: false,
+    ...HTTP_APP_OPTIONS,
     logger: false,
   });
   configureApp(app);

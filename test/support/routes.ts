@@ -9,8 +9,6 @@ export function expressRoutes(app: NestExpressApplication, prefix: string): stri
   const out: string[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
-      // the route groups of EnvelopeExpressAdapter: Express routers behind one dispatcher
-      for (const group of layer.handle?.routeGroups?.values() ?? []) walk(group.stack);
       const route = layer.route;
       if (!route || !route.path.startsWith(prefix)) continue;
       for (const method of Object.keys(route.methods)) out.push(`${method.toUpperCase()} ${route.path}`);
@@ -22,5 +20,4 @@ export function expressRoutes(app: NestExpressApplication, prefix: string): stri
 
 interface Layer {
   route?: { path: string; methods: Record<string, boolean> };
-  handle?: { routeGroups?: Map<string, { stack: Layer[] }> };
 }

@@ -1,117 +1,48 @@
-import { IncomingMessage, ServerResponse, type Server } from 'node:http';
-import { Socket } from 'node:net';
-import request from 'supertest';
-import type { Express, Request, Response } from 'express';
-import { createHttpAdapter } from '../../configure-app';
-import { deferHeadHeaders, headHeadersOf } from './envelope';
+import { CallHandler, ExecutionContext, StreamableFile } from '@nestjs/common';
+import { lastValueFrom, of } from 'rxjs';
+import { EnvelopeInterceptor, envelopeOf } from './envelope';
 
-describe('EnvelopeExpressAdapter: requests and responses born as Express objects', () => {
-  let server: Server;
-  let instance: Express;
+/** What the interceptor makes of a handler's `result`, for a request with id `id` whose answer has `statusCode`. */
+function intercepted(
+  result: unknown,
+  { id = 'rid-1', statusCode = 200, headersSent = false, type = 'http' } = {},
+) {
+  const req = { id };
+  const res = { statusCode, headersSent };
+  const context = {
+    getType: () => type,
+    switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
+  } as unknown as ExecutionContext;
+  const next: CallHandler = { handle: () => of(result) };
+  return lastValueFrom(new EnvelopeInterceptor().intercept(context, next));
+}
 
-  beforeAll(() => {
-    const adapter = createHttpAdapter();
-    adapter.initHttpServer({});
-    instance = adapter.getInstance<Express>();
-    instance.get('/echo', (req: Request, res: Response) => {
-      res
-        .status(201)
-        .json({ host: req.get('host'), path: req.path, query: req.query, app: req.app === instance });
+describe('EnvelopeInterceptor: every success answer as { ok, requestId, data }', () => {
+  it("wraps a handler's result with the request's id", async () => {
+    expect(await intercepted({ id: 12 }, { id: 'trace-7', statusCode: 201 })).toEqual({
+      ok: true,
+      requestId: 'trace-7',
+      data: { id: 12 },
     });
-    server = adapter.getHttpServer() as Server;
+    expect(await intercepted([1, 2])).toEqual({ ok: true, requestId: 'rid-1', data: [1, 2] });
   });
 
-  it('serves Express handlers as before: req.get, req.path, req.query, req.app, res.status, res.json', async () => {
-    const res = await request(server).get('/echo?a=1').set('Host', 'example.test').expect(201);
-    expect(res.body).toEqual({ host: 'example.test', path: '/echo', query: { a: '1' }, app: true });
+  it('wraps what is not an object as well: a string, null, nothing (no data key then once serialized)', async () => {
+    expect(await intercepted('text')).toEqual({ ok: true, requestId: 'rid-1', data: 'text' });
+    expect(await intercepted(null)).toEqual({ ok: true, requestId: 'rid-1', data: null });
+    expect(JSON.stringify(await intercepted(undefined))).toBe('{"ok":true,"requestId":"rid-1"}');
   });
 
-  it('Express changes the prototype of no request or response (its per-request setPrototypeOf changes nothing)', async () => {
-    const changed: string[] = [];
-    const original = Object.setPrototypeOf;
-    const spy = jest
-      .spyOn(Object, 'setPrototypeOf')
-      .mockImplementation((target: object, proto: object | null) => {
-        if (Object.getPrototypeOf(target) !== proto) changed.push(String(target?.constructor?.name));
-        return original(target, proto);
-      });
-    try {
-      await request(server).get('/echo').expect(201);
-    } finally {
-      spy.mockRestore();
-    }
-    expect(changed).toEqual([]);
-  });
-});
-
-describe('deferHeadHeaders: headers given to an answer when its head is written, unless it set them', () => {
-  let server: Server;
-  const headers = headHeadersOf([
-    ['Cache-Control', 'no-store'],
-    ['X-Frame-Options', 'SAMEORIGIN'],
-  ]);
-
-  beforeAll(() => {
-    const adapter = createHttpAdapter();
-    adapter.initHttpServer({});
-    const instance = adapter.getInstance<Express>();
-    instance.use((req: Request, res: Response, next: () => void) => {
-      expect(deferHeadHeaders(res, headers, `rid-${req.path.slice(1)}`)).toBe(true);
-      // a second call is refused: the first one's headers stay
-      expect(deferHeadHeaders(res, headers, 'other')).toBe(false);
-      next();
-    });
-    instance.get('/list', (_req: Request, res: Response) => {
-      res.writeHead(200, ['content-type', 'text/plain']);
-      res.end('list');
-    });
-    instance.get('/own-list', (_req: Request, res: Response) => {
-      res.writeHead(200, ['Cache-Control', 'max-age=5', 'x-request-id', 'mine']);
-      res.end('own');
-    });
-    instance.get('/set', (_req: Request, res: Response) => {
-      res.setHeader('Cache-Control', 'private');
-      res.end('set');
-    });
-    instance.get('/json', (_req: Request, res: Response) => void res.status(202).json({ a: 1 }));
-    instance.get('/nothing', (_req: Request, res: Response) => void res.end());
-    server = adapter.getHttpServer() as Server;
+  it('leaves files, answers without a body (204, 304) and answers already written by the handler as they are', async () => {
+    const file = new StreamableFile(Buffer.from('a,b\n'));
+    expect(await intercepted(file)).toBe(file);
+    expect(await intercepted(undefined, { statusCode: 204 })).toBeUndefined();
+    expect(await intercepted('x', { statusCode: 304 })).toBe('x');
+    expect(await intercepted(undefined, { headersSent: true })).toBeUndefined();
   });
 
-  it('adds them all, and X-Request-Id, to an answer that set none', async () => {
-    for (const path of ['/list', '/nothing']) {
-      const res = await request(server).get(path).expect(200);
-      expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
-      expect(res.headers['x-request-id']).toBe(`rid-${path.slice(1)}`);
-    }
-    const res = await request(server).get('/list');
-    expect(res.headers['content-type']).toBe('text/plain');
-    expect(res.text).toBe('list');
-  });
-
-  it("keeps an answer's own value of any of them, set before or given to writeHead, once", async () => {
-    const own = await request(server).get('/own-list').expect(200);
-    // one value: a second Cache-Control line would have been joined to it (`no-store, max-age=5`)
-    expect(own.headers['cache-control']).toBe('max-age=5');
-    expect(own.headers['x-request-id']).toBe('mine');
-    expect(own.headers['x-frame-options']).toBe('SAMEORIGIN');
-    const set = await request(server).get('/set').expect(200);
-    expect(set.headers['cache-control']).toBe('private');
-    expect(set.headers['x-frame-options']).toBe('SAMEORIGIN');
-    expect(set.headers['x-request-id']).toBe('rid-set');
-  });
-
-  it('reaches answers written by Express (res.json), with their own headers', async () => {
-    const res = await request(server).get('/json').expect(202);
-    expect(res.body).toEqual({ a: 1 });
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.headers['x-request-id']).toBe('rid-json');
-  });
-
-  it('is refused for a response that is not born of expressClassesOf', () => {
-    const plain = new ServerResponse(new IncomingMessage(new Socket()));
-    expect(deferHeadHeaders(plain, headers, 'x')).toBe(false);
+  it('passes anything but HTTP through, and names the request "unknown" without an id', async () => {
+    expect(await intercepted({ a: 1 }, { type: 'rpc' })).toEqual({ a: 1 });
+    expect(await intercepted(1, { id: null as unknown as string })).toEqual(envelopeOf('unknown', 1));
   });
 });

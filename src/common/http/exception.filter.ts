@@ -3,6 +3,8 @@ import type { Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error';
 import { ERROR_MESSAGES, ErrorCode, ErrorDetail } from '../errors/error-codes';
 import { ApiErrorResponse } from '../errors/error-response';
+import { answerRecorderOf } from './answer-recorder';
+import { bodyParserErrorOf } from './body-parser';
 import { ReplyInstead } from './reply-instead';
 import { requestIdOf } from './request-id';
 import { MAX_ERROR_DETAILS } from './validation';
@@ -34,9 +36,13 @@ export const DATABASE_RETRY_AFTER_SECONDS = 2;
 const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable or too slow; retry later.';
 
 /**
- * Every error leaves through here: domain errors with their own code and status, framework
- * errors by status, and anything else as a bare 500 INTERNAL_ERROR (logged with its stack,
- * never shown to the caller).
+ * Every error leaves through here: domain errors with their own code and status, errors of the
+ * JSON body parser by their kind, framework errors by status, and anything else as a bare 500
+ * INTERNAL_ERROR (logged with its stack, never shown to the caller).
+ *
+ * A keyed request's error answer (`Idempotency-Key`) is settled with its recorder before it is
+ * sent (see `AnswerRecorder`): kept when it is one to keep, and a retry sent right after the
+ * answer arrives finds it.
  */
 @Catch()
 export class GlobalExceptionFilter implements ExceptionFilter {
@@ -47,14 +53,19 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     const requestId = requestIdOf(req);
-    if (exception instanceof ReplyInstead && !res.headersSent) {
-      const instead = exception.respond(res);
-      if (!instead) return;
-      exception = instead;
+    let recorder = answerRecorderOf(req);
+    if (exception instanceof ReplyInstead) {
+      // an answer given instead of the handler's (a replay): nothing more to keep
+      recorder?.abandon();
+      recorder = undefined;
+      if (!res.headersSent) {
+        const instead = exception.respond(res);
+        if (!instead) return;
+        exception = instead;
+      }
     }
     const error = this.toDomainError(exception, requestId);
 
-    if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     const body: ApiErrorResponse = {
       ok: false,
       requestId,
@@ -65,11 +76,33 @@ export class GlobalExceptionFilter implements ExceptionFilter {
       },
     };
     if (res.headersSent) return;
+    if (!recorder) return this.send(res, error, body);
+    const text = JSON.stringify(body);
+    void recorder
+      .settle({ status: error.status, text })
+      .then((answer) => {
+        if (res.headersSent) return;
+        if (answer.text === text && answer.status === error.status) return this.send(res, error, body);
+        res.status(answer.status).type('application/json').send(answer.text);
+      })
+      .catch((failure: unknown) => {
+        this.logger.error(
+          { reqId: requestId, err: failure instanceof Error ? failure.message : String(failure) },
+          'Sending the error answer failed',
+        );
+        res.destroy();
+      });
+  }
+
+  private send(res: Response, error: DomainError, body: ApiErrorResponse): void {
+    if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(body);
   }
 
   private toDomainError(exception: unknown, requestId: string): DomainError {
     if (exception instanceof DomainError) return exception;
+    const bodyError = bodyParserErrorOf(exception);
+    if (bodyError) return bodyError;
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(
         { reqId: requestId, err: exception instanceof Error ? exception.message : String(exception) },

@@ -2,39 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { queryKeys } from './logging';
-import { deferHeadHeaders, headHeadersOf, setHeadHeaders } from './envelope';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id';
-
-/** A response header as a handler sets it: name and value. */
-export type StaticHeader = readonly [name: string, value: string];
-
-/**
- * The headers a middleware that only sets constant headers (helmet) writes, read once by running
- * it on a stand-in response: every answer then gets the same list without the middleware's
- * chain of one function per header. Throws if the middleware does anything else with the
- * response or does not call `next` at once, so a helmet upgrade that starts to depend on the
- * request is caught at start, not missed.
- */
-export function constantHeadersOf(middleware: RequestHandler): StaticHeader[] {
-  const headers = new Map<string, string>();
-  let passed = false;
-  const res = {
-    setHeader(name: string, value: unknown) {
-      headers.set(name, Array.isArray(value) ? value.join(', ') : String(value));
-      return res;
-    },
-    removeHeader(name: string) {
-      headers.delete(name);
-    },
-  };
-  const req = { method: 'GET', url: '/', headers: {}, secure: false };
-  void middleware(req as unknown as Request, res as unknown as Response, (error?: unknown) => {
-    if (error) throw error instanceof Error ? error : new Error(String(error));
-    passed = true;
-  });
-  if (!passed) throw new Error('The header middleware did not pass the request on at once');
-  return [...headers];
-}
 
 export interface FinishedRequest {
   req: Request;
@@ -50,8 +18,8 @@ export interface RequestPipelineOptions {
   logger: Logger;
   /** The route template of a request (metric labels and log lines). */
   routeOf: (req: Request) => string;
-  /** The headers of every answer but Swagger UI's. */
-  apiHeaders: StaticHeader[];
+  /** Sets the security headers of every answer but Swagger UI's (helmet). */
+  apiHeaders: RequestHandler;
   /** Whether the path (which starts with `/docs`) is Swagger UI's, which gets `docsHeaders` instead. */
   isDocs: (path: string) => boolean;
   docsHeaders: RequestHandler;
@@ -60,22 +28,19 @@ export interface RequestPipelineOptions {
 }
 
 /**
- * The per-request work done before any route, in one Express middleware (one function call and
- * one `close` listener per request, where five middlewares and two listeners were):
+ * The per-request work done before any route, in one Express middleware:
  *
- * - the request id (`X-Request-Id`, product.md 2): the client's if acceptable, else a new one;
- * - the security headers (helmet's, read once by `constantHeadersOf`, plus `Cache-Control:
- *   no-store`: answers carry keys, tokens, codes and customer data) and `X-Request-Id`, given
- *   to the answer when its head is written, each unless the answer set it (`deferHeadHeaders`);
- *   Swagger UI gets its own at once;
+ * - the request id (`X-Request-Id`): the client's if acceptable, else a new one, on the request
+ *   and on the answer;
+ * - the security headers (helmet's, plus `Cache-Control: no-store`: answers carry keys, tokens,
+ *   codes and customer data), set first so that an answer's own value of any of them wins;
+ *   Swagger UI gets its own;
  * - at the end: one log line (`request completed`, or `request aborted` when the connection
  *   closed first; 5xx at `error`, 4xx and aborted at `warn`, others at `info`; query keys, never
  *   values; the URL only at `debug`), and `onFinished` for the metrics of a completed answer.
  */
 export function requestPipeline(options: RequestPipelineOptions): RequestHandler {
-  const { logger, routeOf, isDocs, docsHeaders, onFinished } = options;
-  // Header names are case-insensitive; written lower-case (as HTTP/2 spells them anyway).
-  const apiHeaders = headHeadersOf(options.apiHeaders);
+  const { logger, routeOf, isDocs, apiHeaders, docsHeaders, onFinished } = options;
 
   // `this` is the response: one listener function for every request, no closure per request
   function onClose(this: Response): void {
@@ -114,11 +79,9 @@ export function requestPipeline(options: RequestPipelineOptions): RequestHandler
     const id = requestIdFor(req.headers['x-request-id']);
     (req as Request & { id: string }).id = id;
     res.on('close', onClose);
-    if (req.url.startsWith('/docs') && isDocs(req.path)) {
-      res.setHeader(REQUEST_ID_HEADER, id);
-      return docsHeaders(req, res, next);
-    }
-    if (!deferHeadHeaders(res, apiHeaders, id)) setHeadHeaders(res, apiHeaders, id);
-    next();
+    res.setHeader(REQUEST_ID_HEADER, id);
+    if (req.url.startsWith('/docs') && isDocs(req.path)) return docsHeaders(req, res, next);
+    res.setHeader('Cache-Control', 'no-store');
+    return apiHeaders(req, res, next);
   };
 }
