@@ -1,4 +1,6 @@
+import { Client } from 'pg';
 import { Response } from 'supertest';
+import { runInTransaction, Transactions } from '../src/database/transactional';
 import { EntitlementsService } from '../src/entitlements/entitlements.service';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
@@ -6,7 +8,7 @@ import { expectError, ISO_MS } from './support/expect';
 /**
  * `POST /usage` gathers the consumes of one turn of the event loop into batches, one transaction
  * per batch (entitlements.service.ts, `consume`). These tests fire one burst of concurrent
- * consumes across two projects, every answer of entitlements.md 3, 4 and 6 mixed in, and check
+ * consumes across two projects, every kind of answer of a consume mixed in, and check
  * that each request was answered as if it had been alone: the limits hold exactly, replays and
  * conflicts answer the one record, refusals record nothing, the ledger, the balances and the
  * `usage.limit_reached` events agree afterwards, and each project sees only its own. The
@@ -542,5 +544,93 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     expect(rows).toEqual(
       ascending(customers.map((c) => c.id)).map((id) => ({ customer_id: id, tx: txs[0].tx })),
     );
+  });
+
+  /**
+   * What `work` sends on the connection of its transaction, one entry per round trip: a
+   * statement's name, or its text (the connection that locks customers: other connections of the
+   * pool serve the application's background work meanwhile).
+   */
+  async function roundTrips(work: () => Promise<unknown>): Promise<string[]> {
+    const sent = new Map<Client, string[]>();
+    const query = Client.prototype.query;
+    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
+      this: Client,
+      ...args: any[]
+    ) {
+      const q = args[0] as string | { name?: string; text: string };
+      const mine = sent.get(this) ?? [];
+      sent.set(this, [...mine, typeof q === 'string' ? q : q.name || q.text]);
+      return (query as (...a: any[]) => any).apply(this, args);
+    });
+    try {
+      await work();
+    } finally {
+      spy.mockRestore();
+    }
+    // from its transaction's start to its end (the pool may lend the connection to other work before and after)
+    const list =
+      [...sent.values()].find((l) => l.some((x) => x.startsWith('entitlements.lock-batch-'))) ?? [];
+    const lock = list.findIndex((x) => x.startsWith('entitlements.lock-batch-'));
+    return list.slice(list.lastIndexOf('START TRANSACTION', lock), list.indexOf('COMMIT', lock) + 1);
+  }
+
+  it('a batch of consumes is one transaction of five round trips: begin, lock, state, insert, commit', async () => {
+    const slug = `trips-${++seq}`;
+    const f = await feature(a, slug);
+    const pl = await plan(a, [{ featureId: f.id, limit: 10 }]);
+    const customers = [await customer(a, pl.id), await customer(a, pl.id), await customer(a, pl.id)];
+    const dto = (c: Customer) => ({ customerId: c.id, feature: slug, amount: 1, eventId: `trip-${++seq}` });
+    // the first consume of each customer sums its periods (a statement more); then they are guessed
+    for (const c of customers) expect((await service.consume(a.id, dto(c))).status).toBe(201);
+    const expected = [
+      'START TRANSACTION',
+      'entitlements.lock-batch-id',
+      'entitlements.state-batch-id-slug-event',
+      'usage.insert-many',
+      'COMMIT',
+    ];
+    expect(await roundTrips(() => service.consume(a.id, dto(customers[0])))).toEqual(expected);
+    // three at once: one batch, the same round trips
+    const sent = await roundTrips(() =>
+      allAtOnce(customers.length, () => Promise.all(customers.map((c) => service.consume(a.id, dto(c))))),
+    );
+    expect(sent).toEqual(expected);
+  });
+
+  it("a consume inside a caller's unit of work runs alone in that transaction: it commits or rolls back with it", async () => {
+    const slug = `joined-${++seq}`;
+    const f = await feature(a, slug);
+    const pl = await plan(a, [{ featureId: f.id, limit: 3 }]);
+    const c = await customer(a, pl.id);
+    const transactions = t.app.get(Transactions);
+    const body = { customerId: c.id, feature: slug, amount: 1, eventId: `joined-${++seq}` };
+
+    // rolled back with the caller's work: nothing recorded, the event id still free
+    await expect(
+      runInTransaction(async () => {
+        expect((await service.consume(a.id, body)).status).toBe(201);
+        throw new Error('the caller fails after the consume');
+      }),
+    ).rejects.toThrow('the caller fails after the consume');
+    let ledger = await api(a).get(`/customers/${c.id}/usage`).expect(200);
+    expect(ledger.body.data.data).toEqual([]);
+
+    // committed with it: the record was written by the caller's own transaction
+    const { outcome, tx } = await runInTransaction(async () => {
+      const [{ tx }] = (await transactions.tx.query('SELECT txid_current()::text AS tx')) as Array<{
+        tx: string;
+      }>;
+      return { outcome: await service.consume(a.id, body), tx };
+    });
+    expect(outcome.status).toBe(201);
+    expect(outcome.body.balance).toEqual({ limit: 3, used: 1, remaining: 2, overage: 0 });
+    expect(await transactionsOf([c.id])).toEqual([{ tx, customers: [c.id], projects: [a.id] }]);
+    ledger = await api(a).get(`/customers/${c.id}/usage`).expect(200);
+    expect(ledger.body.data.data).toHaveLength(1);
+    // and the same event id afterwards is a replay of that record
+    const again = await service.consume(a.id, body);
+    expect(again.status).toBe(200);
+    expect(again.body.usage.id).toBe(outcome.body.usage.id);
   });
 });

@@ -9,7 +9,7 @@ import { EntitlementsRepository } from './entitlements.repository';
 import { EntitlementsService } from './entitlements.service';
 import { UsageRepository } from './usage.repository';
 
-/** Entitlements and metered usage (entitlements.md): what a customer's plans allow, checked and consumed. */
+/** Entitlements and metered usage: what a customer's plans allow, checked and consumed. */
 @Module({
   imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule],
   controllers: [EntitlementsController],

@@ -564,11 +564,11 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
 }
 
 /**
- * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without
- * it a generic plan counts 10 rows for the `unnest` of an array parameter (a custom plan sees the
- * array: 1 or 2), so its cost looked five times that of a custom plan and PostgreSQL planned these
- * prepared statements again on every call (0.25 to 0.36 ms of planning for 0.1 ms of execution).
- * A range on the ordinality has the planner's default selectivity for a range (0.5 %): one row.
+ * `WHERE i BETWEEN 1 AND 2147483647` is always true; it is there for the planner. Without it a
+ * generic plan assumes many rows for the `unnest` of an array parameter (a custom plan sees the
+ * array, usually of one or two), so its cost looked far above a custom plan's and PostgreSQL
+ * planned these prepared statements again on every call, planning costing more than running
+ * them. A range on the ordinality has the planner's small default selectivity: about one row.
  */
 export const ORDINALITY_MAX = 2147483647;
 
@@ -613,8 +613,8 @@ const sumsParams = (p: number): SumsInputs => ({
  * UsageRunningTotals) of the group's last allocation in the period, minus the total just before
  * its first allocation in the period (that row's total less its amount), minus the allocations
  * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
- * reversed ones only, where summing the period's allocations walked all of them (3.5 ms for
- * 1,763, on every check and consume of a busy customer). Only rows inside the period are read,
+ * reversed ones only, where summing the period's allocations walked all of them (slow for a busy
+ * customer, on every check and consume). Only rows inside the period are read,
  * so records pruned from before it change nothing (README, pruning). No allocation in the
  * period: 0, without the walk. The overage since an instant is the same difference of
  * `usage_records.overage_running` over the records since; equal totals (no overage since) answer

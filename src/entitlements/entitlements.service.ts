@@ -61,7 +61,7 @@ interface FeatureEvaluation {
 
 /**
  * What a consume that committed left with nothing remaining: one per bucket it took from and
- * emptied (for `usage.limit_reached`, issue 18). Computed inside the consume's transaction.
+ * emptied (for the `usage.limit_reached` event). Computed inside the consume's transaction.
  */
 export interface UsageLimitReached {
   projectId: string;

@@ -111,10 +111,10 @@ export class UsageRepository {
  * `(recorded_at, id)` order. `$1` to `$9` one row per record (its allocations a slice, from and to,
  * of the arrays `$10` to `$12`). Each series' last total is read (`base`) before the first row
  * is written: read beside the inserts, each probe of a customer's series walked the index entries
- * the statement had written before it (invisible to its snapshot), 64 consumes of a hot customer
- * 2,000 entries. The always-true ranges on the ordinalities keep the generic plan
- * (see `ORDINALITY_MAX`): without them the planner counted 10 rows of each, each with its probe,
- * and planned every call again (0.16 ms).
+ * the statement had written before it (invisible to its snapshot), which grew with the square of
+ * a hot customer's consumes in one batch. The always-true ranges on the ordinalities keep the
+ * generic plan (see `ORDINALITY_MAX`): without them the planner assumed many rows of each, each
+ * with its probe, and planned every call again.
  */
 const INSERT_USAGE: Statement = {
   name: 'usage.insert-many',

@@ -2,7 +2,7 @@ import { DateTime, Duration } from 'luxon';
 import { parseIsoDuration } from '../../common/time/duration';
 
 /**
- * The pure rules of entitlements (entitlements.md 1 to 3): which buckets a customer has at an
+ * The pure rules of entitlements: which buckets a customer has at an
  * instant, their run-anchored periods, the order of consumption and the allocation of an amount.
  * No I/O and no framework: plain values in, plain decisions out.
  *
@@ -133,7 +133,7 @@ export function periodAt(anchor: Date, interval: string | null, t: Date): { star
 }
 
 /**
- * Order of consumption (entitlements.md 3): higher priority first; then the period that ends
+ * Order of consumption: higher priority first; then the period that ends
  * first (one that never ends last); then the window that ends first (permanent last); then the
  * lower plan id.
  */

@@ -3,7 +3,7 @@ import { Customer } from '../../customers/entities/customer.entity';
 import { Feature } from '../../plans/entities/feature.entity';
 
 /**
- * One consumption of a metered feature by a customer (entitlements.md 3): the permanent ledger.
+ * One consumption of a metered feature by a customer: the permanent ledger.
  * `event_id` is the caller's, unique per project and customer forever. Only read and written
  * through `UsageRepository`.
  */
