@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { Response } from 'supertest';
+import { Statements } from '../src/database/statements';
 import { runInTransaction, Transactions } from '../src/database/transactional';
 import { EntitlementsService } from '../src/entitlements/entitlements.service';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
@@ -553,20 +554,29 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
    */
   async function roundTrips(work: () => Promise<unknown>): Promise<string[]> {
     const sent = new Map<Client, string[]>();
+    // a statement's name by its text: with prepared statements off (a pooler) it is sent unnamed
+    const names = new Map<string, string>();
+    const statements = t.app.get(Statements);
+    const run = statements.run.bind(statements);
+    const runSpy = jest.spyOn(statements, 'run').mockImplementation((em, statement, values) => {
+      names.set(statement.text, statement.name);
+      return run(em, statement, values);
+    });
     const query = Client.prototype.query;
     const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
       this: Client,
       ...args: any[]
     ) {
-      const q = args[0] as string | { name?: string; text: string };
-      const mine = sent.get(this) ?? [];
-      sent.set(this, [...mine, typeof q === 'string' ? q : q.name || q.text]);
+      const q = args[0] as string | { text: string };
+      const text = typeof q === 'string' ? q : q.text;
+      sent.set(this, [...(sent.get(this) ?? []), names.get(text) ?? text]);
       return (query as (...a: any[]) => any).apply(this, args);
     });
     try {
       await work();
     } finally {
       spy.mockRestore();
+      runSpy.mockRestore();
     }
     // from its transaction's start to its end (the pool may lend the connection to other work before and after)
     const list =
