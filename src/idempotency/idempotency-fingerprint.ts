@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 
 /**
- * `Idempotency-Key`: 1 to 255 printable ASCII characters, the space included (product.md 7).
+ * `Idempotency-Key`: 1 to 255 printable ASCII characters, the space included.
  * Spaces around the value are not part of it: HTTP drops them before the value arrives.
  */
 export const IDEMPOTENCY_KEY_FORMAT = /^[\x20-\x7E]{1,255}$/;

@@ -6,7 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { fingerprintKey, requestFingerprint } from './idempotency-fingerprint';
 import { IdempotencyRepository } from './idempotency.repository';
 
-/** How long a key is remembered (product.md 7). */
+/** How long a key is remembered. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** How often expired records are deleted, by every replica (the delete is cheap and idempotent). */
 export const IDEMPOTENCY_PRUNE_INTERVAL_MS = 10 * 60 * 1000;
@@ -21,7 +21,7 @@ export type EarlierAnswer =
   | { kind: 'reused' };
 
 /**
- * The `idempotency_records` table (product.md 7). A record holds a finished answer only: it is
+ * The `idempotency_records` table. A record holds a finished answer only: it is
  * written in the same transaction as the work (see `IdempotencyContext`), so an interrupted
  * request leaves its answer or nothing. "Still running" is a transaction-scoped advisory lock on
  * (project, key), which PostgreSQL frees with the transaction, whatever happens to the process.

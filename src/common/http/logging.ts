@@ -60,10 +60,8 @@ export function createRootLogger(level: string, format: 'json' | 'pretty' = 'jso
 
 /**
  * nestjs-pino serves as Nest's logger (`app.useLogger`) on top of `root`. Its per-request
- * middleware (pino-http plus an AsyncLocalStorage context) is not mounted: on Node 20 the
- * context alone turns on async hooks for every promise, and together they cost about half a
- * millisecond of CPU per request, a third of a cached key lookup's whole budget (README,
- * Benchmarks). `requestPipeline` (request-pipeline.ts) writes the request lines instead, and code that logs
+ * middleware (pino-http plus an AsyncLocalStorage context) is not mounted: `requestPipeline`
+ * (request-pipeline.ts) writes the request lines instead, one per answer, and code that logs
  * while handling a request names its `reqId` itself, as the request lines do.
  */
 export function loggerOptions(root: Logger): Params {

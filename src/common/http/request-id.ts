@@ -5,7 +5,7 @@ import type { Request } from 'express';
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 const ACCEPTED = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Keeps an acceptable incoming `X-Request-Id`, otherwise makes one (product.md 2). */
+/** Keeps an acceptable incoming `X-Request-Id` (up to 128 letters, digits and `._:-`), otherwise makes one. */
 export function requestIdFor(incoming: string | string[] | undefined): string {
   const value = Array.isArray(incoming) ? incoming[0] : incoming;
   return value && ACCEPTED.test(value) ? value : randomUUID();

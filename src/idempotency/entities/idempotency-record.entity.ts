@@ -1,7 +1,7 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { CreatedAt } from '../../common/entity-columns';
 
-/** One `Idempotency-Key` of one project (product.md 7), kept 24 hours. */
+/** One `Idempotency-Key` of one project, kept 24 hours. */
 @Entity({ name: 'idempotency_records' })
 @Index('idempotency_records_expires_idx', ['expiresAt'])
 export class IdempotencyRecord {
