@@ -1,6 +1,6 @@
 import { CreateDateColumn, UpdateDateColumn, ValueTransformer } from 'typeorm';
 
-/** Timestamps are UTC with milliseconds (interface.md: ISO 8601 with milliseconds). */
+/** Timestamps are UTC with milliseconds, the precision the API answers them with (ISO 8601). */
 export const CreatedAt = () => CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 });
 export const UpdatedAt = () => UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 });
 

@@ -253,7 +253,7 @@ export class EnvironmentVariables {
 
   /**
    * Rate limits per API key and per client address on `/api/private` and `/api/public`
-   * (product.md 10). Unset: on when `NODE_ENV=production`, off otherwise (development, tests).
+   * (docs/operations.md#rate-limits). Unset: on when `NODE_ENV=production`, off otherwise (development, tests).
    */
   @IsOptional()
   @Transform(toBool)

@@ -4,7 +4,7 @@ import { Customer } from '../../customers/entities/customer.entity';
 import { Plan } from '../../plans/entities/plan.entity';
 import { CodeBatch } from './code-batch.entity';
 
-/** Stored status; `expired` is derived from `expiresAt` when read (product.md 5). */
+/** Stored status; `expired` is derived from `expiresAt` when read (docs/api-guide.md#codes). */
 export type StoredCodeStatus = 'available' | 'redeemed' | 'revoked';
 
 @Entity({ name: 'codes' })
@@ -58,7 +58,7 @@ export class Code {
   @Column({ name: 'redeemed_by_customer_id', type: 'int', nullable: true })
   redeemedByCustomerId: number | null;
 
-  /** Deleting the customer keeps the code's record and clears this link (product.md 3). */
+  /** Deleting the customer keeps the code's record and clears this link, so a code stays used. */
   @ManyToOne(() => Customer, { onDelete: 'SET NULL' })
   @JoinColumn({ name: 'redeemed_by_customer_id', foreignKeyConstraintName: 'codes_redeemed_by_customer_fk' })
   redeemedBy?: Customer;

@@ -1,10 +1,11 @@
 /**
- * The one table of error codes and their HTTP status (interface.md 7.2 and product.md 2).
+ * The one table of error codes and their HTTP status; the reference for clients, docs/errors.md,
+ * is generated from it.
  * Services throw `DomainError` with one of these codes; the global exception filter maps it
  * to the status here. Nothing else in the code base decides a status.
  */
 export const ERROR_STATUS = {
-  // interface.md 7.2
+  // the codes of the core contract: keys, customers, codes and the chain
   INVALID_API_KEY: 401,
   API_KEY_DISABLED: 403,
   PROJECT_NOT_FOUND: 404,
@@ -16,7 +17,7 @@ export const ERROR_STATUS = {
   CUSTOMER_PROJECT_MISMATCH: 403,
   INVALID_PLAN_VALUE: 400,
   INVALID_SUBSCRIPTION_CHAIN: 400,
-  // product.md 2
+  // the rest of the API (docs/api-guide.md#envelope-and-errors)
   VALIDATION_FAILED: 400,
   MALFORMED_JSON: 400,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -44,7 +45,7 @@ export const ERROR_STATUS = {
   INVALID_CREDENTIALS: 401,
   INVALID_CUSTOMER_TOKEN: 401,
   CUSTOMER_DISABLED: 403,
-  // entitlements.md
+  // entitlements and usage (docs/entitlements.md#answers)
   FEATURE_NOT_METERED: 400,
   FEATURE_NOT_GRANTED: 403,
   QUOTA_EXCEEDED: 409,
@@ -53,11 +54,11 @@ export const ERROR_STATUS = {
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
-  // per-project limits (README, Decisions: hardening)
+  // per-project limits (docs/decisions.md#per-project-limits-from-the-environment)
   CUSTOMER_LIMIT_REACHED: 409,
   CODE_LIMIT_REACHED: 409,
   CODE_BATCH_RATE_LIMITED: 429,
-  // events.md
+  // events and webhooks (docs/events.md)
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
   EVENT_NOT_FOUND: 404,
   WEBHOOK_ENDPOINT_DISABLED: 409,

@@ -20,7 +20,7 @@ export class ApiErrorBody {
   details?: ApiErrorDetail[];
 }
 
-/** The one error body of every endpoint (product.md 2). */
+/** The one error body of every endpoint (docs/api-guide.md#envelope-and-errors). */
 export class ApiErrorResponse {
   @ApiProperty({ example: false })
   ok: false;

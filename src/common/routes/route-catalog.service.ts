@@ -7,8 +7,8 @@ export type Route = Pick<RouteInfo, 'method' | 'path'>;
 
 /**
  * The routes the running application really serves, read from the controllers' metadata on
- * first use, once the application is up (product.md 8: the info endpoints list them, never a
- * hand-kept list; the metrics label requests with their templates).
+ * first use, once the application is up: the info endpoints list them (never a hand-kept list,
+ * so the list cannot drift from what is served) and the metrics label requests with their templates.
  */
 @Injectable()
 export class RouteCatalog {

@@ -17,7 +17,7 @@ const envelopeProps = (data: object) => ({
   },
 });
 
-/** The page object (interface.md 2.7) of one item type: `data` is an array of those items. */
+/** The page object (docs/api-guide.md#envelope-and-errors) of one item type: `data` is an array of those items. */
 function pageSchema(item: object): object {
   const int = (description: string, example: number) => ({
     type: 'integer',

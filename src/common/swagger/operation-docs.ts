@@ -2,7 +2,8 @@
  * The description of every operation of the OpenAPI document, keyed by `METHOD /path` as the path
  * appears in `openapi.json` (`{param}` placeholders). `applyOpenApiConventions` puts the entry in
  * place of the operation's summary and appends the generic notes (idempotency, rate limits).
- * Sources: the interface document, product.md, entitlements.md, events.md and the code.
+ * The rules they state are those of docs/*.md (the API guide, entitlements, events, the public
+ * interface) and of the code; they are written for API users, who do not have the repository.
  * An entry for a path the application does not serve is simply unused.
  */
 export const OPERATION_DOCS: Record<string, string> = {

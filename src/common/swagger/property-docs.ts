@@ -131,7 +131,7 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'ApiErrorBody.details': 'On `VALIDATION_FAILED`: one entry per problem, naming the field.',
   'ApiErrorDetail.field': 'The field, as a path such as `customer.value` or `identifiers[0].type`.',
   'ApiErrorDetail.message': 'What is wrong with it.',
-  // entitlements and usage (entitlements.md)
+  // entitlements and usage (docs/entitlements.md)
   'FeatureSummaryView.name': "The feature's display name.",
   'BalanceView.used': 'Usage recorded in the current periods of the buckets, reversals excluded.',
   'BucketView.used': "Usage recorded in this bucket's current period, reversals excluded.",
@@ -171,7 +171,7 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'BatchItemView.replayed': "True when the item's `eventId` was recorded before.",
   'BatchItemView.error':
     'Why the item was refused, as the single call would have answered; absent on success.',
-  // events and webhooks (events.md)
+  // events and webhooks (docs/events.md)
   page: 'Page number, from 1.',
   pageSize: 'Items per page (at most 100).',
   limit: 'Events per page, 1 to 100.',
@@ -193,7 +193,7 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'WebhookTestResultView.durationMs': 'How long the POST took, in milliseconds.',
   'EventView.type': 'The event type.',
   'EventView.data':
-    'The snapshot a receiver needs to act without calling back (events.md 4); `customerSeq` inside when it names a customer.',
+    'The snapshot a receiver needs to act without calling back; `customerSeq` inside when it names a customer.',
   'EventPageView.data': 'The events of this page, newest first.',
   'DeliveryAttemptView.attemptedAt': 'When the attempt was made.',
   'DeliveryAttemptView.outcome': 'How the attempt ended: delivered, failed, or skipped.',

@@ -1,8 +1,8 @@
 import { DateTime, Duration } from 'luxon';
 
 /**
- * ISO 8601 durations (product.md 4 and 6: `P1D`, `P1M`, `PT1H`, ...), parsed with luxon and
- * added with calendar arithmetic in UTC.
+ * ISO 8601 durations (a quota's reset interval, a code's or a grant's duration: `P1D`, `P1M`,
+ * `PT1H`, ...), parsed with luxon and added with calendar arithmetic in UTC.
  *
  * Luxon's parser is lenient; on top of it a duration is only valid when:
  * - no component is negative (no `-` anywhere) and the total is positive (`P0D`, `PT0S`, `P`

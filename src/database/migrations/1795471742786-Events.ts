@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Events and webhooks (events.md): the events table (the outbox, with a unique key per window
+ * Events and webhooks (docs/events.md): the events table (the outbox, with a unique key per window
  * boundary), per-customer sequence numbers, the boundary scheduler's cursor (starting now, so
  * that an existing database does not announce its past), webhook endpoints, deliveries and their
  * attempts, and two partial indexes of subscriptions for the scheduler's range scans.

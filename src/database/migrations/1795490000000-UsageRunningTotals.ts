@@ -13,8 +13,8 @@ const SERIES = [
 
 /**
  * Running totals, so that a period's usage costs two index probes instead of a walk over every
- * allocation recorded in the period (which grew with the customer's usage: 3.5 ms for 1,763
- * allocations, on every check and consume of a customer with a busy quota).
+ * allocation recorded in the period, which grew with the customer's usage on every check and
+ * consume of a customer with a busy quota (docs/benchmarks.md#usage-against-the-records-of-a-period).
  *
  * - `usage_allocations.running`: the sum of the amounts of the customer's allocations in the same
  *   feature and plan group up to and including this one, in `(recorded_at, id)` order, reversed

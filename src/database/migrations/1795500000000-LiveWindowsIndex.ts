@@ -5,13 +5,14 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * `(customer_id, plan_group, COALESCE(valid_to, 'infinity'))` of the active windows, which the
  * redemption's chain read (`LIVE_CHAIN`, `COALESCE(valid_to, 'infinity') > $3`) scans as one
  * range. Through `(customer_id, plan_group)` alone, PostgreSQL fetched and filtered every window
- * the customer ever had in the group: 1.1 ms for 1,000 ended windows against 0.2 ms for one.
+ * the customer ever had in the group, so a long-time customer's redemption grew slower with every
+ * window (figures: docs/benchmarks.md#cost-as-work-grows).
  *
  * Built in the migration's transaction, which holds writes to `subscriptions` for the time of the
- * build (2 s for 1.26 million windows on the project's machine). `CREATE INDEX CONCURRENTLY`
- * cannot run there: it would wait for the snapshot of a replica's migrator waiting for the
- * migration lock, which waits for this one. On a table too large for that pause, create the index
- * concurrently by hand before the release (README, Upgrading with migrations): `IF NOT EXISTS`
+ * build. `CREATE INDEX CONCURRENTLY` cannot run there: it would wait for the snapshot of a
+ * replica's migrator waiting for the migration lock, which waits for this one. On a table too
+ * large for that pause, create the index concurrently by hand before the release (the statement
+ * and the build's time are in docs/operations.md#upgrading-with-migrations): `IF NOT EXISTS`
  * then makes this a no-op. The old index stays: the other reads of a customer's windows use it.
  */
 export class LiveWindowsIndex1795500000000 implements MigrationInterface {

@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * One event of a project (events.md 1): written in the transaction of the change it tells
+ * One event of a project (docs/events.md#event-types): written in the transaction of the change it tells
  * (the outbox), kept 30 days. `uniqueKey` makes a time boundary give one event whatever the
  * number of replicas (`subscription.started:<windowId>`, `subscription.ended:<windowId>`).
  */

@@ -43,7 +43,7 @@ export class CreateFeatureDto {
 /** Any of the fields of a feature; `null` is refused for every one of them. */
 export class UpdateFeatureDto extends PartialType(CreateFeatureDto, { skipNullProperties: false }) {}
 
-/** Feature (interface.md 2.6). */
+/** A feature as the API answers it. */
 export class FeatureView {
   @ApiProperty({ example: 1 }) id: number;
   @ApiProperty({ example: 'api-calls' }) slug: string;

@@ -144,7 +144,7 @@ export class PlanListQueryDto extends PageQueryDto {
   declare search?: string;
 }
 
-/** Quota (interface.md 2.6) with its embedded feature. */
+/** A quota as the API answers it, with its feature embedded. */
 export class QuotaView {
   @ApiProperty({ example: 1 }) id: number;
   @ApiProperty({ example: 1 }) planId: number;
@@ -164,7 +164,7 @@ export class QuotaView {
   @ApiProperty({ type: () => FeatureView }) feature: FeatureView;
 }
 
-/** Plan (interface.md 2.5). */
+/** A plan as the API answers it. */
 export class PlanView {
   @ApiProperty({ example: 1 }) id: number;
   @ApiProperty({ example: 'pro-monthly' }) slug: string;

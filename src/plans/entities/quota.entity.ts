@@ -34,7 +34,7 @@ export class Quota {
   ])
   feature?: Feature;
 
-  /** null: unlimited (entitlements.md). */
+  /** null: unlimited (docs/entitlements.md#buckets). */
   @Column({
     name: 'quota_limit',
     type: 'numeric',

@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, DeleteDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-/** The tenant (product.md 1). Deleting one is a soft delete: its keys then answer PROJECT_NOT_FOUND. */
+/**
+ * The tenant: every other record belongs to one project. Deleting one is a soft delete (see
+ * docs/decisions.md#projects-are-soft-deleted): its keys then answer PROJECT_NOT_FOUND.
+ */
 @Entity({ name: 'projects' })
 export class Project {
   @PrimaryColumn({ type: 'varchar', length: 24 })

@@ -68,7 +68,7 @@ function expectCode(chain: ChainWindow[], grant: Grant, code: ErrorCode, now = N
 
 const empty: ChainPlan = { ended: [], cancelled: [], moved: [], created: [] };
 
-describe('planGrant: the worked examples of product.md 6', () => {
+describe('planGrant: the worked examples of docs/api-guide.md#worked-examples', () => {
   it('Free permanent + Pro 30 days = Pro 0-30, Free permanent from day 30', () => {
     const free = win(FREE, day(-100), null);
     expect(plan([free], timed(PRO, 'P30D'))).toEqual({

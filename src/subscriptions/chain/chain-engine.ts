@@ -2,7 +2,8 @@ import { DomainError } from '../../common/errors/domain-error';
 import { addIsoDuration, parseIsoDuration } from '../../common/time/duration';
 
 /**
- * The subscription chain engine of product.md 6: pure functions, no framework, no I/O.
+ * The subscription chain engine: pure functions, no framework, no I/O. The rules it implements
+ * are written in docs/api-guide.md#plan-groups-and-chains.
  *
  * Given the windows of one customer in one plan group, a grant and the time of the call, it
  * checks the invariants of the chain and says what has to change; the caller writes it.
@@ -65,7 +66,7 @@ export function liveWindows(chain: readonly ChainWindow[], now: Date): ChainWind
 }
 
 /**
- * Checks the invariants of product.md 6 on the live part of a chain; throws a DomainError:
+ * Checks the invariants of the chain (docs/api-guide.md#invariants) on its live part; throws:
  * - 4, no negative or non-finite plan value: `INVALID_PLAN_VALUE` (checked first, since the
  *   other checks compare values);
  * - every window has valid dates and, if timed, ends after it starts: `INVALID_SUBSCRIPTION_CHAIN`;
@@ -103,7 +104,7 @@ export function checkChainInvariants(live: readonly ChainWindow[]): void {
 }
 
 /**
- * Plans a grant on the chain of one group (product.md 6, "Timed grant" and "Permanent grant").
+ * Plans a grant on the chain of one group (docs/api-guide.md#timed-grant and #permanent-grant).
  *
  * `chain` is every non-cancelled window of the group; only the live ones count. Order of
  * checks: the grant's duration (`VALIDATION_FAILED`), the granted plan's value and the chain's
@@ -141,7 +142,7 @@ export function planGrant(chain: readonly ChainWindow[], grant: Grant, now: Date
     : planTimedGrant(timed, tail, { ...grant, duration: grant.duration }, now);
 }
 
-/** product.md 6, "Timed grant", rules 1 to 5. */
+/** Rules 1 to 5 of a timed grant (docs/api-guide.md#timed-grant), numbered as there. */
 function planTimedGrant(
   timed: ChainWindow[],
   tail: ChainWindow | undefined,
@@ -175,7 +176,7 @@ function planTimedGrant(
   return plan;
 }
 
-/** product.md 6, "Permanent grant", rules 1 to 4. */
+/** Rules 1 to 4 of a permanent grant (docs/api-guide.md#permanent-grant), numbered as there. */
 function planPermanentGrant(
   timed: ChainWindow[],
   tail: ChainWindow | undefined,
@@ -200,7 +201,7 @@ function planPermanentGrant(
 }
 
 /**
- * Converted time of product.md 6, timed grant rules 3 and 4: the sum over `windows` of
+ * Converted time (rules 3 and 4 of a timed grant): the sum over `windows` of
  * `remaining * value / vN`, rounded down to whole seconds, in ms. Computed exactly on the
  * decimal values (0.7 -> 0.9 over 45 s is 35 s, where floating point would give 34.999... s).
  */

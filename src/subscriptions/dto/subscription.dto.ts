@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { QueryBoolean } from '../../common/http/validators';
 import { IsBoolean, IsOptional } from 'class-validator';
 
-/** A window as returned by redemption and activation (interface.md 2.8). */
+/** A window as returned by redemption and activation. */
 export class SubscriptionView {
   @ApiProperty({ example: 41 }) id: number;
   @ApiProperty({ example: 3 }) planId: number;
@@ -17,7 +17,7 @@ export class SubscriptionView {
   validTo: string | null;
 }
 
-/** A window as listed for a customer (product.md 6). */
+/** A window as listed for a customer, with its group and where it came from. */
 export class CustomerSubscriptionView extends SubscriptionView {
   @ApiProperty({ example: 'tier' }) group: string;
   @ApiProperty({ enum: ['active', 'cancelled'] }) status: 'active' | 'cancelled';
