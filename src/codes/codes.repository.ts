@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { SelectQueryBuilder } from 'typeorm';
 import { likePattern, PageWindow } from '../common/http/pagination';
+import { ReadReplicas } from '../database/read-replicas';
 import { Statement, Statements } from '../database/statements';
+import { allowLongStatements } from '../database/timeouts';
+import { Transactions } from '../database/transactional';
 import { CodeBatch } from './entities/code-batch.entity';
 import { Code } from './entities/code.entity';
 
@@ -48,16 +50,24 @@ export interface LockedCodeRow {
 /**
  * Every statement on `codes` and `code_batches`: the named prepared statements of the redemption,
  * the TypeORM calls and the row types. `CodesService` keeps the rules (formats, the order of
- * the checks, the views). A method that takes an `EntityManager` runs in the caller's transaction.
+ * the checks, the views). Every statement runs in the current unit of work's transaction, if one
+ * is open; the page on a read replica inside `ReadReplicas.run`.
  */
 @Injectable()
 export class CodesRepository {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly statements: Statements,
+    private readonly reads: ReadReplicas,
   ) {}
 
-  insertBatch(em: EntityManager, batch: Omit<CodeBatch, 'id' | 'createdAt' | 'plan'>): Promise<CodeBatch> {
+  /** Lets the rest of the current transaction's statements run up to `ms` (a large batch's insert). */
+  allowLongStatements(ms: number): Promise<void> {
+    return allowLongStatements(this.transactions.tx, ms);
+  }
+
+  insertBatch(batch: Omit<CodeBatch, 'id' | 'createdAt' | 'plan'>): Promise<CodeBatch> {
+    const em = this.transactions.tx;
     return em.getRepository(CodeBatch).save(em.create(CodeBatch, batch));
   }
 
@@ -66,8 +76,8 @@ export class CodesRepository {
    * those that collide with an existing code (globally unique index): the codes inserted. The
    * note stays on the batch only (migration CodeBatchNotes), never copied into each code.
    */
-  async insertCodes(em: EntityManager, batch: CodeBatch, candidates: string[]): Promise<Set<string>> {
-    const rows: Array<{ code: string }> = await em.query(
+  async insertCodes(batch: CodeBatch, candidates: string[]): Promise<Set<string>> {
+    const rows: Array<{ code: string }> = await this.transactions.tx.query(
       `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, expires_at)
            SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::timestamptz
              FROM unnest($6::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
@@ -80,14 +90,14 @@ export class CodesRepository {
 
   /**
    * For the project's batch limits: serialises the project's batch creations for the rest of the
-   * transaction (an advisory lock), then counts on `code_batches` (a few rows per hour, never
+   * current transaction (an advisory lock), then counts on `code_batches` (a few rows per hour, never
    * `codes`): the codes of every batch, the batches of the last hour and the seconds until the
    * oldest of those leaves the hour.
    */
   async lockBatchStats(
-    em: EntityManager,
     projectId: string,
   ): Promise<{ codes: string; recent: number; retry_after: number | null }> {
+    const em = this.transactions.tx;
     await em.query(`SELECT pg_advisory_xact_lock(hashtext('code-batches'), hashtext($1))`, [projectId]);
     const [row]: Array<{ codes: string; recent: number; retry_after: number | null }> = await em.query(
       `SELECT coalesce(sum(count), 0)::bigint AS codes,
@@ -100,15 +110,14 @@ export class CodesRepository {
     return row;
   }
 
-  /** One page of the project's codes, newest first, with their plan's name, and the total. */
+  /** One page of the project's codes, newest first, with their batch's note, and the total. */
   page(
     projectId: string,
     filter: CodeFilter,
     now: Date,
     { limit, offset }: PageWindow,
-    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<[Code[], number]> {
-    const qb = this.withPlanName(em.createQueryBuilder(Code, 'c'))
+    const qb = this.withBatchNote((this.reads.manager ?? this.transactions.tx).createQueryBuilder(Code, 'c'))
       .where('c.project_id = :projectId', { projectId })
       .orderBy('c.id', 'DESC');
 
@@ -141,23 +150,23 @@ export class CodesRepository {
     return qb.offset(offset).limit(limit).getManyAndCount();
   }
 
-  /** A code of the project with its plan's name, or null. */
-  getWithPlanName(projectId: string, codeId: number): Promise<Code | null> {
-    return this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+  /** A code of the project with its batch's note, or null. */
+  get(projectId: string, codeId: number): Promise<Code | null> {
+    return this.withBatchNote(this.transactions.tx.createQueryBuilder(Code, 'c'))
       .where('c.id = :codeId AND c.project_id = :projectId', { codeId, projectId })
       .getOne();
   }
 
   /** Locks a code row for the rest of the transaction: the row, or null. */
-  lock(em: EntityManager, projectId: string, codeId: number): Promise<Code | null> {
-    return em.findOne(Code, {
+  lock(projectId: string, codeId: number): Promise<Code | null> {
+    return this.transactions.tx.findOne(Code, {
       where: { id: codeId, projectId },
       lock: { mode: 'pessimistic_write' },
     });
   }
 
-  async markRevoked(em: EntityManager, projectId: string, codeId: number, now: Date): Promise<void> {
-    await em
+  async markRevoked(projectId: string, codeId: number, now: Date): Promise<void> {
+    await this.transactions.tx
       .createQueryBuilder()
       .update(Code)
       .set({ status: 'revoked', updatedAt: now })
@@ -165,38 +174,34 @@ export class CodesRepository {
       .execute();
   }
 
-  findBatch(
-    projectId: string,
-    batchId: number,
-    em: EntityManager = this.dataSource.manager,
-  ): Promise<CodeBatch | null> {
-    return em.findOne(CodeBatch, { where: { id: batchId, projectId } });
+  findBatch(projectId: string, batchId: number): Promise<CodeBatch | null> {
+    return this.transactions.tx.findOne(CodeBatch, { where: { id: batchId, projectId } });
   }
 
-  /** The codes of a batch by id, with their plan's name. */
+  /** The codes of a batch by id, with the batch's note. */
   codesOfBatch(projectId: string, batchId: number): Promise<Code[]> {
-    return this.withPlanName(this.dataSource.manager.createQueryBuilder(Code, 'c'))
+    return this.withBatchNote(this.transactions.tx.createQueryBuilder(Code, 'c'))
       .where('c.batch_id = :batchId AND c.project_id = :projectId', { batchId, projectId })
       .orderBy('c.id', 'ASC')
       .getMany();
   }
 
   /**
-   * The redemption's hot path, in ONE statement and one round trip, inside the caller's
+   * The redemption's hot path, in ONE statement and one round trip, inside the current
    * transaction. Contract:
    * - locks, in this order, the customer row `redeemer` selects in the project (`FOR UPDATE`),
    *   then the project's code whose normalised text is `code` (`FOR UPDATE`), joined with its plan
    *   (read, not locked; the plan may be gone);
    * - when both exist and the code is `available`, marks it redeemed by that customer at `now`
-   *   (`marked`): the caller's checks then fail or pass on the code as it WAS (the answer is the
-   *   row before the mark), and a failed check rolls the mark back with the transaction;
+   *   (`marked`, the write of `REDEEMED`): the caller's checks then fail or pass on the code as it
+   *   WAS (the answer is the row before the mark), and a failed check rolls the mark back with the
+   *   transaction; `markRedeemed` then brings the caller's code up to date without a statement;
    * - answers one row: the code's columns (all null when there is no such code), `customer_id`
    *   and `customer_username` (null when there is no such customer), and `marked`.
    * This repository owns the statement although it reads `customers` and `plans`: one round trip
    * is the point, and the customer lookups are the same as `CustomersRepository`'s.
    */
   async lockForRedemption(
-    em: EntityManager,
     projectId: string,
     code: string,
     redeemer: RedeemerLookup,
@@ -212,38 +217,54 @@ export class CodesRepository {
           : (['identifier', [redeemer.type, redeemer.value]] as const);
     const [row] = await this.statements.rows<
       LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }
-    >(em, LOCK_FOR_REDEMPTION[kind], [projectId, ...values, code, now]);
+    >(undefined, LOCK_FOR_REDEMPTION[kind], [projectId, ...values, code, now]);
     return row;
   }
 
   /**
-   * Marks a code locked by `lockForRedemption` redeemed by `customerId` (a customer created after
-   * the lock): false when it was not available any more.
+   * Records the redemption of a code locked by `lockForRedemption` by `customerId` at `now`, and
+   * sets `code` as the database now holds it. `marked`: the lock statement has written it already
+   * (its customer was there), so nothing is sent; otherwise (a customer created after the lock)
+   * one statement writes it. False when the code was not available any more.
    */
-  async markRedeemed(em: EntityManager, code: Code, customerId: number, now: Date): Promise<boolean> {
-    const { rowCount } = await this.statements.run(em, MARK_REDEEMED, [
-      code.id,
-      code.projectId,
-      now,
-      customerId,
-    ]);
-    return rowCount === 1;
+  async markRedeemed(code: Code, customerId: number, now: Date, marked: boolean): Promise<boolean> {
+    if (!marked) {
+      const { rowCount } = await this.statements.run(undefined, MARK_REDEEMED, [
+        code.id,
+        code.projectId,
+        now,
+        customerId,
+      ]);
+      if (rowCount !== 1) return false;
+    }
+    Object.assign(code, redeemed(customerId, now));
+    return true;
   }
 
-  /** Joins the plan and the batch, selecting only what a view needs (the plan's name, the batch's note). */
-  private withPlanName(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
-    return qb
-      .innerJoin('c.plan', 'p', 'p.project_id = c.project_id')
-      .addSelect(['p.id', 'p.name'])
-      .innerJoin('c.batch', 'b', 'b.project_id = c.project_id')
-      .addSelect(['b.id', 'b.note']);
+  /** Joins the batch, selecting only what a view needs of it (its note; the plan's name is the plans module's). */
+  private withBatchNote(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
+    return qb.innerJoin('c.batch', 'b', 'b.project_id = c.project_id').addSelect(['b.id', 'b.note']);
   }
 }
 
+/**
+ * What a redemption writes on its code, in SQL (`now` and `customer` are SQL expressions), for
+ * both statements that may write it; `redeemed` is the same for the entity the caller holds.
+ * Only an available code is redeemed.
+ */
+const REDEEMED = (now: string, customer: string) =>
+  `SET status = 'redeemed', redeemed_at = ${now}, redeemed_by_customer_id = ${customer}, updated_at = ${now}`;
+const REDEEMABLE = `status = 'available'`;
+const redeemed = (customerId: number, now: Date): Partial<Code> => ({
+  status: 'redeemed',
+  redeemedAt: now,
+  redeemedByCustomerId: customerId,
+  updatedAt: now,
+});
+
 const MARK_REDEEMED: Statement = {
   name: 'codes.mark-redeemed',
-  text: `UPDATE codes SET status = 'redeemed', redeemed_at = $3, redeemed_by_customer_id = $4, updated_at = $3
-          WHERE id = $1 AND project_id = $2 AND status = 'available'`,
+  text: `UPDATE codes ${REDEEMED('$3', '$4')} WHERE id = $1 AND project_id = $2 AND ${REDEEMABLE}`,
 };
 
 /** How `lockForRedemption` finds the customer (alias `c`): `$1` is the project, the lookup's values follow. */
@@ -271,8 +292,8 @@ const lockForRedemptionStatement = (kind: RedeemerKind): Statement => {
                    WHERE c.code = ${code} AND c.project_id = $1
                      FOR UPDATE OF c),
                 marked AS (
-                  UPDATE codes SET status = 'redeemed', redeemed_at = ${now}, redeemed_by_customer_id = (SELECT id FROM cust), updated_at = ${now}
-                   WHERE id = (SELECT id FROM code) AND status = 'available' AND EXISTS (SELECT 1 FROM cust)
+                  UPDATE codes ${REDEEMED(now, '(SELECT id FROM cust)')}
+                   WHERE id = (SELECT id FROM code) AND ${REDEEMABLE} AND EXISTS (SELECT 1 FROM cust)
                   RETURNING id)
            SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust) AS customer_username,
                   EXISTS (SELECT 1 FROM marked) AS marked

@@ -1,10 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { ReadReplicas } from '../database/read-replicas';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { allowLongStatements } from '../database/timeouts';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
@@ -26,16 +23,15 @@ export interface CsvExport {
 }
 
 /**
- * Redeemable codes (product.md 5): batches, list and read, revoke, CSV export, and the two
- * steps the redemption engine runs inside its own transaction (`lockCodeAndCustomer`,
- * `markRedeemed`). Every query (`CodesRepository`) is filtered by the caller's project.
+ * Redeemable codes: batches, list and read, revoke, CSV export, and the two steps the redemption
+ * engine runs inside its own unit of work (`lockCodeAndCustomer`, `markRedeemed`). Every query
+ * (`CodesRepository`) is filtered by the caller's project.
  */
 @Injectable()
 export class CodesService {
   private readonly logger = new Logger(CodesService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: PlansService,
     private readonly repository: CodesRepository,
     private readonly config: AppConfig,
@@ -55,14 +51,13 @@ export class CodesService {
     idem?: IdempotencyContext,
   ): Promise<CodeBatchView> {
     const count = dto.count ?? 1;
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        // up to 10,000 codes: the one known long operation
-        await allowLongStatements(em, this.config.get('DB_LONG_STATEMENT_TIMEOUT_MS'));
-        const plan = await this.plans.getPlanEntity(projectId, dto.planId, em);
-        await this.checkBatchLimits(em, projectId, count);
-        const batch = await this.repository.insertBatch(em, {
+    return runInTransaction(
+      async () => {
+        // a batch's codes in one insert: the one known long operation
+        await this.repository.allowLongStatements(this.config.get('DB_LONG_STATEMENT_TIMEOUT_MS'));
+        const plan = await this.plans.getPlanEntity(projectId, dto.planId);
+        await this.checkBatchLimits(projectId, count);
+        const batch = await this.repository.insertBatch({
           projectId,
           planId: plan.id,
           duration: dto.duration ?? null,
@@ -78,7 +73,7 @@ export class CodesService {
           if (round > 0)
             this.logger.warn({ reqId, batchId: batch.id, round }, 'Code collision; regenerating');
           const candidates = new Set(generateCodes(count - inserted.length));
-          const accepted = await this.repository.insertCodes(em, batch, [...candidates]);
+          const accepted = await this.repository.insertCodes(batch, [...candidates]);
           for (const code of candidates) if (accepted.has(code)) inserted.push(code);
         }
         return toCodeBatchView(batch, plan.name, inserted);
@@ -88,18 +83,18 @@ export class CodesService {
   }
 
   /**
-   * The project's limits on codes (product.md leaves them open; README, Decisions): at most
+   * The project's limits on codes: at most
    * PROJECT_MAX_CODE_BATCHES_PER_HOUR batches in the last hour (429 CODE_BATCH_RATE_LIMITED with
    * Retry-After) and PROJECT_MAX_CODES codes in all (409 CODE_LIMIT_REACHED). Batches of one
    * project are serialised by a transaction-scoped advisory lock, so that concurrent batches
    * cannot pass the limits together; they are counted on `code_batches` (a few rows per hour),
    * never on `codes`.
    */
-  private async checkBatchLimits(em: EntityManager, projectId: string, count: number): Promise<void> {
+  private async checkBatchLimits(projectId: string, count: number): Promise<void> {
     const perHour = this.config.get('PROJECT_MAX_CODE_BATCHES_PER_HOUR');
     const maxCodes = this.config.get('PROJECT_MAX_CODES');
     if (perHour === 0 && maxCodes === 0) return;
-    const row = await this.repository.lockBatchStats(em, projectId);
+    const row = await this.repository.lockBatchStats(projectId);
     if (perHour > 0 && row.recent >= perHour) {
       const error = new DomainError(
         'CODE_BATCH_RATE_LIMITED',
@@ -121,26 +116,32 @@ export class CodesService {
       ? { term: query.search, codeFragment: normaliseCodeFragment(query.search) }
       : undefined;
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
-    const [rows, total] = await this.reads.run(projectId, (em) =>
-      this.repository.page(
+    const [rows, total, names] = await this.reads.run(projectId, async () => {
+      const [rows, total] = await this.repository.page(
         projectId,
         { status: query.status, planId: query.planId, batchId: query.batchId, search },
         now,
         pageWindow(query),
-        em,
-      ),
-    );
+      );
+      return [rows, total, await this.planNamesOf(projectId, rows)] as const;
+    });
     return toPage(
-      rows.map((c) => toCodeView(c, c.plan!.name, now)),
+      rows.map((c) => toCodeView(c, names.get(c.planId)!, now)),
       total,
       query,
     );
   }
 
+  /** The names of the codes' plans, by plan id (one query; none for no codes). */
+  private async planNamesOf(projectId: string, codes: Code[]): Promise<Map<number, string>> {
+    const ids = [...new Set(codes.map((c) => c.planId))];
+    return ids.length ? this.plans.planNames(projectId, ids) : new Map();
+  }
+
   async get(projectId: string, codeId: number): Promise<CodeView> {
-    const code = await this.repository.getWithPlanName(projectId, codeId);
+    const code = await this.repository.get(projectId, codeId);
     if (!code) throw new DomainError('CODE_NOT_FOUND');
-    return toCodeView(code, code.plan!.name);
+    return toCodeView(code, (await this.plans.findPlanName(projectId, code.planId))!);
   }
 
   /**
@@ -148,24 +149,23 @@ export class CodesService {
    * is `409 CODE_ALREADY_REDEEMED`. The row is locked so a concurrent redemption waits.
    */
   async revoke(projectId: string, codeId: number, idem?: IdempotencyContext): Promise<CodeView> {
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        const code = await this.repository.lock(em, projectId, codeId);
+    return runInTransaction(
+      async () => {
+        const code = await this.repository.lock(projectId, codeId);
         if (!code) throw new DomainError('CODE_NOT_FOUND');
         if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
         // the note is the batch's (migration CodeBatchNotes)
-        code.batch = (await this.repository.findBatch(projectId, code.batchId, em)) ?? undefined;
+        code.batch = (await this.repository.findBatch(projectId, code.batchId)) ?? undefined;
         if (code.status === 'available') {
           const now = new Date();
-          await this.repository.markRevoked(em, projectId, code.id, now);
+          await this.repository.markRevoked(projectId, code.id, now);
           code.status = 'revoked';
           code.updatedAt = now;
-          const view = toCodeView(code, (await this.plans.findPlanName(projectId, code.planId, em)) ?? '');
-          await this.events.record(em, projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
+          const view = toCodeView(code, (await this.plans.findPlanName(projectId, code.planId)) ?? '');
+          await this.events.record(projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
           return view;
         }
-        return toCodeView(code, (await this.plans.findPlanName(projectId, code.planId, em)) ?? '');
+        return toCodeView(code, (await this.plans.findPlanName(projectId, code.planId)) ?? '');
       },
       { participant: idem },
     );
@@ -177,21 +177,21 @@ export class CodesService {
     if (!batch) throw new DomainError('CODE_NOT_FOUND', 'Code batch not found.');
     const now = new Date();
     const codes = await this.repository.codesOfBatch(projectId, batchId);
-    const lines = [CSV_HEADER.join(','), ...codes.map((c) => toCsvRow(c, c.plan!.name, now))];
+    const names = await this.planNamesOf(projectId, codes);
+    const lines = [CSV_HEADER.join(','), ...codes.map((c) => toCsvRow(c, names.get(c.planId)!, now))];
     return { filename: `codes-batch-${batchId}.csv`, body: lines.join('\r\n') + '\r\n' };
   }
 
   /**
-   * For the redemption engine, inside its transaction: finds the code a person typed in this
+   * For the redemption engine, inside its unit of work: finds the code a person typed in this
    * project and locks its row (`SELECT ... FOR UPDATE`), so that of two concurrent redemptions
    * the second waits and then sees the code redeemed; in the same statement, locks the customer
    * `customer` selects (`null` when there is none). When both are there the code is already
-   * marked redeemed by that customer (`marked`), so `markRedeemed` is only needed for a customer
-   * created afterwards. Checks, in order (product.md 6): format and existence
-   * (`CODE_NOT_FOUND`), `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`.
+   * marked redeemed by that customer in the database (`marked`), and `markRedeemed` sends no
+   * statement. Checks, in order: format and existence (`CODE_NOT_FOUND`), `CODE_REVOKED`,
+   * `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`.
    */
   async lockCodeAndCustomer(
-    manager: EntityManager,
     projectId: string,
     rawCode: string,
     customer: RedeemerLookup,
@@ -199,7 +199,7 @@ export class CodesService {
   ): Promise<{ code: Code; customer: { id: number; username: string } | null; marked: boolean }> {
     const normalised = normaliseCode(rawCode);
     if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
-    const row = await this.repository.lockForRedemption(manager, projectId, normalised, customer, now);
+    const row = await this.repository.lockForRedemption(projectId, normalised, customer, now);
     const code = redeemableCode(row.id === null ? undefined : row, now); // no code: one row of nulls
     return {
       code,
@@ -209,28 +209,20 @@ export class CodesService {
   }
 
   /**
-   * For the redemption engine, inside the same transaction, after `lockCodeAndCustomer`:
-   * records the redemption on the locked code and returns it updated.
+   * For the redemption engine, inside the same unit of work, after `lockCodeAndCustomer`:
+   * records the redemption on the locked code by `customerId` (unless the lock already did,
+   * `marked`) and returns the code as it is now.
    */
-  async markRedeemed(
-    manager: EntityManager,
-    code: Code,
-    customerId: number,
-    now: Date = new Date(),
-  ): Promise<Code> {
+  async markRedeemed(code: Code, customerId: number, now: Date, marked: boolean): Promise<Code> {
     // The row is locked by lockCodeAndCustomer; this only fires if that step was skipped.
-    if (!(await this.repository.markRedeemed(manager, code, customerId, now)))
+    if (!(await this.repository.markRedeemed(code, customerId, now, marked)))
       throw new DomainError('CODE_ALREADY_REDEEMED');
-    code.status = 'redeemed';
-    code.redeemedAt = now;
-    code.redeemedByCustomerId = customerId;
-    code.updatedAt = now;
     return code;
   }
 }
 
 /**
- * The locked code, or the first check it fails, in the order of product.md 6: `CODE_NOT_FOUND`,
+ * The locked code, or the first check it fails, in this order: `CODE_NOT_FOUND`,
  * `CODE_REVOKED`, `CODE_EXPIRED` (its `expiresAt` has come, whatever its status; a redeemed code
  * keeps showing `redeemed` in the lists), `CODE_ALREADY_REDEEMED`.
  */

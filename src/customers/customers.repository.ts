@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { In } from 'typeorm';
 import { MAX_INT4, PageWindow } from '../common/http/pagination';
+import { ReadReplicas } from '../database/read-replicas';
 import { Statement, Statements } from '../database/statements';
+import { Transactions } from '../database/transactional';
 import type { CustomerRefDto, IdentifierInputDto } from './dto/customer.dto';
 import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
 import { CustomerIdentifier } from './entities/customer-identifier.entity';
@@ -28,13 +29,15 @@ export interface SearchPatterns {
  * Every statement on `customers`, `customer_identifiers`, `customer_credentials` and the search
  * tables of the customers module (`customer_search`, `customer_counts`): the named prepared
  * statements, the TypeORM calls, the row types and the row-to-entity mapping. `CustomersService`
- * keeps the rules. A method that takes an `EntityManager` runs in the caller's transaction.
+ * keeps the rules. Every statement runs in the current unit of work's transaction, if one is
+ * open; the page reads (`pageIds`, `loadMany`) on a read replica inside `ReadReplicas.run`.
  */
 @Injectable()
 export class CustomersRepository {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly statements: Statements,
+    private readonly reads: ReadReplicas,
   ) {}
 
   /** One page of a project's customer ids, newest first, and the exact total (rows `offset`+1 on). */
@@ -42,14 +45,13 @@ export class CustomersRepository {
     projectId: string,
     { limit, offset }: PageWindow,
     search: SearchPatterns | undefined,
-    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<{ ids: number[]; total: number }> {
     if (!search) {
-      const [row] = await this.statements.rows<{ ids: number[]; total: number }>(em, UNFILTERED_PAGE, [
-        projectId,
-        limit,
-        offset,
-      ]);
+      const [row] = await this.statements.rows<{ ids: number[]; total: number }>(
+        this.reads.manager,
+        UNFILTERED_PAGE,
+        [projectId, limit, offset],
+      );
       return row;
     }
     let matches: string;
@@ -77,7 +79,9 @@ export class CustomersRepository {
     }
     // one pass over the matches gives the total and the page (empty past the end)
     const [first, last] = [offset + 1, offset + limit].map((i) => Math.min(i, MAX_INT4)); // array subscripts are int4
-    const [row]: Array<{ total: number; ids: number[] }> = await em.query(
+    const [row]: Array<{ total: number; ids: number[] }> = await (
+      this.reads.manager ?? this.transactions.tx
+    ).query(
       `SELECT count(*)::int AS total, coalesce((array_agg(customer_id ORDER BY customer_id DESC))[${first}:${last}], '{}') AS ids
            FROM (${matches}) m`,
       params,
@@ -91,7 +95,7 @@ export class CustomersRepository {
    * there are none yet (or they may not be read).
    */
   trigramStats(): Promise<TrigramStats | undefined> {
-    return this.dataSource
+    return this.transactions.tx
       .query(
         `SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs FROM pg_stats_ext_exprs
             WHERE statistics_schemaname = current_schema() AND statistics_name = 'customer_search_trgm_stats' AND NOT inherited`,
@@ -107,20 +111,19 @@ export class CustomersRepository {
   }
 
   /** The project's customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
-  async loadMany(
-    projectId: string,
-    ids: number[],
-    em: EntityManager = this.dataSource.manager,
-  ): Promise<Customer[]> {
+  async loadMany(projectId: string, ids: number[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const rows = await this.statements.rows<CustomerRow>(em, CUSTOMERS_BY_IDS, [ids, projectId]);
+    const rows = await this.statements.rows<CustomerRow>(this.reads.manager, CUSTOMERS_BY_IDS, [
+      ids,
+      projectId,
+    ]);
     const byId = new Map(rows.map((r) => [r.id, toCustomerEntity(r)]));
     return ids.map((id) => byId.get(id)).filter((c): c is Customer => c !== undefined);
   }
 
   /** Whether the project has this customer. */
   async exists(projectId: string, customerId: number): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await this.transactions.tx.query(
       'SELECT 1 FROM customers WHERE id = $1 AND project_id = $2',
       [customerId, projectId],
     );
@@ -128,8 +131,11 @@ export class CustomersRepository {
   }
 
   /** A customer with its identifiers and credentials, or undefined. */
-  async record(projectId: string, customerId: number, em?: EntityManager): Promise<Customer | undefined> {
-    const [row] = await this.statements.rows<CustomerRow>(em, CUSTOMER_RECORD, [customerId, projectId]);
+  async record(projectId: string, customerId: number): Promise<Customer | undefined> {
+    const [row] = await this.statements.rows<CustomerRow>(undefined, CUSTOMER_RECORD, [
+      customerId,
+      projectId,
+    ]);
     return row && toCustomerEntity(row);
   }
 
@@ -144,13 +150,9 @@ export class CustomersRepository {
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
-  async findIdByRef(
-    em: EntityManager | undefined,
-    projectId: string,
-    ref: CustomerRefDto,
-  ): Promise<number | undefined> {
+  async findIdByRef(projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
     const rows = await this.statements.rows<{ id: number }>(
-      em,
+      undefined,
       BY_IDENTIFIER[kindOf(ref)].id,
       identifierParams(projectId, ref),
     );
@@ -158,9 +160,9 @@ export class CustomersRepository {
   }
 
   /** Like `findIdByRef`, and locks the customer row for the rest of the transaction, in one statement. */
-  async lockByRef(em: EntityManager, projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
+  async lockByRef(projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
     const [row] = await this.statements.rows<{ id: number; username: string }>(
-      em,
+      undefined,
       BY_IDENTIFIER[kindOf(ref)].lock,
       identifierParams(projectId, ref),
     );
@@ -168,8 +170,8 @@ export class CustomersRepository {
   }
 
   /** Locks the customer row for the rest of the transaction: the row, or undefined. */
-  lock(em: EntityManager, projectId: string, customerId: number): Promise<Customer | null> {
-    return em.findOne(Customer, {
+  lock(projectId: string, customerId: number): Promise<Customer | null> {
+    return this.transactions.tx.findOne(Customer, {
       where: { id: customerId, projectId },
       lock: { mode: 'pessimistic_write' },
     });
@@ -177,7 +179,6 @@ export class CustomersRepository {
 
   /** The customer, its mirrored `username` identifier, extra identifiers and its password credential. */
   async insert(
-    em: EntityManager,
     projectId: string,
     input: {
       username: string;
@@ -187,6 +188,7 @@ export class CustomersRepository {
       identifiers: IdentifierInputDto[];
     },
   ): Promise<Customer> {
+    const em = this.transactions.tx;
     const customer = await em.save(
       em.create(Customer, {
         projectId,
@@ -217,31 +219,21 @@ export class CustomersRepository {
   }
 
   /** Writes the customer row (as changed by the service). */
-  async save(em: EntityManager, customer: Customer): Promise<void> {
-    await em.save(customer);
+  async save(customer: Customer): Promise<void> {
+    await this.transactions.tx.save(customer);
   }
 
   /** The mirrored `username` identifier follows a rename. */
-  async renameUsernameIdentifier(
-    em: EntityManager,
-    projectId: string,
-    customerId: number,
-    username: string,
-  ): Promise<void> {
-    await em.update(
+  async renameUsernameIdentifier(projectId: string, customerId: number, username: string): Promise<void> {
+    await this.transactions.tx.update(
       CustomerIdentifier,
       { projectId, customerId, type: 'username', readonly: true },
       { value: username },
     );
   }
 
-  async setPassword(
-    em: EntityManager,
-    projectId: string,
-    customerId: number,
-    secretHash: string,
-  ): Promise<void> {
-    await em.query(
+  async setPassword(projectId: string, customerId: number, secretHash: string): Promise<void> {
+    await this.transactions.tx.query(
       `INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, $3, $4)
        ON CONFLICT (customer_id, type) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, updated_at = now()
         WHERE customer_credentials.project_id = EXCLUDED.project_id`,
@@ -249,13 +241,13 @@ export class CustomersRepository {
     );
   }
 
-  /** Replaces the extra identifiers; pairs that stay keep their id and createdAt (product.md 3). */
+  /** Replaces the extra identifiers; pairs that stay keep their id and createdAt. */
   async replaceIdentifiers(
-    em: EntityManager,
     projectId: string,
     customerId: number,
     wanted: IdentifierInputDto[],
   ): Promise<void> {
+    const em = this.transactions.tx;
     const current = await em.find(CustomerIdentifier, { where: { projectId, customerId, readonly: false } });
     const key = (i: { type: string; value: string }) => `${i.type}\u0000${i.value}`;
     const wantedKeys = new Set(wanted.map(key));
@@ -272,31 +264,49 @@ export class CustomersRepository {
 
   /**
    * Ends the customer's sessions (table `customer_sessions`), all but `keepSessionId` when given:
-   * in the caller's transaction, so that a disabled customer or a new password takes effect with
+   * in the current transaction, so that a disabled customer or a new password takes effect with
    * the change itself.
    */
-  async deleteSessions(
-    em: EntityManager,
+  async deleteSessions(projectId: string, customerId: number, keepSessionId?: number): Promise<void> {
+    await this.transactions.tx.query(
+      'DELETE FROM customer_sessions WHERE project_id = $1 AND customer_id = $2 AND id <> $3',
+      [projectId, customerId, keepSessionId ?? 0],
+    );
+  }
+
+  /** The customer's `enabled` and password hash (null without one); undefined for an unknown customer. */
+  async passwordOf(
     projectId: string,
     customerId: number,
-    keepSessionId?: number,
-  ): Promise<void> {
-    await em.query('DELETE FROM customer_sessions WHERE project_id = $1 AND customer_id = $2 AND id <> $3', [
-      projectId,
-      customerId,
-      keepSessionId ?? 0,
-    ]);
+  ): Promise<{ enabled: boolean; secretHash: string | null } | undefined> {
+    const rows: Array<{ enabled: boolean; secret_hash: string | null }> = await this.transactions.tx.query(
+      `SELECT c.enabled, cr.secret_hash
+         FROM customers c
+         LEFT JOIN customer_credentials cr ON cr.customer_id = c.id AND cr.project_id = c.project_id AND cr.type = $3
+        WHERE c.id = $1 AND c.project_id = $2`,
+      [customerId, projectId, CREDENTIAL_PASSWORD],
+    );
+    return rows[0] && { enabled: rows[0].enabled, secretHash: rows[0].secret_hash };
+  }
+
+  /** The customer's password hash alone, or undefined. */
+  async passwordHash(projectId: string, customerId: number): Promise<string | undefined> {
+    const rows: Array<{ secret_hash: string }> = await this.transactions.tx.query(
+      'SELECT secret_hash FROM customer_credentials WHERE customer_id = $1 AND project_id = $2 AND type = $3',
+      [customerId, projectId, CREDENTIAL_PASSWORD],
+    );
+    return rows[0]?.secret_hash;
   }
 
   /** The project's customers, from the trigger-kept counter slots (migration CustomerCounts). */
-  async total(em: EntityManager, projectId: string): Promise<number> {
-    const [{ total }] = await this.statements.rows<{ total: number }>(em, CUSTOMER_TOTAL, [projectId]);
+  async total(projectId: string): Promise<number> {
+    const [{ total }] = await this.statements.rows<{ total: number }>(undefined, CUSTOMER_TOTAL, [projectId]);
     return total;
   }
 
   /** Deletes a customer; false when the project has no such customer. */
-  async delete(em: EntityManager, projectId: string, customerId: number): Promise<boolean> {
-    const result = await em.delete(Customer, { id: customerId, projectId });
+  async delete(projectId: string, customerId: number): Promise<boolean> {
+    const result = await this.transactions.tx.delete(Customer, { id: customerId, projectId });
     return !!result.affected;
   }
 }

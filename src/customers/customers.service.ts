@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { Propagation } from '@nestjs-cls/transactional';
 import { ReadReplicas } from '../database/read-replicas';
-import { DataSource, EntityManager } from 'typeorm';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction, Transactional, Transactions } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { AppConfig } from '../config/app-config';
 import { randomBase32Lower } from '../common/crypto/random';
@@ -142,11 +141,11 @@ export function searchWindows(term: string, stats: TrigramStats | undefined): st
   return windows.map((w) => term.slice(w.from, w.to));
 }
 
-/** Customers of a project (interface.md 4.1, product.md 3). */
+/** Customers of a project. */
 @Injectable()
 export class CustomersService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly subscriptionsOf: SubscriptionsService,
     private readonly config: AppConfig,
     private readonly repository: CustomersRepository,
@@ -176,9 +175,9 @@ export class CustomersService {
           }
       : undefined;
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
-    const { customers, total } = await this.reads.run(projectId, async (em) => {
-      const { ids, total } = await this.repository.pageIds(projectId, pageWindow(query), search, em);
-      return { total, customers: await this.repository.loadMany(projectId, ids, em) };
+    const { customers, total } = await this.reads.run(projectId, async () => {
+      const { ids, total } = await this.repository.pageIds(projectId, pageWindow(query), search);
+      return { total, customers: await this.repository.loadMany(projectId, ids) };
     });
     return toPage(
       customers.map((c) => toCustomerListItem(c, c.identifiers!)),
@@ -204,8 +203,9 @@ export class CustomersService {
   }
 
   /**
-   * Creates a customer with its free plans (product.md 6, sign-up), in one transaction, with its
-   * events: `customer.created`, and `subscriptions.changed` when the sign-up granted something.
+   * Creates a customer with the project's free plans (its sign-up grants), in one transaction,
+   * with its events: `customer.created`, and `subscriptions.changed` when the sign-up granted
+   * something.
    */
   async create(
     projectId: string,
@@ -214,11 +214,9 @@ export class CustomersService {
   ): Promise<CustomerListItem> {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
+    return runInTransaction(
+      async () => {
         const customer = await this.createInTransaction(
-          em,
           projectId,
           {
             username: dto.username,
@@ -228,7 +226,7 @@ export class CustomersService {
           },
           new Date(),
         );
-        await this.events.record(em, projectId, await this.creationEvents(em, projectId, customer));
+        await this.events.record(projectId, await this.creationEvents(projectId, customer));
         return toCustomerListItem(customer, customer.identifiers!);
       },
       { participant: idem },
@@ -236,27 +234,23 @@ export class CustomersService {
   }
 
   /**
-   * The creation itself, inside the caller's transaction: the customer, its mirrored `username`
+   * The creation itself, inside the caller's unit of work: the customer, its mirrored `username`
    * identifier, extra identifiers, the password credential and the sign-up grants.
    */
-  async createInTransaction(
-    em: EntityManager,
-    projectId: string,
-    input: NewCustomer,
-    now: Date,
-  ): Promise<Customer> {
-    await this.checkCustomerLimit(em, projectId);
+  @Transactional()
+  async createInTransaction(projectId: string, input: NewCustomer, now: Date): Promise<Customer> {
+    await this.checkCustomerLimit(projectId);
     try {
       // a savepoint, so that a unique violation can be reported without aborting the caller's transaction
-      return await em.transaction(async (tx) => {
-        const customer = await this.repository.insert(tx, projectId, {
+      return await this.transactions.withTransaction(Propagation.Nested, async () => {
+        const customer = await this.repository.insert(projectId, {
           username: input.username,
           enabled: input.enabled ?? true,
           temporary: input.temporary ?? false,
           passwordHash: input.passwordHash,
           identifiers: input.identifiers ?? [],
         });
-        await this.subscriptionsOf.grantSignup(tx, projectId, customer.id, now);
+        await this.subscriptionsOf.grantSignup(projectId, customer.id, now);
         return customer;
       });
     } catch (error) {
@@ -269,10 +263,10 @@ export class CustomersService {
    * (migration CustomerCounts): one indexed sum, no lock, so that creations stay parallel; calls
    * creating customers at the same instant may pass the limit by as many as run together.
    */
-  private async checkCustomerLimit(em: EntityManager, projectId: string): Promise<void> {
+  private async checkCustomerLimit(projectId: string): Promise<void> {
     const max = this.config.get('PROJECT_MAX_CUSTOMERS');
     if (max === 0) return;
-    const total = await this.repository.total(em, projectId);
+    const total = await this.repository.total(projectId);
     if (total >= max)
       throw new DomainError(
         'CUSTOMER_LIMIT_REACHED',
@@ -289,22 +283,18 @@ export class CustomersService {
     return toRecord(await this.repository.recordByRef(projectId, ref));
   }
 
-  /** The customer with its identifiers and credentials, read in `em`, or CUSTOMER_NOT_FOUND. */
-  private async entity(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
-    const customer = await this.repository.record(projectId, customerId, em);
+  /** The customer with its identifiers and credentials, or CUSTOMER_NOT_FOUND. */
+  private async entity(projectId: string, customerId: number): Promise<Customer> {
+    const customer = await this.repository.record(projectId, customerId);
     if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
     return customer;
   }
 
   /** The events of a new customer: `customer.created`, then `subscriptions.changed` when the sign-up granted windows. */
-  private async creationEvents(
-    em: EntityManager,
-    projectId: string,
-    customer: Customer,
-  ): Promise<NewEvent[]> {
+  private async creationEvents(projectId: string, customer: Customer): Promise<NewEvent[]> {
     const ref = { id: customer.id, username: customer.username };
     const events = [this.customerEvent('customer.created', customer)];
-    const windows = await this.subscriptionsOf.activeWindowsOf(em, projectId, customer.id);
+    const windows = await this.subscriptionsOf.activeWindowsOf(projectId, customer.id);
     if (windows.length > 0)
       events.push({
         type: 'subscriptions.changed',
@@ -313,7 +303,7 @@ export class CustomersService {
           customer: ref,
           source: 'signup',
           codeId: null,
-          created: windows.map((w) => toEventWindow(w, w.plan!.name)),
+          created: windows.map(({ window, planName }) => toEventWindow(window, planName)),
           ended: [],
           cancelled: [],
           moved: [],
@@ -335,21 +325,29 @@ export class CustomersService {
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
-  async findIdByIdentifier(
-    em: EntityManager | undefined, // undefined: the primary, outside any transaction
-    projectId: string,
-    ref: CustomerRefDto,
-  ): Promise<number | undefined> {
-    return this.repository.findIdByRef(em, projectId, ref);
+  async findIdByIdentifier(projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
+    return this.repository.findIdByRef(projectId, ref);
   }
 
   /** Like `findIdByIdentifier`, and locks the customer row for the rest of the transaction, in one statement. */
-  async lockByIdentifier(
-    em: EntityManager,
+  async lockByIdentifier(projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
+    return this.repository.lockByRef(projectId, ref);
+  }
+
+  /**
+   * The customer's `enabled` and password hash (null without one), for a login; undefined for an
+   * unknown customer (or id 0), so that a login does the same work whatever it finds.
+   */
+  passwordOf(
     projectId: string,
-    ref: CustomerRefDto,
-  ): Promise<Customer | undefined> {
-    return this.repository.lockByRef(em, projectId, ref);
+    customerId: number,
+  ): Promise<{ enabled: boolean; secretHash: string | null } | undefined> {
+    return this.repository.passwordOf(projectId, customerId);
+  }
+
+  /** The customer's password hash alone (a logged-in customer changing it), or undefined. */
+  passwordHash(projectId: string, customerId: number): Promise<string | undefined> {
+    return this.repository.passwordHash(projectId, customerId);
   }
 
   /** A customer's subscription windows (`SubscriptionsService.listForCustomer`), or CUSTOMER_NOT_FOUND. */
@@ -382,32 +380,29 @@ export class CustomersService {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     try {
-      return await inTransaction(
-        this.dataSource,
-        async (em) => {
-          const customer = await this.lock(em, projectId, customerId);
+      return await runInTransaction(
+        async () => {
+          const customer = await this.lock(projectId, customerId);
           const renamed = dto.username !== undefined && dto.username !== customer.username;
           if (renamed) customer.username = dto.username!;
           if (dto.enabled !== undefined) customer.enabled = dto.enabled;
           if (dto.username !== undefined || passwordHash) customer.temporary = false;
           // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
           // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN
-          await this.repository.save(em, customer);
-          if (renamed)
-            await this.repository.renameUsernameIdentifier(em, projectId, customerId, dto.username!);
-          if (passwordHash) await this.repository.setPassword(em, projectId, customerId, passwordHash);
+          await this.repository.save(customer);
+          if (renamed) await this.repository.renameUsernameIdentifier(projectId, customerId, dto.username!);
+          if (passwordHash) await this.repository.setPassword(projectId, customerId, passwordHash);
           if (dto.enabled === false || passwordHash)
             await this.repository.deleteSessions(
-              em,
               projectId,
               customerId,
               dto.enabled === false ? undefined : options.keepSessionId,
             );
           if (dto.identifiers)
-            await this.repository.replaceIdentifiers(em, projectId, customerId, dto.identifiers);
+            await this.repository.replaceIdentifiers(projectId, customerId, dto.identifiers);
           // read back under the same lock: the answer is exactly what this change committed
-          const updated = await this.entity(em, projectId, customerId);
-          await this.events.record(em, projectId, [this.customerEvent('customer.updated', updated)]);
+          const updated = await this.entity(projectId, customerId);
+          await this.events.record(projectId, [this.customerEvent('customer.updated', updated)]);
           return toRecord(updated);
         },
         { participant: idem },
@@ -421,14 +416,13 @@ export class CustomersService {
     // identifiers, credentials, sessions and subscriptions go with it (ON DELETE CASCADE);
     // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
     // the customer as it was is the snapshot of its customer.deleted event, written in the same transaction
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        await this.lock(em, projectId, customerId);
-        const customer = await this.entity(em, projectId, customerId);
-        if (!(await this.repository.delete(em, projectId, customerId)))
+    return runInTransaction(
+      async () => {
+        await this.lock(projectId, customerId);
+        const customer = await this.entity(projectId, customerId);
+        if (!(await this.repository.delete(projectId, customerId)))
           throw new DomainError('CUSTOMER_NOT_FOUND');
-        await this.events.record(em, projectId, [this.customerEvent('customer.deleted', customer)]);
+        await this.events.record(projectId, [this.customerEvent('customer.deleted', customer)]);
         return { success: true as const };
       },
       { participant: idem },
@@ -436,8 +430,8 @@ export class CustomersService {
   }
 
   /** Locks the customer row for the rest of the transaction: serialises changes to one customer. */
-  async lock(em: EntityManager, projectId: string, customerId: number): Promise<Customer> {
-    const customer = await this.repository.lock(em, projectId, customerId);
+  async lock(projectId: string, customerId: number): Promise<Customer> {
+    const customer = await this.repository.lock(projectId, customerId);
     if (!customer) throw new DomainError('CUSTOMER_NOT_FOUND');
     return customer;
   }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 
 /**
  * Rows one prune statement deletes at most. Each statement stays short (its row locks, WAL and
@@ -18,10 +18,11 @@ export interface PruneTarget {
  * The one delete of expired rows (idempotency records, request nonces, customer sessions,
  * login-failure counters, rate-limit counters, old events): `batch` rows at a time, picked by
  * `ctid` so that any table works whatever its key, and with `condition` checked again on the row
- * deleted (a row renewed meanwhile stays). Returns how many rows went.
+ * deleted (a row renewed meanwhile stays). Returns how many rows went. Runs on `db`: a repository
+ * passes its current manager, so outside a unit of work each batch commits on its own.
  */
 export async function pruneInBatches(
-  dataSource: DataSource,
+  db: DataSource | EntityManager,
   { table, condition, values = [] }: PruneTarget,
   batch = PRUNE_BATCH,
 ): Promise<number> {
@@ -33,7 +34,7 @@ export async function pruneInBatches(
    SELECT count(*)::int AS n FROM gone`;
   let total = 0;
   for (;;) {
-    const [{ n }]: Array<{ n: number }> = await dataSource.query(text, [...values, batch]);
+    const [{ n }]: Array<{ n: number }> = await db.query(text, [...values, batch]);
     total += n;
     if (n < batch) return total;
   }

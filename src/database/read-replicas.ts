@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
@@ -52,8 +53,9 @@ interface Replica {
 /**
  * Routes the reads that tolerate a little lag to read replicas (`DATABASE_READ_URL`).
  *
- * A read opts in explicitly: `reads.run(projectId, (em) => ...)` runs its queries on the manager
- * it is given, which belongs to a replica when one is fit for it and to the primary otherwise.
+ * A read opts in explicitly: `reads.run(projectId, () => ...)` runs it with `reads.manager` set,
+ * for the repositories it calls to send their queries on: a replica's manager when one is fit
+ * for it, the primary's otherwise.
  * Everything else (writes, transactions, key checks, redemption, idempotency, login, reads that
  * must see the latest change) keeps using the primary DataSource, as before.
  *
@@ -84,6 +86,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private checking?: Promise<void>;
   private next = 0;
+  /** The manager of the lag-tolerant read running in this async context (`run`). */
+  private readonly current = new AsyncLocalStorage<EntityManager>();
 
   constructor(
     @InjectDataSource() private readonly primary: DataSource,
@@ -156,14 +160,23 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Runs a lag-tolerant read of `projectId` on a fit replica, or on the primary; a replica that
-   * fails as unavailable hands the read to the primary.
+   * The manager a repository's lag-tolerant read runs on: the one `run` chose for the read in
+   * progress, or undefined outside `run` (then the read goes where any other statement goes).
    */
-  async run<T>(projectId: string | undefined, read: (em: EntityManager) => Promise<T>): Promise<T> {
+  get manager(): EntityManager | undefined {
+    return this.current.getStore();
+  }
+
+  /**
+   * Runs a lag-tolerant read of `projectId` on a fit replica, or on the primary; a replica that
+   * fails as unavailable hands the read to the primary. The repositories `read` calls find the
+   * manager to use in `manager`.
+   */
+  async run<T>(projectId: string | undefined, read: () => Promise<T>): Promise<T> {
     const replica = this.pick(projectId);
-    if (!replica) return read(this.primary.manager);
+    if (!replica) return this.current.run(this.primary.manager, read);
     try {
-      return await read(replica.dataSource!.manager);
+      return await this.current.run(replica.dataSource!.manager, read);
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       if (replica.reachable) {
@@ -173,7 +186,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
           'Read replica unavailable: its reads go to the primary until it answers again',
         );
       }
-      return read(this.primary.manager);
+      return this.current.run(this.primary.manager, read);
     }
   }
 

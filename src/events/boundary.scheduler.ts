@@ -1,18 +1,16 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { inTransaction } from '../database/transaction';
+import { Transactional } from '../database/transactional';
 import { PeriodicTask } from '../common/periodic-task';
 import { boundaryKey, NewEvent } from './event-types';
 import { BoundaryRow, EventsRepository } from './events.repository';
 import { EventsService, toEventWindow } from './events.service';
 
-/** Boundaries passed while no instance ran are announced for this long back (events.md 4). */
+/** Boundaries passed while no instance ran are announced for this long back. */
 export const CATCH_UP_MS = 30 * 86_400_000;
 /** Each scan looks this far behind the cursor again, for windows whose transaction committed late. */
 export const RESCAN_MS = 60_000;
-/** Events retention (events.md 1). */
+/** Events retention. */
 export const RETENTION_MS = 30 * 86_400_000;
 const BATCH = 200;
 /** How often old events are deleted (by every replica: the delete is cheap and idempotent). */
@@ -34,7 +32,7 @@ const windowOf = (r: BoundaryRow) =>
   );
 
 /**
- * The time-boundary events (events.md 1): `subscription.started` for a window created to start
+ * The time-boundary events: `subscription.started` for a window created to start
  * later, `subscription.ended` with `reason: expired` when a window reaches its end. Every
  * replica runs it; the replica that locks the cursor row (`FOR UPDATE SKIP LOCKED`) scans the
  * time since the previous scan (and a minute before, for late commits), and the unique key per
@@ -48,7 +46,6 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
   private readonly retention: PeriodicTask;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: EventsRepository,
     private readonly events: EventsService,
     private readonly config: AppConfig,
@@ -77,39 +74,38 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
     await Promise.all([this.loop.stop(), this.retention.stop()]);
   }
 
-  /** One scan; true when a batch was full (more is due at once). */
+  /** One scan, in one transaction with the cursor's lock; true when a batch was full (more is due at once). */
+  @Transactional()
   async runOnce(now = new Date()): Promise<boolean> {
-    return inTransaction(this.dataSource, async (em) => {
-      const scannedTo = await this.repository.lockCursor(em);
-      if (!scannedTo) return false; // another replica is scanning
-      const from = new Date(Math.max(scannedTo.getTime() - RESCAN_MS, now.getTime() - CATCH_UP_MS));
-      const started = await this.repository.startsBetween(em, from, now, BATCH);
-      for (const r of started) {
-        const customer = { id: r.customer_id, username: r.username };
-        await this.record(em, r.project_id, {
-          type: 'subscription.started',
-          customer,
-          data: { customer, window: windowOf(r) },
-          uniqueKey: boundaryKey('subscription.started', r.id),
-        });
-      }
-      const ended = await this.repository.endsBetween(em, from, now, BATCH);
-      for (const r of ended) {
-        const customer = { id: r.customer_id, username: r.username };
-        await this.record(em, r.project_id, {
-          type: 'subscription.ended',
-          customer,
-          data: { customer, window: windowOf(r), reason: 'expired' },
-          uniqueKey: boundaryKey('subscription.ended', r.id),
-        });
-      }
-      const more = started.length === BATCH || ended.length === BATCH;
-      if (!more) await this.repository.advanceCursor(em, now);
-      return more;
-    });
+    const scannedTo = await this.repository.lockCursor();
+    if (!scannedTo) return false; // another replica is scanning
+    const from = new Date(Math.max(scannedTo.getTime() - RESCAN_MS, now.getTime() - CATCH_UP_MS));
+    const started = await this.repository.startsBetween(from, now, BATCH);
+    for (const r of started) {
+      const customer = { id: r.customer_id, username: r.username };
+      await this.record(r.project_id, {
+        type: 'subscription.started',
+        customer,
+        data: { customer, window: windowOf(r) },
+        uniqueKey: boundaryKey('subscription.started', r.id),
+      });
+    }
+    const ended = await this.repository.endsBetween(from, now, BATCH);
+    for (const r of ended) {
+      const customer = { id: r.customer_id, username: r.username };
+      await this.record(r.project_id, {
+        type: 'subscription.ended',
+        customer,
+        data: { customer, window: windowOf(r), reason: 'expired' },
+        uniqueKey: boundaryKey('subscription.ended', r.id),
+      });
+    }
+    const more = started.length === BATCH || ended.length === BATCH;
+    if (!more) await this.repository.advanceCursor(now);
+    return more;
   }
 
-  private record(em: import('typeorm').EntityManager, projectId: string, event: NewEvent): Promise<void> {
-    return this.events.record(em, projectId, [event]);
+  private record(projectId: string, event: NewEvent): Promise<void> {
+    return this.events.record(projectId, [event]);
   }
 }

@@ -1,8 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { inTransaction } from '../database/transaction';
+import { Transactional } from '../database/transactional';
 import { EventsMetrics } from './events.metrics';
 import { PeriodicTask } from '../common/periodic-task';
 import { ClaimedDelivery, EventsRepository } from './events.repository';
@@ -11,13 +9,13 @@ import { sendWebhook, SendResult } from './webhook-sender';
 import { signingSecrets, WebhookEndpointsService } from './webhook-endpoints.service';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 
-/** An endpoint failing every attempt for this long is disabled (events.md 3). */
+/** An endpoint failing every attempt for this long is disabled. */
 export const FAILING_DISABLE_MS = 5 * 86_400_000;
 /** Deliveries claimed per round by one worker, posted concurrently. */
 const BATCH = 10;
 
 /**
- * The delivery worker of one replica (events.md 3): claims due deliveries with
+ * The delivery worker of one replica: claims due deliveries with
  * `FOR UPDATE SKIP LOCKED` under a lease, posts them, and records the outcome: delivered,
  * a retry on the schedule (±10 % jitter, `Retry-After` honoured), failed when the schedule is
  * used up, or the endpoint disabled (410 Gone, or failing for 5 days). Every replica runs one;
@@ -33,7 +31,6 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly events: EventsRepository,
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly endpointsService: WebhookEndpointsService,
@@ -97,15 +94,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       await this.events.release(claim);
       return;
     }
-    const outcome = await inTransaction(this.dataSource, (em) => this.record(em, claim, result));
+    const outcome = await this.record(claim, result);
     if (outcome) this.metrics.recordDelivery(outcome);
   }
 
-  private async record(
-    em: import('typeorm').EntityManager,
-    claim: ClaimedDelivery,
-    result: SendResult,
-  ): Promise<string | undefined> {
+  /** The attempt's outcome, the endpoint's failing state and a disabling commit together. */
+  @Transactional()
+  private async record(claim: ClaimedDelivery, result: SendResult): Promise<string | undefined> {
     const attempt = {
       outcome: result.delivered ? 'delivered' : 'failed',
       statusCode: result.status,
@@ -113,13 +108,13 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       durationMs: result.durationMs,
     };
     if (result.delivered) {
-      if (!(await this.events.finishAttempt(em, claim, 'delivered', attempt))) return undefined;
-      await this.endpoints.markSucceeded(em, claim.endpoint_id);
+      if (!(await this.events.finishAttempt(claim, 'delivered', attempt))) return undefined;
+      await this.endpoints.markSucceeded(claim.endpoint_id);
       return 'delivered';
     }
     if (result.status === 410) {
-      if (!(await this.events.finishAttempt(em, claim, 'failed', attempt))) return undefined;
-      await this.disable(em, claim.endpoint_id, 'The receiver answered 410 Gone.');
+      if (!(await this.events.finishAttempt(claim, 'failed', attempt))) return undefined;
+      await this.disable(claim.endpoint_id, 'The receiver answered 410 Gone.');
       return 'endpoint_disabled';
     }
     const delay = nextRetryDelay(
@@ -127,21 +122,17 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       claim.attempts,
       parseRetryAfter(result.retryAfter, new Date()),
     );
-    if (!(await this.events.finishAttempt(em, claim, delay === null ? 'failed' : delay, attempt)))
+    if (!(await this.events.finishAttempt(claim, delay === null ? 'failed' : delay, attempt)))
       return undefined;
-    const failingSince = await this.endpoints.markFailed(em, claim.endpoint_id);
+    const failingSince = await this.endpoints.markFailed(claim.endpoint_id);
     if (failingSince && Date.now() - failingSince.getTime() >= FAILING_DISABLE_MS) {
-      await this.disable(em, claim.endpoint_id, 'Every delivery attempt failed for 5 days.');
+      await this.disable(claim.endpoint_id, 'Every delivery attempt failed for 5 days.');
       return 'endpoint_disabled';
     }
     return delay === null ? 'failed' : 'retrying';
   }
 
-  private async disable(
-    em: import('typeorm').EntityManager,
-    endpointId: string,
-    reason: string,
-  ): Promise<void> {
-    if (await this.endpoints.disable(em, endpointId, reason)) await this.events.skipPending(em, endpointId);
+  private async disable(endpointId: string, reason: string): Promise<void> {
+    if (await this.endpoints.disable(endpointId, reason)) await this.events.skipPending(endpointId);
   }
 }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
+import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
 import type { CursorWindow } from '../common/http/pagination';
 
@@ -137,13 +136,12 @@ const boundaries = (column: 'valid_from' | 'valid_to', key: string, extra: strin
 @Injectable()
 export class EventsRepository {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly statements: Statements,
   ) {}
 
-  /** Inserts events of one customer (or of none) and their deliveries, in the caller's transaction. */
+  /** Inserts events of one customer (or of none) and their deliveries, in the current transaction. */
   async insert(
-    em: EntityManager,
     projectId: string,
     customerId: number | null,
     events: EventInsert[],
@@ -151,8 +149,8 @@ export class EventsRepository {
     if (events.length === 0) return [];
     const json = JSON.stringify(events, wellFormed);
     return customerId === null
-      ? this.statements.rows(em, INSERT_WITHOUT_CUSTOMER, [projectId, json])
-      : this.statements.rows(em, INSERT_FOR_CUSTOMER, [projectId, customerId, events.length, json]);
+      ? this.statements.rows(undefined, INSERT_WITHOUT_CUSTOMER, [projectId, json])
+      : this.statements.rows(undefined, INSERT_FOR_CUSTOMER, [projectId, customerId, events.length, json]);
   }
 
   /** A page of the project's events, newest first; `after` is the last (createdAt, id) of the previous page. */
@@ -169,15 +167,15 @@ export class EventsRepository {
       where.push(
         `(created_at, id) < ($${values.push(after.createdAt)}::timestamptz, $${values.push(after.id)})`,
       );
-    return this.dataSource.query(
+    return this.transactions.tx.query(
       `SELECT id, project_id, type, data, created_at FROM events WHERE ${where.join(' AND ')}
         ORDER BY created_at DESC, id DESC LIMIT $${values.push(limit)}`,
       values,
     );
   }
 
-  async get(projectId: string, eventId: string, em?: EntityManager): Promise<EventRow | undefined> {
-    const [row] = await (em ?? this.dataSource.manager).query(
+  async get(projectId: string, eventId: string): Promise<EventRow | undefined> {
+    const [row] = await this.transactions.tx.query(
       'SELECT id, project_id, type, data, created_at FROM events WHERE id = $1 AND project_id = $2',
       [eventId, projectId],
     );
@@ -186,7 +184,7 @@ export class EventsRepository {
 
   /** The event's deliveries, oldest first, each with its attempts. */
   deliveriesOf(projectId: string, eventId: string): Promise<DeliveryRow[]> {
-    return this.dataSource.query(
+    return this.transactions.tx.query(
       `SELECT d.id, d.endpoint_id, d.status, d.next_attempt_at, d.created_at,
               COALESCE((SELECT jsonb_agg(jsonb_build_object(
                          'attemptedAt', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
@@ -201,14 +199,9 @@ export class EventsRepository {
   }
 
   /** New deliveries of an event to the given endpoints, due now. */
-  async addDeliveries(
-    em: EntityManager,
-    projectId: string,
-    eventId: string,
-    endpointIds: string[],
-  ): Promise<number> {
+  async addDeliveries(projectId: string, eventId: string, endpointIds: string[]): Promise<number> {
     if (endpointIds.length === 0) return 0;
-    const rows: unknown[] = await em.query(
+    const rows: unknown[] = await this.transactions.tx.query(
       `INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
        SELECT $1, $2, unnest($3::varchar[]), now() RETURNING id`,
       [projectId, eventId, endpointIds],
@@ -223,7 +216,7 @@ export class EventsRepository {
    */
   async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     // an UPDATE answers [rows, count] through TypeORM
-    const [rows] = (await this.dataSource.query(
+    const [rows] = (await this.transactions.tx.query(
       `WITH due AS (
          SELECT id FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= now()
@@ -245,12 +238,11 @@ export class EventsRepository {
    * next attempt. Only if the claim still holds (same attempt, still pending); false otherwise.
    */
   async finishAttempt(
-    em: EntityManager,
     claim: { id: number; attempts: number },
     next: 'delivered' | 'failed' | number,
     attempt: { outcome: string; statusCode: number | null; error: string | null; durationMs: number },
   ): Promise<boolean> {
-    const [, affected] = (await em.query(
+    const [, affected] = (await this.transactions.tx.query(
       typeof next === 'number'
         ? `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
             WHERE id = $1 AND attempts = $2 AND status = 'pending'`
@@ -259,7 +251,7 @@ export class EventsRepository {
       [claim.id, claim.attempts, typeof next === 'number' ? next / 1000 : next],
     )) as [unknown, number];
     if (!affected) return false;
-    await em.query(
+    await this.transactions.tx.query(
       `INSERT INTO webhook_attempts (delivery_id, attempted_at, outcome, status_code, error, duration_ms)
        VALUES ($1, now(), $2, $3, $4, $5)`,
       [
@@ -275,16 +267,16 @@ export class EventsRepository {
 
   /** Gives a claimed delivery back at once (shutdown while it was being posted). */
   async release(claim: { id: number; attempts: number }): Promise<void> {
-    await this.dataSource.query(
+    await this.transactions.tx.query(
       `UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = now()
         WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
       [claim.id, claim.attempts],
     );
   }
 
-  /** A disabled endpoint's pending deliveries stop (events.md 4). */
-  async skipPending(em: EntityManager, endpointId: string): Promise<void> {
-    await em.query(
+  /** A disabled endpoint's pending deliveries stop: they are skipped, never sent. */
+  async skipPending(endpointId: string): Promise<void> {
+    await this.transactions.tx.query(
       `UPDATE webhook_deliveries SET status = 'skipped', updated_at = now() WHERE endpoint_id = $1 AND status = 'pending'`,
       [endpointId],
     );
@@ -292,7 +284,7 @@ export class EventsRepository {
 
   /** Retention: events older than `before` go, with their deliveries and attempts (ON DELETE CASCADE). */
   deleteOlderThan(before: Date): Promise<number> {
-    return pruneInBatches(this.dataSource, {
+    return pruneInBatches(this.transactions.tx, {
       table: 'events',
       condition: 'created_at < $1',
       values: [before],
@@ -301,40 +293,39 @@ export class EventsRepository {
 
   /** Age in seconds of the oldest event with a pending delivery (0 when none). */
   async oldestUndeliveredAgeSeconds(): Promise<number> {
-    const [row] = await this.dataSource.query(
+    const [row] = await this.transactions.tx.query(
       `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(e.created_at)), 0)::float8 AS age
          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.status = 'pending'`,
     );
     return Number(row.age);
   }
 
-  /** Locks the scheduler's cursor for the caller's transaction; undefined when another replica holds it. */
-  async lockCursor(em: EntityManager): Promise<Date | undefined> {
-    const [row] = await em.query(
+  /** Locks the scheduler's cursor for the rest of the current transaction; undefined when another replica holds it. */
+  async lockCursor(): Promise<Date | undefined> {
+    const [row] = await this.transactions.tx.query(
       `SELECT scanned_to FROM event_schedule_cursors WHERE kind = 'windows' FOR UPDATE SKIP LOCKED`,
     );
     return row?.scanned_to;
   }
 
-  async advanceCursor(em: EntityManager, to: Date): Promise<void> {
-    await em.query(
+  async advanceCursor(to: Date): Promise<void> {
+    await this.transactions.tx.query(
       `UPDATE event_schedule_cursors SET scanned_to = $1 WHERE kind = 'windows' AND scanned_to < $1`,
       [to],
     );
   }
 
   /** Windows created to start later whose start is in `(from, to]` and not yet announced. */
-  startsBetween(em: EntityManager, from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
-    return em.query(boundaries('valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'), [
-      from,
-      to,
-      limit,
-    ]);
+  startsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
+    return this.transactions.tx.query(
+      boundaries('valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'),
+      [from, to, limit],
+    );
   }
 
   /** Windows whose end is in `(from, to]` and whose end is not yet announced (expired or replaced). */
-  endsBetween(em: EntityManager, from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
-    return em.query(boundaries('valid_to', 'subscription.ended', ''), [from, to, limit]);
+  endsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
+    return this.transactions.tx.query(boundaries('valid_to', 'subscription.ended', ''), [from, to, limit]);
   }
 }
 

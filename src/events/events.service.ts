@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { randomBase32Lower } from '../common/crypto/random';
 import { cursorWindow, toCursorPage } from '../common/http/pagination';
 import { DomainError } from '../common/errors/domain-error';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DeliveryView, EventPageView, EventView, ListEventsQueryDto } from './dto/event.dto';
 import { RedeliverDto } from './dto/webhook-endpoint.dto';
@@ -58,23 +56,22 @@ const eventKey = ([createdAt, id]: unknown[]): EventKey | undefined =>
     : undefined;
 
 /**
- * The events of a project (events.md 1 and 2): recorded by the services that change things, in
- * their own transaction (`record`), read back through the pull API, and delivered again on demand.
+ * The events of a project: recorded by the services that change things, in their own
+ * transaction (`record`), read back through the pull API, and delivered again on demand.
  */
 @Injectable()
 export class EventsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly events: EventsRepository,
     private readonly endpoints: WebhookEndpointsRepository,
   ) {}
 
   /**
-   * Records `events` inside the caller's transaction `em` (the outbox): they and their
-   * deliveries exist if and only if that transaction commits. Events of one customer get
-   * consecutive `customerSeq` numbers in the order given. One statement per customer named.
+   * Records `events` inside the caller's unit of work (the outbox): they and their deliveries
+   * exist if and only if its transaction commits. Events of one customer get consecutive
+   * `customerSeq` numbers in the order given. One statement per customer named.
    */
-  async record(em: EntityManager, projectId: string, events: NewEvent[]): Promise<void> {
+  async record(projectId: string, events: NewEvent[]): Promise<void> {
     const groups = new Map<number | null, NewEvent[]>();
     for (const event of events) {
       const key = event.customer?.id ?? null;
@@ -82,7 +79,6 @@ export class EventsService {
     }
     for (const [customerId, group] of groups)
       await this.events.insert(
-        em,
         projectId,
         customerId,
         group.map((e) => ({
@@ -132,21 +128,20 @@ export class EventsService {
     dto: RedeliverDto,
     idem?: IdempotencyContext,
   ): Promise<{ deliveries: number }> {
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        const event = await this.events.get(projectId, eventId, em);
+    return runInTransaction(
+      async () => {
+        const event = await this.events.get(projectId, eventId);
         if (!event) throw new DomainError('EVENT_NOT_FOUND');
         let targets: string[];
         if (dto.endpointId !== undefined) {
-          const endpoint = await this.endpoints.get(projectId, dto.endpointId, em);
+          const endpoint = await this.endpoints.get(projectId, dto.endpointId);
           if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
           if (!endpoint.enabled) throw new DomainError('WEBHOOK_ENDPOINT_DISABLED');
           targets = [endpoint.id];
         } else {
-          targets = await this.endpoints.enabledFor(em, projectId, event.type);
+          targets = await this.endpoints.enabledFor(projectId, event.type);
         }
-        return { deliveries: await this.events.addDeliveries(em, projectId, eventId, targets) };
+        return { deliveries: await this.events.addDeliveries(projectId, eventId, targets) };
       },
       { participant: idem },
     );

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { randomBase32Lower } from '../common/crypto/random';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { AppConfig } from '../config/app-config';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import {
   CreateWebhookEndpointDto,
@@ -55,7 +53,7 @@ export function signingSecrets(
   return secrets;
 }
 
-/** Webhook endpoints of a project (events.md 2): secrets encrypted at rest, URLs checked for safety. */
+/** Webhook endpoints of a project: secrets encrypted at rest, URLs checked for safety. */
 @Injectable()
 export class WebhookEndpointsService {
   readonly secretBox: SecretBox;
@@ -63,7 +61,6 @@ export class WebhookEndpointsService {
   private readonly timeoutMs: number;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly events: EventsRepository,
     config: AppConfig,
@@ -85,16 +82,15 @@ export class WebhookEndpointsService {
     idem?: IdempotencyContext,
   ): Promise<WebhookEndpointWithSecretView> {
     await this.assertSafeUrl(dto.url);
-    return inTransaction(this.dataSource, (em) => this.insert(em, projectId, dto), { participant: idem });
+    return runInTransaction(() => this.insert(projectId, dto), { participant: idem });
   }
 
   private async insert(
-    em: EntityManager,
     projectId: string,
     dto: CreateWebhookEndpointDto,
   ): Promise<WebhookEndpointWithSecretView> {
     const secret = newWebhookSecret();
-    const endpoint = await this.endpoints.insert(em, {
+    const endpoint = await this.endpoints.insert({
       id: `we_${randomBase32Lower(24)}`,
       projectId,
       url: dto.url,
@@ -142,10 +138,9 @@ export class WebhookEndpointsService {
     // another project's id is not found whatever the body says; the URL's DNS check stays outside the transaction
     await this.found(projectId, id);
     if (dto.url !== undefined) await this.assertSafeUrl(dto.url);
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        const endpoint = await this.endpoints.lock(em, projectId, id);
+    return runInTransaction(
+      async () => {
+        const endpoint = await this.endpoints.lock(projectId, id);
         if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
         if (dto.url !== undefined) endpoint.url = dto.url;
         if (dto.eventTypes !== undefined) endpoint.eventTypes = [...new Set(dto.eventTypes)];
@@ -157,20 +152,19 @@ export class WebhookEndpointsService {
             endpoint.failingSince = null;
           } else {
             endpoint.disabledReason = 'Disabled through the API.';
-            await this.events.skipPending(em, endpoint.id);
+            await this.events.skipPending(endpoint.id);
           }
         }
-        return toEndpointView(await this.endpoints.save(em, endpoint));
+        return toEndpointView(await this.endpoints.save(endpoint));
       },
       { participant: idem },
     );
   }
 
   remove(projectId: string, id: string, idem?: IdempotencyContext): Promise<{ success: true }> {
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        if (!(await this.endpoints.delete(em, projectId, id)))
+    return runInTransaction(
+      async () => {
+        if (!(await this.endpoints.delete(projectId, id)))
           throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
         return { success: true as const };
       },
@@ -184,17 +178,16 @@ export class WebhookEndpointsService {
     id: string,
     idem?: IdempotencyContext,
   ): Promise<RotatedWebhookEndpointView> {
-    return inTransaction(
-      this.dataSource,
-      async (em) => {
-        const endpoint = await this.endpoints.lock(em, projectId, id);
+    return runInTransaction(
+      async () => {
+        const endpoint = await this.endpoints.lock(projectId, id);
         if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
         const secret = newWebhookSecret();
         const expiresAt = new Date(Date.now() + SECRET_OVERLAP_MS);
         endpoint.previousSecret = endpoint.secret;
         endpoint.previousSecretExpiresAt = expiresAt;
         endpoint.secret = this.secretBox.encrypt(secret);
-        const saved = await this.endpoints.save(em, endpoint);
+        const saved = await this.endpoints.save(endpoint);
         return { ...toEndpointView(saved), secret, previousSecretExpiresAt: expiresAt.toISOString() };
       },
       { participant: idem },

@@ -1,30 +1,30 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { likePattern, PageWindow } from '../common/http/pagination';
+import { ReadReplicas } from '../database/read-replicas';
+import { Transactions } from '../database/transactional';
 import { Feature } from './entities/feature.entity';
 import { Quota } from './entities/quota.entity';
 
 /**
  * Every statement on `features` (and the quota check of a feature's delete). `FeaturesService`
- * keeps the rules. A method that takes an `EntityManager` runs in the caller's transaction.
+ * keeps the rules. Every statement runs in the current unit of work's transaction, if one is
+ * open; the page on a read replica inside `ReadReplicas.run`.
  */
 @Injectable()
 export class FeaturesRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly transactions: Transactions,
+    private readonly reads: ReadReplicas,
+  ) {}
 
-  insert(em: EntityManager, feature: Omit<Feature, 'id' | 'createdAt' | 'updatedAt'>): Promise<Feature> {
+  insert(feature: Omit<Feature, 'id' | 'createdAt' | 'updatedAt'>): Promise<Feature> {
+    const em = this.transactions.tx;
     return em.save(em.create(Feature, feature));
   }
 
   /** One page, newest first; `search` a case-insensitive substring of the name or slug. */
-  page(
-    projectId: string,
-    search: string | undefined,
-    window: PageWindow,
-    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
-  ): Promise<[Feature[], number]> {
-    const qb = em
+  page(projectId: string, search: string | undefined, window: PageWindow): Promise<[Feature[], number]> {
+    const qb = (this.reads.manager ?? this.transactions.tx)
       .createQueryBuilder(Feature, 'f')
       .where('f.project_id = :projectId', { projectId })
       .orderBy('f.id', 'DESC');
@@ -34,31 +34,25 @@ export class FeaturesRepository {
   }
 
   find(
-    em: EntityManager,
     projectId: string,
     featureId: number,
     lock?: 'pessimistic_write' | 'for_no_key_update',
   ): Promise<Feature | null> {
-    return em.findOne(Feature, {
+    return this.transactions.tx.findOne(Feature, {
       where: { id: featureId, projectId },
       ...(lock ? { lock: { mode: lock } } : {}),
     });
   }
 
-  async update(
-    em: EntityManager,
-    projectId: string,
-    featureId: number,
-    changes: Partial<Feature>,
-  ): Promise<void> {
-    await em.update(Feature, { id: featureId, projectId }, changes);
+  async update(projectId: string, featureId: number, changes: Partial<Feature>): Promise<void> {
+    await this.transactions.tx.update(Feature, { id: featureId, projectId }, changes);
   }
 
-  inUse(em: EntityManager, projectId: string, featureId: number): Promise<boolean> {
-    return em.exists(Quota, { where: { featureId, projectId } });
+  inUse(projectId: string, featureId: number): Promise<boolean> {
+    return this.transactions.tx.exists(Quota, { where: { featureId, projectId } });
   }
 
-  async delete(em: EntityManager, projectId: string, featureId: number): Promise<void> {
-    await em.delete(Feature, { id: featureId, projectId });
+  async delete(projectId: string, featureId: number): Promise<void> {
+    await this.transactions.tx.delete(Feature, { id: featureId, projectId });
   }
 }

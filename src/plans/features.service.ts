@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { ReadReplicas } from '../database/read-replicas';
-import { DataSource, EntityManager } from 'typeorm';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
@@ -15,22 +13,20 @@ import { changedFields, FEATURE_SLUG_INDEX, guardSlug } from './write-helpers';
 
 const UPDATABLE = ['slug', 'name', 'description', 'metered', 'unit'] as const;
 
-/** The project's features (product.md 4); every query is limited to the caller's project. */
+/** The project's features; every query is limited to the caller's project. */
 @Injectable()
 export class FeaturesService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: FeaturesRepository,
     private readonly reads: ReadReplicas,
   ) {}
 
   async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
-      inTransaction(
-        this.dataSource,
-        async (em) =>
+      runInTransaction(
+        async () =>
           toFeatureView(
-            await this.repository.insert(em, {
+            await this.repository.insert({
               projectId,
               slug: dto.slug,
               name: dto.name,
@@ -47,14 +43,14 @@ export class FeaturesService {
   /** Newest first; `search` is a case-insensitive substring of the name or slug. */
   async list(projectId: string, query: PageQueryDto): Promise<Page<FeatureView>> {
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
-    const [rows, total] = await this.reads.run(projectId, (em) =>
-      this.repository.page(projectId, query.search, pageWindow(query), em),
+    const [rows, total] = await this.reads.run(projectId, () =>
+      this.repository.page(projectId, query.search, pageWindow(query)),
     );
     return toPage(rows.map(toFeatureView), total, query);
   }
 
   async get(projectId: string, featureId: number): Promise<FeatureView> {
-    return toFeatureView(await this.find(this.dataSource.manager, projectId, featureId));
+    return toFeatureView(await this.find(projectId, featureId));
   }
 
   async update(
@@ -64,15 +60,14 @@ export class FeaturesService {
     idem?: IdempotencyContext,
   ): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
-      inTransaction(
-        this.dataSource,
-        async (em) => {
+      runInTransaction(
+        async () => {
           // No-key-update: plan writes that only reference the feature (key-share) are not held up.
-          const feature = await this.find(em, projectId, featureId, 'for_no_key_update');
+          const feature = await this.find(projectId, featureId, 'for_no_key_update');
           const changes = changedFields(feature, dto, UPDATABLE);
           if (Object.keys(changes).length === 0) return toFeatureView(feature);
-          await this.repository.update(em, projectId, feature.id, changes);
-          return toFeatureView(await this.find(em, projectId, featureId));
+          await this.repository.update(projectId, feature.id, changes);
+          return toFeatureView(await this.find(projectId, featureId));
         },
         { participant: idem },
       ),
@@ -82,13 +77,12 @@ export class FeaturesService {
   /** FEATURE_IN_USE while any quota uses the feature. */
   async remove(projectId: string, featureId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
-      return await inTransaction(
-        this.dataSource,
-        async (em) => {
+      return await runInTransaction(
+        async () => {
           // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
-          const feature = await this.find(em, projectId, featureId, 'pessimistic_write');
-          if (await this.repository.inUse(em, projectId, feature.id)) throw new DomainError('FEATURE_IN_USE');
-          await this.repository.delete(em, projectId, feature.id);
+          const feature = await this.find(projectId, featureId, 'pessimistic_write');
+          if (await this.repository.inUse(projectId, feature.id)) throw new DomainError('FEATURE_IN_USE');
+          await this.repository.delete(projectId, feature.id);
           return { success: true as const };
         },
         { participant: idem },
@@ -100,12 +94,11 @@ export class FeaturesService {
   }
 
   private async find(
-    em: EntityManager,
     projectId: string,
     featureId: number,
     lock?: 'pessimistic_write' | 'for_no_key_update',
   ): Promise<Feature> {
-    const feature = await this.repository.find(em, projectId, featureId, lock);
+    const feature = await this.repository.find(projectId, featureId, lock);
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     return feature;
   }

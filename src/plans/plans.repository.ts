@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { In } from 'typeorm';
+import { ReadReplicas } from '../database/read-replicas';
 import { Statement, Statements } from '../database/statements';
+import { Transactions } from '../database/transactional';
 import { Feature } from './entities/feature.entity';
 import { Plan } from './entities/plan.entity';
 import { Quota } from './entities/quota.entity';
@@ -16,26 +17,31 @@ export type QuotaRow = Pick<
 /**
  * Every statement on `plans` and `quotas` (and the key-share lock of the features a quota names):
  * the named statements, the TypeORM calls, the row types and the row-to-entity mapping.
- * `PlansService` keeps the rules. A method that takes an `EntityManager` runs in the caller's
- * transaction; the others use the pool.
+ * `PlansService` keeps the rules. Every statement runs in the current unit of work's
+ * transaction, if one is open; the page reads on a read replica inside `ReadReplicas.run`.
  */
 @Injectable()
 export class PlansRepository {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly statements: Statements,
+    private readonly reads: ReadReplicas,
   ) {}
+
+  private get tx() {
+    return this.transactions.tx;
+  }
 
   /** One page of plans in id order, and the total (a page past the end counts separately). */
   async page(
     projectId: string,
     pattern: string | undefined,
     { limit, offset }: PageWindow,
-    em: EntityManager = this.dataSource.manager, // a read replica's, see ReadReplicas
   ): Promise<{ plans: Plan[]; total: number }> {
+    const reader = this.reads.manager; // undefined outside ReadReplicas.run: the current transaction
     const search = pattern !== undefined ? [pattern] : [];
     const rows = await this.statements.rows<PlanRow & { total: number }>(
-      em,
+      reader,
       search.length ? PLAN_PAGE_SEARCH : PLAN_PAGE,
       [projectId, limit, offset, ...search],
     );
@@ -43,36 +49,39 @@ export class PlansRepository {
     const total = rows.length
       ? rows[0].total
       : (
-          await this.statements.rows<{ total: number }>(em, search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT, [
-            projectId,
-            ...search,
-          ])
+          await this.statements.rows<{ total: number }>(
+            reader,
+            search.length ? PLAN_COUNT_SEARCH : PLAN_COUNT,
+            [projectId, ...search],
+          )
         )[0].total;
     return { plans: rows.map(planFromRow), total };
   }
 
   /** One plan of the project, optionally locked for the rest of the transaction, or null. */
   find(
-    em: EntityManager,
     projectId: string,
     planId: number,
     lock?: 'pessimistic_write' | 'for_no_key_update',
   ): Promise<Plan | null> {
-    return em.findOne(Plan, { where: { id: planId, projectId }, ...(lock ? { lock: { mode: lock } } : {}) });
+    return this.tx.findOne(Plan, {
+      where: { id: planId, projectId },
+      ...(lock ? { lock: { mode: lock } } : {}),
+    });
   }
 
   /** The name of a plan of the project, or undefined. */
-  async findName(em: EntityManager, projectId: string, planId: number): Promise<string | undefined> {
-    const plan = await em.findOne(Plan, {
+  async findName(projectId: string, planId: number): Promise<string | undefined> {
+    const plan = await this.tx.findOne(Plan, {
       where: { id: planId, projectId },
       select: { id: true, name: true },
     });
     return plan?.name;
   }
 
-  /** The names of some plans of the project, by id (one query). */
-  async names(em: EntityManager, projectId: string, planIds: number[]): Promise<Map<number, string>> {
-    const plans = await em.find(Plan, {
+  /** The names of some plans of the project, by id (one query; on a read replica inside `ReadReplicas.run`). */
+  async names(projectId: string, planIds: number[]): Promise<Map<number, string>> {
+    const plans = await (this.reads.manager ?? this.tx).find(Plan, {
       select: { id: true, name: true },
       where: { id: In(planIds), projectId },
     });
@@ -80,29 +89,30 @@ export class PlansRepository {
   }
 
   /** The project's free plans (value 0), in order of id. */
-  listFree(em: EntityManager, projectId: string): Promise<Plan[]> {
-    return em.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });
+  listFree(projectId: string): Promise<Plan[]> {
+    return this.tx.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });
   }
 
-  insert(
-    em: EntityManager,
-    plan: Pick<Plan, 'projectId' | 'slug' | 'name' | 'value' | 'group'>,
-  ): Promise<Plan> {
-    return em.save(em.create(Plan, plan));
+  insert(plan: Pick<Plan, 'projectId' | 'slug' | 'name' | 'value' | 'group'>): Promise<Plan> {
+    return this.tx.save(this.tx.create(Plan, plan));
   }
 
   /** Writes `changes` and moves `updatedAt`. */
-  async touch(em: EntityManager, projectId: string, planId: number, changes: Partial<Plan>): Promise<void> {
-    await em.update(Plan, { id: planId, projectId }, { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' });
+  async touch(projectId: string, planId: number, changes: Partial<Plan>): Promise<void> {
+    await this.tx.update(
+      Plan,
+      { id: planId, projectId },
+      { ...changes, updatedAt: () => 'CURRENT_TIMESTAMP' },
+    );
   }
 
   /**
    * Whether a subscription, a code or a code batch of the project refers to the plan: the
    * referents of its foreign keys (`PLAN_REFERENCES`), asked by the plan's owner.
    */
-  async isReferenced(em: EntityManager, projectId: string, planId: number): Promise<boolean> {
+  async isReferenced(projectId: string, planId: number): Promise<boolean> {
     for (const table of ['subscriptions', 'codes', 'code_batches']) {
-      const [row]: Array<{ exists: boolean }> = await em.query(
+      const [row]: Array<{ exists: boolean }> = await this.tx.query(
         `SELECT EXISTS (SELECT 1 FROM ${table} WHERE plan_id = $1 AND project_id = $2) AS "exists"`,
         [planId, projectId],
       );
@@ -111,13 +121,13 @@ export class PlansRepository {
     return false;
   }
 
-  async delete(em: EntityManager, projectId: string, planId: number): Promise<void> {
-    await em.delete(Plan, { id: planId, projectId });
+  async delete(projectId: string, planId: number): Promise<void> {
+    await this.tx.delete(Plan, { id: planId, projectId });
   }
 
   /** The ids among `ids` of the project's features, key-share locked until the transaction ends. */
-  async lockFeatureIds(em: EntityManager, projectId: string, ids: number[]): Promise<Set<number>> {
-    const found = await em.find(Feature, {
+  async lockFeatureIds(projectId: string, ids: number[]): Promise<Set<number>> {
+    const found = await this.tx.find(Feature, {
       select: { id: true },
       where: { projectId, id: In(ids) },
       lock: { mode: 'for_key_share' },
@@ -125,35 +135,36 @@ export class PlansRepository {
     return new Set(found.map((f) => f.id));
   }
 
-  quotasOf(em: EntityManager, projectId: string, planId: number): Promise<Quota[]> {
-    return em.find(Quota, { where: { planId, projectId } });
+  quotasOf(projectId: string, planId: number): Promise<Quota[]> {
+    return this.tx.find(Quota, { where: { planId, projectId } });
   }
 
-  async insertQuotas(em: EntityManager, rows: QuotaRow[]): Promise<void> {
-    await em.insert(Quota, rows);
+  async insertQuotas(rows: QuotaRow[]): Promise<void> {
+    await this.tx.insert(Quota, rows);
   }
 
   async updateQuota(
-    em: EntityManager,
     projectId: string,
     planId: number,
     quotaId: number,
     changes: Pick<Quota, 'limit' | 'priority' | 'resetInterval'>,
   ): Promise<void> {
-    await em.update(Quota, { id: quotaId, planId, projectId }, changes);
+    await this.tx.update(Quota, { id: quotaId, planId, projectId }, changes);
   }
 
-  async deleteQuotas(em: EntityManager, projectId: string, planId: number, ids: number[]): Promise<void> {
-    await em.delete(Quota, { id: In(ids), planId, projectId });
+  async deleteQuotas(projectId: string, planId: number, ids: number[]): Promise<void> {
+    await this.tx.delete(Quota, { id: In(ids), planId, projectId });
   }
 
-  /** The quotas of some plans of the project, each with its feature, in quota id order: one statement. */
-  async quotasWithFeatures(
-    em: EntityManager,
-    projectId: string,
-    planIds: number[],
-  ): Promise<QuotaWithFeature[]> {
-    const rows = await this.statements.rows<QuotaFeatureRow>(em, PLAN_QUOTAS, [planIds, projectId]);
+  /**
+   * The quotas of some plans of the project, each with its feature, in quota id order: one
+   * statement (on a read replica inside `ReadReplicas.run`).
+   */
+  async quotasWithFeatures(projectId: string, planIds: number[]): Promise<QuotaWithFeature[]> {
+    const rows = await this.statements.rows<QuotaFeatureRow>(this.reads.manager, PLAN_QUOTAS, [
+      planIds,
+      projectId,
+    ]);
     return rows.map(quotaFromRow);
   }
 }

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { ReadReplicas } from '../database/read-replicas';
-import { DataSource, EntityManager } from 'typeorm';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, likePattern, pageWindow, toPage } from '../common/http/pagination';
@@ -16,83 +14,64 @@ import { changedFields, guardSlug, PLAN_SLUG_INDEX } from './write-helpers';
 /** Foreign keys (ON DELETE RESTRICT) that keep a referenced plan from being deleted. */
 const PLAN_REFERENCES = new Set(['subscriptions_plan_fk', 'codes_plan_fk', 'code_batches_plan_fk']);
 
-/** The project's plans and their quotas (product.md 4); every query is limited to the caller's project. */
+/** The project's plans and their quotas; every query is limited to the caller's project. */
 @Injectable()
 export class PlansService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: PlansRepository,
     private readonly reads: ReadReplicas,
   ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
-  async getPlanEntity(
-    projectId: string,
-    planId: number,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<Plan> {
-    const plan = await this.repository.find(manager, projectId, planId);
+  async getPlanEntity(projectId: string, planId: number): Promise<Plan> {
+    const plan = await this.repository.find(projectId, planId);
     if (!plan) throw new DomainError('PLAN_NOT_FOUND');
     return plan;
   }
 
   /** The name of a plan of the project, or undefined when there is none. */
-  async findPlanName(
-    projectId: string,
-    planId: number,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<string | undefined> {
-    return this.repository.findName(manager, projectId, planId);
+  async findPlanName(projectId: string, planId: number): Promise<string | undefined> {
+    return this.repository.findName(projectId, planId);
   }
 
   /** The names of some plans of the project, by id (one query). */
-  planNames(
-    projectId: string,
-    planIds: number[],
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<Map<number, string>> {
-    return this.repository.names(manager, projectId, planIds);
+  planNames(projectId: string, planIds: number[]): Promise<Map<number, string>> {
+    return this.repository.names(projectId, planIds);
   }
 
-  /** The project's free plans (value 0), in order of id: what sign-up grants (product.md 6). */
-  listFreePlans(projectId: string, manager: EntityManager = this.dataSource.manager): Promise<Plan[]> {
-    return this.repository.listFree(manager, projectId);
+  /** The project's free plans (value 0), in order of id: what a new customer is granted at sign-up. */
+  listFreePlans(projectId: string): Promise<Plan[]> {
+    return this.repository.listFree(projectId);
   }
 
   /** Plans with their quotas, in id order; `search` is a case-insensitive substring of the name or slug. */
   async list(projectId: string, query: PlanListQueryDto): Promise<Page<PlanView>> {
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
-    return this.reads.run(projectId, async (em) => {
+    return this.reads.run(projectId, async () => {
       const { plans, total } = await this.repository.page(
         projectId,
         query.search ? likePattern(query.search) : undefined,
         pageWindow(query),
-        em,
       );
-      return toPage(await this.toViews(em, projectId, plans), total, query);
+      return toPage(await this.toViews(projectId, plans), total, query);
     });
   }
 
   /** One plan with its quotas and their features. */
-  async get(
-    projectId: string,
-    planId: number,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<PlanView> {
-    const plan = await this.getPlanEntity(projectId, planId, manager);
-    const [view] = await this.toViews(manager, projectId, [plan]);
+  async get(projectId: string, planId: number): Promise<PlanView> {
+    const plan = await this.getPlanEntity(projectId, planId);
+    const [view] = await this.toViews(projectId, [plan]);
     return view;
   }
 
   /** A plan and its quotas in one transaction; each quota's feature must belong to the project. */
   async create(projectId: string, dto: CreatePlanDto, idem?: IdempotencyContext): Promise<PlanView> {
     return guardSlug(PLAN_SLUG_INDEX, () =>
-      inTransaction(
-        this.dataSource,
-        async (em) => {
+      runInTransaction(
+        async () => {
           const quotas = dto.quotas ?? [];
-          await this.lockFeatures(em, projectId, quotas);
-          const plan = await this.repository.insert(em, {
+          await this.lockFeatures(projectId, quotas);
+          const plan = await this.repository.insert({
             projectId,
             slug: dto.slug,
             name: dto.name,
@@ -100,11 +79,8 @@ export class PlansService {
             group: dto.group,
           });
           if (quotas.length > 0)
-            await this.repository.insertQuotas(
-              em,
-              quotas.map((q) => quotaRow(projectId, plan.id, q)),
-            );
-          return this.get(projectId, plan.id, em);
+            await this.repository.insertQuotas(quotas.map((q) => quotaRow(projectId, plan.id, q)));
+          return this.get(projectId, plan.id);
         },
         { participant: idem },
       ),
@@ -123,11 +99,10 @@ export class PlansService {
     idem?: IdempotencyContext,
   ): Promise<PlanView> {
     return guardSlug(PLAN_SLUG_INDEX, () =>
-      inTransaction(
-        this.dataSource,
-        async (em) => {
+      runInTransaction(
+        async () => {
           // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
-          const plan = await this.repository.find(em, projectId, planId, 'for_no_key_update');
+          const plan = await this.repository.find(projectId, planId, 'for_no_key_update');
           if (!plan) throw new DomainError('PLAN_NOT_FOUND');
           if (dto.group !== undefined && dto.group !== plan.group) {
             throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The group of a plan cannot be changed.');
@@ -136,14 +111,12 @@ export class PlansService {
             throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The value of a plan cannot be changed.');
           }
           const changes = changedFields(plan, dto, ['name', 'slug'] as const);
-          const quotasChanged = dto.quotas
-            ? await this.replaceQuotas(em, projectId, plan.id, dto.quotas)
-            : false;
+          const quotasChanged = dto.quotas ? await this.replaceQuotas(projectId, plan.id, dto.quotas) : false;
           if (Object.keys(changes).length > 0 || quotasChanged) {
             // A quota change is a change of the plan too: its updatedAt moves.
-            await this.repository.touch(em, projectId, plan.id, changes);
+            await this.repository.touch(projectId, plan.id, changes);
           }
-          return this.get(projectId, plan.id, em);
+          return this.get(projectId, plan.id);
         },
         { participant: idem },
       ),
@@ -153,15 +126,13 @@ export class PlansService {
   /** PLAN_IN_USE while subscriptions, codes or code batches refer to the plan; its quotas go with it. */
   async remove(projectId: string, planId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
-      return await inTransaction(
-        this.dataSource,
-        async (em) => {
+      return await runInTransaction(
+        async () => {
           // The row lock waits for writers that are adding a reference (their foreign key check holds a key-share lock).
-          const plan = await this.repository.find(em, projectId, planId, 'pessimistic_write');
+          const plan = await this.repository.find(projectId, planId, 'pessimistic_write');
           if (!plan) throw new DomainError('PLAN_NOT_FOUND');
-          if (await this.repository.isReferenced(em, projectId, plan.id))
-            throw new DomainError('PLAN_IN_USE');
-          await this.repository.delete(em, projectId, plan.id);
+          if (await this.repository.isReferenced(projectId, plan.id)) throw new DomainError('PLAN_IN_USE');
+          await this.repository.delete(projectId, plan.id);
           return { success: true as const };
         },
         { participant: idem },
@@ -176,28 +147,23 @@ export class PlansService {
    * FEATURE_NOT_FOUND unless every quota's feature is one of the project's. The features are
    * key-share locked until the transaction ends, so a concurrent delete waits and then sees the quota.
    */
-  private async lockFeatures(em: EntityManager, projectId: string, quotas: QuotaInputDto[]): Promise<void> {
+  private async lockFeatures(projectId: string, quotas: QuotaInputDto[]): Promise<void> {
     const ids = quotas.map((q) => q.featureId);
     if (ids.length === 0) return;
-    const known = await this.repository.lockFeatureIds(em, projectId, ids);
+    const known = await this.repository.lockFeatureIds(projectId, ids);
     const missing = ids.find((id) => !known.has(id));
     if (missing !== undefined) throw new DomainError('FEATURE_NOT_FOUND', `Feature ${missing} not found.`);
   }
 
   /** Replaces the plan's quotas with `inputs`; true when anything changed. */
-  private async replaceQuotas(
-    em: EntityManager,
-    projectId: string,
-    planId: number,
-    inputs: QuotaInputDto[],
-  ): Promise<boolean> {
-    await this.lockFeatures(em, projectId, inputs);
-    const existing = await this.repository.quotasOf(em, projectId, planId);
+  private async replaceQuotas(projectId: string, planId: number, inputs: QuotaInputDto[]): Promise<boolean> {
+    await this.lockFeatures(projectId, inputs);
+    const existing = await this.repository.quotasOf(projectId, planId);
     const byFeature = new Map(existing.map((q) => [q.featureId, q]));
     const wanted = new Set(inputs.map((q) => q.featureId));
 
     const removed = existing.filter((q) => !wanted.has(q.featureId)).map((q) => q.id);
-    if (removed.length > 0) await this.repository.deleteQuotas(em, projectId, planId, removed);
+    if (removed.length > 0) await this.repository.deleteQuotas(projectId, planId, removed);
 
     const added: QuotaRow[] = [];
     let updated = 0;
@@ -211,7 +177,7 @@ export class PlansService {
         current.priority !== row.priority ||
         current.resetInterval !== row.resetInterval
       ) {
-        await this.repository.updateQuota(em, projectId, planId, current.id, {
+        await this.repository.updateQuota(projectId, planId, current.id, {
           limit: row.limit,
           priority: row.priority,
           resetInterval: row.resetInterval,
@@ -219,15 +185,14 @@ export class PlansService {
         updated++;
       }
     }
-    if (added.length > 0) await this.repository.insertQuotas(em, added);
+    if (added.length > 0) await this.repository.insertQuotas(added);
     return removed.length + added.length + updated > 0;
   }
 
   /** Views of `plans` with their quotas (quota id order), read in one query. */
-  private async toViews(em: EntityManager, projectId: string, plans: Plan[]): Promise<PlanView[]> {
+  private async toViews(projectId: string, plans: Plan[]): Promise<PlanView[]> {
     if (plans.length === 0) return [];
     const quotas = await this.repository.quotasWithFeatures(
-      em,
       projectId,
       plans.map((p) => p.id),
     );

@@ -1,14 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { CREDENTIAL_PASSWORD } from '../customers/entities/customer-credential.entity';
 import { isForeignKeyViolation } from '../database/pg-errors';
 import { pruneInBatches } from '../database/prune';
-
-export interface PasswordRow {
-  enabled: boolean;
-  secret_hash: string | null;
-}
+import { Transactions } from '../database/transactional';
 
 export interface SessionRow {
   id: number;
@@ -20,36 +13,19 @@ export interface SessionRow {
 }
 
 /**
- * Every statement of the public login and of customer tokens (`customer_sessions`);
- * `CustomerSessionsService` keeps the rules. The login's password read and the token check join
- * `customers` (and `customer_credentials`) in the same statement: one round trip per login and per
- * customer request, the contract being the columns named here (a customer's `enabled`, its
- * password credential's `secret_hash`). Ending a customer's other sessions on a password change
- * is `CustomersRepository`'s (it runs in the customer's own transaction).
+ * Every statement of customer tokens (`customer_sessions`); `CustomerSessionsService` keeps the
+ * rules, and the customers module answers for the passwords. A new session and the token check
+ * read the customer's `enabled` in the same statement: the session exists only for a customer
+ * that may log in, and a customer request costs one round trip. Ending a customer's other
+ * sessions on a password change is `CustomersRepository`'s (it runs in the customer's own
+ * transaction). Every statement runs in the current unit of work's transaction, if one is open.
  */
 @Injectable()
 export class CustomerSessionsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly transactions: Transactions) {}
 
-  /** The customer's `enabled` and password hash; no row for an unknown customer (or id 0). */
-  async findPassword(projectId: string, customerId: number): Promise<PasswordRow | undefined> {
-    const rows: PasswordRow[] = await this.dataSource.query(
-      `SELECT c.enabled, cr.secret_hash
-         FROM customers c
-         LEFT JOIN customer_credentials cr ON cr.customer_id = c.id AND cr.project_id = c.project_id AND cr.type = $3
-        WHERE c.id = $1 AND c.project_id = $2`,
-      [customerId, projectId, CREDENTIAL_PASSWORD],
-    );
-    return rows[0];
-  }
-
-  /** The password hash alone (a logged-in customer changing it). */
-  async findPasswordHash(projectId: string, customerId: number): Promise<string | undefined> {
-    const rows: Array<{ secret_hash: string }> = await this.dataSource.query(
-      'SELECT secret_hash FROM customer_credentials WHERE customer_id = $1 AND project_id = $2 AND type = $3',
-      [customerId, projectId, CREDENTIAL_PASSWORD],
-    );
-    return rows[0]?.secret_hash;
+  private get tx() {
+    return this.transactions.tx;
   }
 
   /**
@@ -62,7 +38,7 @@ export class CustomerSessionsRepository {
     tokenHash: string,
     ttlDays: number,
   ): Promise<{ expires_at: Date } | undefined> {
-    const [session]: Array<{ expires_at: Date }> = await this.dataSource
+    const [session]: Array<{ expires_at: Date }> = await this.tx
       .query(
         `INSERT INTO customer_sessions (project_id, customer_id, token_hash, expires_at)
          SELECT $1::varchar, c.id, $3::varchar, now() + make_interval(days => $4)
@@ -78,7 +54,7 @@ export class CustomerSessionsRepository {
   }
 
   async findByTokenHash(tokenHash: string): Promise<SessionRow | undefined> {
-    const rows: SessionRow[] = await this.dataSource.query(
+    const rows: SessionRow[] = await this.tx.query(
       `SELECT s.id, s.project_id, s.customer_id, s.expires_at > now() AS live, c.enabled, s.last_used_at
          FROM customer_sessions s
          JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
@@ -89,14 +65,14 @@ export class CustomerSessionsRepository {
   }
 
   async touch(projectId: string, sessionId: number): Promise<void> {
-    await this.dataSource.query(
+    await this.tx.query(
       'UPDATE customer_sessions SET last_used_at = now() WHERE id = $1 AND project_id = $2',
       [sessionId, projectId],
     );
   }
 
   async delete(projectId: string, sessionId: number): Promise<void> {
-    await this.dataSource.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [
+    await this.tx.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [
       sessionId,
       projectId,
     ]);
@@ -104,6 +80,6 @@ export class CustomerSessionsRepository {
 
   /** Deletes the expired sessions; returns how many. */
   pruneExpired(): Promise<number> {
-    return pruneInBatches(this.dataSource, { table: 'customer_sessions', condition: 'expires_at < now()' });
+    return pruneInBatches(this.tx, { table: 'customer_sessions', condition: 'expires_at < now()' });
   }
 }

@@ -27,7 +27,7 @@ export interface CustomerSessionRef {
 }
 
 /**
- * Public login, logout and customer tokens (product.md 8). A token is 32 random bytes
+ * Public login, logout and customer tokens. A token is 32 random bytes
  * (base64url); only its SHA-256 is stored, in `customer_sessions`, with an expiry of
  * `CUSTOMER_TOKEN_TTL_DAYS`. Deleting a customer deletes its sessions (ON DELETE CASCADE).
  */
@@ -75,7 +75,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
       const message = 'identifier.value is not a valid username (8 to 16 of A-Z a-z 0-9 _ . -)';
       throw new DomainError('VALIDATION_FAILED', message, [{ field: 'identifier.value', message }]);
     }
-    const customerId = await this.customers.findIdByIdentifier(undefined, project.id, dto.identifier);
+    const customerId = await this.customers.findIdByIdentifier(project.id, dto.identifier);
     // the failure counters are those of the customer the identifier resolved to, whichever of its
     // identifiers was typed; an unknown identifier is counted as written (usernames in lower case)
     const subject =
@@ -85,13 +85,13 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     const attempt = this.throttle.attemptFor(project.id, subject, address);
     await this.throttle.begin(attempt);
 
-    const row = await this.repository.findPassword(project.id, customerId ?? 0);
-    const hash = row?.secret_hash ?? this.dummyHash;
+    const password = await this.customers.passwordOf(project.id, customerId ?? 0);
+    const hash = password?.secretHash ?? this.dummyHash;
     const matches = await verifyPassword(dto.password, hash);
-    if (customerId === undefined || !row?.secret_hash || !matches)
+    if (customerId === undefined || !password?.secretHash || !matches)
       throw new DomainError('INVALID_CREDENTIALS');
 
-    if (!row.enabled) {
+    if (!password.enabled) {
       await this.throttle.notAFailure(attempt);
       throw new DomainError('CUSTOMER_DISABLED');
     }
@@ -145,7 +145,7 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
   ): Promise<{ success: true }> {
     const attempt = this.throttle.attemptFor(project.id, `customer:${session.customerId}`, address);
     await this.throttle.begin(attempt);
-    const hash = await this.repository.findPasswordHash(project.id, session.customerId);
+    const hash = await this.customers.passwordHash(project.id, session.customerId);
     const matches = await verifyPassword(dto.currentPassword, hash ?? this.dummyHash);
     if (!hash || !matches) throw new DomainError('INVALID_CREDENTIALS');
     await this.throttle.succeeded(attempt);

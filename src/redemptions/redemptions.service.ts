@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import type { CallerProject } from '../auth/caller';
 import { toCodeView } from '../codes/codes.mapper';
 import { CodesService } from '../codes/codes.service';
@@ -10,7 +8,7 @@ import { CustomersService } from '../customers/customers.service';
 import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
-import { inTransaction } from '../database/transaction';
+import { runInTransaction } from '../database/transactional';
 import { toCustomerListItem } from '../customers/customers.mapper';
 import { EntitlementsService } from '../entitlements/entitlements.service';
 import { boundaryKey, EventWindow, NewEvent } from '../events/event-types';
@@ -58,14 +56,13 @@ class DryRunRollback extends Error {
 }
 
 /**
- * Redemption (and its alias) and activation share one engine (product.md 6): one transaction
- * per call that locks the code, then the customer, then applies the chain rules; any error
- * rolls everything back. A dry run does the same work and rolls it back on purpose.
+ * Redemption (and its alias) and activation share one engine: one transaction per call that
+ * locks the customer, then the code, then applies the chain rules; any error rolls everything
+ * back. A dry run does the same work and rolls it back on purpose.
  */
 @Injectable()
 export class RedemptionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly codes: CodesService,
     private readonly customers: CustomersService,
     private readonly plans: PlansService,
@@ -90,7 +87,7 @@ export class RedemptionsService {
     );
   }
 
-  /** Order of checks (product.md 6): the code, then the customer, then the chain. */
+  /** Order of checks: the code, then the customer, then the chain. */
   redeemFor(
     project: CallerProject,
     target: GrantTarget,
@@ -100,14 +97,13 @@ export class RedemptionsService {
   ): Promise<RedemptionResult> {
     return this.run(
       dryRun,
-      async (em, now) => {
+      async (now) => {
         // The code and the customer locked, and the code marked redeemed, in one statement.
-        const locked = await this.codes.lockCodeAndCustomer(em, project.id, rawCode, redeemerOf(target), now);
+        const locked = await this.codes.lockCodeAndCustomer(project.id, rawCode, redeemerOf(target), now);
         const plan = this.planOf(project, locked.code);
         const customer =
           locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
         const outcome = await this.grantTo(
-          em,
           project,
           target,
           now,
@@ -117,16 +113,9 @@ export class RedemptionsService {
           locked.code.id,
           customer,
         );
-        // only a customer created by this call was not there to be marked as the redeemer
-        if (!locked.marked) await this.codes.markRedeemed(em, locked.code, outcome.customer.id, now);
-        else
-          Object.assign(locked.code, {
-            status: 'redeemed',
-            redeemedAt: now,
-            redeemedByCustomerId: outcome.customer.id,
-            updatedAt: now,
-          });
-        return { ...outcome, code: locked.code };
+        // only a customer created by this call was not there to be marked as the redeemer by the lock
+        const code = await this.codes.markRedeemed(locked.code, outcome.customer.id, now, locked.marked);
+        return { ...outcome, code };
       },
       idem,
     );
@@ -140,10 +129,9 @@ export class RedemptionsService {
   ): Promise<RedemptionResult> {
     return this.run(
       dryRun,
-      async (em, now) => {
-        const plan = await this.plans.getPlanEntity(project.id, dto.planId, em);
+      async (now) => {
+        const plan = await this.plans.getPlanEntity(project.id, dto.planId);
         return this.grantTo(
-          em,
           project,
           { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
           now,
@@ -163,7 +151,7 @@ export class RedemptionsService {
    */
   private async run(
     dryRun: boolean,
-    work: (em: EntityManager, now: Date) => Promise<Outcome>,
+    work: (now: Date) => Promise<Outcome>,
     idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
     if (dryRun) return this.execute(true, work, idem);
@@ -179,19 +167,18 @@ export class RedemptionsService {
 
   private async execute(
     dryRun: boolean,
-    work: (em: EntityManager, now: Date) => Promise<Outcome>,
+    work: (now: Date) => Promise<Outcome>,
     idem?: IdempotencyContext,
   ): Promise<RedemptionResult> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await inTransaction(
-          this.dataSource,
-          async (em) => {
+        return await runInTransaction(
+          async () => {
             const now = new Date();
-            const outcome = await work(em, now);
-            const result = await this.toResult(em, outcome, dryRun);
+            const outcome = await work(now);
+            const result = await this.toResult(outcome, dryRun);
             if (dryRun) throw new DryRunRollback(result);
-            await this.events.record(em, outcome.customer.projectId, this.eventsOf(outcome, result, now));
+            await this.events.record(outcome.customer.projectId, this.eventsOf(outcome, result, now));
             return result;
           },
           { participant: idem },
@@ -214,7 +201,6 @@ export class RedemptionsService {
   }
 
   private async grantTo(
-    em: EntityManager,
     project: CallerProject,
     target: GrantTarget,
     now: Date,
@@ -224,13 +210,13 @@ export class RedemptionsService {
     codeId: number | null,
     locked?: Customer | null,
   ): Promise<Outcome> {
-    const { customer, created } = await this.findOrCreateCustomer(em, project, target, now, locked);
+    const { customer, created } = await this.findOrCreateCustomer(project, target, now, locked);
     // The grant's time is read once the customer's row is locked, so it is never earlier than that
     // of a grant for the same customer that committed while this call waited for the lock (a chain
     // read "as of" an earlier time would see that grant's ended windows as live). A customer
     // created by this call keeps the call's time, that of its sign-up windows.
     const at = created ? now : new Date(Math.max(now.getTime(), Date.now()));
-    const result = await this.subscriptions.grant(em, {
+    const result = await this.subscriptions.grant({
       projectId: project.id,
       customerId: customer.id,
       plan,
@@ -242,7 +228,7 @@ export class RedemptionsService {
     // A customer created by this call holds only windows this call made: its sign-up windows
     // (as the grant left them; cancelled ones excluded) and the granted ones, read back at once.
     const windows = created
-      ? await this.subscriptions.activeWindows(em, project.id, customer.id)
+      ? await this.subscriptions.activeWindows(project.id, customer.id)
       : result.created;
     return {
       customer,
@@ -259,7 +245,7 @@ export class RedemptionsService {
   }
 
   /**
-   * The events of a committed call (events.md): `customer.created` for a customer it created,
+   * The events of a committed call: `customer.created` for a customer it created,
    * `subscriptions.changed`, `subscription.ended` (`replaced`) for each window it ended or
    * cancelled, `code.redeemed`. Windows made and changed within the call (a new customer's
    * sign-up windows) are told only as they are afterwards, in `created`.
@@ -316,7 +302,6 @@ export class RedemptionsService {
    * the result of a lookup already made under lock (`null`: there is no such customer).
    */
   private async findOrCreateCustomer(
-    em: EntityManager,
     project: CallerProject,
     target: GrantTarget,
     now: Date,
@@ -328,7 +313,7 @@ export class RedemptionsService {
       return { customer: locked, created: false };
     }
     const existing =
-      locked !== undefined ? locked : await this.customers.lockByIdentifier(em, project.id, target.ref);
+      locked !== undefined ? locked : await this.customers.lockByIdentifier(project.id, target.ref);
     if (existing) return { customer: existing, created: false };
     if (!target.autoCreate || !project.autoCreateCustomerAtRedemption)
       throw new DomainError('CUSTOMER_NOT_FOUND');
@@ -355,7 +340,6 @@ export class RedemptionsService {
       );
     }
     const customer = await this.customers.createInTransaction(
-      em,
       project.id,
       {
         username: byUsername ? target.ref.value : this.customers.generatedUsername(),
@@ -367,9 +351,8 @@ export class RedemptionsService {
     return { customer, created: true };
   }
 
-  private async toResult(em: EntityManager, outcome: Outcome, dryRun: boolean): Promise<RedemptionResult> {
+  private async toResult(outcome: Outcome, dryRun: boolean): Promise<RedemptionResult> {
     const views = await this.subscriptions.views(
-      em,
       outcome.customer.projectId,
       outcome.windows,
       outcome.planNames,
@@ -396,7 +379,6 @@ export class RedemptionsService {
       // the customer's entitlements right after the grant, at its instant, read in the transaction
       // that is about to be rolled back (a customer this call would create is there too)
       entitlementsAfter: await this.entitlements.listIn(
-        em,
         outcome.customer.projectId,
         outcome.customer.id,
         outcome.at,

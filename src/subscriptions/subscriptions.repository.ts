@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
+import { Transactions } from '../database/transactional';
 import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
 
 export type NewWindowValues = [
@@ -20,76 +19,49 @@ export type NewWindowValues = [
 /**
  * Every statement on `subscriptions`: the named statements of a grant (the live chain, the
  * changes to windows, the insert), the customer's list, the row types. `SubscriptionsService`
- * applies the chain engine's decisions; every method with an `EntityManager` runs in the
- * caller's transaction.
+ * applies the chain engine's decisions; every statement runs in the current unit of work's
+ * transaction, if one is open.
  */
 @Injectable()
 export class SubscriptionsRepository {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly statements: Statements,
   ) {}
 
   /** The customer's live windows in one plan group at `now`, with their plans' values and names. */
-  liveChain(
-    em: EntityManager,
-    projectId: string,
-    customerId: number,
-    group: string,
-    now: Date,
-  ): Promise<WindowRow[]> {
-    return this.statements.rows<WindowRow>(em, LIVE_CHAIN, [customerId, group, now, projectId]);
+  liveChain(projectId: string, customerId: number, group: string, now: Date): Promise<WindowRow[]> {
+    return this.statements.rows<WindowRow>(undefined, LIVE_CHAIN, [customerId, group, now, projectId]);
   }
 
-  async end(em: EntityManager, projectId: string, id: number, validTo: Date | null): Promise<void> {
-    await this.statements.run(em, END_WINDOW, [id, projectId, validTo]);
+  async end(projectId: string, id: number, validTo: Date | null): Promise<void> {
+    await this.statements.run(undefined, END_WINDOW, [id, projectId, validTo]);
   }
 
-  async cancel(em: EntityManager, projectId: string, id: number): Promise<void> {
-    await this.statements.run(em, CANCEL_WINDOW, [id, projectId]);
+  async cancel(projectId: string, id: number): Promise<void> {
+    await this.statements.run(undefined, CANCEL_WINDOW, [id, projectId]);
   }
 
-  async move(
-    em: EntityManager,
-    projectId: string,
-    id: number,
-    validFrom: Date,
-    validTo: Date | null,
-  ): Promise<void> {
-    await this.statements.run(em, MOVE_WINDOW, [id, projectId, validFrom, validTo]);
+  async move(projectId: string, id: number, validFrom: Date, validTo: Date | null): Promise<void> {
+    await this.statements.run(undefined, MOVE_WINDOW, [id, projectId, validFrom, validTo]);
   }
 
   /** Inserts windows in one statement: their ids, statuses and timestamps, in order. */
-  insert(em: EntityManager, values: NewWindowValues[]): Promise<InsertedRow[]> {
-    return this.statements.rows<InsertedRow>(em, insertWindows(values.length), values.flat());
+  insert(values: NewWindowValues[]): Promise<InsertedRow[]> {
+    return this.statements.rows<InsertedRow>(undefined, insertWindows(values.length), values.flat());
   }
 
-  /** A customer's active windows (without their plans), by start, read in `em`. */
-  activeWindows(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
-    return em.find(Subscription, {
+  /** A customer's active windows (without their plans), by start. */
+  activeWindows(projectId: string, customerId: number): Promise<Subscription[]> {
+    return this.transactions.tx.find(Subscription, {
       where: { projectId, customerId, status: 'active' },
       order: { validFrom: 'ASC', id: 'ASC' },
     });
   }
 
-  /** A customer's active (not cancelled) windows with their plans, by start, read in `em`. */
-  activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
-    return em
-      .getRepository(Subscription)
-      .createQueryBuilder('s')
-      .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')
-      .where(`s.customer_id = :customerId AND s.project_id = :projectId AND s.status = 'active'`, {
-        customerId,
-        projectId,
-      })
-      .orderBy('s.valid_from', 'ASC')
-      .addOrderBy('s.id', 'ASC')
-      .getMany();
-  }
-
   /** A customer's windows with their plans: live ones first (by start); with `history`, then the others. */
   listForCustomer(projectId: string, customerId: number, history: boolean): Promise<Subscription[]> {
-    const qb = this.dataSource
+    const qb = this.transactions.tx
       .getRepository(Subscription)
       .createQueryBuilder('s')
       .innerJoinAndSelect('s.plan', 'p', 'p.project_id = s.project_id')

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
@@ -29,9 +28,9 @@ export interface GrantResult {
 }
 
 /**
- * Applies the chain engine's decisions to the database. Every method takes the caller's
- * EntityManager: it runs inside the caller's transaction, which must already hold the
- * customer's row lock (that lock is what serialises concurrent grants for one customer).
+ * Applies the chain engine's decisions to the database. A grant runs inside the caller's unit of
+ * work, which must already hold the customer's row lock (that lock is what serialises
+ * concurrent grants for one customer).
  */
 @Injectable()
 export class SubscriptionsService {
@@ -40,9 +39,8 @@ export class SubscriptionsService {
     private readonly repository: SubscriptionsRepository,
   ) {}
 
-  async grant(em: EntityManager, input: GrantInput): Promise<GrantResult> {
+  async grant(input: GrantInput): Promise<GrantResult> {
     const rows = await this.repository.liveChain(
-      em,
       input.projectId,
       input.customerId,
       input.plan.group,
@@ -61,10 +59,9 @@ export class SubscriptionsService {
       input.now,
     );
 
-    for (const w of changes.ended) await this.repository.end(em, input.projectId, w.id, w.validTo);
-    for (const w of changes.cancelled) await this.repository.cancel(em, input.projectId, w.id);
-    for (const w of changes.moved)
-      await this.repository.move(em, input.projectId, w.id, w.validFrom, w.validTo);
+    for (const w of changes.ended) await this.repository.end(input.projectId, w.id, w.validTo);
+    for (const w of changes.cancelled) await this.repository.cancel(input.projectId, w.id);
+    for (const w of changes.moved) await this.repository.move(input.projectId, w.id, w.validFrom, w.validTo);
     // The granted window comes first; a second one is the permanent tail re-created after it,
     // which keeps the origin of the tail it replaces.
     const tail = rows.find((r) => r.valid_to === null);
@@ -79,7 +76,7 @@ export class SubscriptionsService {
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
       input.now,
     ]);
-    const inserted = values.length ? await this.repository.insert(em, values) : [];
+    const inserted = values.length ? await this.repository.insert(values) : [];
     const created = inserted.map((row, i) =>
       Object.assign(new Subscription(), {
         id: row.id,
@@ -105,16 +102,11 @@ export class SubscriptionsService {
   }
 
   /** Sign-up: every free plan of the project as a permanent grant, in order of id; redundant ones skipped. */
-  async grantSignup(
-    em: EntityManager,
-    projectId: string,
-    customerId: number,
-    now: Date,
-  ): Promise<Subscription[]> {
+  async grantSignup(projectId: string, customerId: number, now: Date): Promise<Subscription[]> {
     const created: Subscription[] = [];
-    for (const plan of await this.plans.listFreePlans(projectId, em)) {
+    for (const plan of await this.plans.listFreePlans(projectId)) {
       try {
-        const result = await this.grant(em, {
+        const result = await this.grant({
           projectId,
           customerId,
           plan,
@@ -132,13 +124,22 @@ export class SubscriptionsService {
   }
 
   /** A customer's active (not cancelled) windows, without their plans, by start. */
-  activeWindows(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
-    return this.repository.activeWindows(em, projectId, customerId);
+  activeWindows(projectId: string, customerId: number): Promise<Subscription[]> {
+    return this.repository.activeWindows(projectId, customerId);
   }
 
-  /** A customer's active (not cancelled) windows with their plans, by start: what a new customer's sign-up left. */
-  activeWindowsOf(em: EntityManager, projectId: string, customerId: number): Promise<Subscription[]> {
-    return this.repository.activeWindowsOf(em, projectId, customerId);
+  /**
+   * A customer's active (not cancelled) windows, by start, each with its plan's name: what a new
+   * customer's sign-up left.
+   */
+  async activeWindowsOf(
+    projectId: string,
+    customerId: number,
+  ): Promise<Array<{ window: Subscription; planName: string }>> {
+    const windows = await this.repository.activeWindows(projectId, customerId);
+    if (windows.length === 0) return [];
+    const names = await this.plans.planNames(projectId, [...new Set(windows.map((w) => w.planId))]);
+    return windows.map((window) => ({ window, planName: names.get(window.planId)! }));
   }
 
   /**
@@ -156,7 +157,6 @@ export class SubscriptionsService {
 
   /** Views of a project's windows; plan names come from `known` where given, the others in one query. */
   async views(
-    em: EntityManager,
     projectId: string,
     subscriptions: Subscription[],
     known = new Map<number, string>(),
@@ -164,7 +164,7 @@ export class SubscriptionsService {
     const missing = [...new Set(subscriptions.map((s) => s.planId))].filter((id) => !known.has(id));
     const names = new Map(known);
     if (missing.length) {
-      for (const [id, name] of await this.plans.planNames(projectId, missing, em)) names.set(id, name);
+      for (const [id, name] of await this.plans.planNames(projectId, missing)) names.set(id, name);
     }
     return subscriptions.map((s) => toSubscriptionView(s, names.get(s.planId)!));
   }
