@@ -11,7 +11,7 @@ import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
 import { EnvelopeInterceptor } from './common/http/envelope';
 import { ROOT_LOGGER } from './common/http/logging';
-import { bodyLimits, JSON_BODY_PARSER_OPTIONS, requestLimits } from './common/http/body-parser';
+import { bodyLimits, jsonBodyParser, requestLimits } from './common/http/body-parser';
 import { requestPipeline, RequestPipelineOptions } from './common/http/request-pipeline';
 import { GlobalExceptionFilter } from './common/http/exception.filter';
 import { createValidationPipe } from './common/http/validation';
@@ -37,12 +37,10 @@ export const createHttpAdapter = (): ExpressAdapter => {
 
 /**
  * The options every application is created with, beside `createHttpAdapter()`: no body parser
- * of Nest's own (`configureApp` installs Express's JSON parser after the request's own checks),
- * and the exact bytes of a body kept on `req.rawBody`, as request signatures are computed over them.
+ * of Nest's own (`configureApp` installs Express's JSON parser after the request's own checks).
  */
 export const HTTP_APP_OPTIONS = {
   bodyParser: false,
-  rawBody: true,
 } as const satisfies NestApplicationOptions;
 
 /**
@@ -80,7 +78,7 @@ export function configureApp(app: NestExpressApplication): void {
   if (reads.enabled) app.use(reads.writeTracker());
   // after the request lines' listener, so that refused bodies are logged too
   app.use(requestLimits);
-  app.useBodyParser('json', JSON_BODY_PARSER_OPTIONS);
+  app.use(jsonBodyParser);
   app.use(bodyLimits);
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());

@@ -7,6 +7,7 @@ import {
   bodyParserErrorOf,
   bodyShapeError,
   isJsonContentType,
+  refuseDeepNesting,
 } from './body-parser';
 
 const nested = (depth: number): unknown => (depth === 0 ? 1 : [nested(depth - 1)]);
@@ -88,5 +89,37 @@ describe("the JSON parser's errors and content types", () => {
     expect(isJsonContentType('Application/Problem+JSON')).toBe(true);
     expect(isJsonContentType('text/plain')).toBe(false);
     expect(isJsonContentType(undefined)).toBe(false);
+  });
+});
+
+describe('refuseDeepNesting: nesting refused before the body is parsed', () => {
+  const bytes = (text: string) => Buffer.from(text, 'utf8');
+  const refusal = (text: string) => {
+    try {
+      refuseDeepNesting(bytes(text));
+      return undefined;
+    } catch (error) {
+      return bodyParserErrorOf(error);
+    }
+  };
+
+  it('takes nesting at the limit, however wide', () => {
+    const atLimit = `${'['.repeat(BODY_MAX_DEPTH - 1)}[${'1,'.repeat(999)}1]${']'.repeat(BODY_MAX_DEPTH - 1)}`;
+    expect(refusal(atLimit)).toBeUndefined();
+    expect(refusal(JSON.stringify({ a: { b: [{ c: nested(BODY_MAX_DEPTH - 4) }] } }))).toBeUndefined();
+  });
+
+  it('refuses one level more as 400 VALIDATION_FAILED, with the same words as the parsed-body check', () => {
+    const error = refusal(JSON.stringify(nested(BODY_MAX_DEPTH + 1)));
+    expect(error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ field: 'body', message: 'nests deeper than 32 levels of arrays and objects' }],
+    });
+    expect(refusal(`${'['.repeat(500_000)}${']'.repeat(500_000)}`)?.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('does not count brackets inside strings, escaped quotes included', () => {
+    const text = JSON.stringify({ s: '['.repeat(100), t: `\\"${'{'.repeat(100)}`, u: ['"[[["'] });
+    expect(refusal(text)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
+import { json } from 'express';
 import { DomainError } from '../errors/domain-error';
 import type { ErrorDetail } from '../errors/error-codes';
 
@@ -19,17 +19,47 @@ const NUL = '\u0000';
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000), which PostgreSQL text cannot hold';
 
 /**
- * The options of Express's JSON parser for every request body (`app.useBodyParser('json', ...)`):
- * at most 1 MiB and any JSON value at the top (not only objects and arrays). Every content type
- * is parsed: `requestLimits` has already refused a body that is not JSON. The application is
- * created with `rawBody: true`, so Nest keeps the exact bytes on `req.rawBody`: request
- * signatures are computed over them.
+ * Express's JSON parser for every request body: at most 1 MiB and any JSON value at the top (not
+ * only objects and arrays). Every content type is parsed: `requestLimits` has already refused a
+ * body that is not JSON. Its `verify` hook keeps the exact bytes on `req.rawBody` (request
+ * signatures are computed over them) and refuses deep nesting before the bytes are parsed.
  */
-export const JSON_BODY_PARSER_OPTIONS: NestExpressBodyParserOptionsFor<'json'> = {
+export const jsonBodyParser: RequestHandler = json({
   limit: BODY_LIMIT_BYTES,
   strict: false,
   type: () => true,
-};
+  verify: (req, _res, buf) => {
+    (req as Request & { rawBody?: Buffer }).rawBody = buf;
+    refuseDeepNesting(buf);
+  },
+});
+
+const TOO_DEEP_MESSAGE = `nests deeper than ${BODY_MAX_DEPTH} levels of arrays and objects`;
+
+/**
+ * Refuses a body nested deeper than `BODY_MAX_DEPTH` before it is parsed: the parser's `verify`
+ * hook sees the raw bytes, and one pass over them counting brackets outside strings is far
+ * cheaper than parsing a megabyte of brackets into half a million nested arrays first.
+ * The error carries the parser's error shape (`status`, `type`), so the exception filter answers
+ * it like the parser's own errors (see `bodyParserErrorOf`).
+ */
+export function refuseDeepNesting(buf: Buffer): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > BODY_MAX_DEPTH)
+        throw Object.assign(new Error(`body ${TOO_DEEP_MESSAGE}`), { status: 400, type: TOO_DEEP });
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+}
+
+const TOO_DEEP = 'entity.too.deep';
 
 /** `application/json` or an `application/*+json` type, parameters ignored. */
 export function isJsonContentType(contentType: unknown): boolean {
@@ -58,6 +88,10 @@ export function bodyParserErrorOf(error: unknown): DomainError | undefined {
       return new DomainError('PAYLOAD_TOO_LARGE');
     case 'entity.parse.failed':
       return new DomainError('MALFORMED_JSON');
+    case TOO_DEEP:
+      return new DomainError('VALIDATION_FAILED', `body ${TOO_DEEP_MESSAGE}`, [
+        { field: 'body', message: TOO_DEEP_MESSAGE },
+      ]);
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be UTF-8 JSON.');
@@ -94,8 +128,7 @@ export function bodyShapeError(body: unknown): ErrorDetail | undefined {
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
-    if (depth >= BODY_MAX_DEPTH)
-      return { field: at(path), message: `nests deeper than ${BODY_MAX_DEPTH} levels of arrays and objects` };
+    if (depth >= BODY_MAX_DEPTH) return { field: at(path), message: TOO_DEEP_MESSAGE };
     if (Array.isArray(value)) {
       if (value.length > BODY_MAX_ITEMS)
         return { field: at(path), message: `has more than ${BODY_MAX_ITEMS} items` };
