@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { pruneInBatches } from '../database/prune';
+import { Transactions } from '../database/transactional';
 
 /** A failure counter as `FailureCounters` judges it: its count and its ages in seconds. */
 export interface CounterRow {
@@ -14,15 +13,20 @@ export interface CounterRow {
 /**
  * Every statement of the auth module: the failure counters (`login_failures`, used by
  * `FailureCounters`) and the request nonces (`request_nonces`, used by `RequestNonceStore`). The
- * services keep the rules. A method that takes an `EntityManager` runs in the caller's transaction.
+ * services keep the rules. Every statement runs in the current unit of work's transaction, if
+ * one is open.
  */
 @Injectable()
 export class AuthRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly transactions: Transactions) {}
+
+  private get tx() {
+    return this.transactions.tx;
+  }
 
   /** Creates the counters of `keys` that do not exist yet (in key order: one lock order). */
-  async insertMissingCounters(em: EntityManager, keys: string[]): Promise<void> {
-    await em.query(
+  async insertMissingCounters(keys: string[]): Promise<void> {
+    await this.tx.query(
       `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
          SELECT k, now(), 0, now() FROM unnest($1::varchar[]) AS k ORDER BY k
          ON CONFLICT (key) DO NOTHING`,
@@ -30,9 +34,9 @@ export class AuthRepository {
     );
   }
 
-  /** The counters of `keys`, locked for the rest of `em`'s transaction (in key order). */
-  lockCounters(em: EntityManager, keys: string[]): Promise<CounterRow[]> {
-    return em.query(
+  /** The counters of `keys`, locked for the rest of the current transaction (in key order). */
+  lockCounters(keys: string[]): Promise<CounterRow[]> {
+    return this.tx.query(
       `SELECT key, failures,
                 extract(epoch FROM now() - window_start)::float8 AS since_start,
                 extract(epoch FROM now() - last_failure_at)::float8 AS since_last
@@ -42,11 +46,8 @@ export class AuthRepository {
   }
 
   /** Writes the new counts, each a failure now; `reset`: its window starts now. */
-  async writeCounts(
-    em: EntityManager,
-    next: Array<{ key: string; failures: number; reset: boolean }>,
-  ): Promise<void> {
-    await em.query(
+  async writeCounts(next: Array<{ key: string; failures: number; reset: boolean }>): Promise<void> {
+    await this.tx.query(
       `UPDATE login_failures AS f
             SET failures = v.failures, last_failure_at = now(),
                 window_start = CASE WHEN v.reset THEN now() ELSE f.window_start END
@@ -58,7 +59,7 @@ export class AuthRepository {
 
   /** One counter, unlocked. */
   async readCounter(key: string): Promise<CounterRow | undefined> {
-    const rows: CounterRow[] = await this.dataSource.query(
+    const rows: CounterRow[] = await this.tx.query(
       `SELECT key, failures,
               extract(epoch FROM now() - window_start)::float8 AS since_start,
               extract(epoch FROM now() - last_failure_at)::float8 AS since_last
@@ -74,8 +75,8 @@ export class AuthRepository {
    * order it finds them, and deadlocked with a concurrent attempt's `lockCounters` (two password
    * changes of one customer at once).
    */
-  async giveBack(em: EntityManager, keys: string[]): Promise<void> {
-    await em.query(
+  async giveBack(keys: string[]): Promise<void> {
+    await this.tx.query(
       `WITH locked AS (SELECT key FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key FOR UPDATE)
        UPDATE login_failures AS f SET failures = greatest(f.failures - 1, 0) FROM locked WHERE f.key = locked.key`,
       [keys],
@@ -83,12 +84,12 @@ export class AuthRepository {
   }
 
   async deleteCounter(key: string): Promise<void> {
-    await this.dataSource.query('DELETE FROM login_failures WHERE key = $1', [key]);
+    await this.tx.query('DELETE FROM login_failures WHERE key = $1', [key]);
   }
 
   /** Deletes the counters with no failure in the last `windowSeconds`; returns how many. */
   pruneCounters(windowSeconds: number): Promise<number> {
-    return pruneInBatches(this.dataSource, {
+    return pruneInBatches(this.tx, {
       table: 'login_failures',
       condition:
         'window_start <= now() - make_interval(secs => $1) AND last_failure_at <= now() - make_interval(secs => $1)',
@@ -102,7 +103,7 @@ export class AuthRepository {
    * expired but not been pruned yet, and leaves a live one alone (no row returned = reused).
    */
   async insertNonce(apiKeyId: number, nonce: string, expiresAt: Date, now: Date): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await this.tx.query(
       `INSERT INTO request_nonces AS n (api_key_id, nonce, expires_at) VALUES ($1, $2, $3)
        ON CONFLICT (api_key_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
         WHERE n.expires_at < $4
@@ -114,7 +115,7 @@ export class AuthRepository {
 
   /** Deletes the nonces expired before `now`; returns how many. */
   pruneNonces(now: Date): Promise<number> {
-    return pruneInBatches(this.dataSource, {
+    return pruneInBatches(this.tx, {
       table: 'request_nonces',
       condition: 'expires_at < $1',
       values: [now],

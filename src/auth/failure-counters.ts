@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { DomainError } from '../common/errors/domain-error';
-import { inTransaction } from '../database/transaction';
+import { Transactional } from '../database/transactional';
 import { AuthRepository, CounterRow } from './auth.repository';
 
 /** Length of a counter's window: 15 minutes. */
@@ -44,29 +42,28 @@ function waitFor(counter: FailureCounter, row: CounterRow): number {
  */
 @Injectable()
 export class FailureCounters {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly repository: AuthRepository,
-  ) {}
+  constructor(private readonly repository: AuthRepository) {}
 
-  /** Counts one attempt on every counter, or throws 429 RATE_LIMITED (with Retry-After) and counts nothing. */
+  /**
+   * Counts one attempt on every counter, or throws 429 RATE_LIMITED (with Retry-After) and counts
+   * nothing. One unit of work: concurrent first inserts of the same keys can still deadlock, and
+   * it is then tried again.
+   */
+  @Transactional()
   async begin(counters: FailureCounter[]): Promise<void> {
     const byKey = new Map(counters.map((c) => [c.key, c]));
     const keys = [...byKey.keys()].sort(); // one lock order for every transaction: no deadlock
-    // inTransaction: concurrent first inserts of the same keys can still deadlock; it retries them
-    await inTransaction(this.dataSource, async (em) => {
-      await this.repository.insertMissingCounters(em, keys);
-      const rows = await this.repository.lockCounters(em, keys);
-      let retryAfter = 0;
-      const next = rows.map((row) => {
-        const counter = byKey.get(row.key)!;
-        const expired = isExpired(counter, row);
-        retryAfter = Math.max(retryAfter, waitFor(counter, row));
-        return { key: row.key, failures: (expired ? 0 : row.failures) + 1, reset: expired };
-      });
-      if (retryAfter > 0) throw DomainError.rateLimited(retryAfter);
-      await this.repository.writeCounts(em, next);
+    await this.repository.insertMissingCounters(keys);
+    const rows = await this.repository.lockCounters(keys);
+    let retryAfter = 0;
+    const next = rows.map((row) => {
+      const counter = byKey.get(row.key)!;
+      const expired = isExpired(counter, row);
+      retryAfter = Math.max(retryAfter, waitFor(counter, row));
+      return { key: row.key, failures: (expired ? 0 : row.failures) + 1, reset: expired };
     });
+    if (retryAfter > 0) throw DomainError.rateLimited(retryAfter);
+    await this.repository.writeCounts(next);
   }
 
   /** Throws 429 RATE_LIMITED when `counter` refuses attempts now; counts nothing and locks nothing. */
@@ -81,10 +78,10 @@ export class FailureCounters {
    * as `begin` locks them, and retried like `begin` if PostgreSQL still picks it as a deadlock's
    * victim (the expired counters' prune deletes in the order it finds them).
    */
+  @Transactional()
   async giveBack(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    const sorted = [...keys].sort();
-    await inTransaction(this.dataSource, (em) => this.repository.giveBack(em, sorted));
+    await this.repository.giveBack([...keys].sort());
   }
 
   /** Starts a counter afresh (a successful login clears its identifier-and-address counter). */

@@ -1,8 +1,8 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
- * Failed attempts counted per key (see `auth/failure-counters.ts`): public logins
- * (`lp:`/`li:` + a SHA-256, `ip:<address>`, `login-throttle.service.ts`) and admin tokens
+ * Failed attempts counted per key (see `FailureCounters`): public logins
+ * (`lp:`/`li:` + a SHA-256, `ip:<address>`, `LoginThrottle`) and admin tokens
  * (`admin:<address>`). In the database, not in memory, so that every replica counts the same
  * failures.
  */
