@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { KeyAuthService } from '../auth/key-auth.service';
 import { randomBase32Lower, randomBase62 } from '../common/crypto/random';
 import { sha256Hex } from '../common/crypto/sha256';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
+import { runInTransaction } from '../database/transactional';
 import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
 import {
   ApiKeyView,
@@ -24,13 +23,16 @@ import { ProjectsRepository } from './repository/projects.repository';
 
 export const newProjectId = () => `prj_${randomBase32Lower(20)}`;
 
-/** Operators' management of projects and their keys (product.md 1): the admin API and the CLI. */
+/**
+ * Operators' management of projects and their keys: the admin API and the CLI. A change to a
+ * project or a key empties the key cache once its transaction has committed, so that no request
+ * caches the state before it.
+ */
 @Injectable()
 export class ProjectsService {
   private readonly secretBox: SecretBox;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: ProjectsRepository,
     private readonly keyAuth: KeyAuthService,
     config: AppConfig,
@@ -58,18 +60,18 @@ export class ProjectsService {
   }
 
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
-    const saved = await this.dataSource.transaction(async (em) => {
-      const project = await this.find(projectId, em, 'pessimistic_write');
-      return this.repository.saveProject(em, Object.assign(project, dto));
+    const saved = await runInTransaction(async () => {
+      const project = await this.find(projectId, 'pessimistic_write');
+      return this.repository.saveProject(Object.assign(project, dto));
     });
     this.keyAuth.invalidate();
     return toProjectView(saved);
   }
 
   async remove(projectId: string): Promise<{ success: true }> {
-    await this.dataSource.transaction(async (em) => {
-      await this.find(projectId, em, 'pessimistic_write');
-      await this.repository.softDeleteProject(em, projectId);
+    await runInTransaction(async () => {
+      await this.find(projectId, 'pessimistic_write');
+      await this.repository.softDeleteProject(projectId);
     });
     this.keyAuth.invalidate();
     return { success: true };
@@ -80,9 +82,9 @@ export class ProjectsService {
     const key = `${dto.kind === 'private' ? 'sk' : 'pk'}_${randomBase62(40)}`;
     const signingSecret = dto.kind === 'public' ? `ss_${randomBase62(40)}` : undefined;
     // the project's row is held (shared) until the key is in: a delete cannot slip in between
-    const saved = await this.dataSource.transaction(async (em) => {
-      await this.find(projectId, em, 'pessimistic_read');
-      return this.repository.insertKey(em, {
+    const saved = await runInTransaction(async () => {
+      await this.find(projectId, 'pessimistic_read');
+      return this.repository.insertKey({
         projectId,
         kind: dto.kind,
         name: dto.name ?? null,
@@ -102,20 +104,20 @@ export class ProjectsService {
   }
 
   async updateKey(projectId: string, keyId: number, dto: UpdateApiKeyDto): Promise<ApiKeyView> {
-    const saved = await this.dataSource.transaction(async (em) => {
-      const key = await this.findKey(projectId, keyId, em);
+    const saved = await runInTransaction(async () => {
+      const key = await this.findKey(projectId, keyId);
       if (dto.enabled !== undefined) key.enabled = dto.enabled;
       if (dto.name !== undefined) key.name = dto.name;
-      return this.repository.saveKey(em, key);
+      return this.repository.saveKey(key);
     });
     this.keyAuth.invalidate();
     return toApiKeyView(saved);
   }
 
   async removeKey(projectId: string, keyId: number): Promise<{ success: true }> {
-    await this.dataSource.transaction(async (em) => {
-      const key = await this.findKey(projectId, keyId, em);
-      await this.repository.deleteKey(em, projectId, key.id);
+    await runInTransaction(async () => {
+      const key = await this.findKey(projectId, keyId);
+      await this.repository.deleteKey(projectId, key.id);
     });
     this.keyAuth.invalidate();
     return { success: true };
@@ -125,20 +127,16 @@ export class ProjectsService {
    * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
    * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).
    */
-  private async find(
-    projectId: string,
-    em?: EntityManager,
-    lock?: 'pessimistic_read' | 'pessimistic_write',
-  ): Promise<Project> {
-    const project = await this.repository.find(projectId, em, lock);
+  private async find(projectId: string, lock?: 'pessimistic_read' | 'pessimistic_write'): Promise<Project> {
+    const project = await this.repository.find(projectId, lock);
     if (!project) throw new DomainError('PROJECT_NOT_FOUND', 'Project not found.');
     return project;
   }
 
-  /** The project's key, locked for the rest of `em`'s transaction (the project's row held shared). */
-  private async findKey(projectId: string, keyId: number, em: EntityManager): Promise<ApiKey> {
-    await this.find(projectId, em, 'pessimistic_read');
-    const key = await this.repository.findKeyForUpdate(em, projectId, keyId);
+  /** The project's key, locked for the rest of the transaction (the project's row held shared). */
+  private async findKey(projectId: string, keyId: number): Promise<ApiKey> {
+    await this.find(projectId, 'pessimistic_read');
+    const key = await this.repository.findKeyForUpdate(projectId, keyId);
     if (!key) throw new DomainError('API_KEY_NOT_FOUND');
     return key;
   }

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { likePattern, PageWindow } from '../../common/http/pagination';
+import { Transactions } from '../../database/transactional';
 import { ApiKey, ApiKeyKind } from '../entities/api-key.entity';
 import { Project } from '../entities/project.entity';
 
@@ -26,31 +25,35 @@ export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.enabled, k.signing_secre
 
 /**
  * Every statement on `projects` and `api_keys`: the operators' management (`ProjectsService`) and
- * the key lookup of every authenticated request (`KeyAuthService`, in auth/). A method that takes
- * an `EntityManager` runs in the caller's transaction.
+ * the key lookup of every authenticated request (`KeyAuthService`, in auth/). Every statement
+ * runs in the current unit of work's transaction, if one is open.
  *
  * It sits in a folder of its own (like `entities/`): auth/ reads keys through it while the admin
- * controller of projects/ uses auth/'s guards, and this folder imports only the entities, so the
- * folders stay free of cycles.
+ * controller of projects/ uses auth/'s guards, and this folder imports only the entities (and the
+ * database layer), so the folders stay free of cycles.
  */
 @Injectable()
 export class ProjectsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly transactions: Transactions) {}
+
+  private get tx() {
+    return this.transactions.tx;
+  }
 
   /** The key guards' one lookup per request (cached by `KeyAuthService`). */
   async findKeyByHash(hash: string, kind: ApiKeyKind): Promise<KeyRow | undefined> {
-    const rows: KeyRow[] = await this.dataSource.query(API_KEY_LOOKUP, [hash, kind]);
+    const rows: KeyRow[] = await this.tx.query(API_KEY_LOOKUP, [hash, kind]);
     return rows[0];
   }
 
   insertProject(project: Omit<Project, 'createdAt' | 'updatedAt' | 'deletedAt'>): Promise<Project> {
-    const projects = this.dataSource.getRepository(Project);
+    const projects = this.tx.getRepository(Project);
     return projects.save(projects.create(project));
   }
 
   /** Live projects, newest first; `search` a case-insensitive substring of the name. */
   page(search: string | undefined, window: PageWindow): Promise<[Project[], number]> {
-    const qb = this.dataSource
+    const qb = this.tx
       .getRepository(Project)
       .createQueryBuilder('p')
       .orderBy('p.created_at', 'DESC')
@@ -63,46 +66,39 @@ export class ProjectsRepository {
    * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
    * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).
    */
-  find(
-    projectId: string,
-    em: EntityManager = this.dataSource.manager,
-    lock?: 'pessimistic_read' | 'pessimistic_write',
-  ): Promise<Project | null> {
-    return em.findOne(Project, {
+  find(projectId: string, lock?: 'pessimistic_read' | 'pessimistic_write'): Promise<Project | null> {
+    return this.tx.findOne(Project, {
       where: { id: projectId },
       ...(lock ? { lock: { mode: lock } } : {}),
     });
   }
 
-  saveProject(em: EntityManager, project: Project): Promise<Project> {
-    return em.save(project);
+  saveProject(project: Project): Promise<Project> {
+    return this.tx.save(project);
   }
 
-  async softDeleteProject(em: EntityManager, projectId: string): Promise<void> {
-    await em.softDelete(Project, { id: projectId });
+  async softDeleteProject(projectId: string): Promise<void> {
+    await this.tx.softDelete(Project, { id: projectId });
   }
 
-  insertKey(
-    em: EntityManager,
-    key: Omit<ApiKey, 'id' | 'project' | 'createdAt' | 'updatedAt'>,
-  ): Promise<ApiKey> {
-    return em.save(em.create(ApiKey, key));
+  insertKey(key: Omit<ApiKey, 'id' | 'project' | 'createdAt' | 'updatedAt'>): Promise<ApiKey> {
+    return this.tx.save(this.tx.create(ApiKey, key));
   }
 
   listKeys(projectId: string): Promise<ApiKey[]> {
-    return this.dataSource.getRepository(ApiKey).find({ where: { projectId }, order: { id: 'ASC' } });
+    return this.tx.getRepository(ApiKey).find({ where: { projectId }, order: { id: 'ASC' } });
   }
 
-  /** The project's key, locked for the rest of `em`'s transaction. */
-  findKeyForUpdate(em: EntityManager, projectId: string, keyId: number): Promise<ApiKey | null> {
-    return em.findOne(ApiKey, { where: { id: keyId, projectId }, lock: { mode: 'pessimistic_write' } });
+  /** The project's key, locked for the rest of the current transaction. */
+  findKeyForUpdate(projectId: string, keyId: number): Promise<ApiKey | null> {
+    return this.tx.findOne(ApiKey, { where: { id: keyId, projectId }, lock: { mode: 'pessimistic_write' } });
   }
 
-  saveKey(em: EntityManager, key: ApiKey): Promise<ApiKey> {
-    return em.save(key);
+  saveKey(key: ApiKey): Promise<ApiKey> {
+    return this.tx.save(key);
   }
 
-  async deleteKey(em: EntityManager, projectId: string, keyId: number): Promise<void> {
-    await em.delete(ApiKey, { id: keyId, projectId });
+  async deleteKey(projectId: string, keyId: number): Promise<void> {
+    await this.tx.delete(ApiKey, { id: keyId, projectId });
   }
 }
