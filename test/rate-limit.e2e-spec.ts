@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { validateEnv } from '../src/config/env';
+import { Transactions } from '../src/database/transactional';
 import { PostgresRateLimitRepository } from '../src/rate-limit/rate-limit.repository';
 import { RateLimitClock } from '../src/rate-limit/rate-limit.store';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
@@ -261,7 +262,9 @@ describe.each([
         expect(rows).toEqual([{ key: `key:${p.privateKeyId}`, hits: 1 }]);
         await passWindow();
         const clock = t.app.get(RateLimitClock);
-        expect(await new PostgresRateLimitRepository(t.dataSource, clock).prune()).toBeGreaterThanOrEqual(2);
+        expect(
+          await new PostgresRateLimitRepository(t.app.get(Transactions), clock).prune(),
+        ).toBeGreaterThanOrEqual(2);
         expect(
           await t.dataSource.query(
             'SELECT 1 FROM rate_limit_counters WHERE expires_at <= now() + make_interval(secs => $1::float8)',

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
-import { getDataSourceToken } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { Transactions } from '../database/transactional';
 import { MetricsModule } from '../metrics/metrics.module';
 import { MetricsService } from '../metrics/metrics.service';
 import { PostgresRateLimitRepository } from './rate-limit.repository';
@@ -11,7 +10,7 @@ import { RedisRateLimitStore } from './redis-rate-limit.store';
 
 function createStore(
   config: AppConfig,
-  dataSource: DataSource,
+  transactions: Transactions,
   clock: RateLimitClock,
   metrics: MetricsService,
 ): RateLimitStore | null {
@@ -26,14 +25,14 @@ function createStore(
         skipped: () => metrics.recordRateLimitStore('skipped'),
       },
     );
-  return new PostgresRateLimitRepository(dataSource, clock);
+  return new PostgresRateLimitRepository(transactions, clock);
 }
 
 /**
  * Rate limits per client address (`AddressRateLimitGuard`, a global guard before authentication
  * that `AppModule` installs when limits are on) and per API key (counted by the key guards right
  * after they have found the key, see `RateLimiter.countKey`) on `/api/private` and
- * `/api/public` (product.md 10). `AuthModule` imports and re-exports it, so that every controller's module can make the key guard.
+ * `/api/public`. `AuthModule` imports and re-exports it, so that every controller's module can make the key guard.
  */
 @Module({
   imports: [MetricsModule],
@@ -41,7 +40,7 @@ function createStore(
     RateLimitClock,
     {
       provide: RATE_LIMIT_STORE,
-      inject: [AppConfig, getDataSourceToken(), RateLimitClock, MetricsService],
+      inject: [AppConfig, Transactions, RateLimitClock, MetricsService],
       useFactory: createStore,
     },
     RateLimiter,

@@ -1,5 +1,5 @@
-import { DataSource } from 'typeorm';
 import { pruneInBatches } from '../database/prune';
+import type { Transactions } from '../database/transactional';
 import type { RateLimitClock, RateLimitStore, WindowHit } from './rate-limit.store';
 
 interface HitRow {
@@ -13,16 +13,16 @@ interface HitRow {
  * this module, so it is not wrapped again). One upsert per request (the approach of
  * `FailureCounters`), which starts a new window when the stored one has ended. The database's clock
  * decides (shifted by `RateLimitClock`, which only tests move), so replicas with drifting clocks
- * still agree.
+ * still agree. A hit is counted before any use case starts, so its statement commits on its own.
  */
 export class PostgresRateLimitRepository implements RateLimitStore {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly clock: RateLimitClock,
   ) {}
 
   async hit(subject: string, windowSeconds: number): Promise<WindowHit> {
-    const [row]: HitRow[] = await this.dataSource.query(
+    const [row]: HitRow[] = await this.transactions.tx.query(
       `INSERT INTO rate_limit_counters AS c (key, hits, expires_at)
        VALUES ($1, 1, now() + make_interval(secs => $3::float8 + $2::float8))
        ON CONFLICT (key) DO UPDATE SET
@@ -37,7 +37,7 @@ export class PostgresRateLimitRepository implements RateLimitStore {
 
   /** Deletes the counters whose window has ended; returns how many. */
   prune(): Promise<number> {
-    return pruneInBatches(this.dataSource, {
+    return pruneInBatches(this.transactions.tx, {
       table: 'rate_limit_counters',
       condition: 'expires_at <= now() + make_interval(secs => $1::float8)',
       values: [this.clock.shiftSeconds],
