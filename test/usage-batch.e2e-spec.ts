@@ -341,7 +341,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       ]);
     });
 
-    it('the refusals of entitlements.md 6 answer inside a batch as alone, and record nothing', async () => {
+    it('the refusals of a single call answer inside a batch as alone, and record nothing', async () => {
       expectError(answersOf('unknown')[0], 404, 'CUSTOMER_NOT_FOUND');
       expectError(answersOf('crossId')[0], 404, 'CUSTOMER_NOT_FOUND');
       expectError(answersOf('crossName')[0], 404, 'CUSTOMER_NOT_FOUND');
@@ -613,7 +613,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     const f = await feature(a, slug);
     const pl = await plan(a, [{ featureId: f.id, limit: 3 }]);
     const c = await customer(a, pl.id);
-    const transactions = t.app.get(Transactions);
+    const transactions: Transactions = t.app.get(Transactions);
     const body = { customerId: c.id, feature: slug, amount: 1, eventId: `joined-${++seq}` };
 
     // rolled back with the caller's work: nothing recorded, the event id still free
