@@ -10,7 +10,8 @@ const run = promisify(execFile);
 
 /**
  * The typed client of `clients/typescript` (openapi-typescript + openapi-fetch over openapi.json):
- * it type-checks under `strict`, and its README example works against the running service.
+ * it type-checks under `strict`, and its example (`src/example.ts`, shown in
+ * docs/api-guide.md#reference-and-typed-client) works against the running service.
  */
 describe('typed client (clients/typescript)', () => {
   let t: TestApp;

@@ -8,7 +8,7 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /**
- * Entitlements and metered usage (entitlements.md), through HTTP on a real PostgreSQL. Windows
+ * Entitlements and metered usage (docs/entitlements.md), through HTTP on a real PostgreSQL. Windows
  * at exact instants are written straight into `subscriptions` (the API grants only from "now"),
  * and the application's `Clock` is set to the instant under test.
  */
@@ -446,7 +446,8 @@ describe('entitlements and metered usage', () => {
       expect(await balance()).toEqual({ limit: 100, used: 93, remaining: 7, overage: 12 });
       await reverse(over.body.data.usage.id);
       expect(await balance()).toEqual({ limit: 100, used: 5, remaining: 95, overage: 0 });
-      // the ledger pruned of what was recorded before the period (README, pruning): nothing changes
+      // the ledger pruned of what was recorded before the period: nothing changes
+      // (docs/entitlements.md#pruning-or-partitioning-the-ledger)
       await t.dataSource.query(`DELETE FROM usage_records WHERE customer_id = $1 AND recorded_at < $2`, [
         c.id,
         '2025-03-02T00:00:00.000Z',

@@ -8,7 +8,7 @@ import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
 
 /**
- * Events across replicas (events.md 1 and 3): each window boundary gives exactly one event
+ * Events across replicas (docs/events.md#time-boundary-events, #delivery): each window boundary gives exactly one event
  * whatever the number of instances, boundaries passed while no scheduler ran are announced at the
  * next start (30 days back), and a delivery cut by a crash is made by another instance.
  *

@@ -5,7 +5,7 @@ import { expectError, ISO_MS } from './support/expect';
 import { eventually, Received, sleep, WebhookReceiver } from './support/webhook-receiver';
 
 /**
- * Events and webhooks (events.md) through HTTP, on real PostgreSQL, delivered to a real HTTP
+ * Events and webhooks (docs/events.md) through HTTP, on real PostgreSQL, delivered to a real HTTP
  * receiver on loopback (WEBHOOK_ALLOW_INSECURE_URLS=true), with a short retry schedule.
  */
 describe('events and webhooks', () => {

@@ -8,7 +8,7 @@ import { expectError } from './support/expect';
 
 const CUSTOMERS = '/api/private/v1/customers';
 
-describe('idempotency (product.md 7)', () => {
+describe('idempotency (docs/api-guide.md#idempotency)', () => {
   let t: TestApp;
   let a: TestProject;
   let b: TestProject;

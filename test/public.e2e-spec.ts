@@ -409,8 +409,8 @@ describe('public interface: signatures, login, customer endpoints', () => {
 
       // every case ran one bcrypt comparison at the configured cost. Each case's fastest attempt
       // is compared (the least disturbed by a busy spell of a shared machine: a median of three
-      // still caught one, and failed CI once): a case that skipped bcrypt answers in 2 ms
-      // against 15 ms
+      // still caught one): a case that skipped bcrypt would answer several times faster than one
+      // that ran it
       const wrong = Math.min(...times.wrongPassword);
       for (const name of Object.keys(times)) {
         const fastest = Math.min(...times[name]);

@@ -74,7 +74,7 @@ describe('redemption, activation and the chain', () => {
   });
   afterAll(() => t.close());
 
-  describe('the chain through HTTP (product.md 6 examples)', () => {
+  describe('the chain through HTTP (docs/api-guide.md#worked-examples)', () => {
     it('Free permanent + Pro 30 days: Pro now to +30d, Free again from +30d', async () => {
       const c = await customer();
       const res = await redeem({ code: await code(plans.pro, 'P30D'), customer: forUser(c) }).expect(200);

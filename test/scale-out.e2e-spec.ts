@@ -362,14 +362,14 @@ suite('scale-out: three instances behind a round-robin proxy, through PgBouncer'
     expect(ledger.body.data.data[0].id).toBe(id);
   });
 
-  it('the same usage load through one instance, for comparison (figures in the README)', async () => {
+  it('the same usage load through one instance, for comparison (figures in docs/benchmarks.md#scale-out-test)', async () => {
     const { answers, seconds } = await consume(ports[0], 40, 120);
     process.stdout.write(
       `one instance usage: ${answers.length} consumes (quota 40) in ${seconds.toFixed(2)} s: ${(answers.length / seconds).toFixed(0)} req/s, ${(40 / seconds).toFixed(0)} usage records/s\n`,
     );
   });
 
-  it('the same load through one instance, for comparison (figures in the README)', async () => {
+  it('the same load through one instance, for comparison (figures in docs/benchmarks.md#scale-out-test)', async () => {
     const list = await codes(150);
     const { answers, seconds } = await race(ports[0], list, 4, 'one');
     expect(answers.filter((a) => a.status === 200)).toHaveLength(list.length);

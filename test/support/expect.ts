@@ -1,4 +1,4 @@
-/** The error envelope of product.md 2, with the request id of the response. */
+/** The error envelope (docs/api-guide.md#envelope-and-errors), with the request id of the response. */
 export function expectError(
   res: { status: number; body: any; headers: Record<string, string> },
   status: number,
