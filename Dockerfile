@@ -56,5 +56,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 
 # Node handles SIGTERM itself (the application enables Nest's shutdown hooks). The young
 # generation of up to 64 MB semi-spaces (V8's default: 16) is the same flag as `npm start`'s
-# (README, Decisions: "The young generation").
+# (docs/decisions.md#a-larger-young-generation).
 CMD ["node", "--max-semi-space-size=64", "dist/main.js"]

@@ -521,7 +521,7 @@ function checkPolicies(objects, ctx, report) {
           `${id(cm)}: ${name} is fixed in deployment.yaml's env (which overrides the ConfigMap); remove it here`,
         );
       else if (ctx.app && !ctx.app.names.has(name) && !['NODE_OPTIONS', 'NODE_ENV'].includes(name)) {
-        report(`${id(cm)}: ${name} is not a setting of the service (README, Configuration)`);
+        report(`${id(cm)}: ${name} is not a setting of the service (docs/operations.md#configuration)`);
       }
     }
   }
