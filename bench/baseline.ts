@@ -436,9 +436,9 @@ function httpHandler(req: IncomingMessage, res: ServerResponse): void {
 /**
  * The server of an Express application whose requests and responses are born with the
  * application's prototypes, by the service's own `expressClassesOf` (src/common/http/envelope.ts,
- * from the built service): Express's per-request `Object.setPrototypeOf` then changes nothing. On
- * Node 20 that change costs about 0.1 ms of CPU per request; a baseline that paid it would not be
- * the limit.
+ * from the built service): Express's per-request `Object.setPrototypeOf` then changes nothing. That
+ * change costs CPU on every request (docs/benchmarks.md#the-baselines); a baseline that paid it would
+ * not be the limit.
  */
 function expressServer(app: import('express').Express): import('node:http').Server {
   const { expressClassesOf } = require(`${process.env.SERVICE_DIST}/common/http/envelope.js`);

@@ -72,7 +72,7 @@ const PARTS = new Set(
 /** Codes per side (service, baseline): enough for 2,500 redemptions/s over every round and the warm-up. */
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
-/** BENCH_BEFORE=<dir>: a built checkout of an earlier tree, measured beside this one (see the benchmark docs). */
+/** BENCH_BEFORE=<dir>: a built checkout of an earlier tree, measured beside this one (docs/benchmarks.md). */
 const BEFORE = process.env.BENCH_BEFORE;
 const BEFORE_SIDE = 'before tree';
 /** BENCH_NEST_FLOOR=1: a side more, the same handlers in a bare Nest application (what Nest itself costs). */
@@ -212,7 +212,7 @@ async function withPeakRss<T>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1 client: a hand-written keep-alive loop, p50/p95/p99 (the README quotes p95)
+// 1 client: a hand-written keep-alive loop, for p50/p95/p99 (autocannon has no p95)
 
 interface LoopResult {
   scenario: string;
@@ -1106,8 +1106,8 @@ async function main(): Promise<void> {
     );
     // The seed analyzed `subscriptions` while it was empty, and the warm-up has just filled it
     // faster than autovacuum looks (once a minute). A generic plan the service cached meanwhile
-    // would scan the whole table for each customer's chain until then (README, prepared
-    // statements): the steady state is measured.
+    // would scan the whole table for each customer's chain until then
+    // (docs/decisions.md#named-prepared-statements-for-the-hot-queries): the steady state is measured.
     const analyze = () => db.query('ANALYZE subscriptions, codes').then(() => undefined);
     rows.push(
       await versus(
