@@ -327,7 +327,7 @@ export interface paths {
         put?: never;
         /**
          * Create a feature
-         * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (`^[a-z0-9][a-z0-9_-]{0,63}$`) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
+         * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -1528,7 +1528,7 @@ export interface components {
             createdAt: string;
             /** @description The owning project (`prj_...`). */
             projectId: string;
-            /** @description The snapshot a receiver needs to act without calling back (events.md 4); `customerSeq` inside when it names a customer. */
+            /** @description The snapshot a receiver needs to act without calling back; `customerSeq` inside when it names a customer. */
             data: {
                 [key: string]: unknown;
             };

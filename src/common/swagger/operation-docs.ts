@@ -31,7 +31,7 @@ export const OPERATION_DOCS: Record<string, string> = {
   'GET /api/private/v1/features':
     "Lists the project's features, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name or the slug.",
   'POST /api/private/v1/features':
-    "Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (`^[a-z0-9][a-z0-9_-]{0,63}$`) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.",
+    "Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.",
   'GET /api/private/v1/features/{featureId}':
     'Answers one feature of the project. A feature of another project is `404 FEATURE_NOT_FOUND`, as an unknown id.',
   'PATCH /api/private/v1/features/{featureId}':
