@@ -550,7 +550,7 @@ describe('planGrant and checkChainInvariants: invariant violations', () => {
     expect(() => checkChainInvariants([])).not.toThrow();
   });
 
-  it('accepts a permanent tail of higher value than the timed windows (not an invariant of spec 6)', () => {
+  it('accepts a permanent tail of higher value than the timed windows (the invariants order timed windows only)', () => {
     expect(() => checkChainInvariants([win(BASIC, day(-5), day(10)), win(MAX, day(10), null)])).not.toThrow();
   });
 });
