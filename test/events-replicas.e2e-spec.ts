@@ -8,9 +8,10 @@ import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
 
 /**
- * Events across replicas (docs/events.md#time-boundary-events, #delivery): each window boundary gives exactly one event
- * whatever the number of instances, boundaries passed while no scheduler ran are announced at the
- * next start (30 days back), and a delivery cut by a crash is made by another instance.
+ * Events across replicas (docs/events.md#time-boundary-events and #delivery): each window boundary
+ * gives exactly one event whatever the number of instances, boundaries passed while no scheduler
+ * ran are announced at the next start (30 days back), and a delivery cut by a crash is made by
+ * another instance.
  *
  * The first instance runs neither the worker nor the scheduler; each test starts the instances
  * that do.

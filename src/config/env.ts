@@ -253,7 +253,8 @@ export class EnvironmentVariables {
 
   /**
    * Rate limits per API key and per client address on `/api/private` and `/api/public`
-   * (docs/operations.md#rate-limits). Unset: on when `NODE_ENV=production`, off otherwise (development, tests).
+   * (docs/operations.md#rate-limits). Unset: on when `NODE_ENV=production`, off otherwise
+   * (development, tests).
    */
   @IsOptional()
   @Transform(toBool)

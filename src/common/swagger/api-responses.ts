@@ -17,7 +17,10 @@ const envelopeProps = (data: object) => ({
   },
 });
 
-/** The page object (docs/api-guide.md#envelope-and-errors) of one item type: `data` is an array of those items. */
+/**
+ * The page object (docs/api-guide.md#envelope-and-errors) of one item type: `data` is an array of
+ * those items.
+ */
 function pageSchema(item: object): object {
   const int = (description: string, example: number) => ({
     type: 'integer',

@@ -54,7 +54,7 @@ const HEADERS: Json = {
 
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-/** A path that counts against the rate limits (docs/operations.md#rate-limits), so carries the RateLimit-* headers. */
+/** A path that counts against the rate limits (docs/operations.md#rate-limits): it carries RateLimit-*. */
 const isRateLimited = (path: string) => path.startsWith('/api/private/') || path.startsWith('/api/public/');
 
 const exampleDetails: Partial<Record<ErrorCode, Json[]>> = {

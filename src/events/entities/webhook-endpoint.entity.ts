@@ -1,7 +1,10 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { CreatedAt, UpdatedAt } from '../../common/entity-columns';
 
-/** A receiver of a project's events (docs/events.md#webhook-endpoints). Secrets are stored encrypted (SecretBox). */
+/**
+ * A receiver of a project's events (docs/events.md#webhook-endpoints). Secrets are stored encrypted
+ * (SecretBox).
+ */
 @Entity({ name: 'webhook_endpoints' })
 @Index('webhook_endpoints_project_idx', ['projectId', 'createdAt'])
 export class WebhookEndpoint {

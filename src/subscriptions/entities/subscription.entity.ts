@@ -7,7 +7,10 @@ import { Plan } from '../../plans/entities/plan.entity';
 export type SubscriptionStatus = 'active' | 'cancelled';
 export type SubscriptionSource = 'signup' | 'code' | 'activation';
 
-/** One window `[validFrom, validTo)` of a customer's chain in one plan group (docs/api-guide.md#plan-groups-and-chains). */
+/**
+ * One window `[validFrom, validTo)` of a customer's chain in one plan group
+ * (docs/api-guide.md#plan-groups-and-chains).
+ */
 @Entity({ name: 'subscriptions' })
 @Check('subscriptions_status_chk', `"status" IN ('active', 'cancelled')`)
 @Check('subscriptions_source_chk', `"source" IN ('signup', 'code', 'activation')`)
