@@ -2,9 +2,10 @@
  * `npm run sql`: writes the SQL of every method marked `@GenerateSql` (src/database/generate-sql.ts)
  * to src/queries/<module>.sql, so that a review shows each statement a change adds or alters. It
  * migrates a fresh database (an embedded PostgreSQL, or a new database on DATABASE_URL's server),
- * boots the application, calls each marked method with its params in a transaction that is always
- * rolled back, and records what reaches PostgreSQL: TypeORM's queries through its logger, the
- * statements `Statements` sends through `pg` by wrapping pg's `query`.
+ * writes the rows the params name (generate-sql.seed.sql), boots the application, calls each marked
+ * method with its params in a transaction that is always rolled back, and records what reaches
+ * PostgreSQL: TypeORM's queries through its logger, the statements `Statements` sends through `pg`
+ * by wrapping pg's `query`.
  * It also lists the public methods of *.repository.ts providers that carry no `@GenerateSql`.
  * `--check` writes nothing and fails when a file would change or such a method exists.
  */
@@ -31,7 +32,7 @@ import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { GENERATE_SQL, GenerateSqlCall } from '../src/database/generate-sql';
 import { migrateWithLock } from '../src/database/migrator';
-import { runInTransaction } from '../src/database/transactional';
+import { runInTransaction, Transactions } from '../src/database/transactional';
 
 const ROOT = join(__dirname, '..');
 const QUERIES_DIR = join(ROOT, 'src', 'queries');
@@ -49,11 +50,18 @@ export interface GeneratedCall {
 
 /** Where the statements of the call being generated go (none outside a call: background work is not recorded). */
 const recording = new AsyncLocalStorage<string[]>();
+/**
+ * `Batcher` runs a batch outside its callers' async context, in that of its module's loading:
+ * `main` loads the application in this store, and what a batch sends goes to the current call's.
+ */
+const BATCHES: string[] = [];
+let currentCall: string[] | undefined;
 /** Transaction control is left out: the transaction is the script's, and a savepoint says nothing of the SQL. */
 const TRANSACTION_CONTROL =
   /^\s*(START TRANSACTION|BEGIN|COMMIT|ROLLBACK|ROLLBACK TO SAVEPOINT \w+|(RELEASE )?SAVEPOINT \w+)\s*;?\s*$/i;
 const record = (text: unknown) => {
-  const sql = recording.getStore();
+  const store = recording.getStore();
+  const sql = store === BATCHES ? currentCall : store;
   if (sql && typeof text === 'string' && !TRANSACTION_CONTROL.test(text)) sql.push(text);
 };
 
@@ -100,22 +108,33 @@ export async function generate(
   recordPg();
   recordTypeOrm(app.get<DataSource>(getDataSourceToken()));
   const results: GeneratedCall[] = [];
+  const host = app.get(Transactions);
   for (const { instance, methods } of providers(app)) {
     for (const method of methods) {
       const calls = Reflect.getMetadata(GENERATE_SQL, instance[method]) as GenerateSqlCall[] | undefined;
-      for (const { params = [], name } of calls ?? []) {
+      for (const { params = [], name, transaction } of calls ?? []) {
         const sql: string[] = [];
         const result: GeneratedCall = { className: instance.constructor.name, method, name, sql };
         result.file = fileOf(instance.constructor);
+        const call = async () => {
+          const args =
+            typeof params === 'function'
+              ? await params(instance as never, { manager: () => host.tx })
+              : params;
+          currentCall = sql;
+          await recording.run(sql, () => instance[method](...args));
+        };
         try {
-          await recording.run(sql, () =>
-            runInTransaction(async () => {
-              await instance[method](...params);
+          if (transaction === false) await call();
+          else
+            await runInTransaction(host, async () => {
+              await call();
               throw new RollBack();
-            }),
-          );
+            });
         } catch (error) {
           if (!(error instanceof RollBack)) result.error = (error as Error).message;
+        } finally {
+          currentCall = undefined;
         }
         results.push(result);
       }
@@ -200,17 +219,21 @@ const CLAUSE =
   /^(SELECT|FROM|WHERE|GROUP BY|HAVING|ORDER BY|LIMIT|OFFSET|RETURNING|VALUES|SET|ON CONFLICT|UNION( ALL)?|(INNER |LEFT |RIGHT |FULL |CROSS )?JOIN|FOR (NO KEY )?UPDATE|FOR (KEY )?SHARE|INSERT INTO|UPDATE|DELETE FROM|WITH)\b/;
 
 /**
- * A statement laid out for reading: one written over several lines keeps its lines (dedented); one
- * on a single line (TypeORM's) gets a line per clause, and a line per column of its select list.
- * Parameters stay `$1`, `$2`... Only whitespace outside quotes changes.
+ * A statement laid out for reading: one written over several lines keeps its lines (dedented, the
+ * blank ones dropped); one on a single line (TypeORM's) gets a line per clause, and a line per
+ * column of its select list. Parameters stay `$1`, `$2`... Only whitespace outside quotes changes.
  */
 export function formatSql(text: string): string {
-  const lines = text.replace(/\s+$/, '').split('\n');
+  // a blank line separates the statements of a file: none inside one
+  const lines = text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter(Boolean);
   if (lines.length > 1) {
-    const rest = lines.slice(1).filter((l) => l.trim());
-    const indent = Math.min(...rest.map((l) => l.match(/^ */)![0].length));
-    return [lines[0].trim(), ...lines.slice(1).map((l) => l.slice(indent).trimEnd())].join('\n');
+    const indent = Math.min(...lines.slice(1).map((l) => l.match(/^ */)![0].length));
+    return [lines[0].trim(), ...lines.slice(1).map((l) => l.slice(indent))].join('\n');
   }
+  text = lines[0]?.trim() ?? '';
   let after = CLAUSE.exec(text)?.[0].length ?? 0;
   const clauses = cutTopLevel(text, (i) => {
     if (i < after || !/\s/.test(text[i - 1]) || /\bDO\s+$/.test(text.slice(0, i))) return false;
@@ -279,20 +302,36 @@ async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void>
   };
 }
 
+/** Writes the rows the calls' params name (scripts/generate-sql.seed.sql). */
+async function seed(url: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(readFileSync(join(__dirname, 'generate-sql.seed.sql'), 'utf8'));
+  } finally {
+    await client.end();
+  }
+}
+
 async function main(): Promise<number> {
   const check = process.argv.includes('--check');
   const database = await freshDatabase();
   let app: INestApplicationContext | undefined;
   try {
     await migrateWithLock(database.url);
-    // loaded here, so that the test of this script does not load the whole application
-    const { AppModule } = await import('../src/app.module');
+    await seed(database.url);
+    // loaded here, so that the test of this script does not load the whole application; in the
+    // batches' store (see BATCHES)
+    const { AppModule } = await recording.run(BATCHES, () => import('../src/app.module'));
     const env = {
       DATABASE_URL: database.url,
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       ADMIN_TOKEN: randomBytes(24).toString('hex'),
       LOG_LEVEL: 'silent',
       DB_MIGRATE_ON_START: 'false',
+      // the Postgres store of the rate limits is made only when they are on
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_STORE: 'postgres',
       WEBHOOK_WORKER_ENABLED: 'false',
       EVENTS_SCHEDULER_ENABLED: 'false',
     };

@@ -1,6 +1,6 @@
 import { CodesService } from '../src/codes/codes.service';
 import { DomainError } from '../src/common/errors/domain-error';
-import { runInTransaction } from '../src/database/transactional';
+import { runInTransaction, Transactions } from '../src/database/transactional';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
 import { insertPlan as insertPlanRow } from './support/fixtures';
@@ -504,7 +504,8 @@ describe('codes', () => {
     /** The code alone: the customer lookup finds nobody (id 0), so nothing is marked. */
     const lockCode = async (projectId: string, raw: string) =>
       (await codes.lockCodeAndCustomer(projectId, raw, { id: 0 }, new Date())).code;
-    const lock = (projectId: string, raw: string) => runInTransaction(() => lockCode(projectId, raw));
+    const lock = (projectId: string, raw: string) =>
+      runInTransaction(t.app.get(Transactions), () => lockCode(projectId, raw));
 
     it('finds a code however it is typed, only in its project, and checks it in order', async () => {
       const batch = await newBatch({ planId: planA, count: 5, expiresAt: inDays(1) });
@@ -542,7 +543,7 @@ describe('codes', () => {
       );
       const now = new Date('2026-03-04T05:06:07.890Z');
       const attempt = () =>
-        runInTransaction(async () => {
+        runInTransaction(t.app.get(Transactions), async () => {
           const code = await lockCode(a.id, batch.codes[0]);
           await new Promise((r) => setTimeout(r, 50)); // hold the lock so the other attempt waits on it
           return codes.markRedeemed(code, customerId, now, false);

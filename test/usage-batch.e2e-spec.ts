@@ -618,7 +618,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
 
     // rolled back with the caller's work: nothing recorded, the event id still free
     await expect(
-      runInTransaction(async () => {
+      runInTransaction(transactions, async () => {
         expect((await service.consume(a.id, body)).status).toBe(201);
         throw new Error('the caller fails after the consume');
       }),
@@ -627,7 +627,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     expect(ledger.body.data.data).toEqual([]);
 
     // committed with it: the record was written by the caller's own transaction
-    const { outcome, tx } = await runInTransaction(async () => {
+    const { outcome, tx } = await runInTransaction(transactions, async () => {
       const [{ tx }] = (await transactions.tx.query('SELECT txid_current()::text AS tx')) as Array<{
         tx: string;
       }>;

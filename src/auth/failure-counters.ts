@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error';
-import { Transactional } from '../database/transactional';
+import { Transactional, Transactions } from '../database/transactional';
 import { AuthRepository, CounterRow } from './auth.repository';
 
 /** Length of a counter's window: 15 minutes. */
@@ -42,7 +42,10 @@ function waitFor(counter: FailureCounter, row: CounterRow): number {
  */
 @Injectable()
 export class FailureCounters {
-  constructor(private readonly repository: AuthRepository) {}
+  constructor(
+    private readonly repository: AuthRepository,
+    private readonly transactions: Transactions,
+  ) {}
 
   /**
    * Counts one attempt on every counter, or throws 429 RATE_LIMITED (with Retry-After) and counts

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ReadReplicas } from '../database/read-replicas';
 import { AppConfig } from '../config/app-config';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
@@ -37,6 +37,7 @@ export class CodesService {
     private readonly config: AppConfig,
     private readonly reads: ReadReplicas,
     private readonly events: EventsService,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -52,6 +53,7 @@ export class CodesService {
   ): Promise<CodeBatchView> {
     const count = dto.count ?? 1;
     return runInTransaction(
+      this.transactions,
       async () => {
         // a batch's codes in one insert: the one known long operation
         await this.repository.allowLongStatements(this.config.get('DB_LONG_STATEMENT_TIMEOUT_MS'));
@@ -150,6 +152,7 @@ export class CodesService {
    */
   async revoke(projectId: string, codeId: number, idem?: IdempotencyContext): Promise<CodeView> {
     return runInTransaction(
+      this.transactions,
       async () => {
         const code = await this.repository.lock(projectId, codeId);
         if (!code) throw new DomainError('CODE_NOT_FOUND');

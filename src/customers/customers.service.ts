@@ -215,6 +215,7 @@ export class CustomersService {
     assertDistinctPairs(dto.identifiers);
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     return runInTransaction(
+      this.transactions,
       async () => {
         const customer = await this.createInTransaction(
           projectId,
@@ -381,6 +382,7 @@ export class CustomersService {
     const passwordHash = dto.password ? await this.hashPassword(dto.password) : undefined;
     try {
       return await runInTransaction(
+        this.transactions,
         async () => {
           const customer = await this.lock(projectId, customerId);
           const renamed = dto.username !== undefined && dto.username !== customer.username;
@@ -417,6 +419,7 @@ export class CustomersService {
     // codes it redeemed keep their record with the link cleared (ON DELETE SET NULL)
     // the customer as it was is the snapshot of its customer.deleted event, written in the same transaction
     return runInTransaction(
+      this.transactions,
       async () => {
         await this.lock(projectId, customerId);
         const customer = await this.entity(projectId, customerId);

@@ -1,3 +1,5 @@
+import type { EntityManager } from 'typeorm';
+
 /**
  * Marks a repository method whose SQL `npm run sql` writes to `src/queries/<module>.sql`, so that a
  * reviewer sees every statement the method sends and how a change alters it. The script calls the
@@ -11,10 +13,22 @@
  *   lockRedeemer(projectId: string, who: RedeemerLookup) { ... }
  */
 export interface GenerateSqlCall {
-  /** The method's arguments (plain values: strings, numbers, dates, arrays, objects). */
-  params?: unknown[];
+  /**
+   * The method's arguments (plain values: strings, numbers, dates, arrays, objects). A function
+   * makes them inside the call's transaction, its own statements not recorded, from the instance and
+   * the call (`manager()`: the call's transaction's `EntityManager`):
+   * for an argument only running code has (the transaction's `EntityManager`, what an earlier
+   * call of the same repository answered).
+   */
+  params?:
+    unknown[] | ((instance: never, call: { manager: () => EntityManager }) => unknown[] | Promise<unknown[]>);
   /** Tells the calls of one method apart in the generated file, when it has several. */
   name?: string;
+  /**
+   * `false`: the call runs outside any transaction, for a read whose SQL differs there (a read
+   * gathered with others into one statement). Never for a method that writes: nothing rolls it back.
+   */
+  transaction?: false;
 }
 
 /** The metadata key under which the calls are recorded on the method. */

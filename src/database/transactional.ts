@@ -54,17 +54,18 @@ function isRetryable(error: unknown): boolean {
 }
 
 /**
- * Runs `work` as one unit of work. Inside a transaction already open (a caller's unit of work),
- * `work` joins it; otherwise a new transaction is opened around it and committed when it
- * returns, and the whole of it is tried again (a few times, after a short random pause) when
- * PostgreSQL aborts it for a deadlock or a serialization failure. Retrying only the outermost
- * unit keeps a retry from replaying half of a transaction that has already aborted.
+ * Runs `work` as one unit of work on `host` (the application's `Transactions`). Inside a
+ * transaction already open (a caller's unit of work), `work` joins it; otherwise a new
+ * transaction is opened around it and committed when it returns, and the whole of it is tried
+ * again (a few times, after a short random pause) when PostgreSQL aborts it for a deadlock or a
+ * serialization failure. Retrying only the outermost unit keeps a retry from replaying half of a
+ * transaction that has already aborted.
  */
 export async function runInTransaction<T>(
+  host: Transactions,
   work: () => Promise<T>,
   { attempts = DEFAULT_ATTEMPTS, participant }: UnitOfWorkOptions = {},
 ): Promise<T> {
-  const host: Transactions = TransactionHost.getInstance();
   const unit = participant
     ? async () => {
         await participant.begin(host.tx);
@@ -86,20 +87,36 @@ export async function runInTransaction<T>(
   }
 }
 
+/** Each instance's own `Transactions`, found once (see `Transactional`). */
+const hostOf = new WeakMap<object, Transactions>();
+
+function transactionsOf(instance: object, method: string): Transactions {
+  let host = hostOf.get(instance);
+  if (!host) {
+    host = Object.values(instance).find((value) => value instanceof TransactionHost) as
+      Transactions | undefined;
+    if (!host)
+      throw new Error(
+        `${instance.constructor.name}.${method} is @Transactional() but its class injects no Transactions`,
+      );
+    hostOf.set(instance, host);
+  }
+  return host;
+}
+
 /**
  * Declares a service method a unit of work: it runs in one transaction (see `runInTransaction`),
- * so every statement its repositories send commits or rolls back together.
+ * so every statement its repositories send commits or rolls back together. The class injects
+ * `Transactions`: each application has its own (tests run several in one process), so the
+ * decorator uses the instance's, never a process-wide one.
  */
 export function Transactional(options: UnitOfWorkOptions = {}): MethodDecorator {
-  return (_target, _key, descriptor: PropertyDescriptor) => {
+  return (_target, key, descriptor: PropertyDescriptor) => {
     const original = descriptor.value as (...args: unknown[]) => Promise<unknown>;
-    descriptor.value = function (this: unknown, ...args: unknown[]) {
-      return runInTransaction(() => original.apply(this, args), options);
+    descriptor.value = function (this: object, ...args: unknown[]) {
+      return runInTransaction(transactionsOf(this, String(key)), () => original.apply(this, args), options);
     };
     Object.defineProperty(descriptor.value, 'name', { value: original.name });
     return descriptor;
   };
 }
-
-/** The current transaction's manager, or the data source's outside one (for code outside Nest's container). */
-export const currentManager = (): EntityManager => (TransactionHost.getInstance() as Transactions).tx;

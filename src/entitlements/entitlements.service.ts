@@ -200,7 +200,7 @@ export class EntitlementsService {
   private consumeMany(
     batch: readonly ConsumeItem[],
   ): Promise<Array<ConsumeOutcome | DomainError | typeof AGAIN>> {
-    return runInTransaction(async () => {
+    return runInTransaction(this.transactions, async () => {
       const { locked, states } = await this.repository.lockAndLoadMany(batch);
       // the time is read once the locks are held
       const clock = this.clock.now();

@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { Transactional } from '../database/transactional';
+import { Transactional, Transactions } from '../database/transactional';
 import { PeriodicTask } from '../common/periodic-task';
 import { boundaryKey, NewEvent } from './event-types';
 import { BoundaryRow, EventsRepository } from './events.repository';
@@ -49,6 +49,7 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
     private readonly repository: EventsRepository,
     private readonly events: EventsService,
     private readonly config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     this.loop = new PeriodicTask(
       'EventsBoundaryScheduler',

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { Transactional } from '../database/transactional';
+import { Transactional, Transactions } from '../database/transactional';
 import { EventsMetrics } from './events.metrics';
 import { PeriodicTask } from '../common/periodic-task';
 import { ClaimedDelivery, EventsRepository } from './events.repository';
@@ -36,6 +36,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly endpointsService: WebhookEndpointsService,
     private readonly metrics: EventsMetrics,
     private readonly config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     this.schedule = parseSchedule(config.get('WEBHOOK_RETRY_SCHEDULE'))!;
     this.timeoutMs = config.get('WEBHOOK_TIMEOUT_MS');

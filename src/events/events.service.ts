@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomBase32Lower } from '../common/crypto/random';
 import { cursorWindow, toCursorPage } from '../common/http/pagination';
 import { DomainError } from '../common/errors/domain-error';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DeliveryView, EventPageView, EventView, ListEventsQueryDto } from './dto/event.dto';
 import { RedeliverDto } from './dto/webhook-endpoint.dto';
@@ -64,6 +64,7 @@ export class EventsService {
   constructor(
     private readonly events: EventsRepository,
     private readonly endpoints: WebhookEndpointsRepository,
+    private readonly transactions: Transactions,
   ) {}
 
   /**
@@ -129,6 +130,7 @@ export class EventsService {
     idem?: IdempotencyContext,
   ): Promise<{ deliveries: number }> {
     return runInTransaction(
+      this.transactions,
       async () => {
         const event = await this.events.get(projectId, eventId);
         if (!event) throw new DomainError('EVENT_NOT_FOUND');

@@ -4,7 +4,7 @@ import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { AppConfig } from '../config/app-config';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import {
   CreateWebhookEndpointDto,
@@ -64,6 +64,7 @@ export class WebhookEndpointsService {
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly events: EventsRepository,
     config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     this.secretBox = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
     this.allowInsecure = config.get('WEBHOOK_ALLOW_INSECURE_URLS');
@@ -82,7 +83,7 @@ export class WebhookEndpointsService {
     idem?: IdempotencyContext,
   ): Promise<WebhookEndpointWithSecretView> {
     await this.assertSafeUrl(dto.url);
-    return runInTransaction(() => this.insert(projectId, dto), { participant: idem });
+    return runInTransaction(this.transactions, () => this.insert(projectId, dto), { participant: idem });
   }
 
   private async insert(
@@ -139,6 +140,7 @@ export class WebhookEndpointsService {
     await this.found(projectId, id);
     if (dto.url !== undefined) await this.assertSafeUrl(dto.url);
     return runInTransaction(
+      this.transactions,
       async () => {
         const endpoint = await this.endpoints.lock(projectId, id);
         if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
@@ -163,6 +165,7 @@ export class WebhookEndpointsService {
 
   remove(projectId: string, id: string, idem?: IdempotencyContext): Promise<{ success: true }> {
     return runInTransaction(
+      this.transactions,
       async () => {
         if (!(await this.endpoints.delete(projectId, id)))
           throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
@@ -179,6 +182,7 @@ export class WebhookEndpointsService {
     idem?: IdempotencyContext,
   ): Promise<RotatedWebhookEndpointView> {
     return runInTransaction(
+      this.transactions,
       async () => {
         const endpoint = await this.endpoints.lock(projectId, id);
         if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');

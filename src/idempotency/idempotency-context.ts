@@ -42,7 +42,7 @@ export class EarlierAnswerFound extends ReplyInstead {
  * The `Idempotency-Key` of one request, made by `IdempotencyInterceptor` and handed to the
  * handler by `@IdempotencyScope()`. The service passes it to the transaction of its write:
  *
- *     runInTransaction(work, { participant: idem })
+ *     runInTransaction(this.transactions, work, { participant: idem })
  *
  * which then (1) takes the key's transaction-scoped lock, so that a duplicate running at the
  * same time, on any replica, gets 409 IDEMPOTENCY_KEY_IN_USE; (2) answers from an earlier

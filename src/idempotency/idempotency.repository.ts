@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { pruneInBatches } from '../database/prune';
+import { GenerateSql } from '../database/generate-sql';
 
 /** Second argument of `hashtextextended` for the advisory lock of a key (any constant, the same on every replica). */
 const LOCK_SEED = 7_152_015;
@@ -22,6 +23,7 @@ export interface RecordRow {
 export class IdempotencyRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  @GenerateSql({ params: (_, call) => ['prj_1', 'order-1', call.manager()] })
   async find(projectId: string, key: string, em?: EntityManager): Promise<RecordRow | undefined> {
     const rows: RecordRow[] = await (em ?? this.dataSource.manager).query(
       `SELECT fingerprint, response_status, response_body, expires_at < now() AS expired
@@ -35,6 +37,7 @@ export class IdempotencyRepository {
    * Tries the transaction-scoped advisory lock on (project, key): freed by the commit, the
    * rollback, or the end of the session when the process dies. False: another transaction holds it.
    */
+  @GenerateSql({ params: (_, call) => [call.manager(), 'prj_1', 'order-1'] })
   async tryLock(em: EntityManager, projectId: string, key: string): Promise<boolean> {
     const [{ locked }]: Array<{ locked: boolean }> = await em.query(
       `SELECT pg_try_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, ${LOCK_SEED})) AS locked`,
@@ -48,6 +51,9 @@ export class IdempotencyRepository {
    * replaces whatever is there; otherwise only an expired record, or an unanswered claim of the
    * same request.
    */
+  @GenerateSql({
+    params: (_, call) => ['prj_1', 'order-2', 'c'.repeat(64), 201, '{"data":{}}', 24, false, call.manager()],
+  })
   async upsert(
     projectId: string,
     key: string,
@@ -70,6 +76,7 @@ export class IdempotencyRepository {
   }
 
   /** Replaces the stored answer of this request (same key and fingerprint). */
+  @GenerateSql({ params: ['prj_1', 'order-9', 'c'.repeat(64), 200, '{"data":{}}'] })
   async replaceAnswer(
     projectId: string,
     key: string,
@@ -85,6 +92,7 @@ export class IdempotencyRepository {
   }
 
   /** Deletes every expired record; returns how many. */
+  @GenerateSql({ params: [] })
   pruneExpired(): Promise<number> {
     return pruneInBatches(this.dataSource, { table: 'idempotency_records', condition: 'expires_at < now()' });
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ReadReplicas } from '../database/read-replicas';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
@@ -19,11 +19,13 @@ export class FeaturesService {
   constructor(
     private readonly repository: FeaturesRepository,
     private readonly reads: ReadReplicas,
+    private readonly transactions: Transactions,
   ) {}
 
   async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
       runInTransaction(
+        this.transactions,
         async () =>
           toFeatureView(
             await this.repository.insert({
@@ -61,6 +63,7 @@ export class FeaturesService {
   ): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
       runInTransaction(
+        this.transactions,
         async () => {
           // No-key-update: plan writes that only reference the feature (key-share) are not held up.
           const feature = await this.find(projectId, featureId, 'for_no_key_update');
@@ -78,6 +81,7 @@ export class FeaturesService {
   async remove(projectId: string, featureId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
       return await runInTransaction(
+        this.transactions,
         async () => {
           // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
           const feature = await this.find(projectId, featureId, 'pessimistic_write');

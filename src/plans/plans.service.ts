@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ReadReplicas } from '../database/read-replicas';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, likePattern, pageWindow, toPage } from '../common/http/pagination';
@@ -20,6 +20,7 @@ export class PlansService {
   constructor(
     private readonly repository: PlansRepository,
     private readonly reads: ReadReplicas,
+    private readonly transactions: Transactions,
   ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
@@ -68,6 +69,7 @@ export class PlansService {
   async create(projectId: string, dto: CreatePlanDto, idem?: IdempotencyContext): Promise<PlanView> {
     return guardSlug(PLAN_SLUG_INDEX, () =>
       runInTransaction(
+        this.transactions,
         async () => {
           const quotas = dto.quotas ?? [];
           await this.lockFeatures(projectId, quotas);
@@ -100,6 +102,7 @@ export class PlansService {
   ): Promise<PlanView> {
     return guardSlug(PLAN_SLUG_INDEX, () =>
       runInTransaction(
+        this.transactions,
         async () => {
           // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
           const plan = await this.repository.find(projectId, planId, 'for_no_key_update');
@@ -127,6 +130,7 @@ export class PlansService {
   async remove(projectId: string, planId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
       return await runInTransaction(
+        this.transactions,
         async () => {
           // The row lock waits for writers that are adding a reference (their foreign key check holds a key-share lock).
           const plan = await this.repository.find(projectId, planId, 'pessimistic_write');

@@ -5,7 +5,7 @@ import { randomBase32Lower, randomBase62 } from '../common/crypto/random';
 import { sha256Hex } from '../common/crypto/sha256';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
 import {
   ApiKeyView,
@@ -36,6 +36,7 @@ export class ProjectsService {
     private readonly repository: ProjectsRepository,
     private readonly keyAuth: KeyAuthService,
     config: AppConfig,
+    private readonly transactions: Transactions,
   ) {
     this.secretBox = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
   }
@@ -60,7 +61,7 @@ export class ProjectsService {
   }
 
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
-    const saved = await runInTransaction(async () => {
+    const saved = await runInTransaction(this.transactions, async () => {
       const project = await this.find(projectId, 'pessimistic_write');
       return this.repository.saveProject(Object.assign(project, dto));
     });
@@ -69,7 +70,7 @@ export class ProjectsService {
   }
 
   async remove(projectId: string): Promise<{ success: true }> {
-    await runInTransaction(async () => {
+    await runInTransaction(this.transactions, async () => {
       await this.find(projectId, 'pessimistic_write');
       await this.repository.softDeleteProject(projectId);
     });
@@ -82,7 +83,7 @@ export class ProjectsService {
     const key = `${dto.kind === 'private' ? 'sk' : 'pk'}_${randomBase62(40)}`;
     const signingSecret = dto.kind === 'public' ? `ss_${randomBase62(40)}` : undefined;
     // the project's row is held (shared) until the key is in: a delete cannot slip in between
-    const saved = await runInTransaction(async () => {
+    const saved = await runInTransaction(this.transactions, async () => {
       await this.find(projectId, 'pessimistic_read');
       return this.repository.insertKey({
         projectId,
@@ -104,7 +105,7 @@ export class ProjectsService {
   }
 
   async updateKey(projectId: string, keyId: number, dto: UpdateApiKeyDto): Promise<ApiKeyView> {
-    const saved = await runInTransaction(async () => {
+    const saved = await runInTransaction(this.transactions, async () => {
       const key = await this.findKey(projectId, keyId);
       if (dto.enabled !== undefined) key.enabled = dto.enabled;
       if (dto.name !== undefined) key.name = dto.name;
@@ -115,7 +116,7 @@ export class ProjectsService {
   }
 
   async removeKey(projectId: string, keyId: number): Promise<{ success: true }> {
-    await runInTransaction(async () => {
+    await runInTransaction(this.transactions, async () => {
       const key = await this.findKey(projectId, keyId);
       await this.repository.deleteKey(projectId, key.id);
     });

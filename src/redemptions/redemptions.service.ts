@@ -8,7 +8,7 @@ import { CustomersService } from '../customers/customers.service';
 import type { RedeemerLookup } from '../codes/codes.repository';
 import { CustomerRefDto, USERNAME_PATTERN } from '../customers/dto/customer.dto';
 import { Customer } from '../customers/entities/customer.entity';
-import { runInTransaction } from '../database/transactional';
+import { Transactions, runInTransaction } from '../database/transactional';
 import { toCustomerListItem } from '../customers/customers.mapper';
 import { EntitlementsService } from '../entitlements/entitlements.service';
 import { boundaryKey, EventWindow, NewEvent } from '../events/event-types';
@@ -70,6 +70,7 @@ export class RedemptionsService {
     private readonly metrics: MetricsService,
     private readonly events: EventsService,
     private readonly entitlements: EntitlementsService,
+    private readonly transactions: Transactions,
   ) {}
 
   redeem(
@@ -173,6 +174,7 @@ export class RedemptionsService {
     for (let attempt = 1; ; attempt++) {
       try {
         return await runInTransaction(
+          this.transactions,
           async () => {
             const now = new Date();
             const outcome = await work(now);
