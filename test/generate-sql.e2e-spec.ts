@@ -46,8 +46,10 @@ describe('generate-sql', () => {
       ['GenerateSqlFixtureRepository', 'find', 'deleted too', undefined],
       ['GenerateSqlFixtureRepository', 'find', 'live', undefined],
       ['GenerateSqlFixtureRepository', 'insert', undefined, undefined],
+      ['GenerateSqlFixtureRepository', 'where', 'outside a transaction', undefined],
+      ['GenerateSqlFixtureRepository', 'where', 'params made in the transaction', undefined],
     ]);
-    const [count, findAll, findLive, insert] = calls.map((c) => c.sql);
+    const [count, findAll, findLive, insert, outside, inside] = calls.map((c) => c.sql);
     // through pg directly (Statements, a named prepared statement)
     expect(count).toEqual([
       expect.stringMatching(/^SELECT count\(\*\)::int AS n\s+FROM projects\s+WHERE name = \$1$/),
@@ -56,6 +58,9 @@ describe('generate-sql', () => {
     expect(findLive).toEqual([expect.stringMatching(/FROM "projects".*"id" = \$1.*"deleted_at" IS NULL/)]);
     expect(findAll).toEqual([expect.not.stringMatching(/IS NULL/)]);
     expect(insert).toEqual(['INSERT INTO projects (id, name) VALUES ($1, $2)']);
+    // params from a function, made in the call's transaction: what it sent is not the call's
+    expect(inside).toEqual(['SELECT $1::int AS inside']);
+    expect(outside).toEqual(['SELECT $1::int AS outside']);
   });
 
   it('rolls every call back', async () => {
@@ -76,6 +81,8 @@ describe('generate-sql', () => {
       '-- GenerateSqlFixtureRepository.find (deleted too)',
       '-- GenerateSqlFixtureRepository.find (live)',
       '-- GenerateSqlFixtureRepository.insert',
+      '-- GenerateSqlFixtureRepository.where (outside a transaction)',
+      '-- GenerateSqlFixtureRepository.where (params made in the transaction)',
     ]);
     expect(text).toContain(
       '-- GenerateSqlFixtureRepository.countByName\nSELECT count(*)::int AS n\n FROM projects\nWHERE name = $1\n\n',
@@ -112,5 +119,7 @@ describe('generate-sql', () => {
     expect(formatSql('WITH x AS (\n      SELECT 1)\n    SELECT * FROM x   ')).toBe(
       'WITH x AS (\n  SELECT 1)\nSELECT * FROM x',
     );
+    // a blank line separates two statements in the file: none is kept inside one
+    expect(formatSql('\n    SELECT a\n\n      FROM t\n  ')).toBe('SELECT a\nFROM t');
   });
 });

@@ -15,10 +15,9 @@ import type { EntityManager } from 'typeorm';
 export interface GenerateSqlCall {
   /**
    * The method's arguments (plain values: strings, numbers, dates, arrays, objects). A function
-   * makes them inside the call's transaction, its own statements not recorded, from the instance and
-   * the call (`manager()`: the call's transaction's `EntityManager`):
-   * for an argument only running code has (the transaction's `EntityManager`, what an earlier
-   * call of the same repository answered).
+   * makes them inside the call's transaction, its own statements not recorded, for an argument only
+   * running code has: from the instance (what an earlier call of the same repository answered) and
+   * the call (`manager()`, the transaction's `EntityManager`).
    */
   params?:
     unknown[] | ((instance: never, call: { manager: () => EntityManager }) => unknown[] | Promise<unknown[]>);

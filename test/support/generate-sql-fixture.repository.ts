@@ -13,7 +13,8 @@ const COUNT_BY_NAME: Statement = {
 
 /**
  * A repository for the `npm run sql` test (test/generate-sql.e2e-spec.ts): one statement through
- * `pg` (`Statements`), one TypeORM query called twice, one write, and a method left unmarked.
+ * `pg` (`Statements`), one TypeORM query called twice, one write, one call whose params a function
+ * makes and one outside a transaction, and a method left unmarked.
  */
 @Injectable()
 export class GenerateSqlFixtureRepository {
@@ -36,6 +37,20 @@ export class GenerateSqlFixtureRepository {
   @GenerateSql({ params: ['prj_generated', 'Generated'] })
   async insert(id: string, name: string): Promise<void> {
     await this.transactions.tx.query('INSERT INTO projects (id, name) VALUES ($1, $2)', [id, name]);
+  }
+
+  @GenerateSql(
+    {
+      name: 'params made in the transaction',
+      params: async (fixture: GenerateSqlFixtureRepository) => [await fixture.countByName('Acme')],
+    },
+    { name: 'outside a transaction', params: [0], transaction: false },
+  )
+  async where(n: number): Promise<void> {
+    await this.transactions.tx.query(
+      this.transactions.isTransactionActive() ? 'SELECT $1::int AS inside' : 'SELECT $1::int AS outside',
+      [n],
+    );
   }
 
   async unmarked(): Promise<number> {
