@@ -7,6 +7,7 @@ import { allowLongStatements } from '../database/timeouts';
 import { Transactions } from '../database/transactional';
 import { CodeBatch } from './entities/code-batch.entity';
 import { Code } from './entities/code.entity';
+import { GenerateSql } from '../database/generate-sql';
 
 /** The filters of a code list, as the service has read them from the query. */
 export interface CodeFilter {
@@ -62,10 +63,23 @@ export class CodesRepository {
   ) {}
 
   /** Lets the rest of the current transaction's statements run up to `ms` (a large batch's insert). */
+  @GenerateSql({ params: [60_000] })
   allowLongStatements(ms: number): Promise<void> {
     return allowLongStatements(this.transactions.tx, ms);
   }
 
+  @GenerateSql({
+    params: [
+      {
+        projectId: 'prj_1',
+        planId: 1,
+        duration: '1 month',
+        count: 2,
+        expiresAt: new Date('2026-12-31T00:00:00Z'),
+        note: 'Spring campaign',
+      },
+    ],
+  })
   insertBatch(batch: Omit<CodeBatch, 'id' | 'createdAt' | 'plan'>): Promise<CodeBatch> {
     const em = this.transactions.tx;
     return em.getRepository(CodeBatch).save(em.create(CodeBatch, batch));
@@ -76,6 +90,12 @@ export class CodesRepository {
    * those that collide with an existing code (globally unique index): the codes inserted. The
    * note stays on the batch only (migration CodeBatchNotes), never copied into each code.
    */
+  @GenerateSql({
+    params: [
+      { id: 1, projectId: 'prj_1', planId: 1, duration: '1 month', expiresAt: null },
+      ['QRST2345UVWX6789', 'JKLM2345NPQR6789'],
+    ],
+  })
   async insertCodes(batch: CodeBatch, candidates: string[]): Promise<Set<string>> {
     const rows: Array<{ code: string }> = await this.transactions.tx.query(
       `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, expires_at)
@@ -94,6 +114,7 @@ export class CodesRepository {
    * `codes`): the codes of every batch, the batches of the last hour and the seconds until the
    * oldest of those leaves the hour.
    */
+  @GenerateSql({ params: ['prj_1'] })
   async lockBatchStats(
     projectId: string,
   ): Promise<{ codes: string; recent: number; retry_after: number | null }> {
@@ -111,6 +132,35 @@ export class CodesRepository {
   }
 
   /** One page of the project's codes, newest first, with their batch's note, and the total. */
+  @GenerateSql(
+    { name: 'unfiltered', params: ['prj_1', {}, new Date('2026-03-15T12:00:00Z'), { limit: 20, offset: 0 }] },
+    {
+      name: 'available, of a plan and a batch, searching a code or a note',
+      params: [
+        'prj_1',
+        { status: 'available', planId: 1, batchId: 1, search: { term: 'abcd', codeFragment: 'ABCD' } },
+        new Date('2026-03-15T12:00:00Z'),
+        { limit: 20, offset: 0 },
+      ],
+    },
+    {
+      name: 'expired',
+      params: ['prj_1', { status: 'expired' }, new Date('2026-03-15T12:00:00Z'), { limit: 20, offset: 0 }],
+    },
+    {
+      name: 'redeemed',
+      params: ['prj_1', { status: 'redeemed' }, new Date('2026-03-15T12:00:00Z'), { limit: 20, offset: 0 }],
+    },
+    {
+      name: 'searching a note only',
+      params: [
+        'prj_1',
+        { search: { term: 'spring sale', codeFragment: null } },
+        new Date('2026-03-15T12:00:00Z'),
+        { limit: 20, offset: 0 },
+      ],
+    },
+  )
   page(
     projectId: string,
     filter: CodeFilter,
@@ -151,6 +201,7 @@ export class CodesRepository {
   }
 
   /** A code of the project with its batch's note, or null. */
+  @GenerateSql({ params: ['prj_1', 1] })
   get(projectId: string, codeId: number): Promise<Code | null> {
     return this.withBatchNote(this.transactions.tx.createQueryBuilder(Code, 'c'))
       .where('c.id = :codeId AND c.project_id = :projectId', { codeId, projectId })
@@ -158,6 +209,7 @@ export class CodesRepository {
   }
 
   /** Locks a code row for the rest of the transaction: the row, or null. */
+  @GenerateSql({ params: ['prj_1', 1] })
   lock(projectId: string, codeId: number): Promise<Code | null> {
     return this.transactions.tx.findOne(Code, {
       where: { id: codeId, projectId },
@@ -165,6 +217,7 @@ export class CodesRepository {
     });
   }
 
+  @GenerateSql({ params: ['prj_1', 1, new Date('2026-03-15T12:00:00Z')] })
   async markRevoked(projectId: string, codeId: number, now: Date): Promise<void> {
     await this.transactions.tx
       .createQueryBuilder()
@@ -174,11 +227,13 @@ export class CodesRepository {
       .execute();
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   findBatch(projectId: string, batchId: number): Promise<CodeBatch | null> {
     return this.transactions.tx.findOne(CodeBatch, { where: { id: batchId, projectId } });
   }
 
   /** The codes of a batch by id, with the batch's note. */
+  @GenerateSql({ params: ['prj_1', 1] })
   codesOfBatch(projectId: string, batchId: number): Promise<Code[]> {
     return this.withBatchNote(this.transactions.tx.createQueryBuilder(Code, 'c'))
       .where('c.batch_id = :batchId AND c.project_id = :projectId', { batchId, projectId })
@@ -201,6 +256,22 @@ export class CodesRepository {
    * This repository owns the statement although it reads `customers` and `plans`: one round trip
    * is the point, and the customer lookups are the same as `CustomersRepository`'s.
    */
+  @GenerateSql(
+    { name: 'by id', params: ['prj_1', 'ABCD2345EFGH6789', { id: 1 }, new Date('2026-03-15T12:00:00Z')] },
+    {
+      name: 'by username',
+      params: ['prj_1', 'ABCD2345EFGH6789', { username: 'ada' }, new Date('2026-03-15T12:00:00Z')],
+    },
+    {
+      name: 'by identifier',
+      params: [
+        'prj_1',
+        'ABCD2345EFGH6789',
+        { type: 'email', value: 'ada@example.com' },
+        new Date('2026-03-15T12:00:00Z'),
+      ],
+    },
+  )
   async lockForRedemption(
     projectId: string,
     code: string,
@@ -227,6 +298,10 @@ export class CodesRepository {
    * (its customer was there), so nothing is sent; otherwise (a customer created after the lock)
    * one statement writes it. False when the code was not available any more.
    */
+  @GenerateSql({
+    name: 'not marked by the lock',
+    params: [{ id: 1, projectId: 'prj_1' }, 1, new Date('2026-03-15T12:00:00Z'), false],
+  })
   async markRedeemed(code: Code, customerId: number, now: Date, marked: boolean): Promise<boolean> {
     if (!marked) {
       const { rowCount } = await this.statements.run(undefined, MARK_REDEEMED, [
