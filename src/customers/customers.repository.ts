@@ -8,6 +8,7 @@ import type { CustomerRefDto, IdentifierInputDto } from './dto/customer.dto';
 import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
 import { CustomerIdentifier } from './entities/customer-identifier.entity';
 import { Customer } from './entities/customer.entity';
+import { GenerateSql } from '../database/generate-sql';
 
 /** Frequencies (share of the documents) of the common trigrams; any other is at most `unlisted`. */
 export interface TrigramStats {
@@ -41,6 +42,25 @@ export class CustomersRepository {
   ) {}
 
   /** One page of a project's customer ids, newest first, and the exact total (rows `offset`+1 on). */
+  @GenerateSql(
+    { name: 'unfiltered', params: ['prj_1', { limit: 20, offset: 0 }, undefined] },
+    {
+      name: 'searching each identifier value',
+      params: ['prj_1', { limit: 20, offset: 0 }, { pattern: '%ada@%', windows: [], perValue: true }],
+    },
+    {
+      name: 'searching the documents',
+      params: ['prj_1', { limit: 20, offset: 0 }, { pattern: '%ada%', windows: [], perValue: false }],
+    },
+    {
+      name: 'searching the documents by their rare windows',
+      params: [
+        'prj_1',
+        { limit: 20, offset: 0 },
+        { pattern: '%lovelace.ada%', windows: ['%lovel%', '%e.ada%'], perValue: false },
+      ],
+    },
+  )
   async pageIds(
     projectId: string,
     { limit, offset }: PageWindow,
@@ -94,6 +114,7 @@ export class CustomersRepository {
    * customer_search found them (statistics object customer_search_trgm_stats). Undefined when
    * there are none yet (or they may not be read).
    */
+  @GenerateSql({ params: [] })
   trigramStats(): Promise<TrigramStats | undefined> {
     return this.transactions.tx
       .query(
@@ -111,6 +132,7 @@ export class CustomersRepository {
   }
 
   /** The project's customers by id with their identifiers, keeping the order of `ids`: one statement for a whole page. */
+  @GenerateSql({ params: ['prj_1', [1, 2]] })
   async loadMany(projectId: string, ids: number[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
     const rows = await this.statements.rows<CustomerRow>(this.reads.manager, CUSTOMERS_BY_IDS, [
@@ -122,6 +144,7 @@ export class CustomersRepository {
   }
 
   /** Whether the project has this customer. */
+  @GenerateSql({ params: ['prj_1', 1] })
   async exists(projectId: string, customerId: number): Promise<boolean> {
     const rows: unknown[] = await this.transactions.tx.query(
       'SELECT 1 FROM customers WHERE id = $1 AND project_id = $2',
@@ -131,6 +154,7 @@ export class CustomersRepository {
   }
 
   /** A customer with its identifiers and credentials, or undefined. */
+  @GenerateSql({ params: ['prj_1', 1] })
   async record(projectId: string, customerId: number): Promise<Customer | undefined> {
     const [row] = await this.statements.rows<CustomerRow>(undefined, CUSTOMER_RECORD, [
       customerId,
@@ -140,6 +164,10 @@ export class CustomersRepository {
   }
 
   /** The customer a reference selects, with its identifiers and credentials, or undefined. */
+  @GenerateSql(
+    { name: 'by username', params: ['prj_1', { type: 'username', value: 'ada' }] },
+    { name: 'by identifier', params: ['prj_1', { type: 'email', value: 'ada@example.com' }] },
+  )
   async recordByRef(projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
     const [row] = await this.statements.rows<CustomerRow>(
       undefined,
@@ -150,6 +178,10 @@ export class CustomersRepository {
   }
 
   /** The customer holding an identifier (`username` compared case-insensitively), or undefined. */
+  @GenerateSql(
+    { name: 'by username', params: ['prj_1', { type: 'username', value: 'ada' }] },
+    { name: 'by identifier', params: ['prj_1', { type: 'email', value: 'ada@example.com' }] },
+  )
   async findIdByRef(projectId: string, ref: CustomerRefDto): Promise<number | undefined> {
     const rows = await this.statements.rows<{ id: number }>(
       undefined,
@@ -160,6 +192,10 @@ export class CustomersRepository {
   }
 
   /** Like `findIdByRef`, and locks the customer row for the rest of the transaction, in one statement. */
+  @GenerateSql(
+    { name: 'by username', params: ['prj_1', { type: 'username', value: 'ada' }] },
+    { name: 'by identifier', params: ['prj_1', { type: 'email', value: 'ada@example.com' }] },
+  )
   async lockByRef(projectId: string, ref: CustomerRefDto): Promise<Customer | undefined> {
     const [row] = await this.statements.rows<{ id: number; username: string }>(
       undefined,
@@ -170,6 +206,7 @@ export class CustomersRepository {
   }
 
   /** Locks the customer row for the rest of the transaction: the row, or undefined. */
+  @GenerateSql({ params: ['prj_1', 1] })
   lock(projectId: string, customerId: number): Promise<Customer | null> {
     return this.transactions.tx.findOne(Customer, {
       where: { id: customerId, projectId },
@@ -178,6 +215,18 @@ export class CustomersRepository {
   }
 
   /** The customer, its mirrored `username` identifier, extra identifiers and its password credential. */
+  @GenerateSql({
+    params: [
+      'prj_1',
+      {
+        username: 'grace',
+        enabled: true,
+        temporary: false,
+        passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA',
+        identifiers: [{ type: 'email', value: 'grace@example.com' }],
+      },
+    ],
+  })
   async insert(
     projectId: string,
     input: {
@@ -219,11 +268,23 @@ export class CustomersRepository {
   }
 
   /** Writes the customer row (as changed by the service). */
+  @GenerateSql({
+    params: [
+      Object.assign(new Customer(), {
+        id: 1,
+        projectId: 'prj_1',
+        username: 'ada',
+        enabled: false,
+        temporary: false,
+      }),
+    ],
+  })
   async save(customer: Customer): Promise<void> {
     await this.transactions.tx.save(customer);
   }
 
   /** The mirrored `username` identifier follows a rename. */
+  @GenerateSql({ params: ['prj_1', 1, 'ada_l'] })
   async renameUsernameIdentifier(projectId: string, customerId: number, username: string): Promise<void> {
     await this.transactions.tx.update(
       CustomerIdentifier,
@@ -232,6 +293,7 @@ export class CustomersRepository {
     );
   }
 
+  @GenerateSql({ params: ['prj_1', 1, '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA'] })
   async setPassword(projectId: string, customerId: number, secretHash: string): Promise<void> {
     await this.transactions.tx.query(
       `INSERT INTO customer_credentials (project_id, customer_id, type, secret_hash) VALUES ($1, $2, $3, $4)
@@ -242,6 +304,16 @@ export class CustomersRepository {
   }
 
   /** Replaces the extra identifiers; pairs that stay keep their id and createdAt. */
+  @GenerateSql({
+    params: [
+      'prj_1',
+      1,
+      [
+        { type: 'email', value: 'ada@example.org' },
+        { type: 'phone', value: '+15550100' },
+      ],
+    ],
+  })
   async replaceIdentifiers(
     projectId: string,
     customerId: number,
@@ -267,6 +339,7 @@ export class CustomersRepository {
    * in the current transaction, so that a disabled customer or a new password takes effect with
    * the change itself.
    */
+  @GenerateSql({ params: ['prj_1', 1, 7] })
   async deleteSessions(projectId: string, customerId: number, keepSessionId?: number): Promise<void> {
     await this.transactions.tx.query(
       'DELETE FROM customer_sessions WHERE project_id = $1 AND customer_id = $2 AND id <> $3',
@@ -275,6 +348,7 @@ export class CustomersRepository {
   }
 
   /** The customer's `enabled` and password hash (null without one); undefined for an unknown customer. */
+  @GenerateSql({ params: ['prj_1', 1] })
   async passwordOf(
     projectId: string,
     customerId: number,
@@ -290,6 +364,7 @@ export class CustomersRepository {
   }
 
   /** The customer's password hash alone, or undefined. */
+  @GenerateSql({ params: ['prj_1', 1] })
   async passwordHash(projectId: string, customerId: number): Promise<string | undefined> {
     const rows: Array<{ secret_hash: string }> = await this.transactions.tx.query(
       'SELECT secret_hash FROM customer_credentials WHERE customer_id = $1 AND project_id = $2 AND type = $3',
@@ -299,12 +374,14 @@ export class CustomersRepository {
   }
 
   /** The project's customers, from the trigger-kept counter slots (migration CustomerCounts). */
+  @GenerateSql({ params: ['prj_1'] })
   async total(projectId: string): Promise<number> {
     const [{ total }] = await this.statements.rows<{ total: number }>(undefined, CUSTOMER_TOTAL, [projectId]);
     return total;
   }
 
   /** Deletes a customer; false when the project has no such customer. */
+  @GenerateSql({ params: ['prj_1', 1] })
   async delete(projectId: string, customerId: number): Promise<boolean> {
     const result = await this.transactions.tx.delete(Customer, { id: customerId, projectId });
     return !!result.affected;
