@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
+import { GenerateSql } from '../database/generate-sql';
 
 export type NewWindowValues = [
   projectId: string,
@@ -30,28 +31,82 @@ export class SubscriptionsRepository {
   ) {}
 
   /** The customer's live windows in one plan group at `now`, with their plans' values and names. */
+  @GenerateSql({ params: ['prj_1', 1, 'default', new Date('2026-03-15T12:00:00Z')] })
   liveChain(projectId: string, customerId: number, group: string, now: Date): Promise<WindowRow[]> {
     return this.statements.rows<WindowRow>(undefined, LIVE_CHAIN, [customerId, group, now, projectId]);
   }
 
+  @GenerateSql({ params: ['prj_1', 1, new Date('2026-03-15T12:00:00Z')] })
   async end(projectId: string, id: number, validTo: Date | null): Promise<void> {
     await this.statements.run(undefined, END_WINDOW, [id, projectId, validTo]);
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   async cancel(projectId: string, id: number): Promise<void> {
     await this.statements.run(undefined, CANCEL_WINDOW, [id, projectId]);
   }
 
+  @GenerateSql({ params: ['prj_1', 1, new Date('2026-03-01T00:00:00Z'), new Date('2026-04-01T00:00:00Z')] })
   async move(projectId: string, id: number, validFrom: Date, validTo: Date | null): Promise<void> {
     await this.statements.run(undefined, MOVE_WINDOW, [id, projectId, validFrom, validTo]);
   }
 
   /** Inserts windows in one statement: their ids, statuses and timestamps, in order. */
+  @GenerateSql(
+    {
+      name: 'one window',
+      params: [
+        [
+          [
+            'prj_1',
+            1,
+            1,
+            'default',
+            new Date('2026-03-15T12:00:00Z'),
+            new Date('2026-04-01T00:00:00Z'),
+            'code',
+            1,
+            new Date('2026-03-15T12:00:00Z'),
+          ],
+        ],
+      ],
+    },
+    {
+      name: 'two windows',
+      params: [
+        [
+          [
+            'prj_1',
+            1,
+            1,
+            'default',
+            new Date('2026-03-15T12:00:00Z'),
+            new Date('2026-04-01T00:00:00Z'),
+            'code',
+            1,
+            new Date('2026-03-15T12:00:00Z'),
+          ],
+          [
+            'prj_1',
+            1,
+            2,
+            'default',
+            new Date('2026-04-01T00:00:00Z'),
+            null,
+            'signup',
+            null,
+            new Date('2026-03-15T12:00:00Z'),
+          ],
+        ],
+      ],
+    },
+  )
   insert(values: NewWindowValues[]): Promise<InsertedRow[]> {
     return this.statements.rows<InsertedRow>(undefined, insertWindows(values.length), values.flat());
   }
 
   /** A customer's active windows (without their plans), by start. */
+  @GenerateSql({ params: ['prj_1', 1] })
   activeWindows(projectId: string, customerId: number): Promise<Subscription[]> {
     return this.transactions.tx.find(Subscription, {
       where: { projectId, customerId, status: 'active' },
@@ -60,6 +115,10 @@ export class SubscriptionsRepository {
   }
 
   /** A customer's windows with their plans: live ones first (by start); with `history`, then the others. */
+  @GenerateSql(
+    { name: 'live', params: ['prj_1', 1, false] },
+    { name: 'with history', params: ['prj_1', 1, true] },
+  )
   listForCustomer(projectId: string, customerId: number, history: boolean): Promise<Subscription[]> {
     const qb = this.transactions.tx
       .getRepository(Subscription)
