@@ -4,6 +4,7 @@ import { ReadReplicas } from '../database/read-replicas';
 import { Transactions } from '../database/transactional';
 import { Feature } from './entities/feature.entity';
 import { Quota } from './entities/quota.entity';
+import { GenerateSql } from '../database/generate-sql';
 
 /**
  * Every statement on `features` (and the quota check of a feature's delete). `FeaturesService`
@@ -17,12 +18,28 @@ export class FeaturesRepository {
     private readonly reads: ReadReplicas,
   ) {}
 
+  @GenerateSql({
+    params: [
+      {
+        projectId: 'prj_1',
+        slug: 'seats',
+        name: 'Seats',
+        description: 'Team members',
+        metered: true,
+        unit: 'seat',
+      },
+    ],
+  })
   insert(feature: Omit<Feature, 'id' | 'createdAt' | 'updatedAt'>): Promise<Feature> {
     const em = this.transactions.tx;
     return em.save(em.create(Feature, feature));
   }
 
   /** One page, newest first; `search` a case-insensitive substring of the name or slug. */
+  @GenerateSql(
+    { name: 'unfiltered', params: ['prj_1', undefined, { limit: 20, offset: 20 }] },
+    { name: 'searching', params: ['prj_1', 'api', { limit: 20, offset: 20 }] },
+  )
   page(projectId: string, search: string | undefined, window: PageWindow): Promise<[Feature[], number]> {
     const qb = (this.reads.manager ?? this.transactions.tx)
       .createQueryBuilder(Feature, 'f')
@@ -33,6 +50,11 @@ export class FeaturesRepository {
     return qb.skip(window.offset).take(window.limit).getManyAndCount();
   }
 
+  @GenerateSql(
+    { name: 'unlocked', params: ['prj_1', 1] },
+    { name: 'locked for update', params: ['prj_1', 1, 'pessimistic_write'] },
+    { name: 'locked for no key update', params: ['prj_1', 1, 'for_no_key_update'] },
+  )
   find(
     projectId: string,
     featureId: number,
@@ -44,14 +66,17 @@ export class FeaturesRepository {
     });
   }
 
+  @GenerateSql({ params: ['prj_1', 1, { name: 'API requests' }] })
   async update(projectId: string, featureId: number, changes: Partial<Feature>): Promise<void> {
     await this.transactions.tx.update(Feature, { id: featureId, projectId }, changes);
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   inUse(projectId: string, featureId: number): Promise<boolean> {
     return this.transactions.tx.exists(Quota, { where: { featureId, projectId } });
   }
 
+  @GenerateSql({ params: ['prj_1', 2] })
   async delete(projectId: string, featureId: number): Promise<void> {
     await this.transactions.tx.delete(Feature, { id: featureId, projectId });
   }

@@ -8,6 +8,7 @@ import { Plan } from './entities/plan.entity';
 import { Quota } from './entities/quota.entity';
 import type { QuotaWithFeature } from './plans.mapper';
 import type { PageWindow } from '../common/http/pagination';
+import { GenerateSql } from '../database/generate-sql';
 
 export type QuotaRow = Pick<
   Quota,
@@ -33,6 +34,12 @@ export class PlansRepository {
   }
 
   /** One page of plans in id order, and the total (a page past the end counts separately). */
+  @GenerateSql(
+    { name: 'a page', params: ['prj_1', undefined, { limit: 20, offset: 0 }] },
+    { name: 'past the end', params: ['prj_1', undefined, { limit: 20, offset: 100 }] },
+    { name: 'searching', params: ['prj_1', '%pro%', { limit: 20, offset: 0 }] },
+    { name: 'searching, past the end', params: ['prj_1', '%pro%', { limit: 20, offset: 100 }] },
+  )
   async page(
     projectId: string,
     pattern: string | undefined,
@@ -59,6 +66,11 @@ export class PlansRepository {
   }
 
   /** One plan of the project, optionally locked for the rest of the transaction, or null. */
+  @GenerateSql(
+    { name: 'unlocked', params: ['prj_1', 1] },
+    { name: 'locked for update', params: ['prj_1', 1, 'pessimistic_write'] },
+    { name: 'locked for no key update', params: ['prj_1', 1, 'for_no_key_update'] },
+  )
   find(
     projectId: string,
     planId: number,
@@ -71,6 +83,7 @@ export class PlansRepository {
   }
 
   /** The name of a plan of the project, or undefined. */
+  @GenerateSql({ params: ['prj_1', 1] })
   async findName(projectId: string, planId: number): Promise<string | undefined> {
     const plan = await this.tx.findOne(Plan, {
       where: { id: planId, projectId },
@@ -80,6 +93,7 @@ export class PlansRepository {
   }
 
   /** The names of some plans of the project, by id (one query; on a read replica inside `ReadReplicas.run`). */
+  @GenerateSql({ params: ['prj_1', [1, 2]] })
   async names(projectId: string, planIds: number[]): Promise<Map<number, string>> {
     const plans = await (this.reads.manager ?? this.tx).find(Plan, {
       select: { id: true, name: true },
@@ -89,15 +103,18 @@ export class PlansRepository {
   }
 
   /** The project's free plans (value 0), in order of id. */
+  @GenerateSql({ params: ['prj_1'] })
   listFree(projectId: string): Promise<Plan[]> {
     return this.tx.find(Plan, { where: { projectId, value: 0 }, order: { id: 'ASC' } });
   }
 
+  @GenerateSql({ params: [{ projectId: 'prj_1', slug: 'team', name: 'Team', value: 25, group: 'default' }] })
   insert(plan: Pick<Plan, 'projectId' | 'slug' | 'name' | 'value' | 'group'>): Promise<Plan> {
     return this.tx.save(this.tx.create(Plan, plan));
   }
 
   /** Writes `changes` and moves `updatedAt`. */
+  @GenerateSql({ params: ['prj_1', 1, { name: 'Pro 2026' }] })
   async touch(projectId: string, planId: number, changes: Partial<Plan>): Promise<void> {
     await this.tx.update(
       Plan,
@@ -110,6 +127,7 @@ export class PlansRepository {
    * Whether a subscription, a code or a code batch of the project refers to the plan: the
    * referents of its foreign keys (`PLAN_REFERENCES`), asked by the plan's owner.
    */
+  @GenerateSql({ name: 'not referenced', params: ['prj_1', 2] })
   async isReferenced(projectId: string, planId: number): Promise<boolean> {
     for (const table of ['subscriptions', 'codes', 'code_batches']) {
       const [row]: Array<{ exists: boolean }> = await this.tx.query(
@@ -121,11 +139,13 @@ export class PlansRepository {
     return false;
   }
 
+  @GenerateSql({ params: ['prj_1', 2] })
   async delete(projectId: string, planId: number): Promise<void> {
     await this.tx.delete(Plan, { id: planId, projectId });
   }
 
   /** The ids among `ids` of the project's features, key-share locked until the transaction ends. */
+  @GenerateSql({ params: ['prj_1', [1, 2]] })
   async lockFeatureIds(projectId: string, ids: number[]): Promise<Set<number>> {
     const found = await this.tx.find(Feature, {
       select: { id: true },
@@ -135,14 +155,33 @@ export class PlansRepository {
     return new Set(found.map((f) => f.id));
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   quotasOf(projectId: string, planId: number): Promise<Quota[]> {
     return this.tx.find(Quota, { where: { planId, projectId } });
   }
 
+  @GenerateSql(
+    {
+      name: 'one',
+      params: [
+        [{ projectId: 'prj_1', planId: 2, featureId: 1, limit: 100, priority: 0, resetInterval: '1 month' }],
+      ],
+    },
+    {
+      name: 'several',
+      params: [
+        [
+          { projectId: 'prj_1', planId: 2, featureId: 1, limit: 100, priority: 0, resetInterval: '1 month' },
+          { projectId: 'prj_1', planId: 2, featureId: 2, limit: null, priority: 0, resetInterval: null },
+        ],
+      ],
+    },
+  )
   async insertQuotas(rows: QuotaRow[]): Promise<void> {
     await this.tx.insert(Quota, rows);
   }
 
+  @GenerateSql({ params: ['prj_1', 1, 1, { limit: 2000, priority: 1, resetInterval: '1 month' }] })
   async updateQuota(
     projectId: string,
     planId: number,
@@ -152,6 +191,7 @@ export class PlansRepository {
     await this.tx.update(Quota, { id: quotaId, planId, projectId }, changes);
   }
 
+  @GenerateSql({ params: ['prj_1', 1, [1, 2]] })
   async deleteQuotas(projectId: string, planId: number, ids: number[]): Promise<void> {
     await this.tx.delete(Quota, { id: In(ids), planId, projectId });
   }
@@ -160,6 +200,7 @@ export class PlansRepository {
    * The quotas of some plans of the project, each with its feature, in quota id order: one
    * statement (on a read replica inside `ReadReplicas.run`).
    */
+  @GenerateSql({ params: ['prj_1', [1, 2]] })
   async quotasWithFeatures(projectId: string, planIds: number[]): Promise<QuotaWithFeature[]> {
     const rows = await this.statements.rows<QuotaFeatureRow>(this.reads.manager, PLAN_QUOTAS, [
       planIds,
