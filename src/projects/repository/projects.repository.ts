@@ -3,6 +3,7 @@ import { likePattern, PageWindow } from '../../common/http/pagination';
 import { Transactions } from '../../database/transactional';
 import { ApiKey, ApiKeyKind } from '../entities/api-key.entity';
 import { Project } from '../entities/project.entity';
+import { GenerateSql } from '../../database/generate-sql';
 
 /** A key and its project as the key guards need them (`ProjectsRepository.findKeyByHash`). */
 export interface KeyRow {
@@ -41,17 +42,25 @@ export class ProjectsRepository {
   }
 
   /** The key guards' one lookup per request (cached by `KeyAuthService`). */
+  @GenerateSql({ params: ['a'.repeat(64), 'private'] })
   async findKeyByHash(hash: string, kind: ApiKeyKind): Promise<KeyRow | undefined> {
     const rows: KeyRow[] = await this.tx.query(API_KEY_LOOKUP, [hash, kind]);
     return rows[0];
   }
 
+  @GenerateSql({
+    params: [{ id: 'prj_2', name: 'Globex', autoCreateCustomerAtRedemption: false, requireSignature: false }],
+  })
   insertProject(project: Omit<Project, 'createdAt' | 'updatedAt' | 'deletedAt'>): Promise<Project> {
     const projects = this.tx.getRepository(Project);
     return projects.save(projects.create(project));
   }
 
   /** Live projects, newest first; `search` a case-insensitive substring of the name. */
+  @GenerateSql(
+    { name: 'unfiltered', params: [undefined, { limit: 20, offset: 20 }] },
+    { name: 'searching', params: ['acme', { limit: 20, offset: 20 }] },
+  )
   page(search: string | undefined, window: PageWindow): Promise<[Project[], number]> {
     const qb = this.tx
       .getRepository(Project)
@@ -66,6 +75,11 @@ export class ProjectsRepository {
    * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
    * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).
    */
+  @GenerateSql(
+    { name: 'unlocked', params: ['prj_1'] },
+    { name: 'locked for share', params: ['prj_1', 'pessimistic_read'] },
+    { name: 'locked for update', params: ['prj_1', 'pessimistic_write'] },
+  )
   find(projectId: string, lock?: 'pessimistic_read' | 'pessimistic_write'): Promise<Project | null> {
     return this.tx.findOne(Project, {
       where: { id: projectId },
@@ -73,31 +87,72 @@ export class ProjectsRepository {
     });
   }
 
+  @GenerateSql({
+    params: [
+      Object.assign(new Project(), {
+        id: 'prj_1',
+        name: 'Acme Inc',
+        autoCreateCustomerAtRedemption: true,
+        requireSignature: false,
+      }),
+    ],
+  })
   saveProject(project: Project): Promise<Project> {
     return this.tx.save(project);
   }
 
+  @GenerateSql({ params: ['prj_1'] })
   async softDeleteProject(projectId: string): Promise<void> {
     await this.tx.softDelete(Project, { id: projectId });
   }
 
+  @GenerateSql({
+    params: [
+      {
+        projectId: 'prj_1',
+        kind: 'public',
+        name: 'Web',
+        prefix: 'pk_7c2e',
+        keyHash: 'd'.repeat(64),
+        enabled: true,
+        signingSecretEnc: null,
+      },
+    ],
+  })
   insertKey(key: Omit<ApiKey, 'id' | 'project' | 'createdAt' | 'updatedAt'>): Promise<ApiKey> {
     return this.tx.save(this.tx.create(ApiKey, key));
   }
 
+  @GenerateSql({ params: ['prj_1'] })
   listKeys(projectId: string): Promise<ApiKey[]> {
     return this.tx.getRepository(ApiKey).find({ where: { projectId }, order: { id: 'ASC' } });
   }
 
   /** The project's key, locked for the rest of the current transaction. */
+  @GenerateSql({ params: ['prj_1', 1] })
   findKeyForUpdate(projectId: string, keyId: number): Promise<ApiKey | null> {
     return this.tx.findOne(ApiKey, { where: { id: keyId, projectId }, lock: { mode: 'pessimistic_write' } });
   }
 
+  @GenerateSql({
+    params: [
+      Object.assign(new ApiKey(), {
+        id: 1,
+        projectId: 'prj_1',
+        kind: 'private',
+        name: 'Backend',
+        prefix: 'sk_3f9a',
+        keyHash: 'a'.repeat(64),
+        enabled: false,
+        signingSecretEnc: null,
+      }),
+    ],
+  })
   saveKey(key: ApiKey): Promise<ApiKey> {
     return this.tx.save(key);
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   async deleteKey(projectId: string, keyId: number): Promise<void> {
     await this.tx.delete(ApiKey, { id: keyId, projectId });
   }
