@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { pruneInBatches } from '../database/prune';
 import { Transactions } from '../database/transactional';
+import { GenerateSql } from '../database/generate-sql';
 
 /** A failure counter as `FailureCounters` judges it: its count and its ages in seconds. */
 export interface CounterRow {
@@ -25,6 +26,7 @@ export class AuthRepository {
   }
 
   /** Creates the counters of `keys` that do not exist yet (in key order: one lock order). */
+  @GenerateSql({ params: [['login:prj_1:ada', 'login:prj_1:203.0.113.7']] })
   async insertMissingCounters(keys: string[]): Promise<void> {
     await this.tx.query(
       `INSERT INTO login_failures (key, window_start, failures, last_failure_at)
@@ -35,6 +37,7 @@ export class AuthRepository {
   }
 
   /** The counters of `keys`, locked for the rest of the current transaction (in key order). */
+  @GenerateSql({ params: [['login:prj_1:ada', 'login:prj_1:203.0.113.7']] })
   lockCounters(keys: string[]): Promise<CounterRow[]> {
     return this.tx.query(
       `SELECT key, failures,
@@ -46,6 +49,14 @@ export class AuthRepository {
   }
 
   /** Writes the new counts, each a failure now; `reset`: its window starts now. */
+  @GenerateSql({
+    params: [
+      [
+        { key: 'login:prj_1:ada', failures: 3, reset: false },
+        { key: 'login:prj_1:203.0.113.7', failures: 1, reset: true },
+      ],
+    ],
+  })
   async writeCounts(next: Array<{ key: string; failures: number; reset: boolean }>): Promise<void> {
     await this.tx.query(
       `UPDATE login_failures AS f
@@ -58,6 +69,7 @@ export class AuthRepository {
   }
 
   /** One counter, unlocked. */
+  @GenerateSql({ params: ['login:prj_1:ada'] })
   async readCounter(key: string): Promise<CounterRow | undefined> {
     const rows: CounterRow[] = await this.tx.query(
       `SELECT key, failures,
@@ -75,6 +87,7 @@ export class AuthRepository {
    * order it finds them, and deadlocked with a concurrent attempt's `lockCounters` (two password
    * changes of one customer at once).
    */
+  @GenerateSql({ params: [['login:prj_1:ada', 'login:prj_1:203.0.113.7']] })
   async giveBack(keys: string[]): Promise<void> {
     await this.tx.query(
       `WITH locked AS (SELECT key FROM login_failures WHERE key = ANY($1::varchar[]) ORDER BY key FOR UPDATE)
@@ -83,11 +96,13 @@ export class AuthRepository {
     );
   }
 
+  @GenerateSql({ params: ['login:prj_1:ada'] })
   async deleteCounter(key: string): Promise<void> {
     await this.tx.query('DELETE FROM login_failures WHERE key = $1', [key]);
   }
 
   /** Deletes the counters with no failure in the last `windowSeconds`; returns how many. */
+  @GenerateSql({ params: [900] })
   pruneCounters(windowSeconds: number): Promise<number> {
     return pruneInBatches(this.tx, {
       table: 'login_failures',
@@ -102,6 +117,9 @@ export class AuthRepository {
    * The UNIQUE (api_key_id, nonce) decides: `ON CONFLICT` takes over only a row that has
    * expired but not been pruned yet, and leaves a live one alone (no row returned = reused).
    */
+  @GenerateSql({
+    params: [1, 'c1f0e2d3b4a59687', new Date('2026-03-15T12:05:00Z'), new Date('2026-03-15T12:00:00Z')],
+  })
   async insertNonce(apiKeyId: number, nonce: string, expiresAt: Date, now: Date): Promise<boolean> {
     const rows: unknown[] = await this.tx.query(
       `INSERT INTO request_nonces AS n (api_key_id, nonce, expires_at) VALUES ($1, $2, $3)
@@ -114,6 +132,7 @@ export class AuthRepository {
   }
 
   /** Deletes the nonces expired before `now`; returns how many. */
+  @GenerateSql({ params: [new Date('2026-03-15T12:00:00Z')] })
   pruneNonces(now: Date): Promise<number> {
     return pruneInBatches(this.tx, {
       table: 'request_nonces',
