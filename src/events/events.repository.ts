@@ -3,6 +3,7 @@ import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
 import type { CursorWindow } from '../common/http/pagination';
+import { GenerateSql } from '../database/generate-sql';
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -141,6 +142,27 @@ export class EventsRepository {
   ) {}
 
   /** Inserts events of one customer (or of none) and their deliveries, in the current transaction. */
+  @GenerateSql(
+    {
+      name: 'for a customer',
+      params: [
+        'prj_1',
+        1,
+        [
+          {
+            id: 'evt_2',
+            type: 'subscription.created',
+            data: { customerId: 1, subscriptionId: 1 },
+            uniqueKey: 'subscription.created:1',
+          },
+        ],
+      ],
+    },
+    {
+      name: 'for no customer',
+      params: ['prj_1', null, [{ id: 'evt_3', type: 'code.revoked', data: { codeId: 1 } }]],
+    },
+  )
   async insert(
     projectId: string,
     customerId: number | null,
@@ -154,6 +176,17 @@ export class EventsRepository {
   }
 
   /** A page of the project's events, newest first; `after` is the last (createdAt, id) of the previous page. */
+  @GenerateSql(
+    { name: 'first page', params: ['prj_1', {}, { limit: 20 }] },
+    {
+      name: 'of a type and a customer, after a cursor',
+      params: [
+        'prj_1',
+        { type: 'customer.created', customerId: 1 },
+        { limit: 20, after: { createdAt: '2026-03-15T12:00:00.000Z', id: 'evt_9' } },
+      ],
+    },
+  )
   async list(
     projectId: string,
     filter: { type?: string; customerId?: number },
@@ -174,6 +207,7 @@ export class EventsRepository {
     );
   }
 
+  @GenerateSql({ params: ['prj_1', 'evt_1'] })
   async get(projectId: string, eventId: string): Promise<EventRow | undefined> {
     const [row] = await this.transactions.tx.query(
       'SELECT id, project_id, type, data, created_at FROM events WHERE id = $1 AND project_id = $2',
@@ -183,6 +217,7 @@ export class EventsRepository {
   }
 
   /** The event's deliveries, oldest first, each with its attempts. */
+  @GenerateSql({ params: ['prj_1', 'evt_1'] })
   deliveriesOf(projectId: string, eventId: string): Promise<DeliveryRow[]> {
     return this.transactions.tx.query(
       `SELECT d.id, d.endpoint_id, d.status, d.next_attempt_at, d.created_at,
@@ -199,6 +234,7 @@ export class EventsRepository {
   }
 
   /** New deliveries of an event to the given endpoints, due now. */
+  @GenerateSql({ params: ['prj_1', 'evt_1', ['we_1']] })
   async addDeliveries(projectId: string, eventId: string, endpointIds: string[]): Promise<number> {
     if (endpointIds.length === 0) return 0;
     const rows: unknown[] = await this.transactions.tx.query(
@@ -214,6 +250,7 @@ export class EventsRepository {
    * never claim the same one): each gets one more attempt and is due again when the lease ends,
    * so a delivery whose worker died is taken again then. Returns what posting needs.
    */
+  @GenerateSql({ params: [10, 30] })
   async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     // an UPDATE answers [rows, count] through TypeORM
     const [rows] = (await this.transactions.tx.query(
@@ -237,6 +274,24 @@ export class EventsRepository {
    * Ends a claimed attempt: `next` is 'delivered', 'failed' (no retry) or a wait in ms before the
    * next attempt. Only if the claim still holds (same attempt, still pending); false otherwise.
    */
+  @GenerateSql(
+    {
+      name: 'delivered',
+      params: [
+        { id: 1, attempts: 1 },
+        'delivered',
+        { outcome: 'success', statusCode: 200, error: null, durationMs: 120 },
+      ],
+    },
+    {
+      name: 'retried later',
+      params: [
+        { id: 1, attempts: 1 },
+        60_000,
+        { outcome: 'failure', statusCode: 503, error: 'Service Unavailable', durationMs: 80 },
+      ],
+    },
+  )
   async finishAttempt(
     claim: { id: number; attempts: number },
     next: 'delivered' | 'failed' | number,
@@ -266,6 +321,7 @@ export class EventsRepository {
   }
 
   /** Gives a claimed delivery back at once (shutdown while it was being posted). */
+  @GenerateSql({ params: [{ id: 1, attempts: 1 }] })
   async release(claim: { id: number; attempts: number }): Promise<void> {
     await this.transactions.tx.query(
       `UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = now()
@@ -275,6 +331,7 @@ export class EventsRepository {
   }
 
   /** A disabled endpoint's pending deliveries stop: they are skipped, never sent. */
+  @GenerateSql({ params: ['we_1'] })
   async skipPending(endpointId: string): Promise<void> {
     await this.transactions.tx.query(
       `UPDATE webhook_deliveries SET status = 'skipped', updated_at = now() WHERE endpoint_id = $1 AND status = 'pending'`,
@@ -283,6 +340,7 @@ export class EventsRepository {
   }
 
   /** Retention: events older than `before` go, with their deliveries and attempts (ON DELETE CASCADE). */
+  @GenerateSql({ params: [new Date('2026-01-01T00:00:00Z')] })
   deleteOlderThan(before: Date): Promise<number> {
     return pruneInBatches(this.transactions.tx, {
       table: 'events',
@@ -292,6 +350,7 @@ export class EventsRepository {
   }
 
   /** Age in seconds of the oldest event with a pending delivery (0 when none). */
+  @GenerateSql({ params: [] })
   async oldestUndeliveredAgeSeconds(): Promise<number> {
     const [row] = await this.transactions.tx.query(
       `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(e.created_at)), 0)::float8 AS age
@@ -301,6 +360,7 @@ export class EventsRepository {
   }
 
   /** Locks the scheduler's cursor for the rest of the current transaction; undefined when another replica holds it. */
+  @GenerateSql({ params: [] })
   async lockCursor(): Promise<Date | undefined> {
     const [row] = await this.transactions.tx.query(
       `SELECT scanned_to FROM event_schedule_cursors WHERE kind = 'windows' FOR UPDATE SKIP LOCKED`,
@@ -308,6 +368,7 @@ export class EventsRepository {
     return row?.scanned_to;
   }
 
+  @GenerateSql({ params: [new Date('2026-03-15T12:00:00Z')] })
   async advanceCursor(to: Date): Promise<void> {
     await this.transactions.tx.query(
       `UPDATE event_schedule_cursors SET scanned_to = $1 WHERE kind = 'windows' AND scanned_to < $1`,
@@ -316,6 +377,7 @@ export class EventsRepository {
   }
 
   /** Windows created to start later whose start is in `(from, to]` and not yet announced. */
+  @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   startsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
     return this.transactions.tx.query(
       boundaries('valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'),
@@ -324,6 +386,7 @@ export class EventsRepository {
   }
 
   /** Windows whose end is in `(from, to]` and whose end is not yet announced (expired or replaced). */
+  @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   endsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
     return this.transactions.tx.query(boundaries('valid_to', 'subscription.ended', ''), [from, to, limit]);
   }
