@@ -1,6 +1,7 @@
 import { pruneInBatches } from '../database/prune';
 import type { Transactions } from '../database/transactional';
 import type { RateLimitClock, RateLimitStore, WindowHit } from './rate-limit.store';
+import { GenerateSql } from '../database/generate-sql';
 
 interface HitRow {
   hits: number;
@@ -21,6 +22,7 @@ export class PostgresRateLimitRepository implements RateLimitStore {
     private readonly clock: RateLimitClock,
   ) {}
 
+  @GenerateSql({ params: ['key:1', 60] })
   async hit(subject: string, windowSeconds: number): Promise<WindowHit> {
     const [row]: HitRow[] = await this.transactions.tx.query(
       `INSERT INTO rate_limit_counters AS c (key, hits, expires_at)
@@ -36,6 +38,7 @@ export class PostgresRateLimitRepository implements RateLimitStore {
   }
 
   /** Deletes the counters whose window has ended; returns how many. */
+  @GenerateSql({ params: [] })
   prune(): Promise<number> {
     return pruneInBatches(this.transactions.tx, {
       table: 'rate_limit_counters',
