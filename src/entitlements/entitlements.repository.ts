@@ -3,6 +3,7 @@ import { Batcher } from '../database/batcher';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { EngineQuota, EngineWindow, toMicros } from './engine/entitlement-engine';
+import { GenerateSql } from '../database/generate-sql';
 
 /**
  * How a request names the customer: by id, by username or by another identifier (`name`, the
@@ -202,6 +203,26 @@ export class EntitlementsRepository {
    * sent on the next turn of the loop. Each customer is read with its own guess, exactly as
    * `loadState` reads it.
    */
+  @GenerateSql(
+    { name: 'by id, feature by id', params: ['prj_1', { name: 'id', values: [1] }, { id: 1 }] },
+    { name: 'by id, feature by slug', params: ['prj_1', { name: 'id', values: [1] }, { slug: 'api-calls' }] },
+    {
+      name: 'by username, feature by id',
+      params: ['prj_1', { name: 'username', values: ['ada'] }, { id: 1 }],
+    },
+    {
+      name: 'by username, feature by slug',
+      params: ['prj_1', { name: 'username', values: ['ada'] }, { slug: 'api-calls' }],
+    },
+    {
+      name: 'by identifier, feature by id',
+      params: ['prj_1', { name: 'identifier', values: ['email', 'ada@example.com'] }, { id: 1 }],
+    },
+    {
+      name: 'by identifier, feature by slug',
+      params: ['prj_1', { name: 'identifier', values: ['email', 'ada@example.com'] }, { slug: 'api-calls' }],
+    },
+  )
   async loadBatched(
     projectId: string,
     lock: CustomerLock,
@@ -220,6 +241,32 @@ export class EntitlementsRepository {
    * With `guess`, the sums of the periods last summed for the same request come in the same
    * statement (see `SumsGuess`).
    */
+  @GenerateSql(
+    { name: 'all features', params: ['prj_1', { name: 'id', values: [1] }, 'all'] },
+    { name: 'one feature by id', params: ['prj_1', { name: 'id', values: [1] }, { id: 1 }] },
+    {
+      name: 'all features, with the sums of the last read',
+      params: async (repository: EntitlementsRepository) => {
+        const state = await repository.loadState('prj_1', { name: 'id', values: [1] }, 'all', {
+          guess: true,
+        });
+        await repository.sums(
+          'prj_1',
+          state!,
+          [
+            {
+              featureId: 1,
+              group: 'default',
+              periodStart: new Date('2026-03-01T00:00:00Z'),
+              periodEnd: new Date('2026-04-01T00:00:00Z'),
+            },
+          ],
+          [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
+        );
+        return ['prj_1', { name: 'id', values: [1] }, 'all', { guess: true }];
+      },
+    },
+  )
   async loadState(
     projectId: string,
     lock: CustomerLock,
@@ -242,6 +289,79 @@ export class EntitlementsRepository {
    * kind and feature kind (the batch's shape). Answers the ids locked and each load's state
    * (null: the project has no such customer).
    */
+  @GenerateSql(
+    {
+      name: 'by id, feature by id',
+      params: [
+        [{ projectId: 'prj_1', lock: { name: 'id', values: [1] }, feature: { id: 1 }, eventId: 'use_2' }],
+      ],
+    },
+    {
+      name: 'by id, feature by slug',
+      params: [
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'id', values: [1] },
+            feature: { slug: 'api-calls' },
+            eventId: 'use_2',
+          },
+        ],
+      ],
+    },
+    {
+      name: 'by username, feature by id',
+      params: [
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'username', values: ['ada'] },
+            feature: { id: 1 },
+            eventId: 'use_2',
+          },
+        ],
+      ],
+    },
+    {
+      name: 'by username, feature by slug',
+      params: [
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'username', values: ['ada'] },
+            feature: { slug: 'api-calls' },
+            eventId: 'use_2',
+          },
+        ],
+      ],
+    },
+    {
+      name: 'by identifier, feature by id',
+      params: [
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'identifier', values: ['email', 'ada@example.com'] },
+            feature: { id: 1 },
+            eventId: 'use_2',
+          },
+        ],
+      ],
+    },
+    {
+      name: 'by identifier, feature by slug',
+      params: [
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'identifier', values: ['email', 'ada@example.com'] },
+            feature: { slug: 'api-calls' },
+            eventId: 'use_2',
+          },
+        ],
+      ],
+    },
+  )
   async lockAndLoadMany(
     loads: readonly ConsumeLoad[],
   ): Promise<{ locked: Set<number>; states: Array<CustomerState | null> }> {
@@ -278,6 +398,41 @@ export class EntitlementsRepository {
    * When `state` was read with a guess of exactly these periods, their sums came with it (same
    * snapshot) and nothing is sent. These periods are the next guess for the same request.
    */
+  @GenerateSql(
+    {
+      name: 'in a unit of work',
+      params: [
+        'prj_1',
+        { customerId: 1, username: 'ada', enabled: true, features: [] },
+        [
+          {
+            featureId: 1,
+            group: 'default',
+            periodStart: new Date('2026-03-01T00:00:00Z'),
+            periodEnd: new Date('2026-04-01T00:00:00Z'),
+          },
+        ],
+        [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
+      ],
+    },
+    {
+      name: 'outside one',
+      params: [
+        'prj_1',
+        { customerId: 1, username: 'ada', enabled: true, features: [] },
+        [
+          {
+            featureId: 1,
+            group: 'default',
+            periodStart: new Date('2026-03-01T00:00:00Z'),
+            periodEnd: new Date('2026-04-01T00:00:00Z'),
+          },
+        ],
+        [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
+      ],
+      transaction: false,
+    },
+  )
   async sums(
     projectId: string,
     state: CustomerState,

@@ -3,6 +3,7 @@ import { Statement, Statements } from '../database/statements';
 import { Allocation, microsText } from './engine/entitlement-engine';
 import { ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from './entitlements.repository';
 import { PageWindow } from '../common/http/pagination';
+import { GenerateSql } from '../database/generate-sql';
 
 export interface NewUsage {
   projectId: string;
@@ -27,6 +28,24 @@ export class UsageRepository {
    * Writes records and their allocations in one statement, a customer's in the order given, at
    * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`.
    */
+  @GenerateSql({
+    params: [
+      [
+        {
+          projectId: 'prj_1',
+          customerId: 1,
+          featureId: 1,
+          eventId: 'use_2',
+          amount: 2_000_000n,
+          overage: 0n,
+          recordedAt: new Date('2026-03-15T12:00:00Z'),
+          allocations: [
+            { group: 'default', periodStart: new Date('2026-03-01T00:00:00Z'), amount: 2_000_000n },
+          ],
+        },
+      ],
+    ],
+  })
   async insertMany(usages: NewUsage[]): Promise<UsageRow[]> {
     const allocations = usages.flatMap((u) => u.allocations);
     const slices = slicesOf(usages.map((u) => u.allocations.length));
@@ -54,6 +73,7 @@ export class UsageRepository {
    * The record `usageId` of the project, with its customer's row locked `FOR UPDATE` (the lock of
    * consumes and grants) and the record's own row; null when there is none.
    */
+  @GenerateSql({ params: ['prj_1', '1'] })
   async lockForReversal(projectId: string, usageId: string): Promise<UsageRow | null> {
     const [row] = await this.statements.rows<{ usage: UsageRow }>(undefined, LOCK_FOR_REVERSAL, [
       usageId,
@@ -63,6 +83,7 @@ export class UsageRepository {
   }
 
   /** Marks a record and its allocations reversed at `at`; answers the record as it now is. */
+  @GenerateSql({ params: ['prj_1', '1', new Date('2026-03-15T12:00:00Z')] })
   async reverse(projectId: string, usageId: string, at: Date): Promise<UsageRow> {
     const [row] = await this.statements.rows<{ usage: UsageRow }>(undefined, REVERSE, [
       usageId,
@@ -73,6 +94,18 @@ export class UsageRepository {
   }
 
   /** One page of a customer's ledger, newest first; `from` inclusive, `to` exclusive. */
+  @GenerateSql(
+    { name: 'unfiltered', params: ['prj_1', 1, {}, { limit: 20, offset: 0 }] },
+    {
+      name: 'of a feature, from and to',
+      params: [
+        'prj_1',
+        1,
+        { featureId: 1, from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-04-01T00:00:00Z') },
+        { limit: 20, offset: 0 },
+      ],
+    },
+  )
   async page(
     projectId: string,
     customerId: number,
