@@ -2,9 +2,7 @@
  * The baselines of the benchmark: the leanest handlers of the same work as the service, on
  * `node:http` (BASELINE_KIND=http) or on Express (BASELINE_KIND=express), with `pg` and no ORM,
  * and (BASELINE_KIND=nest) the same handlers in a bare Nest application, the floor of Nest itself.
- * Express and Nest serve through requests and responses born as Express objects (`expressServer`),
- * as the service does; BASELINE_KIND=express-stock is the Express one served the usual way
- * (`createServer(app)`), which pays Express's per-request prototype change.
+ * Each is served the usual way (`createServer(app)` for Express), with no patched prototypes.
  * They answer the two routes the benchmark compares with the service:
  *
  *   GET  /api/private/v1/customers/:id   the key (cached after its first lookup), then one
@@ -48,8 +46,7 @@ export interface BaselineStatements {
   insertEvents: { name: string; text: string };
 }
 
-const KIND =
-  (['express', 'express-stock', 'nest'] as const).find((k) => k === process.env.BASELINE_KIND) ?? 'http';
+const KIND = (['express', 'nest'] as const).find((k) => k === process.env.BASELINE_KIND) ?? 'http';
 const SQL: BaselineStatements = JSON.parse(readFileSync(process.env.STATEMENTS_FILE!, 'utf8'));
 const KEY_CACHE_TTL_MS = Number(process.env.API_KEY_CACHE_TTL_MS ?? 5000);
 
@@ -156,7 +153,7 @@ async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
 
 /**
  * An event id as the service makes them (`newEventId`): `evt_` and 24 random base32 characters,
- * drawn by the service's own `randomBase32Lower` (from the built service, as `expressClassesOf`).
+ * drawn by the service's own `randomBase32Lower` (from the built service).
  */
 const { randomBase32Lower } = require(`${process.env.SERVICE_DIST}/common/crypto/random.js`);
 const eventId = (): string => `evt_${randomBase32Lower(24)}`;
@@ -433,19 +430,6 @@ function httpHandler(req: IncomingMessage, res: ServerResponse): void {
 // ---------------------------------------------------------------------------------------------
 // Express: its router and its JSON body parser, the same handlers
 
-/**
- * The server of an Express application whose requests and responses are born with the
- * application's prototypes, by the service's own `expressClassesOf` (src/common/http/envelope.ts,
- * from the built service): Express's per-request `Object.setPrototypeOf` then changes nothing. That
- * change costs CPU on every request (docs/benchmarks.md#the-baselines); a baseline that paid it would
- * not be the limit.
- */
-function expressServer(app: import('express').Express): import('node:http').Server {
-  const { expressClassesOf } = require(`${process.env.SERVICE_DIST}/common/http/envelope.js`);
-  const classes = expressClassesOf(app);
-  return createServer({ IncomingMessage: classes.request, ServerResponse: classes.response }, app);
-}
-
 function expressHandler(): import('express').Express {
   const express = require('express');
   const app = express();
@@ -561,7 +545,7 @@ async function nestServer(): Promise<import('node:http').Server> {
     bodyParser: false,
   });
   await app.init();
-  return expressServer(instance);
+  return createServer(instance);
 }
 
 let server: import('node:http').Server;
@@ -575,11 +559,7 @@ const stop = () => {
 void (
   KIND === 'nest'
     ? nestServer()
-    : Promise.resolve(
-        KIND === 'express'
-          ? expressServer(expressHandler())
-          : createServer(KIND === 'express-stock' ? expressHandler() : httpHandler),
-      )
+    : Promise.resolve(createServer(KIND === 'express' ? expressHandler() : httpHandler))
 ).then((s) => {
   server = s;
   server.keepAliveTimeout = 65_000;

@@ -77,8 +77,6 @@ const BEFORE = process.env.BENCH_BEFORE;
 const BEFORE_SIDE = 'before tree';
 /** BENCH_NEST_FLOOR=1: a side more, the same handlers in a bare Nest application (what Nest itself costs). */
 const NEST_FLOOR = process.env.BENCH_NEST_FLOOR === '1';
-/** BENCH_STOCK_EXPRESS=1: a side more, the Express baseline served the usual way (`createServer(app)`), which pays Express's per-request prototype change. */
-const STOCK_EXPRESS = process.env.BENCH_STOCK_EXPRESS === '1';
 /** A directory: the service and the baselines run with `--cpu-prof` and write their profiles there on exit. */
 const CPU_PROF = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
 /**
@@ -637,7 +635,7 @@ function startBaseline(
   dir: string,
   url: string,
   port: number,
-  kind: 'http' | 'express' | 'express-stock' | 'nest',
+  kind: 'http' | 'express' | 'nest',
 ): ChildProcess {
   const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
   const js = ts.transpileModule(source, {
@@ -788,16 +786,10 @@ async function main(): Promise<void> {
     const statements = serviceStatements();
     writeFileSync(join(dir, 'statements.json'), JSON.stringify(statements));
     const baselines: Target[] = [];
-    const kinds = [
-      'http',
-      'express',
-      ...(STOCK_EXPRESS ? ['express-stock' as const] : []),
-      ...(NEST_FLOOR ? ['nest' as const] : []),
-    ] as const;
+    const kinds = ['http', 'express', ...(NEST_FLOOR ? ['nest' as const] : [])] as const;
     const sideNames = {
       http: 'node:http',
       express: 'express',
-      'express-stock': 'stock Express',
       nest: 'bare Nest',
     };
     for (const kind of kinds) {
