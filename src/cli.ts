@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The operator's tool (product.md 1 and 9): manages projects and keys straight against the
+ * The operator's tool (docs/operations.md#admin-api-and-cli): manages projects and keys straight against the
  * database, the same operations as the admin interface, through `ProjectsService`.
  *
  *   npm run cli -- projects:create --name "Acme Notes"      (development, ts-node)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Redeemable code format (product.md 5): 16 characters of Crockford base32 (80 random bits
+ * Redeemable code format (docs/api-guide.md#codes): 16 characters of Crockford base32 (80 random bits
  * from a cryptographic source), shown in four groups of four, `7KQ2-M9XD-4TRB-C1ZP`.
  * The database keeps the normalised form: 16 upper-case characters, no dashes.
  * Pure functions, no framework.

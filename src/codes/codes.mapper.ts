@@ -6,7 +6,7 @@ import type { Code } from './entities/code.entity';
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /**
- * The status a caller sees (product.md 5): an available code whose `expiresAt` has come is
+ * The status a caller sees (docs/api-guide.md#codes): an available code whose `expiresAt` has come is
  * `expired`; otherwise the stored status.
  */
 export function effectiveStatus(

@@ -7,7 +7,7 @@ import { CodesService } from './codes.service';
 import { AuthModule } from '../auth/auth.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 
-/** Redeemable codes (product.md 5). `CodesService` is exported for the redemption engine. */
+/** Redeemable codes (docs/api-guide.md#codes). `CodesService` is exported for the redemption engine. */
 @Module({
   imports: [AuthModule, IdempotencyModule, EventsModule, PlansModule],
   controllers: [CodesController],

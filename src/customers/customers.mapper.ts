@@ -9,7 +9,7 @@ import type { CustomerIdentifier } from './entities/customer-identifier.entity';
 import type { Customer } from './entities/customer.entity';
 
 /**
- * The representations of interface.md 2.2–2.4 in one place: list items and the create
+ * The representations of docs/api-guide.md#customers-and-identifiers in one place: list items and the create
  * response carry short identifiers and no credentials; the full record carries both in full.
  */
 const byId = <T extends { id: number }>(items: T[] = []) => [...items].sort((a, b) => a.id - b.id);

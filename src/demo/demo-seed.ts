@@ -5,7 +5,7 @@ import { PlansService } from '../plans/plans.service';
 import { ProjectsService } from '../projects/projects.service';
 
 /**
- * First run on the embedded database (product.md 1): with no project yet, make a demo project
+ * First run on the embedded database (docs/api-guide.md#first-run): with no project yet, make a demo project
  * with a free plan, a paid plan, a few codes and one key of each kind, and print them once,
  * with a ready `curl` line.
  */

@@ -770,7 +770,7 @@ const sumsParams = (p: number): SumsInputs => ({
  * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
  * reversed ones only, where summing the period's allocations walked all of them (slow for a busy
  * customer, on every check and consume). Only rows inside the period are read,
- * so records pruned from before it change nothing (README, pruning). No allocation in the
+ * so records pruned from before it change nothing (docs/entitlements.md#pruning-or-partitioning-the-ledger). No allocation in the
  * period: 0, without the walk. The overage since an instant is the same difference of
  * `usage_records.overage_running` over the records since; equal totals (no overage since) answer
  * 0 without the walk. `OFFSET 0` keeps each span a subquery of its own, evaluated once: pulled up

@@ -1,5 +1,5 @@
 /**
- * The event types and the shapes of their `data` (events.md 1 and 4). Every event that names a
+ * The event types and the shapes of their `data` (docs/events.md#event-types, #event-data). Every event that names a
  * customer carries `customerSeq` inside `data`; it is added when the event is recorded.
  */
 export const EVENT_TYPES = [

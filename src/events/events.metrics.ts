@@ -4,7 +4,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { EventsRepository } from './events.repository';
 
 /**
- * The webhook series of `/metrics` (events.md 3), in the application's registry:
+ * The webhook series of `/metrics` (docs/events.md#delivery), in the application's registry:
  * - `webhook_deliveries_total{outcome}`: attempts by outcome (`delivered`, `retrying`, `failed`
  *   when the schedule is used up, `endpoint_disabled`), counted by the replica that made them;
  * - `webhook_oldest_undelivered_event_age_seconds`: age of the oldest event with a pending

@@ -13,7 +13,7 @@ import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 /**
- * Events and webhooks (events.md). Other modules import it for `EventsService.record`, which
+ * Events and webhooks (docs/events.md). Other modules import it for `EventsService.record`, which
  * writes events inside their transaction; it imports none of them (the scheduler reads windows
  * with its own statement).
  */

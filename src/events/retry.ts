@@ -1,4 +1,4 @@
-/** The retry rules of events.md 3 and 4: a schedule with ±10 % jitter, `Retry-After`, at most 24 h. */
+/** The retry rules of webhook delivery (docs/events.md#delivery): a schedule with ±10 % jitter, `Retry-After`, at most 24 h. */
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 export const MAX_RETRY_WAIT_MS = 24 * 3_600_000;

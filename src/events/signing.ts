@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-/** A new signing secret: `whsec_` + base64 of 24 random bytes (events.md 2). */
+/** A new signing secret: `whsec_` + base64 of 24 random bytes (docs/events.md#webhook-endpoints). */
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 /**

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
-/** events.md 4: the addresses a webhook may never reach (unless WEBHOOK_ALLOW_INSECURE_URLS). */
+/** The addresses a webhook may never reach (unless WEBHOOK_ALLOW_INSECURE_URLS). */
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], // unspecified, "this network"

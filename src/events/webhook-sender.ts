@@ -41,7 +41,7 @@ const safeLookup: LookupFunction = (hostname, options, callback) => {
 };
 
 /**
- * Posts one Standard Webhooks v1 message (events.md 3): headers `webhook-id`,
+ * Posts one Standard Webhooks v1 message (docs/events.md#delivery): headers `webhook-id`,
  * `webhook-timestamp`, `webhook-signature` (one signature per secret), body
  * `{ type, timestamp, data }`. Any 2xx is delivered; redirects are not followed (a failure);
  * the URL is checked again first (and every address connected to, unless insecure URLs are allowed).

@@ -23,7 +23,7 @@ interface Advertised {
 }
 
 /**
- * Rate limits of product.md 10, per API key (a public key: per key and client address), per
+ * Rate limits (docs/operations.md#rate-limits), per API key (a public key: per key and client address), per
  * client address and per logged-in customer, in fixed windows of
  * `RATE_LIMIT_WINDOW_SECONDS` counted in a store shared by the replicas (`RATE_LIMIT_STORE`).
  * Every counted request gets `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`

@@ -52,7 +52,7 @@ export class PageQueryDto {
   search?: string;
 }
 
-/** Page object (interface.md 2.7). */
+/** Page object (docs/api-guide.md#envelope-and-errors). */
 export class Page<T> {
   @ApiProperty({ isArray: true })
   data: T[];
@@ -80,7 +80,7 @@ export const pageWindow = (query: Pick<PageQueryDto, 'page' | 'pageSize'>): Page
   offset: (query.page - 1) * query.pageSize,
 });
 
-/** The page object of a numbered page (interface.md 2.7) from its rows and the total. */
+/** The page object of a numbered page from its rows and the total. */
 export function toPage<T>(data: T[], total: number, query: Pick<PageQueryDto, 'page' | 'pageSize'>): Page<T> {
   return {
     data,
@@ -101,7 +101,7 @@ export interface CursorWindow<C> {
   after?: C;
 }
 
-/** A cursor page (`{ data, nextCursor }`, events.md 2): `nextCursor` is null on the last page. */
+/** A cursor page (`{ data, nextCursor }`, docs/events.md#pulling-events): `nextCursor` is null on the last page. */
 export interface CursorPage<T> {
   data: T[];
   nextCursor: string | null;
