@@ -30,7 +30,8 @@ export function bearerToken(req: Request): string | undefined {
 }
 
 /**
- * `Authorization: Bearer sk_...` → the caller's project on the request (docs/api-guide.md#projects-and-keys), then
+ * `Authorization: Bearer sk_...` → the caller's project on the request
+ * (docs/api-guide.md#projects-and-keys), then
  * the key's rate limit (`RateLimiter.countKey`). One guard for both: each guard Nest runs costs
  * a context and a turn of the promise machinery on every request. A key the cache knows, without
  * rate limits, is answered without a promise (Nest then awaits nothing).
@@ -77,7 +78,8 @@ const headerValue = (req: Request, name: string): string | undefined => {
 
 /**
  * `X-Service-Key: pk_...` → the caller's project on the request (docs/public-interface.md), then the
- * request signature v1 (docs/public-interface.md#signature-v1, `signature.ts`): required when the project says so,
+ * request signature v1 (docs/public-interface.md#signature-v1, `signature.ts`): required when the
+ * project says so,
  * verified whenever any of its headers is present. Checks in order: the headers' form, the
  * HMAC over the exact bytes received (constant time), the clock window, and last the nonce, so
  * that only authentic requests use up a nonce. Then the key's rate limit, per key and client

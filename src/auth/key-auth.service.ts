@@ -17,7 +17,8 @@ const CACHE_MAX_ENTRIES = 10_000;
 type KeyOutcome = Caller | 'API_KEY_DISABLED' | 'PROJECT_NOT_FOUND';
 
 /**
- * Turns a presented key into the caller's project (docs/api-guide.md#projects-and-keys): one indexed lookup by the
+ * Turns a presented key into the caller's project (docs/api-guide.md#projects-and-keys): one
+ * indexed lookup by the
  * key's SHA-256 (a key is 238 random bits, so a fast hash is the right tool, not bcrypt).
  *
  * Known keys are cached for `API_KEY_CACHE_TTL_MS` (a few seconds), with what they stand for: the

@@ -101,7 +101,10 @@ export interface CursorWindow<C> {
   after?: C;
 }
 
-/** A cursor page (`{ data, nextCursor }`, docs/events.md#pulling-events): `nextCursor` is null on the last page. */
+/**
+ * A cursor page (`{ data, nextCursor }`, docs/events.md#pulling-events): `nextCursor` is null on
+ * the last page.
+ */
 export interface CursorPage<T> {
   data: T[];
   nextCursor: string | null;
