@@ -468,6 +468,85 @@ describe('redemption, activation and the chain', () => {
       ]);
     });
 
+    it("a dry run's entitlementsAfter shows no id of a window it would create; existing windows keep theirs", async () => {
+      const p = await t.createProject({ autoCreateCustomerAtRedemption: true });
+      const P = bearer(p.privateKey);
+      const f = (
+        await t.http
+          .post('/api/private/v1/features')
+          .set(P)
+          .send({ slug: 'dry-calls', name: 'Calls', metered: true, unit: 'call' })
+          .expect(201)
+      ).body.data;
+      const newPlan = async (slug: string, value: number, group: string, limit: number) =>
+        (
+          await t.http
+            .post('/api/private/v1/plans')
+            .set(P)
+            .send({ slug, name: slug, value, group, quotas: [{ featureId: f.id, limit }] })
+            .expect(201)
+        ).body.data.id as number;
+      const free = await newPlan('dry-free', 0, 'tier', 1);
+      const addon = await newPlan('dry-addon', 10, 'extra', 3);
+      const c = await customer(P);
+      const [signup] = (
+        await t.http.get(`/api/private/v1/customers/${c.id}/subscriptions`).set(P).expect(200)
+      ).body.data;
+      type Bucket = { planId: number; windowId: number | null };
+      const bucketsOf = (data: {
+        entitlementsAfter: Array<{ feature: { id: number }; buckets: Bucket[] }>;
+      }) =>
+        data.entitlementsAfter
+          .find((e) => e.feature.id === f.id)!
+          .buckets.map((b) => ({ planId: b.planId, windowId: b.windowId }))
+          .sort((x, y) => x.planId - y.planId);
+
+      // an existing customer: its sign-up window keeps its id, the window the call would create has none
+      const raw = await code(addon, 'P10D', P);
+      const dry = await redeem(
+        { code: raw, customer: forUser(c) },
+        P,
+        '/api/private/v1/redemptions?dryRun=true',
+      );
+      expect(dry.status).toBe(200);
+      expect(bucketsOf(dry.body.data)).toEqual([
+        { planId: free, windowId: signup.id },
+        { planId: addon, windowId: null },
+      ]);
+      // the same through activation
+      const act = await t.http
+        .post('/api/private/v1/subscriptions/activate?dryRun=true')
+        .set(P)
+        .send({ customer: forUser(c), planId: addon, duration: 'P10D' })
+        .expect(200);
+      expect(bucketsOf(act.body.data)).toEqual([
+        { planId: free, windowId: signup.id },
+        { planId: addon, windowId: null },
+      ]);
+
+      // a customer the call would create: none of its windows exists, sign-up ones included
+      const dryNew = await redeem(
+        { code: raw, customer: { type: 'email', value: 'dry-buckets@example.com' }, autoCreate: true },
+        P,
+        '/api/private/v1/redemptions?dryRun=true',
+      ).expect(200);
+      expect(bucketsOf(dryNew.body.data)).toEqual([
+        { planId: free, windowId: null },
+        { planId: addon, windowId: null },
+      ]);
+
+      // the real call creates the window, with an id of its own
+      const real = await redeem({ code: raw, customer: forUser(c) }, P).expect(200);
+      const [granted] = real.body.data.subscriptions;
+      expect(typeof granted.id).toBe('number');
+      const after = (await t.http.get(`/api/private/v1/customers/${c.id}/entitlements`).set(P).expect(200))
+        .body.data;
+      expect(bucketsOf({ entitlementsAfter: after })).toEqual([
+        { planId: free, windowId: signup.id },
+        { planId: addon, windowId: granted.id },
+      ]);
+    });
+
     it('activation grants a plan with the same rules', async () => {
       const c = await customer();
       const timed = await t.http

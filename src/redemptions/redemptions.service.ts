@@ -368,6 +368,7 @@ export class RedemptionsService {
     // Nothing a dry run creates exists afterwards: the ids of new things are null, and so are those
     // of every window of a customer this call creates (its sign-up windows, ended, cancelled or
     // moved by the grant, are made by this same call).
+    const newWindows = new Set(outcome.windows.map((w) => w.id));
     const change = (w: WindowChange): WindowChangeView => ({
       id: outcome.created ? null : w.id,
       planId: w.planId,
@@ -379,12 +380,17 @@ export class RedemptionsService {
       customer: { ...customer, id: outcome.created ? null : customer.id },
       subscriptions: views.map((v) => ({ ...v, id: null })),
       // the customer's entitlements right after the grant, at its instant, read in the transaction
-      // that is about to be rolled back (a customer this call would create is there too)
-      entitlementsAfter: await this.entitlements.listIn(
-        outcome.customer.projectId,
-        outcome.customer.id,
-        outcome.at,
-      ),
+      // that is about to be rolled back (a customer this call would create is there too); a bucket
+      // of a window the call would create shows no window id, like the windows themselves
+      entitlementsAfter: (
+        await this.entitlements.listIn(outcome.customer.projectId, outcome.customer.id, outcome.at)
+      ).map((entitlement) => ({
+        ...entitlement,
+        buckets: entitlement.buckets.map((bucket) => ({
+          ...bucket,
+          windowId: outcome.created || newWindows.has(bucket.windowId) ? null : bucket.windowId,
+        })),
+      })),
       changes: {
         ended: outcome.changes.ended.map(change),
         cancelled: outcome.changes.cancelled.map(change),

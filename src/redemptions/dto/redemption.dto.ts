@@ -17,7 +17,7 @@ import {
 import { CustomerRefDto } from '../../customers/dto/customer.dto';
 import { MAX_INT4 } from '../../common/http/pagination';
 import { IsIsoDuration, QueryBoolean } from '../../common/http/validators';
-import { EntitlementView } from '../../entitlements/dto/entitlement.dto';
+import { BucketView, EntitlementView } from '../../entitlements/dto/entitlement.dto';
 import { SubscriptionView } from '../../subscriptions/dto/subscription.dto';
 
 export class RedeemCodeDto {
@@ -138,6 +138,23 @@ export class GrantedSubscriptionView extends OmitType(SubscriptionView, ['id'] a
   id: number | null;
 }
 
+/** A bucket of a dry run's `entitlementsAfter`: as `BucketView`, with no id for a window it would create. */
+export class DryRunBucketView extends OmitType(BucketView, ['windowId'] as const) {
+  @ApiProperty({
+    example: 40,
+    nullable: true,
+    type: 'integer',
+    description:
+      "Identifier of the bucket's window; `null` for a window that does not exist yet (one the dry run would create, or any window of a customer it would create).",
+  })
+  windowId: number | null;
+}
+
+/** An entry of a dry run's `entitlementsAfter`: as `EntitlementView`, its buckets as `DryRunBucketView`. */
+export class DryRunEntitlementView extends OmitType(EntitlementView, ['buckets'] as const) {
+  @ApiProperty({ type: [DryRunBucketView] }) buckets: DryRunBucketView[];
+}
+
 export class RedemptionResult {
   @ApiProperty({ type: RedemptionCustomerView }) customer: RedemptionCustomerView;
   @ApiProperty({ type: [GrantedSubscriptionView], description: 'the windows created by the call' })
@@ -149,9 +166,9 @@ export class RedemptionResult {
   })
   changes?: ChainChangesView;
   @ApiPropertyOptional({
-    type: [EntitlementView],
+    type: [DryRunEntitlementView],
     description:
       "dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant",
   })
-  entitlementsAfter?: EntitlementView[];
+  entitlementsAfter?: DryRunEntitlementView[];
 }
