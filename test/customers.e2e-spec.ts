@@ -72,6 +72,13 @@ describe('customers', () => {
       expect(JSON.stringify(full.body)).not.toContain(row.secret_hash);
     });
 
+    it('documents the credential type: an integer, 1 for a password', async () => {
+      const doc = (await t.http.get('/docs-json').expect(200)).body;
+      const type = doc.components.schemas.CredentialView.properties.type;
+      expect(type).toMatchObject({ type: 'integer', enum: [1] });
+      expect(type.description).toMatch(/`1` is a password/);
+    });
+
     it.each([
       ['username of 7 characters', { username: 'abcdefg' }, 'username'],
       ['username of 17 characters', { username: 'a'.repeat(17) }, 'username'],

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { OptionalNotNull } from '../../common/http/validators';
+import { CREDENTIAL_PASSWORD } from '../entities/customer-credential.entity';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -157,7 +158,14 @@ export class IdentifierFullView extends IdentifierShortView {
 
 export class CredentialView {
   @ApiProperty({ example: 3 }) id: number;
-  @ApiProperty({ example: 1, description: '1: password' }) type: number;
+  @ApiProperty({
+    type: 'integer',
+    enum: [CREDENTIAL_PASSWORD],
+    example: CREDENTIAL_PASSWORD,
+    description:
+      'Kind of credential, a number: `1` is a password (kept as a bcrypt hash, never returned). No other kind exists yet.',
+  })
+  type: number;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
 }
 
