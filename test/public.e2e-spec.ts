@@ -625,6 +625,27 @@ describe('public interface: signatures, login, customer endpoints', () => {
       expectError(await call(open, 'GET', ME, { token }), 401, 'INVALID_CUSTOMER_TOKEN');
     });
 
+    it('a live session of a disabled customer: 403 CUSTOMER_DISABLED, after the token and project checks', async () => {
+      // Disabling through the API ends the sessions (tested above); a customer disabled by a direct
+      // database write keeps them, and the guard still refuses it, in the documented order.
+      const c = await customer(open);
+      const token = await tokenFor(open, c.username);
+      const expired = await tokenFor(open, c.username);
+      await t.dataSource.query(
+        "UPDATE customer_sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1",
+        [sha256(expired)],
+      );
+      const setEnabled = (enabled: boolean) =>
+        t.dataSource.query('UPDATE customers SET enabled = $2 WHERE id = $1', [c.id, enabled]);
+      await setEnabled(false);
+      expectError(await call(open, 'GET', ME, { token }), 403, 'CUSTOMER_DISABLED');
+      expectError(await call(open, 'GET', `${ME}/subscriptions`, { token }), 403, 'CUSTOMER_DISABLED');
+      expectError(await call(open, 'GET', ME, { token: expired }), 401, 'INVALID_CUSTOMER_TOKEN');
+      expectError(await call(other, 'GET', ME, { token }), 403, 'CUSTOMER_PROJECT_MISMATCH');
+      await setEnabled(true);
+      await call(open, 'GET', ME, { token }).expect(200);
+    });
+
     it("a deleted customer's token: 401, its sessions are gone", async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
