@@ -419,7 +419,7 @@ describe('public interface: signatures, login, customer endpoints', () => {
       }
     });
 
-    it('a disabled customer: 403 CUSTOMER_DISABLED with the right password only; its tokens end for good', async () => {
+    it('a disabled customer: 403 CUSTOMER_DISABLED at login with the right password and with its tokens; enabled again, its old tokens are 401 for good', async () => {
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
       await t.http
@@ -429,8 +429,10 @@ describe('public interface: signatures, login, customer endpoints', () => {
         .expect(200);
       expectError(await login(open, c.username), 403, 'CUSTOMER_DISABLED');
       expectError(await login(open, c.username, 'not the password'), 401, 'INVALID_CREDENTIALS');
-      // disabling deleted the sessions: the token is unknown, and stays so once enabled again
-      expectError(await call(open, 'GET', ME, { token }), 401, 'INVALID_CUSTOMER_TOKEN');
+      // while disabled, its token is known and refused as the customer's
+      expectError(await call(open, 'GET', ME, { token }), 403, 'CUSTOMER_DISABLED');
+      expectError(await call(open, 'GET', `${ME}/subscriptions`, { token }), 403, 'CUSTOMER_DISABLED');
+      // enabling it again ends the sessions: the old token never comes back to life
       await t.http
         .patch(`/api/private/v1/customers/${c.id}`)
         .set(bearer(open.privateKey))
@@ -626,8 +628,8 @@ describe('public interface: signatures, login, customer endpoints', () => {
     });
 
     it('a live session of a disabled customer: 403 CUSTOMER_DISABLED, after the token and project checks', async () => {
-      // Disabling through the API ends the sessions (tested above); a customer disabled by a direct
-      // database write keeps them, and the guard still refuses it, in the documented order.
+      // The order of the guard's checks, on a customer disabled by a direct database write (so that
+      // enabling it again keeps its sessions, which enabling through the API would end).
       const c = await customer(open);
       const token = await tokenFor(open, c.username);
       const expired = await tokenFor(open, c.username);

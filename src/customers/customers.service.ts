@@ -366,10 +366,10 @@ export class CustomersService {
   }
 
   /**
-   * Disabling the customer deletes its sessions (a token must not come back to life when the
-   * customer is enabled again); setting a password deletes every session but `keepSessionId`
-   * (the caller's own, when the change comes through the public interface), all in the
-   * transaction of the change.
+   * A disabled customer's tokens answer 403 CUSTOMER_DISABLED; enabling it again deletes its
+   * sessions, so a token never comes back to life. Setting a password deletes every session but
+   * `keepSessionId` (the caller's own, when the change comes through the public interface). All in
+   * the transaction of the change.
    */
   async update(
     projectId: string,
@@ -386,6 +386,7 @@ export class CustomersService {
         async () => {
           const customer = await this.lock(projectId, customerId);
           const renamed = dto.username !== undefined && dto.username !== customer.username;
+          const reEnabled = dto.enabled === true && !customer.enabled;
           if (renamed) customer.username = dto.username!;
           if (dto.enabled !== undefined) customer.enabled = dto.enabled;
           if (dto.username !== undefined || passwordHash) customer.temporary = false;
@@ -394,11 +395,11 @@ export class CustomersService {
           await this.repository.save(customer);
           if (renamed) await this.repository.renameUsernameIdentifier(projectId, customerId, dto.username!);
           if (passwordHash) await this.repository.setPassword(projectId, customerId, passwordHash);
-          if (dto.enabled === false || passwordHash)
+          if (reEnabled || passwordHash)
             await this.repository.deleteSessions(
               projectId,
               customerId,
-              dto.enabled === false ? undefined : options.keepSessionId,
+              reEnabled ? undefined : options.keepSessionId,
             );
           if (dto.identifiers)
             await this.repository.replaceIdentifiers(projectId, customerId, dto.identifiers);
