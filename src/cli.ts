@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
- * The operator's tool (docs/operations.md#admin-api-and-cli): manages projects and keys straight against the
- * database, the same operations as the admin interface, through `ProjectsService`.
+ * The operator's tool: manages projects and keys straight against the database, the same
+ * operations as the admin interface, through `ProjectsService`.
  *
- *   npm run cli -- projects:create --name "Acme Notes"      (development, ts-node)
- *   node dist/cli.js projects:create --name "Acme Notes"    (compiled, e.g. in the container)
+ *   npm run -s cli -- projects:create --name "Acme Notes"   (-s: no npm banner on stdout)
+ *   npx subscription-service projects:create --name "Acme Notes"   (the bin, the same launcher)
+ *   node dist/cli.js projects:create --name "Acme Notes"   (compiled, e.g. in the container)
  *
- * Results are printed as JSON on stdout; failures as `error: CODE: message` on stderr with exit
- * code 1.
+ * Results are printed as JSON on stdout, and nothing else is: failures go to stderr as
+ * `error: CODE: message` with exit code 1, and so does whatever a library logs.
  */
 import 'reflect-metadata';
 import { Console } from 'node:console';
@@ -214,7 +215,7 @@ export function buildProgram(
   // Inherited by the commands made below: commander throws a CommanderError instead of exiting.
   if (options.throwInsteadOfExit) program.exitOverride();
   program
-    .name('subscription-service-cli')
+    .name('subscription-service')
     .description(
       'Operator tool of the subscription service: projects, API keys and migrations, straight against the database.',
     )

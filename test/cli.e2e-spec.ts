@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { runCli } from '../src/cli';
@@ -12,9 +12,9 @@ interface Run {
 
 /**
  * The operator's tool against a migrated database of its own. The commands run in-process
- * (`runCli`, the same commander program with its output captured); one smoke run starts it as an
- * operator does (`npm run cli -- ...` is `ts-node --transpile-only src/cli.ts ...`), to prove the
- * entry point, the exit status and the streams.
+ * (`runCli`, the same commander program with its output captured); the last test starts it as the
+ * docs show (`npm run -s cli -- ...` and the package's bin `npx subscription-service ...`, both
+ * `scripts/cli.mjs`), to prove the entry points, the exit status and that stdout is the JSON alone.
  */
 describe('cli', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -31,17 +31,17 @@ describe('cli', () => {
     return { code, stdout, stderr };
   };
 
-  const spawned = (...args: string[]) =>
+  /**
+   * A command line as an operator types it, from the project's directory: the environment holds
+   * the database's settings, PATH and HOME (npm and npx need them) and nothing of this test run.
+   */
+  const spawned = (command: string, args: string[], extraEnv: Record<string, string> = {}) =>
     new Promise<Run>((done, fail) => {
-      const child = spawn(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', ...args],
-        {
-          cwd: resolve(__dirname, '..'),
-          env: { PATH: process.env.PATH, ...env },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawn(command, args, {
+        cwd: resolve(__dirname, '..'),
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...extraEnv },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       // A hung CLI is a failure, not a hung test run.
       const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
       let stdout = '';
@@ -54,6 +54,14 @@ describe('cli', () => {
         done({ code, stdout, stderr });
       });
     });
+  /** `npm run -s cli -- <args>`, as the README and docs/operations.md show it. */
+  const npmCli = (args: string[], extraEnv?: Record<string, string>) =>
+    spawned('npm', ['run', '-s', 'cli', '--', ...args], extraEnv);
+  /** The package's bin, `npx subscription-service <args>`. */
+  const binCli = (args: string[]) => spawned('npx', ['subscription-service', ...args]);
+  /** A shell pipeline (with pipefail), for `... | jq`. */
+  const shell = (script: string) => spawned('bash', ['-o', 'pipefail', '-c', script]);
+  const hasJq = spawnSync('jq', ['--version']).status === 0;
 
   /** A successful run's JSON output. */
   const ok = (run: Run) => {
@@ -143,8 +151,42 @@ describe('cli', () => {
     expect(unknownOption.stderr).toMatch(/unknown option '--colour'/);
   });
 
-  it('smoke: started as an operator starts it, it prints JSON on stdout and exits 0', async () => {
-    const listed = await spawned('projects:list');
-    expect(ok(listed)).toEqual(expect.objectContaining({ data: expect.any(Array) }));
-  }, 120_000);
+  it('started as the docs show (npm run -s cli, the bin), stdout is its JSON alone: parsed and piped into jq', async () => {
+    // At a chatty log level (not the tests' silent one): nothing a library logs may reach stdout either.
+    const created = await npmCli(['projects:create', '--name', 'Piped project'], { LOG_LEVEL: 'debug' });
+    expect(created.code).toBe(0);
+    const project = JSON.parse(created.stdout);
+    expect(project).toEqual(
+      expect.objectContaining({ id: expect.stringMatching(/^prj_/), name: 'Piped project' }),
+    );
+
+    const listed = await binCli(['projects:list', '--search', 'Piped']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual(
+      expect.objectContaining({ data: [expect.objectContaining({ id: project.id })] }),
+    );
+
+    // The issue's own line: the key, shown once, survives the pipe.
+    const key = await shell(
+      hasJq
+        ? `npm run -s cli -- keys:create ${project.id} --kind private | jq -r .key`
+        : `npm run -s cli -- keys:create ${project.id} --kind private | node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>console.log(JSON.parse(s).key))'`,
+    );
+    expect({ code: key.code, stdout: key.stdout }).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^sk_[A-Za-z0-9]{40}\n$/),
+    });
+    const keys = JSON.parse((await npmCli(['keys:list', project.id])).stdout);
+    expect(keys).toEqual([expect.objectContaining({ prefix: key.stdout.slice(0, 8) })]);
+
+    // Errors: nothing on stdout, the message on stderr, a non-zero exit, from both entry points.
+    for (const failed of await Promise.all([
+      npmCli(['projects:get', 'prj_doesnotexist0000000']),
+      binCli(['projects:get', 'prj_doesnotexist0000000']),
+    ])) {
+      expect(failed.code).not.toBe(0);
+      expect(failed.stdout).toBe('');
+      expect(failed.stderr).toMatch(/^error: PROJECT_NOT_FOUND: /m);
+    }
+  }, 180_000);
 });
