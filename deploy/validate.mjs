@@ -16,7 +16,8 @@
  *    otherwise pass; see unknownFields()).
  * 3. Policies: security context, resources, probes, graceful shutdown, the migration Job, the
  *    configuration against the service's own validation (dist/config/env.js), the database
- *    connection budget, label selectors, and the Secret template (see checkPolicies()).
+ *    connection budget, label selectors, METRICS_PORT on a named `metrics` port with a Service of
+ *    its own, the NetworkPolicy, topology spread, and the Secret template (see checkPolicies()).
  *
  * Exit code 0 when everything passes; 1 with one line per problem otherwise.
  */
@@ -37,7 +38,12 @@ const BROKEN_FIXTURE = join(DEPLOY_DIR, 'testdata', 'broken.yaml');
 const APP = {
   secretKeys: ['ADMIN_TOKEN', 'DATABASE_URL', 'SECRET_ENCRYPTION_KEY'],
   /** Set in deployment.yaml's `env`, not in the ConfigMap. */
-  fixedInDeployment: ['DB_MIGRATE_ON_START', 'HOST', 'PORT'],
+  fixedInDeployment: ['DB_MIGRATE_ON_START', 'HOST', 'METRICS_PORT', 'PORT'],
+  /** The container port that METRICS_PORT must name (`GET /metrics` on a port of its own). */
+  metricsPortName: 'metrics',
+  /** Spread of the API pods: over the nodes, and (a preference: ScheduleAnyway) over the zones. */
+  hostTopologyKey: 'kubernetes.io/hostname',
+  zoneTopologyKey: 'topology.kubernetes.io/zone',
   migrateCommand: ['node', 'dist/cli.js', 'migrate'],
   livenessPath: '/healthz',
   readinessPath: '/readyz',
@@ -419,6 +425,21 @@ function checkPolicies(objects, ctx, report) {
         const httpPort = (c.ports ?? [])[0]?.containerPort;
         if (env.PORT !== undefined && Number(env.PORT) !== httpPort)
           report(`${cw}: PORT ${env.PORT} is not the container port ${httpPort}`);
+        // /metrics on a port of its own, so that the NetworkPolicy and a Service can single it out
+        const metricsPort = ports.get(APP.metricsPortName);
+        if (env.METRICS_PORT === undefined || env.METRICS_PORT === '')
+          report(
+            `${cw}: METRICS_PORT must be set (otherwise /metrics is served on the API port, behind its Service and ingress)`,
+          );
+        else if (metricsPort === undefined)
+          report(
+            `${cw}: METRICS_PORT ${env.METRICS_PORT} needs a container port named "${APP.metricsPortName}"`,
+          );
+        else if (Number(env.METRICS_PORT) !== metricsPort)
+          report(
+            `${cw}: METRICS_PORT ${env.METRICS_PORT} is not the container port named "${APP.metricsPortName}" (${metricsPort})`,
+          );
+        else if (metricsPort === httpPort) report(`${cw}: METRICS_PORT must differ from the API port`);
         if (!(c.envFrom ?? []).some((f) => f.configMapRef))
           report(`${cw}: must take its configuration from a ConfigMap (envFrom.configMapRef)`);
         for (const f of c.envFrom ?? []) {
@@ -467,9 +488,40 @@ function checkPolicies(objects, ctx, report) {
       const podLabels = w.spec?.template?.metadata?.labels ?? {};
       if (!selectorMatches(w.spec?.selector?.matchLabels, podLabels))
         report(`${where}: selector does not match its pod template's labels`);
+
+      // Topology spread: a node or a zone that goes away must not take every pod with it.
+      const spread = (key) =>
+        (pod.topologySpreadConstraints ?? []).find(
+          (t) => t.topologyKey === key && selectorMatches(t.labelSelector?.matchLabels, podLabels),
+        );
+      if (!spread(APP.hostTopologyKey))
+        report(
+          `${where}: topologySpreadConstraints must spread its pods over ${APP.hostTopologyKey} (labelSelector matching its pods)`,
+        );
+      const zone = spread(APP.zoneTopologyKey);
+      if (!zone)
+        report(
+          `${where}: topologySpreadConstraints must spread its pods over ${APP.zoneTopologyKey} (labelSelector matching its pods)`,
+        );
+      else if (zone.whenUnsatisfiable !== 'ScheduleAnyway')
+        report(
+          `${where}: the spread over ${APP.zoneTopologyKey} must be whenUnsatisfiable: ScheduleAnyway (a cluster in one zone would schedule nothing)`,
+        );
+
+      checkNetworkPolicies(w, objects, report, id);
       if (ctx.rendered) {
         const svc = byKind('Service').filter((s) => selectorMatches(s.spec?.selector, podLabels));
         if (svc.length === 0) report(`${where}: no Service selects its pods`);
+        const metricsPorts = (pod.containers ?? []).flatMap((c) =>
+          (c.ports ?? []).filter((p) => p.name === APP.metricsPortName),
+        );
+        const scraped = svc.some((s) =>
+          (s.spec?.ports ?? []).some((p) =>
+            metricsPorts.some((mp) => p.targetPort === mp.name || p.targetPort === mp.containerPort),
+          ),
+        );
+        if (metricsPorts.length > 0 && !scraped)
+          report(`${where}: no Service exposes its "${APP.metricsPortName}" port for scraping`);
         const pdb = byKind('PodDisruptionBudget').filter((p) =>
           selectorMatches(p.spec?.selector?.matchLabels, podLabels),
         );
@@ -541,6 +593,13 @@ function checkPolicies(objects, ctx, report) {
     }
   }
 
+  for (const np of byKind('NetworkPolicy')) {
+    const selects = byKind('Deployment').some((d) =>
+      selectorMatches(np.spec?.podSelector?.matchLabels, d.spec?.template?.metadata?.labels),
+    );
+    if (!selects) report(`${id(np)}: podSelector selects the pods of no Deployment here`);
+  }
+
   for (const h of byKind('HorizontalPodAutoscaler')) {
     const where = id(h);
     const target = objects.find(
@@ -571,6 +630,57 @@ function checkPolicies(objects, ctx, report) {
           `${where}: DB_POOL_SIZE ${pool} x (maxReplicas ${max} + surge ${surge}) + ${APP.migrationConnections} (migration Job) = ${needed} connections, over the budget of ${budget}`,
         );
       }
+    }
+  }
+}
+
+/**
+ * The NetworkPolicy of a Deployment's pods: one selects them; its ingress rules name ports the
+ * containers have; the API port and the metrics port are each let in, and each only from chosen
+ * sources (a rule without `from` would open the port to every pod of the cluster).
+ */
+function checkNetworkPolicies(w, objects, report, id) {
+  const where = id(w);
+  const podLabels = w.spec?.template?.metadata?.labels ?? {};
+  const policies = objects.filter(
+    (o) => o.kind === 'NetworkPolicy' && selectorMatches(o.spec?.podSelector?.matchLabels, podLabels),
+  );
+  if (policies.length === 0) return report(`${where}: no NetworkPolicy selects its pods`);
+  const containerPorts = (podSpecOf(w)?.containers ?? []).flatMap((c) => c.ports ?? []);
+  const numberOf = (port) =>
+    typeof port === 'string' ? containerPorts.find((cp) => cp.name === port)?.containerPort : port;
+  const rules = [];
+  for (const np of policies) {
+    const types = np.spec?.policyTypes ?? ['Ingress'];
+    if (!types.includes('Ingress')) {
+      report(`${id(np)}: policyTypes must include Ingress`);
+      continue;
+    }
+    for (const rule of np.spec?.ingress ?? []) {
+      for (const p of rule.ports ?? []) {
+        if (numberOf(p.port) === undefined)
+          report(`${id(np)}: ingress port ${p.port} is not a port of ${w.metadata?.name}'s containers`);
+      }
+      rules.push({ np, rule });
+    }
+  }
+  const named = (name) => containerPorts.find((cp) => cp.name === name);
+  for (const [label, port] of [
+    ['API port', named('http') ?? containerPorts[0]],
+    [`"${APP.metricsPortName}" port`, named(APP.metricsPortName)],
+  ]) {
+    if (!port) continue;
+    const letIn = rules.filter(
+      ({ rule }) =>
+        (rule.ports ?? []).length === 0 || rule.ports.some((p) => numberOf(p.port) === port.containerPort),
+    );
+    if (letIn.length === 0)
+      report(`${where}: no NetworkPolicy rule lets anything reach its ${label} ${port.containerPort}`);
+    for (const { np, rule } of letIn) {
+      if ((rule.from ?? []).length === 0)
+        report(
+          `${id(np)}: an ingress rule opens the ${label} ${port.containerPort} to every source; name the namespace (namespaceSelector) allowed in`,
+        );
     }
   }
 }
@@ -668,6 +778,12 @@ async function selfTest({ verbose = false } = {}) {
     /Job\/broken-migrate: ttlSecondsAfterFinished must be set/,
     /Job\/broken-migrate: Service broken selects the Job's pod/,
     /HorizontalPodAutoscaler\/broken: minReplicas must be at least 2/,
+    /Deployment\/broken: container api: METRICS_PORT 9464 is not the container port named "metrics" \(9090\)/,
+    /Deployment\/broken: topologySpreadConstraints must spread its pods over kubernetes\.io\/hostname/,
+    /Deployment\/broken: the spread over topology\.kubernetes\.io\/zone must be whenUnsatisfiable: ScheduleAnyway/,
+    /NetworkPolicy\/broken-typo: podSelector selects the pods of no Deployment here/,
+    /NetworkPolicy\/broken: ingress port metric is not a port of broken's containers/,
+    /NetworkPolicy\/broken: an ingress rule opens the "metrics" port 9090 to every source/,
     /HorizontalPodAutoscaler\/broken: DB_POOL_SIZE 50 x \(maxReplicas 10 \+ surge 1\) \+ 3 \(migration Job\) = 553 connections, over the budget of 97/,
   ];
   const app = loadAppConfig();

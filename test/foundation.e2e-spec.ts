@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { ADMIN_TOKEN, bearer, createTestApp, startApp, TestApp, TestProject } from './support/app';
+import { createEmptyDatabase } from './support/database';
 import { expectError } from './support/expect';
 import { expressRoutes } from './support/routes';
 
@@ -532,10 +533,36 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
     it('answers liveness and readiness without keys', async () => {
       await t.http.get('/healthz').expect(200);
       const ready = await t.http.get('/readyz').expect(200);
-      expect(ready.body.data.info).toEqual({
-        database: { status: 'up', responseTime: expect.any(Number) },
-        migrations: { status: 'up' },
+      expect(ready.body.ok).toBe(true);
+      // the state and each check, without terminus's empty `error: {}` and repeated `details`
+      expect(ready.body.data).toEqual({
+        status: 'ok',
+        info: {
+          database: { status: 'up', responseTime: expect.any(Number) },
+          migrations: { status: 'up' },
+        },
       });
+    });
+
+    it('answers readiness 503 SERVICE_UNAVAILABLE in the error envelope, naming the failed check', async () => {
+      // a database without the migrations: the pending migrations are the failed check
+      const db = await createEmptyDatabase();
+      const app = await startApp({
+        ...t.env,
+        DATABASE_URL: db.url,
+        DB_MIGRATE_ON_START: 'false',
+        WEBHOOK_WORKER_ENABLED: 'false',
+        EVENTS_SCHEDULER_ENABLED: 'false',
+      });
+      try {
+        const res = await request(app.getHttpServer()).get('/readyz');
+        expectError(res, 503, 'SERVICE_UNAVAILABLE');
+        expect(res.body.error.message).toBe('Not ready: a migration is pending.');
+        expect(res.body.error.details).toEqual([{ field: 'migrations', message: 'a migration is pending' }]);
+      } finally {
+        await app.close();
+        await db.drop();
+      }
     });
 
     it('serves the OpenAPI document: four security schemes, the error schema, and every API operation documented', async () => {

@@ -1,4 +1,7 @@
-import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { get as httpGet } from 'node:http';
+import { validateEnv } from '../src/config/env';
+import { MetricsServer } from '../src/metrics/metrics-server';
+import { bearer, createTestApp, startApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
 import { insertPlan } from './support/fixtures';
 
@@ -197,5 +200,68 @@ describe('METRICS_ENABLED=false', () => {
 
   it('GET /metrics is 404 ROUTE_NOT_FOUND', async () => {
     expectError(await t.http.get('/metrics'), 404, 'ROUTE_NOT_FOUND');
+  });
+});
+
+/** One plain GET to 127.0.0.1:port (the metrics server is not the app's HTTP server). */
+const getLocal = (port: number, path: string) =>
+  new Promise<{ status?: number; type?: string; text?: string; error?: string }>((resolve) => {
+    const req = httpGet({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], text }));
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+  });
+
+describe('METRICS_PORT: /metrics on a port of its own', () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    // 0: any free port (the real one is read back from the server)
+    t = await createTestApp({ METRICS_PORT: '0' });
+    port = t.app.get(MetricsServer).port!;
+  });
+  afterAll(() => t.close());
+
+  it('is refused as a setting unless it is an integer port other than PORT', () => {
+    const base = {
+      DATABASE_URL: 'postgres://u:p@localhost:5432/db',
+      SECRET_ENCRYPTION_KEY: 'A'.repeat(43) + '=',
+    };
+    expect(validateEnv({ ...base, METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
+    expect(validateEnv({ ...base }).METRICS_PORT).toBeUndefined();
+    for (const bad of ['abc', '9464.5', '-1', '70000'])
+      expect(() => validateEnv({ ...base, METRICS_PORT: bad })).toThrow(/METRICS_PORT: .*integer port/);
+    expect(() => validateEnv({ ...base, PORT: '3000', METRICS_PORT: '3000' })).toThrow(
+      /METRICS_PORT: must differ from PORT/,
+    );
+  });
+
+  it('the API port answers /metrics 404 ROUTE_NOT_FOUND; the metrics port serves it, counting the API port’s requests', async () => {
+    expect(port).toBeGreaterThan(0);
+    expectError(await t.http.get('/metrics'), 404, 'ROUTE_NOT_FOUND');
+    await t.http.get('/healthz').expect(200);
+    const res = await getLocal(port, '/metrics');
+    if (res.error) throw new Error(`the metrics port did not answer: ${res.error}`);
+    expect(res.status).toBe(200);
+    expect(res.type).toMatch(/^text\/plain;.*version=0\.0\.4/);
+    const samples = parseMetrics(res.text!);
+    expect(
+      find(samples, 'http_requests_total', { method: 'GET', route: '/healthz', status: '200' })[0]?.value,
+    ).toBe(1);
+    expect(find(samples, 'process_resident_memory_bytes')).toHaveLength(1);
+    // only /metrics there: the API is not served on the metrics port
+    expect(await getLocal(port, '/healthz')).toMatchObject({ status: 404 });
+    expect(await getLocal(port, '/api/private/v1/info')).toMatchObject({ status: 404 });
+  });
+
+  it('closes the metrics port when the application stops', async () => {
+    const other = await startApp({ ...t.env, METRICS_PORT: '0' });
+    const otherPort = other.get(MetricsServer).port!;
+    expect(await getLocal(otherPort, '/metrics')).toMatchObject({ status: 200 });
+    await other.close();
+    expect(await getLocal(otherPort, '/metrics')).toEqual({ error: 'ECONNREFUSED' });
   });
 });

@@ -240,6 +240,18 @@ export class EnvironmentVariables {
   @IsBoolean()
   METRICS_ENABLED: boolean = true;
 
+  /**
+   * Serve `GET /metrics` on this port, on a small HTTP server of its own, and no longer on PORT
+   * (404 there): the scrape can then be allowed by its own network rule and kept off the API's
+   * Service. Unset: on PORT, so that several instances on one machine need no second port each.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'METRICS_PORT must be an integer port (0-65535; 0: any free port)' })
+  @Min(0, { message: 'METRICS_PORT must be an integer port (0-65535; 0: any free port)' })
+  @Max(65535, { message: 'METRICS_PORT must be an integer port (0-65535; 0: any free port)' })
+  METRICS_PORT?: number;
+
   /** Swagger UI at `/docs` and the OpenAPI document at `/docs-json` and `/docs-yaml`. */
   @IsOptional()
   @Transform(toBool)
@@ -413,6 +425,11 @@ export function validateEnv(raw: Record<string, unknown>): EnvironmentVariables 
     // a replica's lag is known to one check interval: a smaller bound would refuse every replica
     throw new Error(
       'Invalid configuration:\n  - DB_READ_MAX_LAG_MS: must be at least twice DB_READ_CHECK_INTERVAL_MS',
+    );
+  }
+  if (env.METRICS_PORT && env.METRICS_PORT === env.PORT) {
+    throw new Error(
+      'Invalid configuration:\n  - METRICS_PORT: must differ from PORT (unset it to serve /metrics on PORT)',
     );
   }
   env.RATE_LIMIT_ENABLED ??= env.NODE_ENV === 'production';

@@ -1,8 +1,9 @@
 import { ApiErrors } from '../common/swagger/api-responses';
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   HealthCheck,
+  HealthCheckResult,
   HealthCheckService,
   HealthIndicatorService,
   TypeOrmHealthIndicator,
@@ -10,6 +11,13 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Unauthenticated } from '../common/routes/access';
+import { DomainError } from '../common/errors/domain-error';
+
+/** What each readiness check means when it fails, named in the 503's `details` (no driver message: the probe needs no key). */
+const FAILURE: Record<string, string> = {
+  database: 'the database does not answer',
+  migrations: 'a migration is pending',
+};
 
 /** Probes for Kubernetes: outside the API prefixes, no keys. */
 @ApiTags('Health')
@@ -35,11 +43,26 @@ export class HealthController {
   @ApiErrors('SERVICE_UNAVAILABLE') // above @HealthCheck(): terminus's own 503 is not the error envelope
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: the database answers and every migration is applied (503 otherwise)' })
-  ready() {
-    return this.health.check([
-      () => this.db.pingCheck('database', { timeout: 2000 }),
-      () => this.migrations(),
-    ]);
+  async ready(): Promise<Pick<HealthCheckResult, 'status' | 'info'>> {
+    try {
+      const { status, info } = await this.health.check([
+        () => this.db.pingCheck('database', { timeout: 2000 }),
+        () => this.migrations(),
+      ]);
+      // terminus also sends `error: {}` and `details` (info again): only what a reader needs
+      return { status, info };
+    } catch (error) {
+      // terminus's 503 carries its own body; answer the error envelope instead, naming the failed checks
+      const result =
+        error instanceof ServiceUnavailableException ? (error.getResponse() as HealthCheckResult) : undefined;
+      const failed = Object.keys(result?.error ?? {});
+      if (failed.length === 0) throw error;
+      throw new DomainError(
+        'SERVICE_UNAVAILABLE',
+        `Not ready: ${failed.map((name) => FAILURE[name] ?? `${name} is down`).join('; ')}.`,
+        failed.map((name) => ({ field: name, message: FAILURE[name] ?? 'down' })),
+      );
+    }
   }
 
   private async migrations() {
