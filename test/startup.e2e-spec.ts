@@ -7,7 +7,8 @@ import { freePort, waitFor } from './support/faults';
 /**
  * Start-up messages of the real process (src/main.ts under ts-node), in a directory of its own so
  * that its embedded PostgreSQL (`.data/`) is not the checkout's: the admin API said to be off, and
- * a second instance on the same data directory, or on the same port, told which one is in use.
+ * a second instance on the same data directory, or on the same port (API or metrics), told which
+ * one is in use.
  */
 
 const ROOT = resolve(__dirname, '..');
@@ -91,18 +92,29 @@ describe('start-up of the real process', () => {
 
     // the first instance's database, the same port: the port is named, with the setting to change
     const pgPort = readFileSync(join(dir, '.data', 'pg', 'postmaster.pid'), 'utf8').split('\n')[3];
-    const samePort = startService(dir, {
-      PORT: String(port),
+    const settings = {
       DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${pgPort}/subscriptions`,
       SECRET_ENCRYPTION_KEY: readFileSync(join(dir, '.data', 'secret-encryption.key'), 'utf8').trim(),
       DB_MIGRATE_ON_START: 'false',
       ADMIN_TOKEN: 'a-start-up-test-admin-token-0123456789',
-    });
+    };
+    const samePort = startService(dir, { ...settings, PORT: String(port) });
     expect(await samePort.exited).toBe(1);
     expect(samePort.output).toContain(
       `Start-up failed: port ${port} is already in use: stop the other instance or set PORT`,
     );
     expect(samePort.output).not.toContain('admin API');
     expect(samePort.output).not.toContain('undefined');
+
+    // the metrics port taken (here by the first instance's API): named with its own setting
+    const sameMetricsPort = startService(dir, {
+      ...settings,
+      PORT: String(await freePort()),
+      METRICS_PORT: String(port),
+    });
+    expect(await sameMetricsPort.exited).toBe(1);
+    expect(sameMetricsPort.output).toContain(
+      `Start-up failed: port ${port} is already in use: stop the other instance or set METRICS_PORT`,
+    );
   }, 300_000);
 });
