@@ -5,7 +5,7 @@
  * `{ data, error, response }` with `data` the success envelope or `error` the error envelope.
  */
 import createClient, { type ClientOptions } from 'openapi-fetch';
-import type { components, paths } from './schema';
+import type { components, paths } from './schema.js';
 
 export type { components, paths };
 /** A schema of the document by name, e.g. `Schema<'CustomerRecord'>`. */
