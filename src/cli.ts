@@ -378,7 +378,11 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
 }
 
 if (require.main === module) {
-  // stdout carries the result only: whatever a library logs with console.* goes to stderr.
+  // stdout carries the result only, so that it can be piped into a JSON parser: whatever else
+  // writes there goes to stderr. That is console.* of any library, and the service's own logger
+  // (pino), which writes through process.stdout.write once that has been replaced.
+  const writeResult = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
   for (const method of ['log', 'info', 'warn', 'debug', 'trace'] as const)
     console[method] = toStderr[method].bind(toStderr);
@@ -387,7 +391,7 @@ if (require.main === module) {
   const io: CliIo = {
     env: process.env,
     embeddedDataDir: EMBEDDED_DATA_DIR,
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => writeResult(text),
     stderr: (text) => process.stderr.write(text),
   };
   const exit = { code: 0 };
@@ -395,7 +399,7 @@ if (require.main === module) {
     .parseAsync(process.argv)
     .then(() => {
       // Leave once the output is flushed, whatever handles a library may have left open.
-      process.stdout.write('', () => process.exit(exit.code));
+      writeResult('', () => process.exit(exit.code));
     })
     .catch((error: unknown) => {
       reportError(io, error);
