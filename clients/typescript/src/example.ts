@@ -1,5 +1,6 @@
 /**
- * The README's example of the typed client, type-checked under `strict` by
+ * The longer example of the typed client (docs/api-guide.md#reference-and-typed-client; the
+ * package's README has the short one), type-checked under `strict` by
  * `clients/typescript/tsconfig.json` and run against the service by `test/client.e2e-spec.ts`:
  * create a customer, redeem a code for it, read its subscriptions. No cast anywhere: every type
  * comes from the document.
