@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isForeignKeyViolation } from '../database/pg-errors';
+import { GenerateSql } from '../database/generate-sql';
 import { pruneInBatches } from '../database/prune';
 import { Transactions } from '../database/transactional';
 
@@ -32,6 +33,7 @@ export class CustomerSessionsRepository {
    * A session of `ttlDays` for a customer that still exists and may log in; undefined (no
    * session) for one deleted or disabled meanwhile.
    */
+  @GenerateSql({ params: ['prj_1', 1, 'e'.repeat(64), 30] })
   async insertSession(
     projectId: string,
     customerId: number,
@@ -53,6 +55,7 @@ export class CustomerSessionsRepository {
     return session;
   }
 
+  @GenerateSql({ params: ['b'.repeat(64)] })
   async findByTokenHash(tokenHash: string): Promise<SessionRow | undefined> {
     const rows: SessionRow[] = await this.tx.query(
       `SELECT s.id, s.project_id, s.customer_id, s.expires_at > now() AS live, c.enabled, s.last_used_at
@@ -64,6 +67,7 @@ export class CustomerSessionsRepository {
     return rows[0];
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   async touch(projectId: string, sessionId: number): Promise<void> {
     await this.tx.query(
       'UPDATE customer_sessions SET last_used_at = now() WHERE id = $1 AND project_id = $2',
@@ -71,6 +75,7 @@ export class CustomerSessionsRepository {
     );
   }
 
+  @GenerateSql({ params: ['prj_1', 1] })
   async delete(projectId: string, sessionId: number): Promise<void> {
     await this.tx.query('DELETE FROM customer_sessions WHERE id = $1 AND project_id = $2', [
       sessionId,
@@ -79,6 +84,7 @@ export class CustomerSessionsRepository {
   }
 
   /** Deletes the expired sessions; returns how many. */
+  @GenerateSql({ params: [] })
   pruneExpired(): Promise<number> {
     return pruneInBatches(this.tx, { table: 'customer_sessions', condition: 'expires_at < now()' });
   }
