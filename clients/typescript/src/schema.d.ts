@@ -529,7 +529,7 @@ export interface paths {
         head?: never;
         /**
          * Update a customer; `identifiers` replaces the whole list of extra identifiers
-         * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins and customer tokens answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
+         * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
          *
          *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
          *
@@ -923,7 +923,7 @@ export interface paths {
         };
         /**
          * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
-         * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token is `403 CUSTOMER_DISABLED`.
+         * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token answers `403 CUSTOMER_DISABLED`.
          *
          *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
@@ -1981,10 +1981,11 @@ export interface components {
              */
             id: number;
             /**
-             * @description 1: password
+             * @description Kind of credential, a number: `1` is a password (kept as a bcrypt hash, never returned). No other kind exists yet.
              * @example 1
+             * @enum {integer}
              */
-            type: number;
+            type: 1;
             /**
              * Format: date-time
              * @description When it was created (ISO 8601, UTC, milliseconds).
@@ -2772,6 +2773,82 @@ export interface components {
             /** @description new windows */
             created: components["schemas"]["WindowChangeView"][];
         };
+        DryRunBucketView: {
+            /**
+             * @description null: unlimited
+             * @example 1000
+             */
+            limit: number | null;
+            /** @example 250 */
+            used: number;
+            /**
+             * @description null: unlimited
+             * @example 750
+             */
+            remaining: number | null;
+            /**
+             * @description overage recorded since the earliest current period start
+             * @example 0
+             */
+            overage: number;
+            /**
+             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+             * @example tier
+             */
+            group: string;
+            /**
+             * Format: int32
+             * @description Identifier of the plan.
+             * @example 2
+             */
+            planId: number;
+            /** @example pro */
+            planSlug: string;
+            /**
+             * Format: int32
+             * @example 5
+             */
+            quotaId: number;
+            /** @example 0 */
+            priority: number;
+            /** @example 2026-01-31T00:00:00.000Z */
+            periodStart: string;
+            /**
+             * @description null: never resets
+             * @example 2026-02-28T00:00:00.000Z
+             */
+            periodEnd: string | null;
+            /**
+             * @description the bucket's window end; null: permanent
+             * @example null
+             */
+            windowValidTo: string | null;
+            /**
+             * Format: int32
+             * @description Identifier of the bucket's window; `null` for a window that does not exist yet (one the dry run would create, or any window of a customer it would create).
+             * @example 40
+             */
+            windowId: number | null;
+        };
+        DryRunEntitlementView: {
+            feature: components["schemas"]["FeatureSummaryView"];
+            /** @example true */
+            granted: boolean;
+            /** @description null for a boolean feature */
+            balance: components["schemas"]["BalanceView"] | null;
+            /**
+             * Format: date-time
+             * @example 2026-02-28T00:00:00.000Z
+             */
+            resetsAt: string | null;
+            /**
+             * Format: date-time
+             * @description null: permanent (or not granted)
+             * @example null
+             */
+            accessEndsAt: string | null;
+            buckets: components["schemas"]["DryRunBucketView"][];
+        };
         RedemptionResult: {
             /** @description The customer the plan was granted to. */
             customer: components["schemas"]["RedemptionCustomerView"];
@@ -2785,7 +2862,7 @@ export interface components {
             /** @description dry run only: every change the call would make */
             changes?: components["schemas"]["ChainChangesView"];
             /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant */
-            entitlementsAfter?: components["schemas"]["EntitlementView"][];
+            entitlementsAfter?: components["schemas"]["DryRunEntitlementView"][];
         };
         RedeemCodeDto: {
             /**
