@@ -10,7 +10,17 @@ const EM_CALLS =
   '/^(find|findOne|findBy|findOneBy|findAndCount|findOneOrFail|exists|count|save|insert|update|upsert|delete|softDelete|increment|decrement|remove)$/';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'coverage/**', '.data/**', 'node_modules/**', 'bench/results/**', 'deploy/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'clients/typescript/dist/**',
+      'coverage/**',
+      '.data/**',
+      'node_modules/**',
+      'bench/results/**',
+      'deploy/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
