@@ -179,6 +179,21 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
  * The periods last summed for each request are kept (`SumsGuesses`) and sent with the next state
  * read of the same request, so that a read whose periods did not change is one statement.
  */
+/** The arguments `npm run sql` reads the sums' statement with (`@GenerateSql`). */
+const SUMS_SAMPLE = [
+  'prj_1',
+  { customerId: 1, username: 'ada', enabled: true, features: [] },
+  [
+    {
+      featureId: 1,
+      group: 'default',
+      periodStart: new Date('2026-03-01T00:00:00Z'),
+      periodEnd: new Date('2026-04-01T00:00:00Z'),
+    },
+  ],
+  [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
+];
+
 @Injectable()
 export class EntitlementsRepository {
   private readonly stateStatements = new Map<string, Statement>();
@@ -401,35 +416,11 @@ export class EntitlementsRepository {
   @GenerateSql(
     {
       name: 'in a unit of work',
-      params: [
-        'prj_1',
-        { customerId: 1, username: 'ada', enabled: true, features: [] },
-        [
-          {
-            featureId: 1,
-            group: 'default',
-            periodStart: new Date('2026-03-01T00:00:00Z'),
-            periodEnd: new Date('2026-04-01T00:00:00Z'),
-          },
-        ],
-        [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
-      ],
+      params: SUMS_SAMPLE,
     },
     {
       name: 'outside one',
-      params: [
-        'prj_1',
-        { customerId: 1, username: 'ada', enabled: true, features: [] },
-        [
-          {
-            featureId: 1,
-            group: 'default',
-            periodStart: new Date('2026-03-01T00:00:00Z'),
-            periodEnd: new Date('2026-04-01T00:00:00Z'),
-          },
-        ],
-        [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
-      ],
+      params: SUMS_SAMPLE,
       transaction: false,
     },
   )

@@ -23,6 +23,19 @@ export type NewWindowValues = [
  * applies the chain engine's decisions; every statement runs in the current unit of work's
  * transaction, if one is open.
  */
+/** A window row as `insert` takes it, for `npm run sql` (`@GenerateSql`). */
+const CODE_WINDOW = [
+  'prj_1',
+  1,
+  1,
+  'default',
+  new Date('2026-03-15T12:00:00Z'),
+  new Date('2026-04-01T00:00:00Z'),
+  'code',
+  1,
+  new Date('2026-03-15T12:00:00Z'),
+];
+
 @Injectable()
 export class SubscriptionsRepository {
   constructor(
@@ -55,37 +68,13 @@ export class SubscriptionsRepository {
   @GenerateSql(
     {
       name: 'one window',
-      params: [
-        [
-          [
-            'prj_1',
-            1,
-            1,
-            'default',
-            new Date('2026-03-15T12:00:00Z'),
-            new Date('2026-04-01T00:00:00Z'),
-            'code',
-            1,
-            new Date('2026-03-15T12:00:00Z'),
-          ],
-        ],
-      ],
+      params: [[CODE_WINDOW]],
     },
     {
       name: 'two windows',
       params: [
         [
-          [
-            'prj_1',
-            1,
-            1,
-            'default',
-            new Date('2026-03-15T12:00:00Z'),
-            new Date('2026-04-01T00:00:00Z'),
-            'code',
-            1,
-            new Date('2026-03-15T12:00:00Z'),
-          ],
+          CODE_WINDOW,
           [
             'prj_1',
             1,
