@@ -224,28 +224,35 @@ describe('hardening (issue 16)', () => {
     });
   });
 
-  describe('5 and 6. sessions end when the customer is disabled or gets a new password', () => {
-    it('disabling deletes the sessions: enabled again, the old tokens stay dead', async () => {
+  describe('5 and 6. sessions end when a disabled customer is enabled again or gets a new password', () => {
+    it('disabled: its tokens are 403 CUSTOMER_DISABLED; enabled again, its sessions are gone and the old tokens stay dead', async () => {
       const p = await t.createProject();
       const c = await newCustomer(t, p);
       const token = await tokenOf(t, p, c.username);
       await me(t, p, token).expect(200);
-      await t.http
-        .patch(`/api/private/v1/customers/${c.id}`)
-        .set(bearer(p.privateKey))
-        .send({ enabled: false })
-        .expect(200);
-      const [{ n }] = await t.dataSource.query(
-        'SELECT count(*)::int AS n FROM customer_sessions WHERE customer_id = $1',
-        [c.id],
-      );
-      expect(n).toBe(0);
-      await t.http
-        .patch(`/api/private/v1/customers/${c.id}`)
-        .set(bearer(p.privateKey))
-        .send({ enabled: true })
-        .expect(200);
+      const setEnabled = (enabled: boolean) =>
+        t.http
+          .patch(`/api/private/v1/customers/${c.id}`)
+          .set(bearer(p.privateKey))
+          .send({ enabled })
+          .expect(200);
+      const sessions = async () =>
+        (
+          await t.dataSource.query(
+            'SELECT count(*)::int AS n FROM customer_sessions WHERE customer_id = $1',
+            [c.id],
+          )
+        )[0].n as number;
+      await setEnabled(false);
+      expectError(await me(t, p, token), 403, 'CUSTOMER_DISABLED');
+      expect(await sessions()).toBe(1);
+      await setEnabled(true);
+      expect(await sessions()).toBe(0);
       expectError(await me(t, p, token), 401, 'INVALID_CUSTOMER_TOKEN');
+      // enabling a customer that is already enabled ends nothing
+      const fresh = await tokenOf(t, p, c.username);
+      await setEnabled(true);
+      await me(t, p, fresh).expect(200);
     });
 
     it('a new password through the private interface ends every session of the customer, and only its', async () => {
