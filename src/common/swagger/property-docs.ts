@@ -204,3 +204,11 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'DeliveryView.attempts': 'Every attempt, oldest first.',
   'RedeliveryView.deliveries': 'How many deliveries were queued.',
 };
+
+/** A dry run's views of `entitlementsAfter` say what the entitlement views say (their own fields aside). */
+for (const [from, to] of [
+  ['BucketView.', 'DryRunBucketView.'],
+  ['EntitlementView.', 'DryRunEntitlementView.'],
+] as const)
+  for (const [key, text] of Object.entries(PROPERTY_DOCS))
+    if (key.startsWith(from)) PROPERTY_DOCS[to + key.slice(from.length)] ??= text;
