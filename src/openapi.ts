@@ -11,6 +11,7 @@ import { dirname, resolve } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { errorReference } from './common/errors/error-reference';
+import { formatJson } from './common/swagger/format-json';
 import { buildOpenApi, createHttpAdapter } from './configure-app';
 
 async function main(): Promise<void> {
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
     abortOnError: false,
   });
   const target = resolve(process.argv[2] ?? 'openapi.json');
-  writeFileSync(target, `${JSON.stringify(buildOpenApi(app), null, 2)}\n`);
+  writeFileSync(target, formatJson(buildOpenApi(app)));
   await app.close();
   const errors = resolve(process.argv[3] ?? 'docs/errors.md');
   mkdirSync(dirname(errors), { recursive: true });

@@ -5,6 +5,7 @@ import { pruneInBatches } from '../src/database/prune';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError } from './support/expect';
+import { inlineShared } from './support/openapi';
 
 const CUSTOMERS = '/api/private/v1/customers';
 
@@ -475,7 +476,7 @@ describe('idempotency (docs/api-guide.md#idempotency)', () => {
     });
 
     it('documents the header on private POST, PATCH and DELETE only', async () => {
-      const doc = (await t.http.get('/docs-json').expect(200)).body;
+      const doc = inlineShared((await t.http.get('/docs-json').expect(200)).body);
       const hasHeader = (op: { parameters?: Array<{ name: string; in: string }> }) =>
         (op.parameters ?? []).some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
       expect(hasHeader(doc.paths[CUSTOMERS].post)).toBe(true);

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TAGS } from '../src/common/swagger/openapi-conventions';
 import { OPERATION_DOCS } from '../src/common/swagger/operation-docs';
 import { createTestApp, TestApp } from './support/app';
+import { inlineShared } from './support/openapi';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -12,7 +14,9 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
  * the operations the application serves.
  */
 describe('openapi.json', () => {
-  const doc: Json = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
+  const shared: Json = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8'));
+  // each operation with its shared parameters and responses in place
+  const doc: Json = inlineShared(shared);
   const operations = Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
     METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] as Json })),
   );
@@ -89,7 +93,8 @@ describe('openapi.json', () => {
   it('gives a page object a data array of items, not of arrays', () => {
     const list =
       doc.paths['/api/private/v1/customers'].get.responses['200'].content['application/json'].schema;
-    const data = list.properties.data.properties.data;
+    expect(list.allOf[0]).toEqual({ $ref: '#/components/schemas/ApiSuccess' });
+    const data = list.allOf[1].properties.data.properties.data;
     expect(data.type).toBe('array');
     expect(data.items).toEqual({ $ref: '#/components/schemas/CustomerListItem' });
   });
@@ -138,6 +143,53 @@ describe('openapi.json', () => {
     expect(Object.keys(get.responses['404'].content['application/json'].examples)).not.toContain(
       'VALIDATION_FAILED',
     );
+  });
+
+  it('shares what repeats: error and success answers, headers and parameters are components', () => {
+    const rawOperations = Object.values<Json>(shared.paths).flatMap((item) =>
+      METHODS.filter((m) => item[m]).map((m) => item[m] as Json),
+    );
+    for (const op of rawOperations) {
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        if (Number(status) < 400) continue;
+        // an error answer is a shared response named after the codes it can carry
+        const name = String(response.$ref).replace('#/components/responses/', '');
+        const codes =
+          shared.components.responses[name].content['application/json'].schema.allOf[1].properties.error
+            .allOf[1].properties.code.enum;
+        expect([op.operationId, status, name.replace(/\.unmetered$/, '').split('-or-')]).toEqual([
+          op.operationId,
+          status,
+          codes,
+        ]);
+      }
+    }
+    // a parameter written out in an operation is its own: no other operation declares it alike
+    const inline = rawOperations.flatMap((op) =>
+      (op.parameters ?? []).filter((p: Json) => !p.$ref).map((p: Json) => JSON.stringify(p)),
+    );
+    expect(inline.filter((p, i) => inline.indexOf(p) !== i)).toEqual([]);
+    for (const name of ['Idempotency-Key', 'page', 'pageSize', 'search'])
+      expect(shared.components.parameters[name].name).toBe(name);
+    // every header of a shared response is a reference to components.headers
+    for (const response of Object.values<Json>(shared.components.responses))
+      for (const header of Object.values<Json>(response.headers ?? {}))
+        expect(header.$ref).toMatch(/^#\/components\/headers\//);
+    const list = shared.paths['/api/private/v1/customers'].get.responses['200'];
+    expect(list).toEqual({ $ref: '#/components/responses/CustomerListItemPage' });
+  });
+
+  it('declares every tag, with a description, in the order a reader needs them', () => {
+    expect(shared.tags.map((tag: Json) => tag.name)).toEqual(TAGS.map((tag) => tag.name));
+    expect(shared.tags.map((tag: Json) => tag.name).slice(0, 2)).toEqual(['Customers', 'Subscriptions']);
+    expect(shared.tags.map((tag: Json) => tag.name).slice(-2)).toEqual([
+      'Admin: projects and keys',
+      'Health',
+    ]);
+    for (const tag of shared.tags) expect([tag.name, typeof tag.description]).toEqual([tag.name, 'string']);
+    const declared = new Set(shared.tags.map((tag: Json) => tag.name));
+    for (const { path, op } of operations)
+      for (const tag of op.tags ?? []) expect([path, tag, declared.has(tag)]).toEqual([path, tag, true]);
   });
 
   it('states the security schemes as they are, and a server', () => {

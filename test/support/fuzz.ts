@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ERROR_STATUS } from '../../src/common/errors/error-codes';
 import { API_ROOTS } from '../../src/common/routes/api-prefixes';
+import { inlineShared } from './openapi';
 
 /**
  * Building blocks of the fuzz suite (test/fuzz.e2e-spec.ts): the operations of the OpenAPI
@@ -39,7 +40,9 @@ export type Schema = Record<string, any>;
 
 const SKIPPED = [/^\/metrics/, /^\/healthz/, /^\/readyz/, /^\/docs/];
 
-export function operationsOf(doc: any): Operation[] {
+export function operationsOf(shared: any): Operation[] {
+  // the shared parameters and responses in place: each operation's own list
+  const doc = inlineShared(shared);
   const out: Operation[] = [];
   for (const [template, item] of Object.entries<any>(doc.paths ?? {})) {
     if (SKIPPED.some((re) => re.test(template))) continue;

@@ -114,18 +114,12 @@ export interface paths {
         /**
          * List webhook endpoints, newest first
          * @description Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["WebhookEndpointsController_list"];
         put?: never;
         /**
          * Create a webhook endpoint; its signing secret is in this answer only
          * @description Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["WebhookEndpointsController_create"];
         delete?: never;
@@ -144,8 +138,6 @@ export interface paths {
         /**
          * Read a webhook endpoint
          * @description Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["WebhookEndpointsController_get"];
         put?: never;
@@ -153,10 +145,6 @@ export interface paths {
         /**
          * Delete a webhook endpoint (its deliveries go with it)
          * @description Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         delete: operations["WebhookEndpointsController_remove"];
         options?: never;
@@ -164,10 +152,6 @@ export interface paths {
         /**
          * Change url, eventTypes, enabled or description
          * @description Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         patch: operations["WebhookEndpointsController_update"];
         trace?: never;
@@ -184,10 +168,6 @@ export interface paths {
         /**
          * A new signing secret; for 24 hours deliveries are signed with both
          * @description Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["WebhookEndpointsController_rotate"];
         delete?: never;
@@ -208,10 +188,6 @@ export interface paths {
         /**
          * Send a webhook.test event now and answer the receiver's status
          * @description Sends a `webhook.test` event to the endpoint now, signed as any delivery, to check the receiver's URL and signature verification. The event is not stored and cannot be subscribed to. Answers 200 with `delivered`, the receiver's `status`, `error` and `durationMs`, whatever the receiver said.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["WebhookEndpointsController_test"];
         delete?: never;
@@ -230,8 +206,6 @@ export interface paths {
         /**
          * The project's events, newest first (cursor paging; filters type, customerId)
          * @description Lists the project's events of the last 30 days, newest first, with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page). Filters: `type` and `customerId`. Each event has its `evt_` id, type, `createdAt` and a `data` snapshot; events naming a customer carry `customerSeq`, which grows with each of that customer's events, so a receiver can drop a stale one.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["EventsController_list"];
         put?: never;
@@ -252,8 +226,6 @@ export interface paths {
         /**
          * Read an event
          * @description Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["EventsController_get"];
         put?: never;
@@ -274,8 +246,6 @@ export interface paths {
         /**
          * The event's deliveries per endpoint, each with its attempts
          * @description Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["EventsController_deliveries"];
         put?: never;
@@ -298,10 +268,6 @@ export interface paths {
         /**
          * Deliver the event again (to every endpoint that wants it, or to endpointId)
          * @description Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["EventsController_redeliver"];
         delete?: never;
@@ -320,18 +286,12 @@ export interface paths {
         /**
          * List features, newest first; `search` matches the name or slug
          * @description Lists the project's features, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name or the slug.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["FeaturesController_list"];
         put?: never;
         /**
          * Create a feature
          * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["FeaturesController_create"];
         delete?: never;
@@ -350,8 +310,6 @@ export interface paths {
         /**
          * Read a feature
          * @description Answers one feature of the project. A feature of another project is `404 FEATURE_NOT_FOUND`, as an unknown id.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["FeaturesController_get"];
         put?: never;
@@ -359,10 +317,6 @@ export interface paths {
         /**
          * Delete a feature that no quota uses
          * @description Deletes a feature. A feature that a quota of any plan still uses is `409 FEATURE_IN_USE`: remove it from those plans first. Answers `{ success: true }`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         delete: operations["FeaturesController_remove"];
         options?: never;
@@ -370,10 +324,6 @@ export interface paths {
         /**
          * Change any of a feature's fields
          * @description Changes any of `slug`, `name`, `description`, `metered` and `unit`; fields left out keep their value, and `null` is refused. A new slug must be free in the project (`409 SLUG_TAKEN`). Answers the updated feature.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         patch: operations["FeaturesController_update"];
         trace?: never;
@@ -388,18 +338,12 @@ export interface paths {
         /**
          * List plans with their quotas, in id order; `search` matches the name or slug
          * @description Lists the project's plans in id order (oldest first), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10). Each plan carries its quotas, in id order, each with its embedded feature. `search` is a case-insensitive substring match on the name or the slug.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["PlansController_list"];
         put?: never;
         /**
          * Create a plan with its quotas
          * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never). A free plan is granted to every customer created afterwards. Answers 201 with the plan.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["PlansController_create"];
         delete?: never;
@@ -418,8 +362,6 @@ export interface paths {
         /**
          * Read a plan with its quotas
          * @description Answers one plan with its quotas and their features. A plan of another project is `404 PLAN_NOT_FOUND`, as an unknown id.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["PlansController_get"];
         put?: never;
@@ -427,10 +369,6 @@ export interface paths {
         /**
          * Delete a plan and its quotas, unless subscriptions or codes refer to it
          * @description Deletes a plan with its quotas. A plan that any subscription, code or code batch refers to is `409 PLAN_IN_USE`, so the history of who held it stays readable. Answers `{ success: true }`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         delete: operations["PlansController_remove"];
         options?: never;
@@ -438,10 +376,6 @@ export interface paths {
         /**
          * Change a plan's name, slug or whole list of quotas; group and value are fixed
          * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits apply at once to the customers holding the plan. Answers the updated plan.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         patch: operations["PlansController_update"];
         trace?: never;
@@ -456,18 +390,12 @@ export interface paths {
         /**
          * List customers, newest first; `search` matches the username or any identifier value
          * @description Lists the project's customers, newest first (id descending), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10; out-of-range values are `400 VALIDATION_FAILED`, and a page past the end has an empty `data`). `search` (at most 128 characters) is a case-insensitive substring match on the username or any identifier value. Items carry the short form of identifiers and no credentials.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["CustomersController_list"];
         put?: never;
         /**
          * Create a customer; every free plan of the project is granted to it
          * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login. Answers 201 with the customer in short form.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["CustomersController_create"];
         delete?: never;
@@ -488,10 +416,6 @@ export interface paths {
         /**
          * Find one customer by an identifier (type `username` included)
          * @description Finds the one customer holding an identifier (`customer.type`, `customer.value`), for example the customer of an email or of your own user id. Type `username` is allowed and compared case-insensitively; other values are compared exactly. Answers the full record (credentials, identifiers with `readonly`), whose `id` serves the `{customerId}` endpoints; no match is `404 CUSTOMER_NOT_FOUND`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["CustomersController_resolve"];
         delete?: never;
@@ -510,8 +434,6 @@ export interface paths {
         /**
          * Read a customer: the full record with credentials and identifiers
          * @description Answers the full record of one customer: flags, credentials (type 1 is a password; never the password itself) and identifiers with `readonly`, `createdAt` and `updatedAt`, the mirrored username first. A customer of another project is `404 CUSTOMER_NOT_FOUND`, as an unknown id.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["CustomersController_get"];
         put?: never;
@@ -519,10 +441,6 @@ export interface paths {
         /**
          * Delete a customer with its identifiers, credentials, sessions and subscriptions
          * @description Deletes a customer with its identifiers, credentials, sessions (its tokens stop working) and subscriptions, in one transaction. Codes it redeemed keep their record, with the link to the customer cleared. Answers `{ success: true }`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         delete: operations["CustomersController_remove"];
         options?: never;
@@ -530,10 +448,6 @@ export interface paths {
         /**
          * Update a customer; `identifiers` replaces the whole list of extra identifiers
          * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         patch: operations["CustomersController_update"];
         trace?: never;
@@ -548,8 +462,6 @@ export interface paths {
         /**
          * A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
          * @description Lists the customer's subscription windows in every plan group: the live ones (not cancelled, and not yet ended) first; `history=true` adds, after them, the windows that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` (`active`, or `cancelled` for a window cancelled before it started), `source` (`signup`, `code`, `activation`) and the `codeId` that granted it.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["CustomerSubscriptionsController_list"];
         put?: never;
@@ -570,18 +482,12 @@ export interface paths {
         /**
          * List codes (newest first; filters status, planId, batchId; search on the code or the note)
          * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `status` (`available`, `redeemed`, `revoked`, `expired`; expiry is derived from `expiresAt` at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code or the note.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["CodesController_list"];
         put?: never;
         /**
          * Create a batch of codes; every code is in the answer, in plaintext
          * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["CodesController_create"];
         delete?: never;
@@ -600,8 +506,6 @@ export interface paths {
         /**
          * Export the codes of one batch as CSV
          * @description Exports every code of one batch (`batchId`) as RFC 4180 CSV (CRLF line ends) with the columns `code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id`, for printing or handing to a distributor. An unknown batch is `404 CODE_NOT_FOUND`; errors are the JSON envelope, only the success is CSV.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["CodesController_export"];
         put?: never;
@@ -622,8 +526,6 @@ export interface paths {
         /**
          * Read a code
          * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["CodesController_get"];
         put?: never;
@@ -646,10 +548,6 @@ export interface paths {
         /**
          * Revoke a code (available or expired); revoking again answers the same
          * @description Revokes an available or expired code: redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["CodesController_revoke"];
         delete?: never;
@@ -668,8 +566,6 @@ export interface paths {
         /**
          * Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods
          * @description Lists every feature of the project for one customer, granted or not, so a client can show limits and grey out what the customer's plans lack. A feature is granted when a plan in effect (in any group) has a quota for it; a metered feature has one bucket per plan group, each with its `limit`, `used` and `remaining` in the current period, and a `balance` summing them (`limit` and `remaining` `null` when a bucket is unlimited). Periods are computed from the start of the customer's unbroken run in the group plus whole `resetInterval`s, so renewals and upgrades do not move reset dates; `resetsAt` is the earliest period end and `accessEndsAt` when the last window granting the feature ends (`null` when permanent).
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["EntitlementsController_list"];
         put?: never;
@@ -692,10 +588,6 @@ export interface paths {
         /**
          * May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not
          * @description Asks whether a customer (`customer` identifier or `customerId`) may use `amount` (default 1, 0 for "is it granted at all", at most 6 decimals; ignored for a boolean feature) of a feature (`feature` slug or `featureId`) now. It only reads: nothing is consumed (record usage with `POST /usage`). A refusal still answers 200, with `allowed: false` and `reason` `NOT_GRANTED`, `LIMIT_REACHED` or `CUSTOMER_DISABLED`; an unknown customer or feature is 404. The answer carries the balance, the buckets, `resetsAt` and `accessEndsAt`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["EntitlementsController_check"];
         delete?: never;
@@ -716,10 +608,6 @@ export interface paths {
         /**
          * Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded
          * @description Records `amount` of a metered feature used by a customer, at the server's time, exactly once per `eventId` (1 to 255 printable characters, unique per customer forever). The amount is taken from the buckets in order: higher quota `priority` first, then the period that ends first, then the window that ends first, then the lower plan id; a record may span several buckets and keeps its allocations. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `USAGE_EVENT_CONFLICT` (the `eventId` already recorded with another feature or amount), `CUSTOMER_DISABLED`, `FEATURE_NOT_METERED`, `FEATURE_NOT_GRANTED`, and `409 QUOTA_EXCEEDED` (nothing recorded; `details` give `remaining` and `resetsAt`) unless `allowOverage: true` records the excess as overage. Answers 201 with the record and the balance after it; the same `eventId` again answers 200 with the original record, the balance now and `replayed: true`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["EntitlementsController_consume"];
         delete?: never;
@@ -740,10 +628,6 @@ export interface paths {
         /**
          * Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer
          * @description Records up to 100 usage events (`events`, each the body of `POST /usage`) in one request, for instance when flushing a buffer. Items are decided one after the other in list order, each on its own: one failure leaves the others recorded. Answers 200 with `results` in the same order, each with the `status` the single call would have answered and its `usage`, `balance` and `replayed`, or its `error`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["EntitlementsController_batch"];
         delete?: never;
@@ -764,10 +648,6 @@ export interface paths {
         /**
          * Give back exactly the record's allocations; a second call answers the same reversed record
          * @description Reverses a usage record, for example after a refunded or failed operation: exactly the allocations it took are given back to the periods it was recorded in, whenever the reversal happens. The record stays in the ledger with `reversedAt` set; reversing it again answers the same record. Answers 200 with the record and the balance now; an unknown id is `404 USAGE_NOT_FOUND`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["EntitlementsController_reverse"];
         delete?: never;
@@ -786,8 +666,6 @@ export interface paths {
         /**
          * The customer's usage ledger, newest first, paged; filters featureId, from, to
          * @description Lists a customer's usage ledger, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `from` (inclusive) and `to` (exclusive) over `recordedAt`. Each record gives its `eventId`, amount, overage, allocations per plan group and period, and `reversedAt`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["EntitlementsController_ledger"];
         put?: never;
@@ -810,10 +688,6 @@ export interface paths {
         /**
          * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
          * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["RedemptionsController_redeem"];
         delete?: never;
@@ -834,10 +708,6 @@ export interface paths {
         /**
          * Alias of POST /redemptions: same body, answer, rules and errors
          * @description Alias of `POST /redemptions`, kept for clients written against it: the same body (`code`, `customer`, `autoCreate`), the same `?dryRun=true`, the same order of checks, chain rules, answer and errors. Prefer `POST /redemptions` in new code.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["RedemptionsController_redeemAlias"];
         delete?: never;
@@ -858,10 +728,6 @@ export interface paths {
         /**
          * Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing
          * @description Grants a plan to a customer without a code, for instance after a payment taken elsewhere: `planId` for `duration` (ISO 8601; `null` for a permanent grant). It runs the redemption engine in one transaction: the same customer lookup with `autoCreate` (which needs the project's `autoCreateCustomerAtRedemption` as well), the same chain rules (extension, upgrade with converted time, queued lesser plan) and the same conflicts `PERMANENT_TAIL_CONFLICT` and `REDUNDANT_PERMANENT_PURCHASE`. Windows it creates have `source: activation`. Answers 200 like a redemption; `?dryRun=true` changes nothing and adds `changes` and `entitlementsAfter`.
-         *
-         *     Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["RedemptionsController_activate"];
         delete?: never;
@@ -882,8 +748,6 @@ export interface paths {
         /**
          * Log a customer in with an identifier and password; answers a customer token
          * @description Logs a customer in from a client application with an identifier (`type` may be `username`) and password, with the project's public key in `X-Service-Key` (and a signature v1 when the project requires one). Answers `{ token, tokenType: "Bearer", expiresAt, customer }`: send the token as `Authorization: Bearer` on the `/me` endpoints; it is valid 30 days (`CUSTOMER_TOKEN_TTL_DAYS`) until logout, or until the customer is disabled or deleted. A wrong password, an unknown customer and a customer without a password all answer the same `401 INVALID_CREDENTIALS` after the same work; a disabled customer is `403 CUSTOMER_DISABLED`. After 5 failures for one identifier (or 20 from one address) within 15 minutes, logins answer `429 RATE_LIMITED` with `Retry-After` until the window ends.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["PublicAuthController_login"];
         delete?: never;
@@ -904,8 +768,6 @@ export interface paths {
         /**
          * Revoke the customer token of this request
          * @description Revokes the customer token sent in `Authorization: Bearer`: it then answers `401 INVALID_CUSTOMER_TOKEN`. Other tokens of the same customer keep working. Answers `{ success: true }`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["PublicAuthController_logout"];
         delete?: never;
@@ -924,8 +786,6 @@ export interface paths {
         /**
          * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
          * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token answers `403 CUSTOMER_DISABLED`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["MeController_listEntitlements"];
         put?: never;
@@ -948,8 +808,6 @@ export interface paths {
         /**
          * May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused
          * @description Asks whether the logged-in customer may use `amount` (default 1) of a feature (`feature` slug or `featureId`) now, as the private check does; it reads only. A refusal answers 200 with `allowed: false` and a `reason`. A `customer` in the body is refused with 400: the token names the customer.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["MeController_checkEntitlement"];
         delete?: never;
@@ -968,8 +826,6 @@ export interface paths {
         /**
          * The logged-in customer: the full record with credentials and identifiers
          * @description Answers the logged-in customer's full record (credentials without secrets, identifiers), as the private read does. Needs the public key (`X-Service-Key`, signed when the project requires it) and the customer token; a token of another project's customer is `403 CUSTOMER_PROJECT_MISMATCH`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["MeController_get"];
         put?: never;
@@ -990,8 +846,6 @@ export interface paths {
         /**
          * The logged-in customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
          * @description Lists the logged-in customer's subscription windows, as the private list does: live ones first, and with `history=true` also those that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` and `source`, so an app can show what the customer holds and until when.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["MeController_listSubscriptions"];
         put?: never;
@@ -1014,8 +868,6 @@ export interface paths {
         /**
          * Set the logged-in customer's password, proving the current one
          * @description Sets the logged-in customer's password after proving the current one. Every other session of the customer ends; this token goes on working. A wrong current password is 401 INVALID_CREDENTIALS and counts as a failed login (429 RATE_LIMITED as for the login).
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["MeController_changePassword"];
         delete?: never;
@@ -1036,8 +888,6 @@ export interface paths {
         /**
          * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
          * @description Lets the logged-in customer redeem a code for itself (`{ code }`), for example from an in-app "enter your code" field. The rules are those of the private redemption: code normalisation, the order of code checks, the chain rules and their errors; no customer is ever created. `?dryRun=true` changes nothing and answers what would happen, with `entitlementsAfter` to show the customer what the code gives before it is used. Answers 200 like the private redemption.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         post: operations["MeController_redeem"];
         delete?: never;
@@ -1056,8 +906,6 @@ export interface paths {
         /**
          * The project of this key and the private endpoints
          * @description Answers the project of the private key (id, name, `autoCreateCustomerAtRedemption`), how to call the private interface (base URL, `Authorization: Bearer`, the `X-Request-Id` and `Idempotency-Key` header names) and every private endpoint as `METHOD path`, read from the running application. Handy as a first call to check a key: an invalid key is `401 INVALID_API_KEY`, a disabled one `403 API_KEY_DISABLED`, a deleted project's `404 PROJECT_NOT_FOUND`.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["PrivateInfoController_get"];
         put?: never;
@@ -1078,8 +926,6 @@ export interface paths {
         /**
          * The project of this public key and the public endpoints
          * @description Answers the project of the public key, the base URL of the public interface, the names of the key, customer authorization, request id and signature headers, and every public endpoint as `METHOD path`, read from the running application. A client application can read header names from here instead of hard-coding them.
-         *
-         *     Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.
          */
         get: operations["PublicInfoController_get"];
         put?: never;
@@ -1981,6 +1827,7 @@ export interface components {
              */
             id: number;
             /**
+             * Format: int32
              * @description Kind of credential, a number: `1` is a password (kept as a bcrypt hash, never returned). No other kind exists yet.
              * @example 1
              * @enum {integer}
@@ -2779,7 +2626,10 @@ export interface components {
              * @example 1000
              */
             limit: number | null;
-            /** @example 250 */
+            /**
+             * @description Usage recorded in this bucket's current period, reversals excluded.
+             * @example 250
+             */
             used: number;
             /**
              * @description null: unlimited
@@ -2802,16 +2652,26 @@ export interface components {
              * @example 2
              */
             planId: number;
-            /** @example pro */
+            /**
+             * @description Slug of the plan whose quota this bucket is.
+             * @example pro
+             */
             planSlug: string;
             /**
              * Format: int32
+             * @description The quota of that plan for this feature.
              * @example 5
              */
             quotaId: number;
-            /** @example 0 */
+            /**
+             * @description The quota's priority: higher is consumed first.
+             * @example 0
+             */
             priority: number;
-            /** @example 2026-01-31T00:00:00.000Z */
+            /**
+             * @description Start of the current period (anchor + k × resetInterval; the run's start when it never resets).
+             * @example 2026-01-31T00:00:00.000Z
+             */
             periodStart: string;
             /**
              * @description null: never resets
@@ -2831,13 +2691,18 @@ export interface components {
             windowId: number | null;
         };
         DryRunEntitlementView: {
+            /** @description The feature: id, slug, name, metered, unit. */
             feature: components["schemas"]["FeatureSummaryView"];
-            /** @example true */
+            /**
+             * @description Whether a plan in effect has a quota for the feature.
+             * @example true
+             */
             granted: boolean;
             /** @description null for a boolean feature */
             balance: components["schemas"]["BalanceView"] | null;
             /**
              * Format: date-time
+             * @description The earliest period end among the buckets; null when none resets or nothing is granted.
              * @example 2026-02-28T00:00:00.000Z
              */
             resetsAt: string | null;
@@ -2847,6 +2712,7 @@ export interface components {
              * @example null
              */
             accessEndsAt: string | null;
+            /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
             buckets: components["schemas"]["DryRunBucketView"][];
         };
         RedemptionResult: {
@@ -3089,14 +2955,2107 @@ export interface components {
              */
             endpoints: string[];
         };
+        /** @description A success answer: `{ ok: true, requestId, data }`, `data` being the answer of the operation. */
+        ApiSuccess: {
+            /**
+             * @description `true` on success.
+             * @example true
+             * @enum {boolean}
+             */
+            ok: true;
+            /**
+             * @description Identifier of the request, also in the `X-Request-Id` header.
+             * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+             */
+            requestId: string;
+        };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
+        API_KEY_DISABLED: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "API_KEY_DISABLED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+         *
+         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+         */
+        "API_KEY_DISABLED-or-CUSTOMER_DISABLED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+         *
+         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+         *
+         *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
+         */
+        "API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+         *
+         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+         *
+         *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
+         */
+        "API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-FEATURE_NOT_GRANTED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "FEATURE_NOT_GRANTED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+         *
+         *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
+         */
+        "API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "API_KEY_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "API_KEY_NOT_FOUND-or-PROJECT_NOT_FOUND.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "API_KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        "ApiKeyView.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["ApiKeyView"];
+                };
+            };
+        };
+        /** @description Success */
+        "ApiKeyViewList.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["ApiKeyView"][];
+                };
+            };
+        };
+        /** @description Success */
+        BatchResultView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["BatchResultView"];
+                };
+            };
+        };
+        /** @description Success */
+        CheckView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CheckView"];
+                };
+            };
+        };
+        /**
+         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
+         *
+         *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
+         *
+         *     `CODE_REVOKED`: The code was revoked.
+         *
+         *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
+         *
+         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
+         */
+        "CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
+         *
+         *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
+         *
+         *     `CODE_REVOKED`: The code was revoked.
+         *
+         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
+         *
+         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
+         */
+        "CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         */
+        "CODE_ALREADY_REDEEMED-or-IDEMPOTENCY_KEY_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_ALREADY_REDEEMED" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_BATCH_RATE_LIMITED`: The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.
+         *
+         *     `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.
+         */
+        "CODE_BATCH_RATE_LIMITED-or-RATE_LIMITED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_BATCH_RATE_LIMITED" | "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_LIMIT_REACHED`: The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         */
+        "CODE_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
+         *
+         *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "CODE_NOT_FOUND-or-CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "CODE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CODE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        CodeBatchView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CodeBatchView"];
+                };
+            };
+        };
+        /** @description Success */
+        CodeView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CodeView"];
+                };
+            };
+        };
+        /** @description Success */
+        CodeViewPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["CodeView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        "CreatedApiKeyView.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CreatedApiKeyView"];
+                };
+            };
+        };
+        /**
+         * @description `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
+         *
+         *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
+         */
+        "CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "USERNAME_TAKEN";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
+         *
+         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
+         */
+        "CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+         *
+         *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+         *
+         *     `PLAN_NOT_FOUND`: No plan of this project has this id.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "CUSTOMER_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CUSTOMER_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        CustomerListItem: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CustomerListItem"];
+                };
+            };
+        };
+        /** @description Success */
+        CustomerListItemPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["CustomerListItem"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        CustomerRecord: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CustomerRecord"];
+                };
+            };
+        };
+        /** @description Success */
+        CustomerSubscriptionViewList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["CustomerSubscriptionView"][];
+                };
+            };
+        };
+        /** @description Success */
+        DeliveryViewList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["DeliveryView"][];
+                };
+            };
+        };
+        /** @description Success */
+        EntitlementViewList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["EntitlementView"][];
+                };
+            };
+        };
+        /**
+         * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         *
+         *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+         */
+        "EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        EventPageView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["EventPageView"];
+                };
+            };
+        };
+        /** @description Success */
+        EventView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["EventView"];
+                };
+            };
+        };
+        /**
+         * @description `FEATURE_IN_USE`: A quota of some plan uses the feature.
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         */
+        "FEATURE_IN_USE-or-IDEMPOTENCY_KEY_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FEATURE_IN_USE" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+         *
+         *     `PLAN_NOT_FOUND`: No plan of this project has this id.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "FEATURE_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FEATURE_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `FEATURE_NOT_METERED`: Usage was recorded against a boolean feature (`metered: false`): it is granted or not, never consumed.
+         *
+         *     `MALFORMED_JSON`: The body is not valid JSON.
+         *
+         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         */
+        "FEATURE_NOT_METERED-or-MALFORMED_JSON-or-VALIDATION_FAILED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FEATURE_NOT_METERED" | "MALFORMED_JSON" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        FeatureView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["FeatureView"];
+                };
+            };
+        };
+        /** @description Success */
+        FeatureViewPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["FeatureView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
+        IDEMPOTENCY_KEY_IN_USE: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
+         *
+         *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
+         */
+        "IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "USERNAME_TAKEN";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `PLAN_FIELD_IMMUTABLE`: A plan update changes `group` or `value` (or switches between free and paid).
+         *
+         *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
+         */
+        "IDEMPOTENCY_KEY_IN_USE-or-PLAN_FIELD_IMMUTABLE-or-SLUG_TAKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE" | "PLAN_FIELD_IMMUTABLE" | "SLUG_TAKEN";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `PLAN_IN_USE`: The plan has subscriptions, codes or code batches.
+         */
+        "IDEMPOTENCY_KEY_IN_USE-or-PLAN_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE" | "PLAN_IN_USE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
+         *
+         *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
+         */
+        "IDEMPOTENCY_KEY_IN_USE-or-QUOTA_EXCEEDED-or-USAGE_EVENT_CONFLICT": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
+         */
+        "IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE" | "SLUG_TAKEN";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
+         */
+        "IDEMPOTENCY_KEY_IN_USE-or-WEBHOOK_ENDPOINT_DISABLED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_IN_USE" | "WEBHOOK_ENDPOINT_DISABLED";
+                    };
+                };
+            };
+        };
+        /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+        IDEMPOTENCY_KEY_REUSED: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+        };
+        /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+        INTERNAL_ERROR: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+        /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+        "INTERNAL_ERROR.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+        };
+        /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
+        "INVALID_ADMIN_TOKEN.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_ADMIN_TOKEN";
+                    };
+                };
+            };
+        };
+        /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
+        INVALID_API_KEY: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_API_KEY";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+         *
+         *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
+         *
+         *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
+         *
+         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+         *
+         *     `NONCE_REUSED`: The nonce was used before with this key.
+         *
+         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+         *
+         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+         */
+        "INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+         *
+         *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
+         *
+         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+         *
+         *     `NONCE_REUSED`: The nonce was used before with this key.
+         *
+         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+         *
+         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+         */
+        "INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+         *
+         *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
+         *
+         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+         *
+         *     `NONCE_REUSED`: The nonce was used before with this key.
+         *
+         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+         *
+         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+         */
+        "INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+         *
+         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+         *
+         *     `NONCE_REUSED`: The nonce was used before with this key.
+         *
+         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+         *
+         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+         */
+        "INVALID_API_KEY-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_API_KEY" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
+         *
+         *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
+         *
+         *     `MALFORMED_JSON`: The body is not valid JSON.
+         *
+         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         */
+        "INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        LoginResult: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["LoginResult"];
+                };
+            };
+        };
+        /**
+         * @description `MALFORMED_JSON`: The body is not valid JSON.
+         *
+         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         */
+        "MALFORMED_JSON-or-VALIDATION_FAILED": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `MALFORMED_JSON`: The body is not valid JSON.
+         *
+         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         */
+        "MALFORMED_JSON-or-VALIDATION_FAILED.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+        PAYLOAD_TOO_LARGE: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+        /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+        "PAYLOAD_TOO_LARGE.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `PLAN_NOT_FOUND`: No plan of this project has this id.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        PlanView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["PlanView"];
+                };
+            };
+        };
+        /** @description Success */
+        PlanViewPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["PlanView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        PrivateInfo: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["PrivateInfo"];
+                };
+            };
+        };
+        /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+        PROJECT_NOT_FOUND: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         *
+         *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
+         */
+        "PROJECT_NOT_FOUND-or-USAGE_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND" | "USAGE_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         *
+         *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+         */
+        "PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
+        "PROJECT_NOT_FOUND.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        "ProjectView.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["ProjectView"];
+                };
+            };
+        };
+        /** @description Success */
+        "ProjectViewPage.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["ProjectView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        PublicInfo: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["PublicInfo"];
+                };
+            };
+        };
+        /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
+        RATE_LIMITED: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+        /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
+        "RATE_LIMITED.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        RedeliveryView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["RedeliveryView"];
+                };
+            };
+        };
+        /** @description Success */
+        RedemptionResult: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["RedemptionResult"];
+                };
+            };
+        };
+        /** @description Success */
+        RotatedWebhookEndpointView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["RotatedWebhookEndpointView"];
+                };
+            };
+        };
+        /** @description `SERVICE_UNAVAILABLE`: Readiness: the database does not answer or a migration is pending. */
+        "SERVICE_UNAVAILABLE.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        SuccessView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["SuccessView"];
+                };
+            };
+        };
+        /** @description Success */
+        "SuccessView.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["SuccessView"];
+                };
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+        UNSUPPORTED_MEDIA_TYPE: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+        "UNSUPPORTED_MEDIA_TYPE.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+        };
+        /** @description A replay of an eventId already recorded */
+        UsageResultView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["UsageResultView"];
+                };
+            };
+        };
+        /** @description Success */
+        "UsageResultView-2": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["UsageResultView"];
+                };
+            };
+        };
+        /** @description Success */
+        UsageViewPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["UsageView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+        VALIDATION_FAILED: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
+        "VALIDATION_FAILED.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        WebhookEndpointView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["WebhookEndpointView"];
+                };
+            };
+        };
+        /** @description Success */
+        WebhookEndpointViewPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["WebhookEndpointView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /** @description Success */
+        WebhookEndpointWithSecretView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["WebhookEndpointWithSecretView"];
+                };
+            };
+        };
+        /** @description Success */
+        WebhookTestResultView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["WebhookTestResultView"];
+                };
+            };
+        };
+    };
+    parameters: {
+        /** @description Identifier of the code. */
+        codeId: number;
+        /** @description Identifier of the customer. */
+        customerId: number;
+        /** @description Answer what the call would do, change nothing. */
+        dryRun: boolean;
+        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+        endpointId: string;
+        /** @description Identifier of the event (`evt_` + 24 characters). */
+        eventId: string;
+        /** @description Identifier of the feature. */
+        featureId: number;
+        /** @description Also list ended and cancelled windows, after the live ones. */
+        history: boolean;
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        "Idempotency-Key": string;
+        /** @description Identifier of the API key. */
+        keyId: number;
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page: number;
+        /** @description Items per page; decimal digits only. */
+        pageSize: number;
+        /** @description Identifier of the plan. */
+        planId: number;
+        /** @description The owning project (`prj_...`). */
+        projectId: string;
+        /** @description Case-insensitive substring match. */
+        search: string;
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        "X-Service-Nonce": string;
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        "X-Service-Signature": string;
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        "X-Service-Timestamp": string;
+    };
     requestBodies: never;
     headers: {
         /** @description Identifier of this request: the `X-Request-Id` the client sent (1 to 128 characters of `A-Za-z0-9._:-`) or a new UUID; the same value as `requestId` in the body, and in the log lines of the request. */
         "X-Request-Id": string;
-        /** @description `true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise. */
+        /** @description Sent only by an operation that takes an `Idempotency-Key`: `true` when this answer is the stored answer of an earlier request with the same key; absent otherwise. */
         "Idempotent-Replayed": "true";
         /** @description Requests allowed in the current window, for the tighter of the per-key and per-address limits (sent when rate limits are on: `RATE_LIMIT_ENABLED`). */
         "RateLimit-Limit": number;
@@ -3115,11 +5074,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
                 /** @description Case-insensitive substring match. */
-                search?: string;
+                search?: components["parameters"]["search"];
             };
             header?: never;
             path?: never;
@@ -3127,130 +5086,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["ProjectView"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["ProjectViewPage.unmetered"];
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_create: {
@@ -3266,142 +5106,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["ProjectView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["ProjectView.unmetered"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_get: {
@@ -3410,126 +5121,18 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["ProjectView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["ProjectView.unmetered"];
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_remove: {
@@ -3538,126 +5141,18 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView.unmetered"];
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_update: {
@@ -3666,7 +5161,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
             };
             cookie?: never;
         };
@@ -3676,160 +5171,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["ProjectView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["ProjectView.unmetered"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_listKeys: {
@@ -3838,126 +5187,18 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["ApiKeyView"][];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["ApiKeyViewList.unmetered"];
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_createKey: {
@@ -3966,7 +5207,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
             };
             cookie?: never;
         };
@@ -3976,160 +5217,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CreatedApiKeyView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["CreatedApiKeyView.unmetered"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_removeKey: {
@@ -4138,132 +5233,20 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
                 /** @description Identifier of the API key. */
-                keyId: number;
+                keyId: components["parameters"]["keyId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView.unmetered"];
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["API_KEY_NOT_FOUND-or-PROJECT_NOT_FOUND.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     AdminController_updateKey: {
@@ -4272,9 +5255,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The owning project (`prj_...`). */
-                projectId: string;
+                projectId: components["parameters"]["projectId"];
                 /** @description Identifier of the API key. */
-                keyId: number;
+                keyId: components["parameters"]["keyId"];
             };
             cookie?: never;
         };
@@ -4284,173 +5267,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["ApiKeyView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_ADMIN_TOKEN";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["ApiKeyView.unmetered"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
+            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
+            404: components["responses"]["API_KEY_NOT_FOUND-or-PROJECT_NOT_FOUND.unmetered"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
+            429: components["responses"]["RATE_LIMITED.unmetered"];
+            500: components["responses"]["INTERNAL_ERROR.unmetered"];
         };
     };
     WebhookEndpointsController_list: {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
             };
             header?: never;
             path?: never;
@@ -4458,187 +5291,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["WebhookEndpointView"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["WebhookEndpointViewPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     WebhookEndpointsController_create: {
@@ -4646,7 +5305,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -4657,254 +5316,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["WebhookEndpointWithSecretView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["WebhookEndpointWithSecretView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     WebhookEndpointsController_get: {
@@ -4913,169 +5335,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: string;
+                endpointId: components["parameters"]["endpointId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["WebhookEndpointView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["WebhookEndpointView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     WebhookEndpointsController_remove: {
@@ -5083,220 +5355,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: string;
+                endpointId: components["parameters"]["endpointId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     WebhookEndpointsController_update: {
@@ -5304,11 +5381,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: string;
+                endpointId: components["parameters"]["endpointId"];
             };
             cookie?: never;
         };
@@ -5318,258 +5395,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["WebhookEndpointView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["WebhookEndpointView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     WebhookEndpointsController_rotate: {
@@ -5577,220 +5413,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: string;
+                endpointId: components["parameters"]["endpointId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["RotatedWebhookEndpointView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["RotatedWebhookEndpointView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     WebhookEndpointsController_test: {
@@ -5798,220 +5439,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: string;
+                endpointId: components["parameters"]["endpointId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["WebhookTestResultView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["WebhookTestResultView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EventsController_list: {
@@ -6032,159 +5478,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["EventPageView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["EventPageView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EventsController_get: {
@@ -6193,169 +5493,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the event (`evt_` + 24 characters). */
-                eventId: string;
+                eventId: components["parameters"]["eventId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["EventView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["EventView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EventsController_deliveries: {
@@ -6364,169 +5514,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the event (`evt_` + 24 characters). */
-                eventId: string;
+                eventId: components["parameters"]["eventId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["DeliveryView"][];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["DeliveryViewList"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EventsController_redeliver: {
@@ -6534,11 +5534,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the event (`evt_` + 24 characters). */
-                eventId: string;
+                eventId: components["parameters"]["eventId"];
             };
             cookie?: never;
         };
@@ -6548,276 +5548,28 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            202: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["RedeliveryView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "WEBHOOK_ENDPOINT_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            202: components["responses"]["RedeliveryView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-WEBHOOK_ENDPOINT_DISABLED"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     FeaturesController_list: {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
                 /** @description Case-insensitive substring match. */
-                search?: string;
+                search?: components["parameters"]["search"];
             };
             header?: never;
             path?: never;
@@ -6825,187 +5577,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["FeatureView"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["FeatureViewPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     FeaturesController_create: {
@@ -7013,7 +5591,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -7024,259 +5602,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["FeatureView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "SLUG_TAKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["FeatureView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     FeaturesController_get: {
@@ -7285,169 +5621,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the feature. */
-                featureId: number;
+                featureId: components["parameters"]["featureId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["FeatureView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["FeatureView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     FeaturesController_remove: {
@@ -7455,225 +5641,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the feature. */
-                featureId: number;
+                featureId: components["parameters"]["featureId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_IN_USE`: A quota of some plan uses the feature.
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_IN_USE" | "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["FEATURE_IN_USE-or-IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     FeaturesController_update: {
@@ -7681,11 +5667,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the feature. */
-                featureId: number;
+                featureId: components["parameters"]["featureId"];
             };
             cookie?: never;
         };
@@ -7695,272 +5681,26 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["FeatureView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "SLUG_TAKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["FeatureView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PlansController_list: {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
                 /** @description Case-insensitive substring of the plan name or slug. The list is ordered by plan id, ascending. */
                 search?: string;
             };
@@ -7970,187 +5710,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["PlanView"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["PlanViewPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PlansController_create: {
@@ -8158,7 +5724,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -8169,263 +5735,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["PlanView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "SLUG_TAKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["PlanView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PlansController_get: {
@@ -8434,169 +5754,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the plan. */
-                planId: number;
+                planId: components["parameters"]["planId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["PlanView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PLAN_NOT_FOUND`: No plan of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["PlanView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PlansController_remove: {
@@ -8604,225 +5774,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the plan. */
-                planId: number;
+                planId: components["parameters"]["planId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PLAN_NOT_FOUND`: No plan of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `PLAN_IN_USE`: The plan has subscriptions, codes or code batches.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "PLAN_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-PLAN_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PlansController_update: {
@@ -8830,11 +5800,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the plan. */
-                planId: number;
+                planId: components["parameters"]["planId"];
             };
             cookie?: never;
         };
@@ -8844,278 +5814,28 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["PlanView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PLAN_NOT_FOUND`: No plan of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `PLAN_FIELD_IMMUTABLE`: A plan update changes `group` or `value` (or switches between free and paid).
-             *
-             *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "PLAN_FIELD_IMMUTABLE" | "SLUG_TAKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["PlanView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["FEATURE_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-PLAN_FIELD_IMMUTABLE-or-SLUG_TAKEN"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomersController_list: {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
                 /** @description Case-insensitive substring match. */
-                search?: string;
+                search?: components["parameters"]["search"];
             };
             header?: never;
             path?: never;
@@ -9123,187 +5843,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["CustomerListItem"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerListItemPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomersController_create: {
@@ -9311,7 +5857,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -9322,263 +5868,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerListItem"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
-             *
-             *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "USERNAME_TAKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["CustomerListItem"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            409: components["responses"]["CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomersController_resolve: {
@@ -9586,7 +5886,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -9597,258 +5897,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerRecord"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerRecord"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomersController_get: {
@@ -9857,169 +5916,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the customer. */
-                customerId: number;
+                customerId: components["parameters"]["customerId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerRecord"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerRecord"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomersController_remove: {
@@ -10027,220 +5936,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the customer. */
-                customerId: number;
+                customerId: components["parameters"]["customerId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomersController_update: {
@@ -10248,11 +5962,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the customer. */
-                customerId: number;
+                customerId: components["parameters"]["customerId"];
             };
             cookie?: never;
         };
@@ -10262,450 +5976,52 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerRecord"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
-             *
-             *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "USERNAME_TAKEN";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerRecord"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CustomerSubscriptionsController_list: {
         parameters: {
             query?: {
                 /** @description Also list ended and cancelled windows, after the live ones. */
-                history?: boolean;
+                history?: components["parameters"]["history"];
             };
             header?: never;
             path: {
                 /** @description Identifier of the customer. */
-                customerId: number;
+                customerId: components["parameters"]["customerId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerSubscriptionView"][];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerSubscriptionViewList"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CodesController_list: {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
                 /** @description Case-insensitive substring match. */
-                search?: string;
+                search?: components["parameters"]["search"];
                 /** @description `expired` means available with `expiresAt` passed. */
                 status?: "available" | "redeemed" | "revoked" | "expired";
                 /** @description Identifier of the plan. */
@@ -10719,187 +6035,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["CodeView"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CodeViewPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CodesController_create: {
@@ -10907,7 +6049,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -10918,267 +6060,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CodeBatchView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PLAN_NOT_FOUND`: No plan of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_LIMIT_REACHED`: The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_BATCH_RATE_LIMITED`: The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.
-             *
-             *     `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.
-             */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_BATCH_RATE_LIMITED" | "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            201: components["responses"]["CodeBatchView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["CODE_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["CODE_BATCH_RATE_LIMITED-or-RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CodesController_export: {
@@ -11200,143 +6092,19 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/csv": string;
                 };
             };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CodesController_get: {
@@ -11345,169 +6113,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the code. */
-                codeId: number;
+                codeId: components["parameters"]["codeId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CodeView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CodeView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     CodesController_revoke: {
@@ -11515,225 +6133,25 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Identifier of the code. */
-                codeId: number;
+                codeId: components["parameters"]["codeId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CodeView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_ALREADY_REDEEMED" | "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CodeView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["CODE_ALREADY_REDEEMED-or-IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EntitlementsController_list: {
@@ -11742,169 +6160,19 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the customer. */
-                customerId: number;
+                customerId: components["parameters"]["customerId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["EntitlementView"][];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["EntitlementViewList"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EntitlementsController_check: {
@@ -11912,7 +6180,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -11923,260 +6191,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CheckView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CheckView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EntitlementsController_consume: {
@@ -12184,7 +6209,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -12195,302 +6220,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A replay of an eventId already recorded */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["UsageResultView"];
-                    };
-                };
-            };
-            /** @description Success */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["UsageResultView"];
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_METERED`: Usage was recorded against a boolean feature (`metered: false`): it is granted or not, never consumed.
-             *
-             *     `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_METERED" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "FEATURE_NOT_GRANTED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
-             *
-             *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["UsageResultView"];
+            201: components["responses"]["UsageResultView-2"];
+            400: components["responses"]["FEATURE_NOT_METERED-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-FEATURE_NOT_GRANTED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-QUOTA_EXCEEDED-or-USAGE_EVENT_CONFLICT"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EntitlementsController_batch: {
@@ -12498,7 +6239,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -12509,254 +6250,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["BatchResultView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["BatchResultView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EntitlementsController_reverse: {
@@ -12764,7 +6268,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
                 /** @description Id of the usage record (`usage.id` of `POST /usage`). */
@@ -12774,221 +6278,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["UsageResultView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             *
-             *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND" | "USAGE_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_IN_USE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["UsageResultView-2"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND-or-USAGE_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     EntitlementsController_ledger: {
         parameters: {
             query?: {
                 /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: number;
+                page?: components["parameters"]["page"];
                 /** @description Items per page; decimal digits only. */
-                pageSize?: number;
+                pageSize?: components["parameters"]["pageSize"];
                 /** @description Case-insensitive substring match. */
-                search?: string;
+                search?: components["parameters"]["search"];
                 /** @description Only records of this feature. */
                 featureId?: number;
                 /** @description Recorded at or after (inclusive). */
@@ -12999,208 +6308,30 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Identifier of the customer. */
-                customerId: number;
+                customerId: components["parameters"]["customerId"];
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        /** @description One page of a list. */
-                        data: {
-                            /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                            data: components["schemas"]["UsageView"][];
-                            /**
-                             * Format: int32
-                             * @description Total number of matches, on every page.
-                             * @example 42
-                             */
-                            total: number;
-                            /**
-                             * Format: int32
-                             * @description This page, from 1.
-                             * @example 1
-                             */
-                            page: number;
-                            /**
-                             * Format: int32
-                             * @description Items per page.
-                             * @example 10
-                             */
-                            pageSize: number;
-                            /**
-                             * Format: int32
-                             * @description Number of pages (0 when nothing matches).
-                             * @example 5
-                             */
-                            totalPages: number;
-                        };
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["UsageViewPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     RedemptionsController_redeem: {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: boolean;
+                dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -13211,294 +6342,28 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["RedemptionResult"];
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
-             *
-             *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
-             *
-             *     `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-             *
-             *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-             *
-             *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
-             *
-             *     `CODE_REVOKED`: The code was revoked.
-             *
-             *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-             *
-             *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["RedemptionResult"];
+            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["CODE_NOT_FOUND-or-CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     RedemptionsController_redeemAlias: {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: boolean;
+                dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -13509,294 +6374,28 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["RedemptionResult"];
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
-             *
-             *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
-             *
-             *     `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-             *
-             *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-             *
-             *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
-             *
-             *     `CODE_REVOKED`: The code was revoked.
-             *
-             *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-             *
-             *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["RedemptionResult"];
+            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["CODE_NOT_FOUND-or-CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     RedemptionsController_activate: {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: boolean;
+                dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -13807,277 +6406,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["RedemptionResult"];
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
-             *
-             *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
-             *
-             *     `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-             *
-             *     `PLAN_NOT_FOUND`: No plan of this project has this id.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-             *
-             *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-             *
-             *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-             *
-             *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "IDEMPOTENCY_KEY_REUSED";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["RedemptionResult"];
+            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PublicAuthController_login: {
@@ -14085,11 +6424,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -14100,221 +6439,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["LoginResult"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["LoginResult"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PublicAuthController_logout: {
@@ -14322,188 +6455,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     MeController_listEntitlements: {
@@ -14511,188 +6480,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["EntitlementView"][];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["EntitlementViewList"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     MeController_checkEntitlement: {
@@ -14700,11 +6505,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -14715,227 +6520,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CheckView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CheckView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     MeController_get: {
@@ -14943,380 +6536,52 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerRecord"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerRecord"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     MeController_listSubscriptions: {
         parameters: {
             query?: {
                 /** @description Also list ended and cancelled windows, after the live ones. */
-                history?: boolean;
+                history?: components["parameters"]["history"];
             };
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["CustomerSubscriptionView"][];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["CustomerSubscriptionViewList"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     MeController_changePassword: {
@@ -15324,11 +6589,11 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -15339,240 +6604,30 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["SuccessView"];
-                    };
-                };
-            };
-            /**
-             * @description `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["SuccessView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     MeController_redeem: {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: boolean;
+                dryRun?: components["parameters"]["dryRun"];
             };
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
@@ -15583,262 +6638,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["RedemptionResult"];
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
-             *
-             *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
-             *
-             *     `MALFORMED_JSON`: The body is not valid JSON.
-             *
-             *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-             */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-             *
-             *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-             *
-             *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-             */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-             *
-             *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-             */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-             *
-             *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
-             *
-             *     `CODE_REVOKED`: The code was revoked.
-             *
-             *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-             *
-             *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-             */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                        };
-                    };
-                };
-            };
-            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PAYLOAD_TOO_LARGE";
-                        };
-                    };
-                };
-            };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "UNSUPPORTED_MEDIA_TYPE";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["RedemptionResult"];
+            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
+            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PrivateInfoController_get: {
@@ -15850,159 +6659,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["PrivateInfo"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["PrivateInfo"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     PublicInfoController_get: {
@@ -16010,180 +6673,24 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: string;
+                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
                 /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: string;
+                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
                 /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: string;
+                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `true` on success.
-                         * @example true
-                         * @enum {boolean}
-                         */
-                        ok: true;
-                        /**
-                         * @description Identifier of the request, also in the `X-Request-Id` header.
-                         * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-                         */
-                        requestId: string;
-                        data: components["schemas"]["PublicInfo"];
-                    };
-                };
-            };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /**
-             * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-             *
-             *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-             *
-             *     `NONCE_REUSED`: The nonce was used before with this key.
-             *
-             *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-             *
-             *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-             */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INVALID_API_KEY" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                        };
-                    };
-                };
-            };
-            /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "API_KEY_DISABLED";
-                        };
-                    };
-                };
-            };
-            /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "PROJECT_NOT_FOUND";
-                        };
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "RATE_LIMITED";
-                        };
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "INTERNAL_ERROR";
-                        };
-                    };
-                };
-            };
+            200: components["responses"]["PublicInfo"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
         };
     };
     HealthController_live: {
@@ -16202,24 +6709,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
         };
     };
     HealthController_ready: {
@@ -16294,42 +6784,8 @@ export interface operations {
                     };
                 };
             };
-            /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "VALIDATION_FAILED";
-                        };
-                    };
-                };
-            };
-            /** @description `SERVICE_UNAVAILABLE`: Readiness: the database does not answer or a migration is pending. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiErrorResponse"] & {
-                        error?: components["schemas"]["ApiErrorBody"] & {
-                            /**
-                             * @description The error code.
-                             * @enum {string}
-                             */
-                            code?: "SERVICE_UNAVAILABLE";
-                        };
-                    };
-                };
-            };
+            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            503: components["responses"]["SERVICE_UNAVAILABLE.unmetered"];
         };
     };
 }

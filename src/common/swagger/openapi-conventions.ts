@@ -17,6 +17,7 @@ type Json = Record<string, any>;
 
 const ERROR_SCHEMA_REF = '#/components/schemas/ApiErrorResponse';
 const ERROR_BODY_REF = '#/components/schemas/ApiErrorBody';
+const SUCCESS_SCHEMA_REF = '#/components/schemas/ApiSuccess';
 const REQUEST_ID_EXAMPLE = '6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22';
 const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const MAX_INT4 = 2147483647;
@@ -30,7 +31,7 @@ const HEADERS: Json = {
   },
   'Idempotent-Replayed': {
     description:
-      '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key`; absent otherwise.',
+      'Sent only by an operation that takes an `Idempotency-Key`: `true` when this answer is the stored answer of an earlier request with the same key; absent otherwise.',
     schema: { type: 'string', enum: ['true'] },
   },
   'RateLimit-Limit': {
@@ -80,6 +81,7 @@ export function errorResponse(codes: readonly ErrorCode[], extraHeaders: string[
     headers,
     content: {
       'application/json': {
+        // the error schema, its `error.code` narrowed to the codes of this response
         schema: {
           allOf: [
             { $ref: ERROR_SCHEMA_REF },
@@ -89,10 +91,7 @@ export function errorResponse(codes: readonly ErrorCode[], extraHeaders: string[
                 error: {
                   allOf: [
                     { $ref: ERROR_BODY_REF },
-                    {
-                      type: 'object',
-                      properties: { code: { type: 'string', enum: sorted, description: 'The error code.' } },
-                    },
+                    { type: 'object', properties: { code: { type: 'string', enum: sorted } } },
                   ],
                 },
               },
@@ -103,6 +102,196 @@ export function errorResponse(codes: readonly ErrorCode[], extraHeaders: string[
       },
     },
   };
+}
+
+/**
+ * The name of the shared error response (`components.responses`) of these codes: the codes
+ * themselves, joined by `-or-`, so that the `$ref` of an operation's response says which codes it
+ * can answer; `.unmetered` when it carries no `RateLimit-*` headers (a path outside the rate
+ * limits: the admin interface, the probes).
+ */
+export function errorResponseName(codes: readonly ErrorCode[], limited: boolean): string {
+  return [...new Set(codes)].sort().join('-or-') + (limited ? '' : '.unmetered');
+}
+
+/** Registers the error response of these codes once in `responses` and answers a `$ref` to it. */
+function errorResponseRef(responses: Json, codes: ErrorCode[], headers: string[], limited: boolean): Json {
+  const name = errorResponseName(codes, limited);
+  responses[name] ??= errorResponse(codes, headers);
+  return { $ref: `#/components/responses/${name}` };
+}
+
+const sortedByKey = (object: Json): Json =>
+  Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+
+/**
+ * Every parameter that several operations declare alike (the `Idempotency-Key`, paging `page` and
+ * `pageSize`, `search`, the path ids, the signature headers) becomes one `components.parameters`
+ * entry, named after the parameter, that the operations reference. A parameter of the same name
+ * but another meaning keeps a name of its own (`name.in`, then a number).
+ */
+function shareParameters(d: Json): Json {
+  const uses = new Map<string, number>();
+  const each = (visit: (op: Json) => void) => {
+    for (const item of Object.values<Json>(d.paths ?? {}))
+      for (const method of METHODS) if (item[method]) visit(item[method]);
+  };
+  each((op) => {
+    for (const param of op.parameters ?? []) {
+      if (param.$ref) continue;
+      const key = JSON.stringify(param);
+      uses.set(key, (uses.get(key) ?? 0) + 1);
+    }
+  });
+  const names = new Map<string, string>();
+  const shared: Json = {};
+  for (const [key, count] of uses) {
+    if (count < 2) continue;
+    const param = JSON.parse(key) as Json;
+    let name = String(param.name);
+    if (shared[name]) name = `${param.name}.${param.in}`;
+    for (let n = 2; shared[name]; n++) name = `${param.name}.${param.in}${n}`;
+    shared[name] = param;
+    names.set(key, name);
+  }
+  each((op) => {
+    if (!op.parameters) return;
+    op.parameters = op.parameters.map((param: Json) => {
+      const name = names.get(JSON.stringify(param));
+      return name ? { $ref: `#/components/parameters/${name}` } : param;
+    });
+  });
+  return sortedByKey(shared);
+}
+
+/**
+ * The success answers become `components.responses` too, one per model, that the operations
+ * reference: `<Model>` (data is the model), `<Model>List` (an array of them), `<Model>Page` (a
+ * page object of them), `.unmetered` when outside the rate limits, a number after the name when
+ * two operations describe the same model's answer in other words. Their schema is `ApiSuccess`
+ * (`ok`, `requestId`) with that `data`. An answer of another shape (CSV, the probes) stays where
+ * it is.
+ */
+function shareSuccessResponses(d: Json): Json {
+  const shared: Json = {};
+  for (const item of Object.values<Json>(d.paths ?? {}))
+    for (const method of METHODS) {
+      const responses: Json = item[method]?.responses ?? {};
+      for (const [status, response] of Object.entries<Json>(responses)) {
+        const media = response.content?.['application/json'];
+        const data = media?.schema?.properties?.data;
+        if (Number(status) >= 300 || !data || !media.schema.properties.requestId) continue;
+        const model = (ref?: string) => ref?.replace('#/components/schemas/', '');
+        let base: string | undefined;
+        if (data.$ref) base = model(data.$ref);
+        else if (data.type === 'array' && data.items?.$ref) base = `${model(data.items.$ref)}List`;
+        else if (data.properties?.data?.items?.$ref && data.properties.totalPages)
+          base = `${model(data.properties.data.items.$ref)}Page`;
+        if (!base) continue;
+        if (!response.headers?.['RateLimit-Limit']) base += '.unmetered';
+        const shape = {
+          ...response,
+          content: { ...response.content, 'application/json': { ...media, schema: envelopeOf(data) } },
+        };
+        let name = base;
+        for (let n = 2; shared[name] && JSON.stringify(shared[name]) !== JSON.stringify(shape); n++)
+          name = `${base}-${n}`;
+        shared[name] = shape;
+        responses[status] = { $ref: `#/components/responses/${name}` };
+      }
+    }
+  return shared;
+}
+
+/** An envelope: `ApiSuccess` (`ok`, `requestId`) and this `data`. */
+function envelopeOf(data: Json): Json {
+  return {
+    allOf: [{ $ref: SUCCESS_SCHEMA_REF }, { type: 'object', required: ['data'], properties: { data } }],
+  };
+}
+
+/** What every success answer holds beside its `data`. */
+const SUCCESS_SCHEMA: Json = {
+  type: 'object',
+  description: 'A success answer: `{ ok: true, requestId, data }`, `data` being the answer of the operation.',
+  required: ['ok', 'requestId'],
+  properties: {
+    ok: { type: 'boolean', enum: [true], example: true, description: '`true` on success.' },
+    requestId: {
+      type: 'string',
+      maxLength: 128,
+      example: REQUEST_ID_EXAMPLE,
+      description: 'Identifier of the request, also in the `X-Request-Id` header.',
+    },
+  },
+};
+
+/**
+ * The tags, declared with a description in the order a reader needs them: the resources a
+ * private key manages, from customers to webhooks, then the public API, the admin interface and
+ * the probes. An operation under a tag not listed here fails the build, so that a new group gets
+ * a description and a place.
+ */
+export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
+  {
+    name: 'Customers',
+    description:
+      'The customers of a project: create, find, resolve by identifier, update, delete (private key).',
+  },
+  {
+    name: 'Subscriptions',
+    description: "A customer's subscription windows, live and past, per plan group.",
+  },
+  {
+    name: 'Plans',
+    description: 'The plans a customer can hold: their group, duration and quotas per feature.',
+  },
+  {
+    name: 'Features',
+    description: 'The features plans grant and meter, each with its unit and reset period.',
+  },
+  {
+    name: 'Private: codes',
+    description: 'Redeemable codes: create in batches, list, export as CSV, revoke.',
+  },
+  {
+    name: 'Redemptions',
+    description: 'Redeem a code or activate a plan for a customer, extending their subscription chain.',
+  },
+  {
+    name: 'Entitlements',
+    description:
+      'What a customer may do now (entitlements, checks) and the usage they record against quotas.',
+  },
+  {
+    name: 'Private: events',
+    description: "The project's events (what changed, and when) and their deliveries to webhook endpoints.",
+  },
+  {
+    name: 'Private: webhooks',
+    description: 'Webhook endpoints: where events are delivered, signed with a secret of their own.',
+  },
+  {
+    name: 'Public',
+    description:
+      'The public API (public key `pk_...`, optionally signed): customer login and logout, their own entitlements and usage.',
+  },
+  { name: 'Info', description: 'What the key in hand gives access to: its project, limits and endpoints.' },
+  {
+    name: 'Admin: projects and keys',
+    description: "The operators' interface (`ADMIN_TOKEN`): projects and their API keys.",
+  },
+  { name: 'Health', description: 'Liveness and readiness probes for the platform; no credential.' },
+];
+
+function declareTags(d: Json): Json[] {
+  const known = new Set(TAGS.map((tag) => tag.name));
+  for (const [path, item] of Object.entries<Json>(d.paths ?? {}))
+    for (const method of METHODS)
+      for (const tag of item[method]?.tags ?? [])
+        if (!known.has(tag))
+          throw new Error(`openapi: ${method.toUpperCase()} ${path} has tag "${tag}", not declared in TAGS`);
+  return TAGS.map((tag) => ({ ...tag }));
 }
 
 /** The codes an error response built by `ApiErrors` (or by this file) lists. */
@@ -163,7 +352,16 @@ function fixObjectSchema(schema: Json, schemaName: string): void {
       prop.items.type = 'integer';
     if (prop.type === 'string' && isTimestampName(name) && !prop.format) prop.format = 'date-time';
     // a slug's pattern allows at most 64 characters: say it as a length too
-    if (name === 'slug' && prop.type === 'string' && prop.pattern) prop.maxLength ??= 64;
+    if ((name === 'slug' || name === 'feature') && prop.type === 'string' && prop.pattern)
+      prop.maxLength ??= 64;
+    // an integer enum (a credential's kind): a 32-bit integer within its values
+    if (prop.type === 'integer' && Array.isArray(prop.enum) && prop.enum.length) {
+      prop.format ??= 'int32';
+      prop.minimum ??= Math.min(...(prop.enum as number[]));
+      prop.maximum ??= Math.max(...(prop.enum as number[]));
+    }
+    // OpenAPI 3.0: a nullable enum lists `null` among its values, or `null` (its example too) is invalid
+    if (prop.nullable && Array.isArray(prop.enum) && !prop.enum.includes(null)) prop.enum.push(null);
     if (!prop.description) {
       const description = PROPERTY_DOCS[`${schemaName}.${name}`] ?? PROPERTY_DOCS[name];
       if (description) prop.description = description;
@@ -185,13 +383,22 @@ export function applyOpenApiConventions(doc: OpenAPIObject): OpenAPIObject {
   for (const [name, schema] of Object.entries<Json>(d.components.schemas ?? {}))
     walkSchemas(schema, (s) => fixObjectSchema(s, name));
 
+  const responses: Json = {};
   for (const [path, item] of Object.entries<Json>(d.paths ?? {})) {
     for (const method of METHODS) {
       const op: Json | undefined = item[method];
       if (!op) continue;
-      fixOperation(path, op, used, OPERATION_DOCS[`${method.toUpperCase()} ${path}`]);
+      fixOperation(path, op, used, responses, OPERATION_DOCS[`${method.toUpperCase()} ${path}`]);
     }
   }
+  d.components.schemas = { ...d.components.schemas, ApiSuccess: SUCCESS_SCHEMA };
+  d.components.responses = sortedByKey({
+    ...(d.components.responses ?? {}),
+    ...responses,
+    ...shareSuccessResponses(d),
+  });
+  d.components.parameters = { ...(d.components.parameters ?? {}), ...shareParameters(d) };
+  d.tags = declareTags(d);
   d.components.examples = {
     ...(d.components.examples ?? {}),
     ...Object.fromEntries(
@@ -201,7 +408,7 @@ export function applyOpenApiConventions(doc: OpenAPIObject): OpenAPIObject {
   return doc;
 }
 
-function fixOperation(path: string, op: Json, used: Set<ErrorCode>, doc?: string): void {
+function fixOperation(path: string, op: Json, used: Set<ErrorCode>, responses: Json, doc?: string): void {
   for (const param of op.parameters ?? []) {
     if (param.schema?.type === 'number' && (isIdName(param.name) || INTEGER_NAMES.has(param.name)))
       param.schema.type = 'integer';
@@ -210,6 +417,13 @@ function fixOperation(path: string, op: Json, used: Set<ErrorCode>, doc?: string
     if (!param.description) param.description = PROPERTY_DOCS[param.name];
     // project ids are `prj_` + 20 characters (a varchar(24) column); anything longer is not found
     if (param.name === 'projectId' && param.schema?.type === 'string') param.schema.maxLength ??= 24;
+    // likewise webhook endpoint ids (`we_` + 24, varchar(27)) and event ids (`evt_` + 24, varchar(28))
+    if (param.name === 'endpointId' && param.schema?.type === 'string') param.schema.maxLength ??= 27;
+    if (param.name === 'eventId' && param.in === 'path' && param.schema?.type === 'string')
+      param.schema.maxLength ??= 28;
+    // the usage list's bounds are validated as ISO 8601 timestamps
+    if ((param.name === 'from' || param.name === 'to') && param.schema?.type === 'string')
+      param.schema.format ??= 'date-time';
   }
   if (op.requestBody?.content) {
     for (const media of Object.values<Json>(op.requestBody.content))
@@ -246,17 +460,20 @@ function fixOperation(path: string, op: Json, used: Set<ErrorCode>, doc?: string
   const rateHeaders = limited ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : [];
   for (const [status, codes] of byStatus) {
     const headers = [...rateHeaders];
-    if (idempotent && status < 500 && status !== 429 && !codes.every((c) => c.startsWith('IDEMPOTENCY_')))
+    // declared on every 4xx of the rate-limited API, whether or not this operation takes a key: its
+    // text says it comes only from those that do, and the error responses stay one per set of codes
+    if (limited && status < 500 && status !== 429 && !codes.every((c) => c.startsWith('IDEMPOTENCY_')))
       headers.push('Idempotent-Replayed');
     if (status === 429) headers.push('Retry-After');
-    op.responses[String(status)] = errorResponse(codes, headers);
+    op.responses[String(status)] = errorResponseRef(responses, codes, headers, limited);
     for (const code of codes) used.add(code);
   }
   for (const [status, response] of Object.entries<Json>(op.responses ?? {})) {
     if (Number(status) >= 400) continue;
     response.headers = { ...(response.headers ?? {}), 'X-Request-Id': headerRef('X-Request-Id') };
     for (const name of rateHeaders) response.headers[name] = headerRef(name);
-    if (idempotent) response.headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
+    // on every answer of the rate-limited API (see the error responses): one shared response per model
+    if (limited) response.headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
   }
   op.responses = Object.fromEntries(
     Object.entries<Json>(op.responses).sort(([a], [b]) => a.localeCompare(b)),
@@ -266,15 +483,4 @@ function fixOperation(path: string, op: Json, used: Set<ErrorCode>, doc?: string
   // else the summary as a sentence (a test requires an entry for every served operation)
   if (doc) op.description = doc;
   else if (!op.description) op.description = op.summary ? String(op.summary).replace(/\.?$/, '.') : '';
-  const notes: string[] = [];
-  if (idempotent)
-    notes.push(
-      'Idempotent: send an `Idempotency-Key` to make a retry safe; the same key with the same request replays the stored answer (`Idempotent-Replayed: true`) for 24 hours.',
-    );
-  if (limited)
-    notes.push(
-      'Rate limited per key and per client address when rate limits are on; every answer then carries `RateLimit-*` headers, and a 429 `Retry-After`.',
-    );
-  if (notes.length && !String(op.description).includes(notes[0]))
-    op.description = [op.description, ...notes].join('\n\n');
 }

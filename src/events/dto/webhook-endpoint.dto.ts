@@ -26,6 +26,7 @@ export class CreateWebhookEndpointDto {
   @ApiPropertyOptional({
     enum: EVENT_TYPES,
     isArray: true,
+    maxItems: EVENT_TYPES.length,
     description: 'The types this endpoint receives; absent or empty: every type.',
   })
   @OptionalNotNull()
@@ -52,7 +53,12 @@ export class UpdateWebhookEndpointDto {
   @MaxLength(2048)
   url?: string;
 
-  @ApiPropertyOptional({ enum: EVENT_TYPES, isArray: true, description: 'Empty: every type.' })
+  @ApiPropertyOptional({
+    enum: EVENT_TYPES,
+    isArray: true,
+    maxItems: EVENT_TYPES.length,
+    description: 'Empty: every type.',
+  })
   @OptionalNotNull()
   @IsArray()
   @ArrayMaxSize(EVENT_TYPES.length)
@@ -115,7 +121,12 @@ export const ENDPOINT_ID_PATTERN = /^we_[a-z2-7]{24}$/;
 export const EVENT_ID_PATTERN = /^evt_[a-z2-7]{24}$/;
 
 export class RedeliverDto {
-  @ApiPropertyOptional({ example: 'we_abcdefghijklmnopqrstuvwx', description: 'Only this endpoint.' })
+  @ApiPropertyOptional({
+    example: 'we_abcdefghijklmnopqrstuvwx',
+    pattern: ENDPOINT_ID_PATTERN.source,
+    maxLength: 27,
+    description: 'Only this endpoint.',
+  })
   @OptionalNotNull()
   @IsString()
   @Matches(ENDPOINT_ID_PATTERN, { message: 'endpointId must be a webhook endpoint id (we_...)' })
