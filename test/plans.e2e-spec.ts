@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
+import { inlineShared } from './support/openapi';
 
 const FEATURES = '/api/private/v1/features';
 const PLANS = '/api/private/v1/plans';
@@ -993,7 +994,7 @@ describe('features, plans and quotas', () => {
 
   describe('documentation', () => {
     it('documents the routes, the list order and the error codes in the OpenAPI document', async () => {
-      const doc = (await t.http.get('/docs-json').expect(200)).body;
+      const doc = inlineShared((await t.http.get('/docs-json').expect(200)).body);
       expect(Object.keys(doc.paths['/api/private/v1/plans']).sort()).toEqual(['get', 'post']);
       expect(Object.keys(doc.paths['/api/private/v1/plans/{planId}']).sort()).toEqual([
         'delete',

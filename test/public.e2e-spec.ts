@@ -6,6 +6,7 @@ import { FailureCounters } from '../src/auth/failure-counters';
 import { canonicalString, sign } from '../src/auth/signature';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { expectError, ISO_MS } from './support/expect';
+import { inlineShared } from './support/openapi';
 import { expressRoutes } from './support/routes';
 
 const DAY = 86_400_000;
@@ -861,7 +862,7 @@ describe('public interface: signatures, login, customer endpoints', () => {
     });
 
     it('documents the signature headers and the customer token in OpenAPI', async () => {
-      const doc = (await t.http.get('/docs-json').expect(200)).body;
+      const doc = inlineShared((await t.http.get('/docs-json').expect(200)).body);
       const loginOp = doc.paths[LOGIN].post;
       expect(loginOp.tags).toEqual(['Public']);
       expect(
