@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN, createTestApp, TestApp } from './support/app';
+import { blockName, chainedScript, notRunReason, ShellBlock, shellBlocks } from './support/doc-shell';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..');
@@ -43,6 +44,53 @@ function tourScript(): string {
   if (!block) throw new Error('README.md has no ```bash block after <!-- tour -->');
   return block;
 }
+
+/** The README and every page under docs/, in that order. */
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+
+/** Every shell block of the README and docs/, in page order. */
+const BLOCKS = PAGES.flatMap((page) => shellBlocks(page, read(page)));
+
+/** Whether the walk-through test or the tour test runs the block (as a part of its script). */
+const inWalkthroughOrTour = ({ page, markers }: ShellBlock): boolean =>
+  (page === 'README.md' && markers.includes('tour')) ||
+  (page === 'docs/api-guide.md' && markers.includes('walkthrough')) ||
+  (CONTINUED_PAGES.includes(page) && markers.includes('walkthrough-continued'));
+
+/**
+ * What a page's text asks the reader to have before its blocks, set up by the test before the
+ * page's first block that runs. A page's blocks share one shell's variables in order ("chain", the
+ * page itself unless named here); every block also has the started service's environment: `H` (its
+ * address), `ADMIN_TOKEN`, and its `DATABASE_URL` and `SECRET_ENCRYPTION_KEY` (which the CLI needs,
+ * docs/operations.md#admin-api-and-cli).
+ */
+const PAGE_SETUP: Record<string, { chain?: string; prelude?: string }> = {
+  // "after the walk-through", with KEY a public key, SECRET its signing secret and BASE the address
+  'docs/public-interface.md': {
+    chain: 'walkthrough',
+    prelude: [
+      'BASE=$H',
+      `PUBLIC=$(curl -fsS -X POST $H/api/admin/v1/projects/$PROJECT/keys -H "$ADMIN" -H "$JSON" -d '{"kind":"public"}')`,
+      'KEY=$(echo "$PUBLIC" | jq -er .data.key) SECRET=$(echo "$PUBLIC" | jq -er .data.signingSecret)',
+    ].join('\n'),
+  },
+  // `node dist/cli.js` is "after `npm run build`": CI builds before the tests, so there it runs the
+  // build; in a working tree whose dist/ is missing or older than src/ (edits since the last build),
+  // the same CLI runs from src/ through scripts/cli.mjs instead of a stale or missing build
+  'docs/operations.md': {
+    prelude: [
+      'if [ ! -f dist/cli.js ] || [ -n "$(find src -newer dist/cli.js -print -quit)" ]; then',
+      '  node() { if [ "${1:-}" = dist/cli.js ]; then shift; set -- scripts/cli.mjs "$@"; fi; command node "$@"; }',
+      'fi',
+    ].join('\n'),
+  },
+};
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
 function anchorOf(heading: string): string {
@@ -112,11 +160,24 @@ describe('README and docs walk-through', () => {
     rmSync(cwd, { recursive: true, force: true });
   });
 
-  async function runScript(script: string): Promise<string> {
+  /** The file where a chain of blocks keeps its shell variables between blocks. */
+  const stateOf = (chain: string): string => join(cwd, `${chain.replace(/[^\w.-]/g, '_')}.state`);
+
+  async function runScript(
+    script: string,
+    options: { cwd?: string; timeout?: number } = {},
+  ): Promise<string> {
     const { stdout } = await run('bash', ['-c', script], {
-      cwd,
-      env: { ...process.env, H: base, ADMIN_TOKEN },
-      timeout: 60_000,
+      cwd: options.cwd ?? cwd,
+      env: {
+        ...process.env,
+        H: base,
+        ADMIN_TOKEN,
+        DATABASE_URL: t.appDatabaseUrl,
+        SECRET_ENCRYPTION_KEY: t.env.SECRET_ENCRYPTION_KEY,
+      },
+      timeout: options.timeout ?? 60_000,
+      maxBuffer: 16 * 1024 * 1024,
     }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(`the script failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
@@ -124,7 +185,7 @@ describe('README and docs walk-through', () => {
   }
 
   it('runs the walk-through top to bottom, then the examples that continue it', async () => {
-    const stdout = await runScript(walkthroughScript());
+    const stdout = await runScript(chainedScript(walkthroughScript(), stateOf('walkthrough')));
     // the redemption of step 6 and the auto-created customer of step 7 happened
     expect(stdout).toContain('"dryRun":true');
     expect(stdout).toContain('"created":true');
@@ -144,7 +205,7 @@ describe('README and docs walk-through', () => {
   });
 
   it('runs the README tour top to bottom', async () => {
-    const stdout = await runScript(tourScript());
+    const stdout = await runScript(chainedScript(tourScript(), stateOf('README.md')));
     expect(stdout).toContain('"created":true');
     expect(stdout).toContain('"allowed":true');
     expect(stdout).toContain('"used":1,');
@@ -162,12 +223,54 @@ describe('README and docs walk-through', () => {
 
   it('keeps the README a front door, and every relative link and anchor of the docs resolves', () => {
     expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(20_000);
-    const pages = [
-      'README.md',
-      ...readdirSync(join(ROOT, 'docs'))
-        .filter((name) => name.endsWith('.md'))
-        .map((name) => `docs/${name}`),
-    ];
-    expect(pages.flatMap(brokenLinks)).toEqual([]);
+    expect(PAGES.flatMap(brokenLinks)).toEqual([]);
+  });
+
+  /**
+   * Every other shell block of the README and docs/ runs too, in order within its page, as a test of
+   * its own that must exit 0; a block that cannot run here (a cluster, Docker, the whole test suite)
+   * says why in a `<!-- not-run: reason -->` comment right before it and is listed as skipped.
+   */
+  describe('every other shell block of the README and docs/', () => {
+    it('finds every fenced shell block, and every not-run marker gives a reason', () => {
+      const fences = PAGES.flatMap((page) =>
+        read(page)
+          .split('\n')
+          .filter((line) => /^\s*(```|~~~)\s*(bash|sh|shell)\s*$/.test(line)),
+      );
+      expect(BLOCKS).toHaveLength(fences.length);
+      expect(BLOCKS.filter((block) => notRunReason(block) === '').map(blockName)).toEqual([]);
+      // the walk-through (three pages) and the tour are run above, as one script each
+      expect(BLOCKS.filter(inWalkthroughOrTour).map((block) => block.page)).toEqual([
+        'README.md',
+        'docs/api-guide.md',
+        'docs/entitlements.md',
+        'docs/events.md',
+      ]);
+      expect(
+        BLOCKS.filter((block) => inWalkthroughOrTour(block) && notRunReason(block) !== undefined).map(
+          blockName,
+        ),
+      ).toEqual([]);
+    });
+
+    const started = new Set<string>();
+    for (const block of BLOCKS.filter((b) => !inWalkthroughOrTour(b))) {
+      const reason = notRunReason(block);
+      if (reason !== undefined) {
+        it.skip(`${blockName(block)} is not run: ${reason}`, () => undefined);
+        continue;
+      }
+      it(`runs ${blockName(block)} (${block.lang}) and it exits 0`, async () => {
+        const setup = PAGE_SETUP[block.page] ?? {};
+        const first = !started.has(block.page);
+        started.add(block.page);
+        await runScript(
+          chainedScript(block.code, stateOf(setup.chain ?? block.page), first ? setup.prelude : ''),
+          // from the project's directory, as the pages assume (npm run, dist/, deploy/)
+          { cwd: ROOT, timeout: 150_000 },
+        );
+      }, 180_000);
+    }
   });
 });
