@@ -72,7 +72,7 @@ const inWalkthroughOrTour = ({ page, markers }: ShellBlock): boolean =>
  */
 const PAGE_SETUP: Record<string, { chain?: string; prelude?: string }> = {
   // "after the walk-through", with KEY a public key, SECRET its signing secret and BASE the address
-  'docs/public-interface.md': {
+  'docs/public-api.md': {
     chain: 'walkthrough',
     prelude: [
       'BASE=$H',

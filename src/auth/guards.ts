@@ -77,8 +77,8 @@ const headerValue = (req: Request, name: string): string | undefined => {
 };
 
 /**
- * `X-Service-Key: pk_...` → the caller's project on the request (docs/public-interface.md), then the
- * request signature v1 (docs/public-interface.md#signature-v1, `signature.ts`): required when the
+ * `X-Service-Key: pk_...` → the caller's project on the request (docs/public-api.md), then the
+ * request signature v1 (docs/public-api.md#signature-v1, `signature.ts`): required when the
  * project says so,
  * verified whenever any of its headers is present. Checks in order: the headers' form, the
  * HMAC over the exact bytes received (constant time), the clock window, and last the nonce, so

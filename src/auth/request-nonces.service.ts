@@ -7,7 +7,7 @@ export const NONCE_PRUNE_INTERVAL_MS = 60 * 1000;
 
 /**
  * The `request_nonces` table: a nonce is accepted once per public key while its timestamp can
- * still be accepted (docs/public-interface.md#signature-v1). The decision is one atomic statement
+ * still be accepted (docs/public-api.md#signature-v1). The decision is one atomic statement
  * on the shared
  * database, so a request replayed to another replica is refused too.
  */

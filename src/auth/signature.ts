@@ -1,5 +1,5 @@
 /**
- * Request signature v1 of the public interface (docs/public-interface.md#signature-v1). Dependency-free (only
+ * Request signature v1 of the public interface (docs/public-api.md#signature-v1). Dependency-free (only
  * `node:crypto`) so that client developers can copy this file as it is.
  *
  *   canonical = METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))

@@ -3,7 +3,7 @@ import { FAILURE_WINDOW_SECONDS, FailureCounter, FailureCounters } from '../auth
 import { sha256Hex } from '../common/crypto/sha256';
 
 /**
- * Slowing down password guessing on the public login (docs/public-interface.md#login-throttling) without handing anyone a
+ * Slowing down password guessing on the public login (docs/public-api.md#login-throttling) without handing anyone a
  * way to lock a customer out:
  * - per (customer, client address): LOGIN_FREE_FAILURES_PER_ADDRESS failures are free; after
  *   that each attempt waits LOGIN_DELAY_BASE_SECONDS, doubled with every further failure (at most

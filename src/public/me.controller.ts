@@ -17,7 +17,7 @@ import { CustomerSessionsService } from './customer-sessions.service';
 import { ChangePasswordDto, PublicRedeemDto } from './dto/public.dto';
 import { apiPath } from '../common/routes/api-prefixes';
 
-/** The logged-in customer's own data (docs/public-interface.md#endpoints): the same services as the private interface. */
+/** The logged-in customer's own data (docs/public-api.md#endpoints): the same services as the private interface. */
 @ApiTags('Public')
 @Controller(apiPath('public', 'me'))
 export class MeController {

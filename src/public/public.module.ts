@@ -12,7 +12,7 @@ import { PublicAuthController } from './public-auth.controller';
 import { AuthModule } from '../auth/auth.module';
 
 /**
- * The public interface beyond its info endpoint (docs/public-interface.md): customer login and logout, and
+ * The public interface beyond its info endpoint (docs/public-api.md): customer login and logout, and
  * the logged-in customer's own endpoints. Request signatures are checked by the public key
  * guard (`src/auth`, with its nonce store).
  */

@@ -2,7 +2,7 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { ApiKey } from '../../projects/entities/api-key.entity';
 
 /**
- * A nonce a public key has used in a signed request (docs/public-interface.md#signature-v1). The
+ * A nonce a public key has used in a signed request (docs/public-api.md#signature-v1). The
  * primary key is the UNIQUE (api_key_id, nonce) that makes a replay fail on every replica; a row is
  * kept until its timestamp has left the accepted window, then pruned.
  */

@@ -3,7 +3,7 @@ import { CreatedAt } from '../../common/entity-columns';
 import { Customer } from '../../customers/entities/customer.entity';
 
 /**
- * A customer-level token issued by the public login (docs/public-interface.md#customer-tokens).
+ * A customer-level token issued by the public login (docs/public-api.md#customer-tokens).
  * Only the SHA-256 of the token is stored; deleting the customer deletes its sessions.
  */
 @Entity({ name: 'customer_sessions' })
