@@ -2,8 +2,9 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } 
 import { UsageRecord } from './usage-record.entity';
 
 /**
- * The part of a usage record taken from one bucket (a plan group's quota): the rows the period
- * sums read. `customer_id`, `feature_id` and `recorded_at` are the record's, copied so that a
+ * The part of a usage record taken from one bucket: a plan group's quota (`source: plan`), the
+ * customer's override of the feature (`override`) or a grant (`grant`). The rows the period sums
+ * read. `customer_id`, `feature_id` and `recorded_at` are the record's, copied so that a
  * period's usage is two probes of one index (`running`, migration UsageRunningTotals) and a walk
  * of the reversed allocations in it.
  */
@@ -33,12 +34,21 @@ export class UsageAllocation {
   @Column({ name: 'feature_id', type: 'int' })
   featureId: number;
 
-  @Column({ name: 'plan_group', type: 'varchar', length: 64 })
-  group: string;
+  /** `plan`, `override` or `grant`. */
+  @Column({ type: 'varchar', length: 8, default: 'plan' })
+  source: string;
 
-  /** Informational: the start of the bucket's period when the record was made. */
-  @Column({ name: 'period_start', type: 'timestamptz', precision: 3 })
-  periodStart: Date;
+  /** The plan group of a plan bucket's allocation; null for an override's or a grant's. */
+  @Column({ name: 'plan_group', type: 'varchar', length: 64, nullable: true })
+  group: string | null;
+
+  /** The grant a grant allocation took from. */
+  @Column({ name: 'grant_id', type: 'int', nullable: true })
+  grantId: number | null;
+
+  /** Informational: the start of the bucket's period when the record was made; null for a grant's. */
+  @Column({ name: 'period_start', type: 'timestamptz', precision: 3, nullable: true })
+  periodStart: Date | null;
 
   @Column({ type: 'numeric', precision: 26, scale: 6 })
   amount: string;
@@ -49,6 +59,10 @@ export class UsageAllocation {
   /** Set with the record's `reversed_at`: the allocation no longer counts. */
   @Column({ type: 'boolean', default: false })
   reversed: boolean;
+
+  /** Once reversed: whether the amount came back (a grant's does not once the grant has ended). */
+  @Column({ type: 'boolean', nullable: true })
+  restored: boolean | null;
 
   /**
    * The amounts of the customer's allocations of this feature and plan group up to and including

@@ -58,6 +58,10 @@ export class UsageRecord {
   @Column({ type: 'numeric', precision: 26, scale: 6, default: 0 })
   overage: string;
 
+  /** The part of `amount` taken from grants: the rest (less overage) counts against an override. */
+  @Column({ type: 'numeric', precision: 26, scale: 6, default: 0 })
+  granted: string;
+
   @Column({ name: 'recorded_at', type: 'timestamptz', precision: 3 })
   recordedAt: Date;
 
