@@ -31,25 +31,69 @@ export interface EngineWindow {
   quota: EngineQuota | null;
 }
 
-/** The bucket of one group at an instant: the quota of the window in effect, and its current period. */
+/** Where a bucket comes from: a plan's quota, the customer's override of the feature, or a grant. */
+export type BucketSource = 'plan' | 'override' | 'grant';
+
+/** A grant of the feature to the customer (amounts in micro-units). */
+export interface EngineGrant {
+  id: number;
+  amount: bigint;
+  used: bigint;
+  priority: number;
+  effectiveAt: Date;
+  expiresAt: Date | null;
+  voidedAt: Date | null;
+}
+
+/** The customer's override of the feature (`limit` in micro-units, null: unlimited). */
+export interface EngineOverride {
+  mode: 'set' | 'deny';
+  limit: bigint | null;
+  priority: number | null;
+  resetInterval: string | null;
+  anchor: Date | null;
+  expiresAt: Date | null;
+}
+
+/**
+ * One bucket of a feature at an instant: a plan group's quota in the window in effect, the
+ * override, or a grant in effect; with its current period (a grant has one period, from its
+ * `effectiveAt`, that never ends).
+ */
 export interface Bucket {
-  group: string;
-  window: EngineWindow;
-  quota: EngineQuota;
+  source: BucketSource;
+  /** The plan group (plan buckets); null otherwise. */
+  group: string | null;
+  /** Plan buckets: the window in effect and its plan's quota; null otherwise. */
+  window: EngineWindow | null;
+  quota: EngineQuota | null;
+  grant: EngineGrant | null;
+  /** null: unlimited. */
+  limit: bigint | null;
+  priority: number;
   anchor: Date;
   periodStart: Date;
-  /** null: the period never ends (`resetInterval: null`). */
+  /** null: the period never ends (`resetInterval: null`, and every grant). */
   periodEnd: Date | null;
+  /** When the bucket ends: a plan bucket's window end, an override's or a grant's `expiresAt` (null: never). */
+  expiresAt: Date | null;
 }
 
 export interface BucketUsage extends Bucket {
-  /** Micro-units allocated to this group within the period, reversals excluded. */
+  /** Micro-units taken from this bucket within the period, reversals excluded. */
   used: bigint;
 }
 
+/** The key that ties an allocation to its bucket: the group, `override`, or the grant's id. */
+export const bucketKey = (b: Pick<Bucket, 'source' | 'group' | 'grant'>): string =>
+  b.source === 'plan' ? `plan:${b.group}` : b.source === 'override' ? 'override' : `grant:${b.grant!.id}`;
+
 export interface Allocation {
-  group: string;
-  periodStart: Date;
+  source: BucketSource;
+  group: string | null;
+  /** A grant's allocation: null. */
+  periodStart: Date | null;
+  grantId: number | null;
   amount: bigint;
 }
 
@@ -132,22 +176,32 @@ export function periodAt(anchor: Date, interval: string | null, t: Date): { star
   return { start, end };
 }
 
+const endMs = (d: Date | null) => (d === null ? Number.POSITIVE_INFINITY : d.getTime());
+
+/** When a bucket's allowance lapses: a plan or override bucket at its period's end, a grant at its expiry. */
+const lapsesAt = (b: Bucket): Date | null => (b.source === 'grant' ? b.expiresAt : b.periodEnd);
+
 /**
- * Order of consumption: higher priority first; then the period that ends
- * first (one that never ends last); then the window that ends first (permanent last); then the
- * lower plan id.
+ * Order of consumption (also the order buckets are shown in): higher priority first; then what
+ * lapses first; then what ends first (never last); then plan and override buckets before grants;
+ * then the lower plan id, among grants the lower grant id. So at equal priority a top-up that
+ * never expires is spent after the plan's monthly allowance, and a promotion ending tomorrow
+ * before it.
  */
 export function consumptionOrder(a: Bucket, b: Bucket): number {
-  if (a.quota.priority !== b.quota.priority) return b.quota.priority - a.quota.priority;
-  const end = (d: Date | null) => (d === null ? Number.POSITIVE_INFINITY : d.getTime());
-  if (end(a.periodEnd) !== end(b.periodEnd)) return end(a.periodEnd) - end(b.periodEnd);
-  if (end(a.window.validTo) !== end(b.window.validTo)) return end(a.window.validTo) - end(b.window.validTo);
-  return a.window.planId - b.window.planId;
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (endMs(lapsesAt(a)) !== endMs(lapsesAt(b))) return endMs(lapsesAt(a)) - endMs(lapsesAt(b));
+  if (endMs(a.expiresAt) !== endMs(b.expiresAt)) return endMs(a.expiresAt) - endMs(b.expiresAt);
+  const grantA = a.source === 'grant' ? 1 : 0;
+  const grantB = b.source === 'grant' ? 1 : 0;
+  if (grantA !== grantB) return grantA - grantB;
+  if (a.grant && b.grant) return a.grant.id - b.grant.id;
+  return (a.window?.planId ?? 0) - (b.window?.planId ?? 0);
 }
 
 /**
- * The buckets at `t`, in the order of consumption: for each group, the window in effect when its
- * plan has a quota for the feature. At most one window per group is in effect (chain rules).
+ * The plan buckets at `t`, in the order of consumption: for each group, the window in effect when
+ * its plan has a quota for the feature. At most one window per group is in effect (chain rules).
  */
 export function bucketsAt(windows: readonly EngineWindow[], t: Date): Bucket[] {
   const buckets: Bucket[] = [];
@@ -158,21 +212,137 @@ export function bucketsAt(windows: readonly EngineWindow[], t: Date): Bucket[] {
     const anchor = runAnchor(windows, w);
     const period = periodAt(anchor, w.quota.resetInterval, t);
     buckets.push({
+      source: 'plan',
       group: w.group,
       window: w,
       quota: w.quota,
+      grant: null,
+      limit: w.quota.limit,
+      priority: w.quota.priority,
       anchor,
       periodStart: period.start,
       periodEnd: period.end,
+      expiresAt: w.validTo,
     });
   }
   return buckets.sort(consumptionOrder);
 }
 
+/** Whether an override is in effect at `t` (its row exists from its `PUT`; it ends at `expiresAt`). */
+export const overrideInEffect = (o: EngineOverride | null, t: Date): o is EngineOverride =>
+  o !== null && (o.expiresAt === null || t.getTime() < o.expiresAt.getTime());
+
+/** Whether a grant is in effect at `t`: started, not expired, not voided. */
+export const grantInEffect = (g: EngineGrant, t: Date): boolean =>
+  g.voidedAt === null && inEffect({ validFrom: g.effectiveAt, validTo: g.expiresAt }, t);
+
+/** A grant's status at `t`, in the order the rules name them. */
+export type GrantStatus = 'voided' | 'expired' | 'scheduled' | 'exhausted' | 'active';
+
+/** A grant's figures at `t`: always `amount = used + remaining + forfeited`. */
+export function grantFigures(
+  g: EngineGrant,
+  t: Date,
+): { status: GrantStatus; used: bigint; remaining: bigint; forfeited: bigint } {
+  const left = g.amount > g.used ? g.amount - g.used : 0n;
+  const status: GrantStatus =
+    g.voidedAt !== null
+      ? 'voided'
+      : g.expiresAt !== null && g.expiresAt.getTime() <= t.getTime()
+        ? 'expired'
+        : t.getTime() < g.effectiveAt.getTime()
+          ? 'scheduled'
+          : left === 0n
+            ? 'exhausted'
+            : 'active';
+  const ended = status === 'voided' || status === 'expired';
+  return { status, used: g.used, remaining: ended ? 0n : left, forfeited: ended ? left : 0n };
+}
+
+/** What grants, overrides and plans give one feature at `t`: granted or not, and its buckets in order. */
+export interface FeatureBuckets {
+  granted: boolean;
+  buckets: Bucket[];
+  accessEndsAt: Date | null;
+}
+
 /**
- * When access to the feature ends: the end of the unbroken coverage, from `t`, by live windows
- * (any group, queued ones included) whose plans grant the feature; null when it reaches a
- * permanent window; null as well when nothing grants it at `t`.
+ * The buckets of a feature at `t`: the plan buckets, unless a `set` override replaces them with
+ * its own bucket (metered features), and the grants in effect; nothing under a `deny`. Grants
+ * count only for a metered feature. When access ends: the latest end among what grants the
+ * feature now (the plans' coverage, a `set` override's expiry, each grant in effect's expiry);
+ * null when any of them never ends, and when the feature is not granted.
+ */
+export function featureBucketsAt(
+  input: {
+    metered: boolean;
+    windows: readonly EngineWindow[];
+    override: EngineOverride | null;
+    grants: readonly EngineGrant[];
+  },
+  t: Date,
+): FeatureBuckets {
+  const override = overrideInEffect(input.override, t) ? input.override : null;
+  if (override?.mode === 'deny') return { granted: false, buckets: [], accessEndsAt: null };
+  const plans = bucketsAt(input.windows, t);
+  const grants = input.metered ? input.grants.filter((g) => grantInEffect(g, t)) : [];
+  const buckets: Bucket[] = override && input.metered ? [overrideBucket(override, t)] : plans;
+  for (const g of grants) buckets.push(grantBucket(g));
+  const planEnd = plans.length > 0 ? accessEndsAt(input.windows, t) : undefined;
+  const ends: Array<Date | null> = [
+    ...(planEnd === undefined ? [] : [planEnd]),
+    ...(override ? [override.expiresAt] : []),
+    ...grants.map((g) => g.expiresAt),
+  ];
+  const granted = ends.length > 0 && (!input.metered || buckets.length > 0);
+  const latest = ends.some((e) => e === null) ? null : Math.max(...ends.map((e) => e!.getTime()));
+  return {
+    granted,
+    buckets: buckets.sort(consumptionOrder),
+    accessEndsAt: granted && latest !== null ? new Date(latest) : null,
+  };
+}
+
+/** The override's bucket at `t`: periods `anchor + k x resetInterval`. */
+function overrideBucket(o: EngineOverride, t: Date): Bucket {
+  const anchor = o.anchor ?? t;
+  const period = periodAt(anchor, o.resetInterval, t.getTime() < anchor.getTime() ? anchor : t);
+  return {
+    source: 'override',
+    group: null,
+    window: null,
+    quota: null,
+    grant: null,
+    limit: o.limit,
+    priority: o.priority ?? 0,
+    anchor,
+    periodStart: period.start,
+    periodEnd: period.end,
+    expiresAt: o.expiresAt,
+  };
+}
+
+/** A grant's bucket: its amount, one period from `effectiveAt` that never ends. */
+function grantBucket(g: EngineGrant): Bucket {
+  return {
+    source: 'grant',
+    group: null,
+    window: null,
+    quota: null,
+    grant: g,
+    limit: g.amount,
+    priority: g.priority,
+    anchor: g.effectiveAt,
+    periodStart: g.effectiveAt,
+    periodEnd: null,
+    expiresAt: g.expiresAt,
+  };
+}
+
+/**
+ * When access to the feature ends by the plans: the end of the unbroken coverage, from `t`, by
+ * live windows (any group, queued ones included) whose plans grant the feature; null when it
+ * reaches a permanent window; null as well when nothing grants it at `t`.
  */
 export function accessEndsAt(windows: readonly EngineWindow[], t: Date): Date | null {
   const granting = windows.filter((w) => w.quota !== null);
@@ -193,8 +363,8 @@ export function accessEndsAt(windows: readonly EngineWindow[], t: Date): Date | 
 }
 
 /** `remaining = max(0, limit - used)`; null when unlimited. */
-export const remainingOf = (b: Pick<BucketUsage, 'quota' | 'used'>): bigint | null =>
-  b.quota.limit === null ? null : b.quota.limit > b.used ? b.quota.limit - b.used : 0n;
+export const remainingOf = (b: Pick<BucketUsage, 'limit' | 'used'>): bigint | null =>
+  b.limit === null ? null : b.limit > b.used ? b.limit - b.used : 0n;
 
 /** The balance over the buckets: sums, with `limit` and `remaining` null when any bucket is unlimited. */
 export function balanceOf(buckets: readonly BucketUsage[]): {
@@ -208,7 +378,7 @@ export function balanceOf(buckets: readonly BucketUsage[]): {
   for (const b of buckets) {
     used += b.used;
     const r = remainingOf(b);
-    limit = limit === null || b.quota.limit === null ? null : limit + b.quota.limit;
+    limit = limit === null || b.limit === null ? null : limit + b.limit;
     remaining = remaining === null || r === null ? null : remaining + r;
   }
   return { limit, used, remaining };
@@ -231,13 +401,20 @@ export function allocate(
     if (left === 0n) break;
     const room = remainingOf(b);
     const take = room === null || room >= left ? left : room;
-    if (take > 0n) allocations.push({ group: b.group, periodStart: b.periodStart, amount: take });
+    if (take > 0n)
+      allocations.push({
+        source: b.source,
+        group: b.group,
+        periodStart: b.source === 'grant' ? null : b.periodStart,
+        grantId: b.grant?.id ?? null,
+        amount: take,
+      });
     left -= take;
   }
   return { ok: true, allocations, overage: left };
 }
 
-/** The earliest period end among the buckets (null when none resets). */
+/** The earliest period end among the buckets (null when none resets; a grant's never does). */
 export function resetsAt(buckets: readonly Bucket[]): Date | null {
   const ends = buckets.map((b) => b.periodEnd).filter((d): d is Date => d !== null);
   return ends.length ? new Date(Math.min(...ends.map((d) => d.getTime()))) : null;
