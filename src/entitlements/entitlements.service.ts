@@ -11,6 +11,7 @@ import {
   allocate,
   accessEndsAt,
   balanceOf,
+  Bucket,
   BucketUsage,
   bucketsAt,
   fromMicros,
@@ -125,6 +126,17 @@ export class EntitlementsService {
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     const evaluations = await this.evaluate(projectId, state, state.features, at);
     return evaluations.map(toEntitlementView);
+  }
+
+  /**
+   * The feature's plan bucket first in the order of consumption at `at`, read in the caller's
+   * unit of work (null: no plan gives the customer a bucket of it). An override's `PUT` copies its
+   * run's anchor, reset interval and priority.
+   */
+  async firstPlanBucket(projectId: string, customerId: number, featureId: number, at: Date): Promise<Bucket | null> {
+    const state = await this.repository.loadState(projectId, customerLockFor(customerId), { id: featureId });
+    if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    return bucketsAt(state.windowsFor(featureId), at)[0] ?? null;
   }
 
   /** `POST /entitlements/check`: reads only; 200 with `allowed: false` when refused. */
