@@ -12,6 +12,12 @@ export const EVENT_TYPES = [
   'customer.deleted',
   'code.redeemed',
   'code.revoked',
+  'grant.created',
+  'grant.voided',
+  'grant.expired',
+  'grant.exhausted',
+  'override.set',
+  'override.removed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -54,6 +60,30 @@ export interface UsageLimitReachedData {
   bucket: Record<string, unknown>;
 }
 
+/** A grant as the API shows it at the event's instant (docs/entitlements.md). */
+export type EventGrant = Record<string, unknown>;
+
+/** A customer's override of a feature as the API shows it at the event's instant. */
+export type EventOverride = Record<string, unknown>;
+
+export interface GrantEventData {
+  customer: EventCustomer;
+  grant: EventGrant;
+}
+
+export interface OverrideSetData {
+  customer: EventCustomer;
+  override: EventOverride;
+  /** The override replaced if it was in effect, else null. */
+  previous: EventOverride | null;
+}
+
+export interface OverrideRemovedData {
+  customer: EventCustomer;
+  override: EventOverride;
+  reason: 'deleted' | 'expired';
+}
+
 /**
  * One event to record in the caller's transaction. `customer`: the customer it names (its
  * `customerSeq` is taken then); `uniqueKey`: at most one event ever has it (a later one with the
@@ -84,7 +114,15 @@ export type NewEvent =
       customer: EventCustomer;
       data: { code: Record<string, unknown>; customer: EventCustomer };
     }
-  | { type: 'code.revoked'; customer?: undefined; data: { code: Record<string, unknown> } };
+  | { type: 'code.revoked'; customer?: undefined; data: { code: Record<string, unknown> } }
+  | {
+      type: 'grant.created' | 'grant.voided' | 'grant.expired' | 'grant.exhausted';
+      customer: EventCustomer;
+      data: GrantEventData;
+      uniqueKey?: string;
+    }
+  | { type: 'override.set'; customer: EventCustomer; data: OverrideSetData }
+  | { type: 'override.removed'; customer: EventCustomer; data: OverrideRemovedData; uniqueKey?: string };
 
 /** The key that makes a window's start or end announced once. */
 export const boundaryKey = (type: 'subscription.started' | 'subscription.ended', windowId: number) =>

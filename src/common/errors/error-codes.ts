@@ -51,6 +51,10 @@ export const ERROR_STATUS = {
   QUOTA_EXCEEDED: 409,
   USAGE_EVENT_CONFLICT: 409,
   USAGE_NOT_FOUND: 404,
+  // grants and overrides (docs/entitlements.md)
+  GRANT_NOT_FOUND: 404,
+  OVERRIDE_NOT_FOUND: 404,
+  GRANT_EXPIRED: 409,
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
@@ -95,7 +99,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   SLUG_TAKEN: 'The slug is already used in this project.',
   PLAN_FIELD_IMMUTABLE: 'The group and value of a plan cannot be changed.',
   PLAN_IN_USE: 'The plan has subscriptions or codes and cannot be deleted.',
-  FEATURE_IN_USE: 'The feature is used by a quota and cannot be deleted.',
+  FEATURE_IN_USE: 'The feature is used by a quota, an override or a grant not ended, and cannot be deleted.',
   CODE_REVOKED: 'The code has been revoked.',
   CODE_EXPIRED: 'The code has expired.',
   IDEMPOTENCY_KEY_IN_USE: 'A request with this idempotency key is still being processed.',
@@ -112,6 +116,9 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   QUOTA_EXCEEDED: 'The amount exceeds what remains of the quota.',
   USAGE_EVENT_CONFLICT: 'This eventId was already recorded with another feature or amount.',
   USAGE_NOT_FOUND: 'Usage record not found.',
+  GRANT_NOT_FOUND: 'Grant not found.',
+  OVERRIDE_NOT_FOUND: 'The customer has no override of this feature in effect.',
+  GRANT_EXPIRED: 'The grant has expired and can no longer be voided.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
   CUSTOMER_LIMIT_REACHED: 'The project holds as many customers as it may (PROJECT_MAX_CUSTOMERS).',
@@ -244,8 +251,8 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     action: 'Keep the plan; stop selling it instead.',
   },
   FEATURE_IN_USE: {
-    when: 'A quota of some plan uses the feature.',
-    action: 'Remove the quota from the plans first.',
+    when: "A quota of some plan uses the feature, a customer's override names it (in effect or not), or a grant of it has not ended (neither voided nor expired).",
+    action: 'Remove the quota from the plans, delete the overrides and void the grants first.',
   },
   CODE_REVOKED: {
     when: 'The code was revoked.',
@@ -293,7 +300,7 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     action: 'The project must enable the customer (`PATCH /customers/{id}` with `{"enabled":true}`).',
   },
   FEATURE_NOT_METERED: {
-    when: 'Usage was recorded against a boolean feature (`metered: false`): it is granted or not, never consumed.',
+    when: 'Usage was recorded, or a grant created, for a boolean feature (`metered: false`): it is granted or not, never consumed.',
     action: 'Check access with `POST /entitlements/check` instead, or make the feature metered.',
   },
   FEATURE_NOT_GRANTED: {
@@ -312,6 +319,19 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
   USAGE_NOT_FOUND: {
     when: 'The usage record id is unknown in this project.',
     action: 'Check the id (from `POST /usage` or `GET /customers/{id}/usage`).',
+  },
+  GRANT_NOT_FOUND: {
+    when: 'The grant id is unknown in this project.',
+    action:
+      'Check the id (from `POST /customers/{customerId}/grants` or `GET /customers/{customerId}/grants`).',
+  },
+  OVERRIDE_NOT_FOUND: {
+    when: 'The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).',
+    action: 'Nothing to remove or read; set one with `PUT /customers/{customerId}/overrides/{featureId}`.',
+  },
+  GRANT_EXPIRED: {
+    when: 'A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.',
+    action: 'Nothing to void; read the grant for its figures.',
   },
   WEBHOOK_ENDPOINT_NOT_FOUND: {
     when: 'The webhook endpoint id (`we_...`) is unknown in this project.',
