@@ -169,8 +169,8 @@ describe('entitlements and metered usage', () => {
       const res = await use({ customerId: c.id, featureId: f.id, amount: 12 });
       expect(res.status).toBe(201);
       expect(res.body.data.usage.allocations).toEqual([
-        { group: 'addon', periodStart: '2025-03-01T00:00:00.000Z', amount: 10 },
-        { group: 'tier', periodStart: '2025-03-02T00:00:00.000Z', amount: 2 },
+        { source: 'plan', grantId: null, restored: null, group: 'addon', periodStart: '2025-03-01T00:00:00.000Z', amount: 10 },
+        { source: 'plan', grantId: null, restored: null, group: 'tier', periodStart: '2025-03-02T00:00:00.000Z', amount: 2 },
       ]);
     });
 
@@ -226,7 +226,7 @@ describe('entitlements and metered usage', () => {
       expect(res.status).toBe(201);
       expect(res.body.data.balance).toEqual({ limit: null, used: 1_000_000, remaining: null, overage: 0 });
       expect(res.body.data.usage.allocations).toEqual([
-        { group: 'tier', periodStart: '2025-01-01T00:00:00.000Z', amount: 1_000_000 },
+        { source: 'plan', grantId: null, restored: null, group: 'tier', periodStart: '2025-01-01T00:00:00.000Z', amount: 1_000_000 },
       ]);
     });
   });
@@ -276,6 +276,9 @@ describe('entitlements and metered usage', () => {
       expect(
         (await use({ customerId: c.id, feature: f.slug, amount: 5 })).body.data.usage.allocations[0],
       ).toEqual({
+        source: 'plan',
+        grantId: null,
+        restored: null,
         group: 'tier',
         periodStart: '2025-06-01T11:15:00.000Z',
         amount: 5,
@@ -406,9 +409,11 @@ describe('entitlements and metered usage', () => {
       expect(reversed.body.data.usage).toMatchObject({
         id: first.body.data.usage.id,
         reversedAt: '2025-01-04T00:00:00.000Z',
-        allocations: first.body.data.usage.allocations,
+        // a plan bucket's allocation always comes back
+        allocations: first.body.data.usage.allocations.map((x: object) => ({ ...x, restored: true })),
       });
       expect(reversed.body.data.balance).toEqual({ limit: 15, used: 1.5, remaining: 13.5, overage: 0 });
+      expect(reversed.body.data.forfeited).toBe(0);
       const again = await t.http.post(`${P}/usage/${first.body.data.usage.id}/reverse`).set(A());
       expect(again.status).toBe(200);
       expect(again.body.data).toEqual(reversed.body.data);

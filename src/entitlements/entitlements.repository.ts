@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Batcher } from '../database/batcher';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
-import { EngineQuota, EngineWindow, toMicros } from './engine/entitlement-engine';
+import { EngineGrant, EngineOverride, EngineQuota, EngineWindow, toMicros } from './engine/entitlement-engine';
 import { GenerateSql } from '../database/generate-sql';
 
 /**
@@ -75,7 +75,17 @@ export interface UsageRow {
   overage: string;
   recordedAt: string;
   reversedAt: string | null;
-  allocations: Array<{ group: string; periodStart: string; amount: string }>;
+  allocations: AllocationRow[];
+}
+
+/** An allocation as stored: `restored` is null while its record counts. */
+export interface AllocationRow {
+  source: 'plan' | 'override' | 'grant';
+  group: string | null;
+  periodStart: string | null;
+  grantId: number | null;
+  amount: string;
+  restored: boolean | null;
 }
 
 /** What the entitlement rules need of one customer: the customer, the features, every live window. */
@@ -86,10 +96,58 @@ export interface CustomerState {
   features: FeatureRow[];
   /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
   windowsFor(featureId: number): EngineWindow[];
+  /** Per feature id: the customer's grants not voided (those that expired long ago are not read). */
+  grantsFor(featureId: number): GrantRow[];
+  /** Per feature id: the customer's override, in effect or not (null: none). */
+  overrideFor(featureId: number): OverrideRow | null;
   /** With `eventId`: the customer's record holding that event id, if any. */
   existing?: UsageRow | null;
   /** With `eventId`: when the customer's latest record of the feature was made (null: none yet). */
   lastRecordedAt?: Date | null;
+}
+
+/** A grant as the state reads it: the engine's figures and what its views show. */
+export interface GrantRow extends EngineGrant {
+  customerId: number;
+  featureId: number;
+  reason: string | null;
+  metadata: Record<string, string>;
+  createdAt: Date;
+  voidReason: string | null;
+}
+
+/** An override as the state reads it. */
+export interface OverrideRow extends EngineOverride {
+  customerId: number;
+  featureId: number;
+  reason: string | null;
+  createdAt: Date;
+}
+
+interface GrantJson {
+  id: number;
+  featureId: number;
+  amount: string;
+  used: string;
+  priority: number;
+  effectiveAt: number;
+  expiresAt: number | null;
+  reason: string | null;
+  metadata: Record<string, string>;
+  createdAt: number;
+  voidReason: string | null;
+}
+
+interface OverrideJson {
+  featureId: number;
+  mode: 'set' | 'deny';
+  limit: string | null;
+  priority: number | null;
+  resetInterval: string | null;
+  anchor: number | null;
+  expiresAt: number | null;
+  reason: string | null;
+  createdAt: number;
 }
 
 interface QuotaJson {
@@ -119,21 +177,30 @@ interface StateRow {
    * (a customer who renewed monthly for years holds hundreds of windows of one plan).
    */
   plan_quotas: Record<string, QuotaJson[] | undefined>;
+  grants: GrantJson[];
+  overrides: OverrideJson[];
   existing?: UsageRow | null;
   last_recorded_at?: Date | null;
 }
+
+/** The JSON of one allocation `a` of a usage record. */
+export const ALLOCATION_JSON = `json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+    'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored)`;
 
 /** The JSON of one usage record `u` with its allocations (for `row_to_json`-free reads). */
 export const USAGE_JSON = `json_build_object(
     'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
     'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-    'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                      'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+    'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json)
                       FROM usage_allocations a WHERE a.usage_id = u.id))`;
 
+/**
+ * A period whose usage a bucket needs: a plan group's allocations in it, or with `group` null (an
+ * override's period) the feature's usage in it that no grant took, whatever the group.
+ */
 export interface SumRequest {
   featureId: number;
-  group: string;
+  group: string | null;
   periodStart: Date;
   periodEnd: Date | null;
 }
@@ -670,6 +737,25 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     validFrom: new Date(w.validFrom),
     validTo: w.validTo === null ? null : new Date(w.validTo),
   }));
+  const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+  const grants: GrantRow[] = row.grants.map((g) => ({
+    ...g,
+    customerId: row.customer_id,
+    amount: toMicros(g.amount),
+    used: toMicros(g.used),
+    effectiveAt: new Date(g.effectiveAt),
+    expiresAt: date(g.expiresAt),
+    createdAt: new Date(g.createdAt),
+    voidedAt: null,
+  }));
+  const overrides: OverrideRow[] = row.overrides.map((o) => ({
+    ...o,
+    customerId: row.customer_id,
+    limit: o.limit === null ? null : toMicros(o.limit),
+    anchor: date(o.anchor),
+    expiresAt: date(o.expiresAt),
+    createdAt: new Date(o.createdAt),
+  }));
   return {
     customerId: row.customer_id,
     username: row.username,
@@ -678,6 +764,9 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     ...(eventId !== undefined
       ? { existing: row.existing ?? null, lastRecordedAt: row.last_recorded_at ?? null }
       : {}),
+    grantsFor: (featureId: number): GrantRow[] => grants.filter((g) => g.featureId === featureId),
+    overrideFor: (featureId: number): OverrideRow | null =>
+      overrides.find((o) => o.featureId === featureId) ?? null,
     windowsFor: (featureId: number): EngineWindow[] => {
       // one quota per plan, shared by its windows (the engine only reads them)
       const quotaOf = new Map<number, EngineQuota | null>();
@@ -768,7 +857,10 @@ const sumsParams = (p: number): SumsInputs => ({
  * into the `CASE`, each of its probes ran once per mention.
  */
 const sumsColumns = (customer: string, project: string, sums: SumsInputs) => `
-    ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+    ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                              WHERE u.customer_id = ${customer} AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                                AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = ${project})
+                       WHEN span.upto IS NULL THEN 0
                        ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                               WHERE a.customer_id = ${customer} AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                                 AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = ${project})
@@ -866,10 +958,13 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
   const { project, feature, sums, event } = inputs;
   const featureWhere =
     featureKind === 'all' ? '' : featureKind === 'id' ? ` AND f.id = ${feature}` : ` AND f.slug = ${feature}`;
-  const quotaWhere =
+  const featureIn = (column: string) =>
     featureKind === 'all'
       ? ''
-      : ` AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = ${project}${featureWhere})`;
+      : ` AND ${column} IN (SELECT f.id FROM features f WHERE f.project_id = ${project}${featureWhere})`;
+  const quotaWhere = featureIn('q.feature_id');
+  const grantWhere = featureIn('g.feature_id');
+  const overrideWhere = featureIn('o.feature_id');
   return `SELECT c.id AS customer_id, c.username, c.enabled,
         (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
                   'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
@@ -886,7 +981,20 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
                   WHERE q.project_id = ${project}${quotaWhere}
                     AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                        WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active')
-                  GROUP BY q.plan_id) pq) AS plan_quotas
+                  GROUP BY q.plan_id) pq) AS plan_quotas,
+        (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+                  'used', g.used::text, 'priority', g.priority, 'effectiveAt', ${epochMs('g.effective_at')},
+                  'expiresAt', ${epochMs('g.expires_at')}, 'reason', g.reason, 'metadata', g.metadata,
+                  'createdAt', ${epochMs('g.created_at')}, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+           FROM grants g
+          WHERE g.customer_id = c.id AND g.project_id = ${project} AND g.voided_at IS NULL
+            AND (g.expires_at IS NULL OR g.expires_at > now() - interval '${GRANTS_EXPIRED_READ}')${grantWhere}) AS grants,
+        (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                  'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                  'anchor', ${epochMs('o.anchor')}, 'expiresAt', ${epochMs('o.expires_at')}, 'reason', o.reason,
+                  'createdAt', ${epochMs('o.created_at')}) ORDER BY o.feature_id), '[]'::json)
+           FROM customer_overrides o
+          WHERE o.customer_id = c.id AND o.project_id = ${project}${overrideWhere}) AS overrides
         ${sums ? `, ${sumsColumns('c.id', project, sums)}` : ''}
         ${
           event
@@ -900,6 +1008,13 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
 }
 
 type FeatureKind = 'id' | 'slug' | 'all';
+
+/**
+ * How long after its expiry, by the database's clock, a grant is still read with the state: the
+ * rules decide at the service's instant, and a replica's clock may differ from the database's a
+ * little; a grant ended longer ago than this adds nothing to a read.
+ */
+const GRANTS_EXPIRED_READ = '1 day';
 
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless

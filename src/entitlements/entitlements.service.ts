@@ -5,16 +5,20 @@ import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { CustomersService } from '../customers/customers.service';
 import { AGAIN, Batcher } from '../database/batcher';
 import { runInTransaction, Transactional, Transactions } from '../database/transactional';
+import { NewEvent } from '../events/event-types';
 import { EventsService } from '../events/events.service';
 import {
   Allocation,
   allocate,
-  accessEndsAt,
   balanceOf,
   Bucket,
+  bucketKey,
   BucketUsage,
   bucketsAt,
+  featureBucketsAt,
   fromMicros,
+  grantFigures,
+  overrideInEffect,
   remainingOf,
   resetsAt,
   toMicros,
@@ -29,6 +33,7 @@ import {
   CustomerFeatureDto,
   EntitlementView,
   FeatureSummaryView,
+  OverrideView,
   UsageBatchDto,
   UsageEventDto,
   UsageListQueryDto,
@@ -43,7 +48,9 @@ import {
   CustomerState,
   EntitlementsRepository,
   FeatureRow,
+  GrantRow,
   OneFeature,
+  OverrideRow,
   OverageRequest,
   SumRequest,
   UsageRow,
@@ -58,29 +65,16 @@ interface FeatureEvaluation {
   /** Overage recorded since the earliest current period start (micro-units). */
   overage: bigint;
   accessEndsAt: Date | null;
+  /** The override in effect, if any. */
+  override: OverrideRow | null;
+  /** The instant it was evaluated at. */
+  at: Date;
 }
 
-/**
- * What a consume that committed left with nothing remaining: one per bucket it took from and
- * emptied (for the `usage.limit_reached` event). Computed inside the consume's transaction.
- */
-export interface UsageLimitReached {
-  projectId: string;
-  customerId: number;
-  featureId: number;
-  featureSlug: string;
-  group: string;
-  planId: number;
-  quotaId: number;
-  periodStart: Date;
-  periodEnd: Date | null;
-}
-
-/** A consume's answer with its HTTP status, and what it emptied. */
+/** A consume's answer with its HTTP status. */
 export interface ConsumeOutcome {
   status: 200 | 201;
   body: UsageResultView;
-  limitReached: UsageLimitReached[];
 }
 
 /**
@@ -176,6 +170,7 @@ export class EntitlementsService {
       requested,
       balance: view.balance,
       buckets: view.buckets,
+      override: view.override,
       resetsAt: view.resetsAt,
       accessEndsAt: view.accessEndsAt,
     };
@@ -249,25 +244,8 @@ export class EntitlementsService {
         (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
       );
       const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
-      for (const { item, state, write } of writes) {
-        if (write.emptied.length === 0) continue;
-        // `usage.limit_reached` in the consume's transaction; its key makes it once per bucket and period
-        const customer = { id: state.customerId, username: state.username };
-        const feature = write.evaluation.feature;
-        await this.events.record(
-          item.projectId,
-          write.emptied.map((b) => ({
-            type: 'usage.limit_reached' as const,
-            customer,
-            data: {
-              customer,
-              feature: { id: feature.id, slug: feature.slug },
-              bucket: { ...toBucketView(b) },
-            },
-            uniqueKey: `usage.limit_reached:${b.quota.id}:${b.periodStart.toISOString()}`,
-          })),
-        );
-      }
+      for (const { item, state, write } of writes)
+        if (write.emptied.length > 0) await this.events.record(item.projectId, emptiedEvents(state, write));
       return decisions.map((d) => {
         if (!isDecision(d)) return d;
         return d.write
@@ -318,7 +296,6 @@ export class EntitlementsService {
         outcome: {
           status: 200,
           body: { usage: toUsageView(existing), balance: toBalanceView(evaluation), replayed: true },
-          limitReached: [],
         },
       };
     }
@@ -340,9 +317,10 @@ export class EntitlementsService {
       ]);
     }
     const after = applyAllocations(evaluation, decision.allocations, decision.overage);
-    const emptied = after.buckets.filter(
-      (b) => decision.allocations.some((a) => a.group === b.group) && remainingOf(b) === 0n,
-    );
+    // in the order of the allocations, as their events are recorded
+    const emptied = decision.allocations
+      .map((a) => after.buckets.find((b) => bucketKey(b) === allocationKey(a))!)
+      .filter((b) => remainingOf(b) === 0n);
     so.balance = after;
     run.events.add(dto.eventId);
     return {
@@ -399,7 +377,9 @@ export class EntitlementsService {
       id: row.featureId,
     });
     const [evaluation] = await this.evaluate(projectId, state!, state!.features, now);
-    return { usage: toUsageView(row), balance: toBalanceView(evaluation) };
+    // what grants that had ended kept (`restored: false`)
+    const forfeited = row.allocations.reduce((sum, a) => (a.restored === false ? sum + toMicros(a.amount) : sum), 0n);
+    return { usage: toUsageView(row), balance: toBalanceView(evaluation), forfeited: fromMicros(forfeited) };
   }
 
   /** `GET /customers/:customerId/usage`: the ledger, newest first. */
@@ -429,14 +409,21 @@ export class EntitlementsService {
     at: Date,
   ): Promise<FeatureEvaluation[]> {
     const evaluations: FeatureEvaluation[] = features.map((feature) => {
-      const windows = state.windowsFor(feature.id);
-      const buckets = bucketsAt(windows, at).map((b) => ({ ...b, used: 0n }));
+      const override = state.overrideFor(feature.id);
+      const grants = state.grantsFor(feature.id);
+      const { granted, buckets, accessEndsAt } = featureBucketsAt(
+        { metered: feature.metered, windows: state.windowsFor(feature.id), override, grants },
+        at,
+      );
       return {
         feature,
-        granted: buckets.length > 0,
-        buckets,
+        granted,
+        // a grant's usage is kept on the grant; the others' come from the period sums below
+        buckets: buckets.map((b) => ({ ...b, used: b.grant?.used ?? 0n })),
         overage: 0n,
-        accessEndsAt: accessEndsAt(windows, at),
+        accessEndsAt,
+        override: overrideInEffect(override, at) ? override : null,
+        at,
       };
     });
     const { periods, overages } = sumRequestsOf(evaluations);
@@ -445,7 +432,7 @@ export class EntitlementsService {
     let o = 0;
     for (const evaluation of evaluations) {
       if (!evaluation.feature.metered || !evaluation.granted) continue;
-      for (const b of evaluation.buckets) b.used = sums.used[p++];
+      for (const b of evaluation.buckets) if (b.source !== 'grant') b.used = sums.used[p++];
       evaluation.overage = sums.overage[o++];
     }
     return evaluations;
@@ -461,13 +448,15 @@ function sumRequestsOf(evaluations: FeatureEvaluation[]): {
   const overages: OverageRequest[] = [];
   for (const { feature, granted, buckets } of evaluations) {
     if (!feature.metered || !granted) continue;
-    for (const b of buckets)
+    for (const b of buckets) {
+      if (b.source === 'grant') continue;
       periods.push({
         featureId: feature.id,
         group: b.group,
         periodStart: b.periodStart,
         periodEnd: b.periodEnd,
       });
+    }
     overages.push({
       featureId: feature.id,
       since: new Date(Math.min(...buckets.map((b) => b.periodStart.getTime()))),
@@ -484,6 +473,10 @@ export function featureOf(dto: { feature?: string; featureId?: number }): OneFea
   return dto.feature !== undefined ? { slug: dto.feature } : { id: dto.featureId! };
 }
 
+/** The key of the bucket an allocation took from (`bucketKey`). */
+const allocationKey = (a: Allocation): string =>
+  a.source === 'plan' ? `plan:${a.group}` : a.source === 'override' ? 'override' : `grant:${a.grantId}`;
+
 /** The evaluation after a consume's allocations and overage. */
 function applyAllocations(
   e: FeatureEvaluation,
@@ -495,7 +488,7 @@ function applyAllocations(
     overage: e.overage + overage,
     buckets: e.buckets.map((b) => ({
       ...b,
-      used: b.used + allocations.filter((a) => a.group === b.group).reduce((s, a) => s + a.amount, 0n),
+      used: b.used + allocations.filter((a) => allocationKey(a) === bucketKey(b)).reduce((s, a) => s + a.amount, 0n),
     })),
   };
 }
@@ -516,19 +509,61 @@ function toBalanceView(e: FeatureEvaluation): BalanceView {
 function toBucketView(b: BucketUsage): BucketView {
   const remaining = remainingOf(b);
   return {
-    limit: b.quota.limit === null ? null : fromMicros(b.quota.limit),
+    source: b.source,
+    limit: b.limit === null ? null : fromMicros(b.limit),
     used: fromMicros(b.used),
     remaining: remaining === null ? null : fromMicros(remaining),
     overage: 0,
     group: b.group,
-    planId: b.window.planId,
-    planSlug: b.window.planSlug,
-    quotaId: b.quota.id,
-    priority: b.quota.priority,
+    planId: b.window?.planId ?? null,
+    planSlug: b.window?.planSlug ?? null,
+    quotaId: b.quota?.id ?? null,
+    grantId: b.grant?.id ?? null,
+    priority: b.priority,
     periodStart: b.periodStart.toISOString(),
     periodEnd: iso(b.periodEnd),
-    windowId: b.window.id,
-    windowValidTo: iso(b.window.validTo),
+    windowId: b.window?.id ?? null,
+    windowValidTo: b.window ? iso(b.window.validTo) : null,
+    expiresAt: iso(b.expiresAt),
+  };
+}
+
+/** An override as the API shows it. */
+export function toOverrideView(o: OverrideRow): OverrideView {
+  return {
+    customerId: o.customerId,
+    featureId: o.featureId,
+    mode: o.mode,
+    limit: o.limit === null ? null : fromMicros(o.limit),
+    priority: o.priority,
+    resetInterval: o.resetInterval,
+    anchor: iso(o.anchor),
+    expiresAt: iso(o.expiresAt),
+    reason: o.reason,
+    createdAt: o.createdAt.toISOString(),
+  };
+}
+
+/** A grant as the API shows it at `t`. */
+export function toGrantView(g: GrantRow, t: Date) {
+  const figures = grantFigures(g, t);
+  return {
+    id: g.id,
+    customerId: g.customerId,
+    featureId: g.featureId,
+    amount: fromMicros(g.amount),
+    used: fromMicros(figures.used),
+    remaining: fromMicros(figures.remaining),
+    forfeited: fromMicros(figures.forfeited),
+    priority: g.priority,
+    effectiveAt: g.effectiveAt.toISOString(),
+    expiresAt: iso(g.expiresAt),
+    status: figures.status,
+    reason: g.reason,
+    metadata: g.metadata,
+    createdAt: g.createdAt.toISOString(),
+    voidedAt: iso(g.voidedAt),
+    voidReason: g.voidReason,
   };
 }
 
@@ -543,6 +578,7 @@ function toEntitlementView(e: FeatureEvaluation): EntitlementView {
     granted: e.granted,
     balance: metered ? toBalanceView(e) : null,
     buckets: metered && e.granted ? e.buckets.map(toBucketView) : [],
+    override: e.override ? toOverrideView(e.override) : null,
     resetsAt: metered && e.granted ? iso(resetsAt(e.buckets)) : null,
     accessEndsAt: e.granted ? iso(e.accessEndsAt) : null,
   };
@@ -557,9 +593,12 @@ export function toUsageView(r: UsageRow): UsageView {
     amount: Number(r.amount),
     overage: Number(r.overage),
     allocations: r.allocations.map((a) => ({
+      source: a.source,
       group: a.group,
-      periodStart: new Date(a.periodStart).toISOString(),
+      periodStart: a.periodStart === null ? null : new Date(a.periodStart).toISOString(),
+      grantId: a.grantId,
       amount: Number(a.amount),
+      restored: a.restored,
     })),
     recordedAt: new Date(r.recordedAt).toISOString(),
     reversedAt: r.reversedAt === null ? null : new Date(r.reversedAt).toISOString(),
@@ -603,22 +642,34 @@ const isDecision = (d: Decision | DomainError | typeof AGAIN): d is Decision =>
   d !== AGAIN && !(d instanceof DomainError);
 
 /** A written consume's answer (201). */
-function outcomeOf({ item, state, write }: Decision, row: UsageRow): ConsumeOutcome {
-  const { evaluation, after, emptied } = write!;
-  const feature = evaluation.feature;
-  return {
-    status: 201,
-    body: { usage: toUsageView(row), balance: toBalanceView(after) },
-    limitReached: emptied.map((b) => ({
-      projectId: item.projectId,
-      customerId: state.customerId,
-      featureId: feature.id,
-      featureSlug: feature.slug,
-      group: b.group,
-      planId: b.window.planId,
-      quotaId: b.quota.id,
-      periodStart: b.periodStart,
-      periodEnd: b.periodEnd,
-    })),
-  };
+function outcomeOf({ write }: Decision, row: UsageRow): ConsumeOutcome {
+  return { status: 201, body: { usage: toUsageView(row), balance: toBalanceView(write!.after) } };
+}
+
+/**
+ * The events of the buckets a consume emptied, in the order of its allocations: a plan or
+ * override bucket `usage.limit_reached` (once per customer, bucket and period), a grant
+ * `grant.exhausted` (once per grant).
+ */
+function emptiedEvents(state: CustomerState, write: PendingWrite): NewEvent[] {
+  const customer = { id: state.customerId, username: state.username };
+  const feature = write.evaluation.feature;
+  return write.emptied.map((b): NewEvent => {
+    if (b.grant) {
+      const grant = { ...state.grantsFor(feature.id).find((g) => g.id === b.grant!.id)!, used: b.used };
+      return {
+        type: 'grant.exhausted',
+        customer,
+        data: { customer, grant: toGrantView(grant, write.usage.recordedAt) },
+        uniqueKey: `grant.exhausted:${b.grant.id}`,
+      };
+    }
+    const bucket = b.source === 'override' ? `o${feature.id}` : String(b.quota!.id);
+    return {
+      type: 'usage.limit_reached',
+      customer,
+      data: { customer, feature: { id: feature.id, slug: feature.slug }, bucket: { ...toBucketView(b) } },
+      uniqueKey: `usage.limit_reached:${state.customerId}:${bucket}:${b.periodStart.getTime()}`,
+    };
+  });
 }

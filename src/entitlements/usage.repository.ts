@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Statement, Statements } from '../database/statements';
 import { Allocation, microsText } from './engine/entitlement-engine';
-import { ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from './entitlements.repository';
+import { ALLOCATION_JSON, ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from './entitlements.repository';
 import { PageWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 
@@ -17,8 +17,9 @@ export interface NewUsage {
 }
 
 /**
- * Every SQL statement of `usage_records` and `usage_allocations`, run on the current unit of
- * work's transaction (the writes need one: a consume's or a reversal's, under its customer's lock).
+ * Every SQL statement of `usage_records` and `usage_allocations`, and the `used` of the grants
+ * they take from, run on the current unit of work's transaction (the writes need one: a consume's
+ * or a reversal's, under its customer's lock).
  */
 @Injectable()
 export class UsageRepository {
@@ -40,7 +41,14 @@ export class UsageRepository {
           overage: 0n,
           recordedAt: new Date('2026-03-15T12:00:00Z'),
           allocations: [
-            { group: 'default', periodStart: new Date('2026-03-01T00:00:00Z'), amount: 2_000_000n },
+            {
+              source: 'plan',
+              group: 'default',
+              periodStart: new Date('2026-03-01T00:00:00Z'),
+              grantId: null,
+              amount: 1_500_000n,
+            },
+            { source: 'grant', group: null, periodStart: null, grantId: 1, amount: 500_000n },
           ],
         },
       ],
@@ -57,11 +65,14 @@ export class UsageRepository {
       usages.map((u) => microsText(u.amount)),
       usages.map((u) => microsText(u.overage)),
       usages.map((u) => u.recordedAt),
+      usages.map((u) => microsText(u.allocations.reduce((sum, a) => (a.grantId ? sum + a.amount : sum), 0n))),
       slices.map(([from]) => from),
       slices.map(([, to]) => to),
       allocations.map((a) => a.group),
       allocations.map((a) => a.periodStart),
       allocations.map((a) => microsText(a.amount)),
+      allocations.map((a) => a.source),
+      allocations.map((a) => a.grantId),
     ];
     const rows = await this.statements.rows<{ i: string; usage: UsageRow }>(undefined, INSERT_USAGE, values);
     const ordered: UsageRow[] = [];
@@ -82,7 +93,11 @@ export class UsageRepository {
     return row?.usage ?? null;
   }
 
-  /** Marks a record and its allocations reversed at `at`; answers the record as it now is. */
+  /**
+   * Marks a record and its allocations reversed at `at`, giving back to each grant what the record
+   * took from it only while that grant is in effect (neither expired nor voided: `restored`);
+   * answers the record as it now is.
+   */
   @GenerateSql({ params: ['prj_1', '1', new Date('2026-03-15T12:00:00Z')] })
   async reverse(projectId: string, usageId: string, at: Date): Promise<UsageRow> {
     const [row] = await this.statements.rows<{ usage: UsageRow }>(undefined, REVERSE, [
@@ -155,36 +170,44 @@ const INSERT_USAGE: Statement = {
            SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
                          ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
              FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
-                         $7::timestamptz[], $8::int[], $9::int[])
-                  WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, af, at, i)
+                         $7::timestamptz[], $8::numeric[], $9::int[], $10::int[])
+                  WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, i)
             WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
          xa AS MATERIALIZED (
-           SELECT x.i, y.k, y.grp, y.ps, y.amount,
+           SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
                   (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
                       AND p.plan_group = y.grp
                     ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
-             FROM x CROSS JOIN LATERAL unnest(($10::text[])[x.af:x.at], ($11::timestamptz[])[x.af:x.at],
-                                              ($12::numeric[])[x.af:x.at]) WITH ORDINALITY AS y(grp, ps, amount, k)
+             FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
+                                              ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
+                  WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
             WHERE y.k BETWEEN 1 AND ${ORDINALITY_MAX}),
          u AS (
-           INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
-           SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.recorded_at,
+           INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
+           SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
                   sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
              FROM x ORDER BY x.i
            RETURNING *),
          ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
          a AS (
-           INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-           SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, xa.grp, xa.ps, xa.amount, ux.recorded_at,
-                  sum(xa.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, xa.grp ORDER BY xa.i, xa.k) + coalesce(xa.base, 0)
+           INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, source, plan_group, grant_id,
+                                          period_start, amount, recorded_at, running)
+           SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, xa.source, xa.grp, xa.grant_id, xa.ps, xa.amount, ux.recorded_at,
+                  CASE WHEN xa.grp IS NULL THEN xa.amount
+                       ELSE sum(xa.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, xa.grp ORDER BY xa.i, xa.k) + coalesce(xa.base, 0)
+                  END
              FROM ux JOIN xa ON xa.i = ux.i
             ORDER BY xa.i, xa.k
-           RETURNING usage_id, plan_group, period_start, amount, id)
+           RETURNING usage_id, source, plan_group, grant_id, period_start, amount, restored, id),
+         g AS (
+           UPDATE grants SET used = grants.used + d.amount
+             FROM (SELECT xa.grant_id, sum(xa.amount) AS amount FROM xa WHERE xa.grant_id IS NOT NULL GROUP BY xa.grant_id) d
+            WHERE grants.id = d.grant_id)
          SELECT ux.i, json_build_object(
            'id', ux.id::text, 'eventId', ux.event_id, 'customerId', ux.customer_id, 'featureId', ux.feature_id,
            'amount', ux.amount::text, 'overage', ux.overage::text, 'recordedAt', ux.recorded_at, 'reversedAt', ux.reversed_at,
-           'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                   'amount', a.amount::text) ORDER BY a.id), '[]'::json) FROM a WHERE a.usage_id = ux.id)) AS usage
+           'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json)
+                             FROM a WHERE a.usage_id = ux.id)) AS usage
            FROM ux`,
 };
 
@@ -198,7 +221,23 @@ const LOCK_FOR_REVERSAL: Statement = {
 
 const REVERSE: Statement = {
   name: 'usage.reverse',
-  text: `WITH a AS (UPDATE usage_allocations SET reversed = true WHERE usage_id = $1::bigint AND project_id = $2),
-              u AS (UPDATE usage_records SET reversed_at = $3 WHERE id = $1::bigint AND project_id = $2 RETURNING *)
-         SELECT ${USAGE_JSON} AS usage FROM u`,
+  text: `WITH a AS (
+           UPDATE usage_allocations a SET reversed = true,
+                  restored = a.grant_id IS NULL OR EXISTS (
+                    SELECT 1 FROM grants g WHERE g.id = a.grant_id AND g.voided_at IS NULL
+                       AND (g.expires_at IS NULL OR g.expires_at > $3))
+            WHERE a.usage_id = $1::bigint AND a.project_id = $2
+           RETURNING a.id, a.source, a.plan_group, a.grant_id, a.period_start, a.amount, a.restored),
+         g AS (
+           UPDATE grants SET used = grants.used - d.amount
+             FROM (SELECT a.grant_id, sum(a.amount) AS amount FROM a WHERE a.grant_id IS NOT NULL AND a.restored
+                   GROUP BY a.grant_id) d
+            WHERE grants.id = d.grant_id),
+         u AS (UPDATE usage_records SET reversed_at = $3 WHERE id = $1::bigint AND project_id = $2 RETURNING *)
+         SELECT json_build_object(
+           'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+           'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+           -- the allocations as this statement left them (a read of the table would see them as before it)
+           'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json) FROM a)) AS usage
+           FROM u`,
 };

@@ -19,9 +19,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -67,9 +83,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::in
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -115,9 +147,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::i
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -163,9 +211,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -211,9 +275,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::in
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -259,9 +339,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::i
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -305,7 +401,20 @@ SELECT c.id AS customer_id, c.username, c.enabled,
             WHERE q.project_id = $1
               AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                  WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')
-            GROUP BY q.plan_id) pq) AS plan_quotas
+            GROUP BY q.plan_id) pq) AS plan_quotas,
+  (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+            'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+            'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+            'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+     FROM grants g
+    WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+      AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day')) AS grants,
+  (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+            'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+            'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+            'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+     FROM customer_overrides o
+    WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
 FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.loadState (all features, with the sums of the last read)
@@ -325,9 +434,25 @@ SELECT c.id AS customer_id, c.username, c.enabled,
               WHERE q.project_id = $1
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day')) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = $1)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
@@ -370,7 +495,20 @@ SELECT c.id AS customer_id, c.username, c.enabled,
             WHERE q.project_id = $1 AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)
               AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                  WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')
-            GROUP BY q.plan_id) pq) AS plan_quotas
+            GROUP BY q.plan_id) pq) AS plan_quotas,
+  (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+            'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+            'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+            'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+     FROM grants g
+    WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+      AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
+  (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+            'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+            'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+            'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+     FROM customer_overrides o
+    WHERE o.customer_id = c.id AND o.project_id = $1 AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS overrides
 FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
@@ -400,9 +538,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -429,8 +583,8 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
     , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
@@ -465,9 +619,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::in
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -494,8 +664,8 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
     , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
@@ -530,9 +700,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::i
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -559,8 +745,8 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
     , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
@@ -595,9 +781,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -624,8 +826,8 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
     , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
@@ -660,9 +862,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::in
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -689,8 +907,8 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
     , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
@@ -725,9 +943,25 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::i
               WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                 AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
                                    WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas
+              GROUP BY q.plan_id) pq) AS plan_quotas,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > now() - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
     ,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -754,8 +988,8 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
     , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
@@ -765,7 +999,10 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 
 -- EntitlementsRepository.sums (in a unit of work)
 SELECT
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = $2 AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = $1)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
@@ -792,7 +1029,10 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 
 -- EntitlementsRepository.sums (outside one)
 SELECT r.i,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL THEN 0
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = r.customer AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
                           WHERE a.customer_id = r.customer AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                             AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
@@ -821,47 +1061,56 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 
 -- UsageRepository.insertMany
 WITH x AS (
-  SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
-    FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
-                $7::timestamptz[], $8::int[], $9::int[])
-         WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, af, at, i)
-   WHERE x.i BETWEEN 1 AND 2147483647),
-xa AS MATERIALIZED (
-  SELECT x.i, y.k, y.grp, y.ps, y.amount,
-         (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-             AND p.plan_group = y.grp
-           ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
-    FROM x CROSS JOIN LATERAL unnest(($10::text[])[x.af:x.at], ($11::timestamptz[])[x.af:x.at],
-                                     ($12::numeric[])[x.af:x.at]) WITH ORDINALITY AS y(grp, ps, amount, k)
-   WHERE y.k BETWEEN 1 AND 2147483647),
-u AS (
-  INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
-  SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.recorded_at,
-         sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
-    FROM x ORDER BY x.i
-  RETURNING *),
-ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
-a AS (
-  INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-  SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, xa.grp, xa.ps, xa.amount, ux.recorded_at,
-         sum(xa.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, xa.grp ORDER BY xa.i, xa.k) + coalesce(xa.base, 0)
-    FROM ux JOIN xa ON xa.i = ux.i
-   ORDER BY xa.i, xa.k
-  RETURNING usage_id, plan_group, period_start, amount, id)
-SELECT ux.i, json_build_object(
-  'id', ux.id::text, 'eventId', ux.event_id, 'customerId', ux.customer_id, 'featureId', ux.feature_id,
-  'amount', ux.amount::text, 'overage', ux.overage::text, 'recordedAt', ux.recorded_at, 'reversedAt', ux.reversed_at,
-  'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                          'amount', a.amount::text) ORDER BY a.id), '[]'::json) FROM a WHERE a.usage_id = ux.id)) AS usage
-  FROM ux
+       SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
+                     ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
+         FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
+                     $7::timestamptz[], $8::numeric[], $9::int[], $10::int[])
+              WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, i)
+        WHERE x.i BETWEEN 1 AND 2147483647),
+     xa AS MATERIALIZED (
+       SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
+              (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                  AND p.plan_group = y.grp
+                ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
+         FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
+                                          ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
+              WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
+        WHERE y.k BETWEEN 1 AND 2147483647),
+     u AS (
+       INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
+       SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
+              sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
+         FROM x ORDER BY x.i
+       RETURNING *),
+     ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
+     a AS (
+       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, source, plan_group, grant_id,
+                                      period_start, amount, recorded_at, running)
+       SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, xa.source, xa.grp, xa.grant_id, xa.ps, xa.amount, ux.recorded_at,
+              CASE WHEN xa.grp IS NULL THEN xa.amount
+                   ELSE sum(xa.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, xa.grp ORDER BY xa.i, xa.k) + coalesce(xa.base, 0)
+              END
+         FROM ux JOIN xa ON xa.i = ux.i
+        ORDER BY xa.i, xa.k
+       RETURNING usage_id, source, plan_group, grant_id, period_start, amount, restored, id),
+     g AS (
+       UPDATE grants SET used = grants.used + d.amount
+         FROM (SELECT xa.grant_id, sum(xa.amount) AS amount FROM xa WHERE xa.grant_id IS NOT NULL GROUP BY xa.grant_id) d
+        WHERE grants.id = d.grant_id)
+     SELECT ux.i, json_build_object(
+       'id', ux.id::text, 'eventId', ux.event_id, 'customerId', ux.customer_id, 'featureId', ux.feature_id,
+       'amount', ux.amount::text, 'overage', ux.overage::text, 'recordedAt', ux.recorded_at, 'reversedAt', ux.reversed_at,
+       'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                         FROM a WHERE a.usage_id = ux.id)) AS usage
+       FROM ux
 
 -- UsageRepository.lockForReversal
 SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage
        FROM usage_records u JOIN customers c ON c.id = u.customer_id AND c.project_id = u.project_id
       WHERE u.id = $1::bigint AND u.project_id = $2
@@ -877,8 +1126,8 @@ WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recor
 SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $6 OFFSET $7
 
@@ -892,17 +1141,29 @@ WHERE u.project_id = $1 AND u.customer_id = $2
 SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $3 OFFSET $4
 
 -- UsageRepository.reverse
-WITH a AS (UPDATE usage_allocations SET reversed = true WHERE usage_id = $1::bigint AND project_id = $2),
-          u AS (UPDATE usage_records SET reversed_at = $3 WHERE id = $1::bigint AND project_id = $2 RETURNING *)
+WITH a AS (
+       UPDATE usage_allocations a SET reversed = true,
+              restored = a.grant_id IS NULL OR EXISTS (
+                SELECT 1 FROM grants g WHERE g.id = a.grant_id AND g.voided_at IS NULL
+                   AND (g.expires_at IS NULL OR g.expires_at > $3))
+        WHERE a.usage_id = $1::bigint AND a.project_id = $2
+       RETURNING a.id, a.source, a.plan_group, a.grant_id, a.period_start, a.amount, a.restored),
+     g AS (
+       UPDATE grants SET used = grants.used - d.amount
+         FROM (SELECT a.grant_id, sum(a.amount) AS amount FROM a WHERE a.grant_id IS NOT NULL AND a.restored
+               GROUP BY a.grant_id) d
+        WHERE grants.id = d.grant_id),
+     u AS (UPDATE usage_records SET reversed_at = $3 WHERE id = $1::bigint AND project_id = $2 RETURNING *)
      SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('group', a.plan_group, 'periodStart', a.period_start,
-                                  'amount', a.amount::text) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM u
+       'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+       'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+       -- the allocations as this statement left them (a read of the table would see them as before it)
+       'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json) FROM a)) AS usage
+       FROM u

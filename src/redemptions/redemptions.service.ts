@@ -388,7 +388,8 @@ export class RedemptionsService {
         ...entitlement,
         buckets: entitlement.buckets.map((bucket) => ({
           ...bucket,
-          windowId: outcome.created || newWindows.has(bucket.windowId) ? null : bucket.windowId,
+          windowId:
+            outcome.created || bucket.windowId === null || newWindows.has(bucket.windowId) ? null : bucket.windowId,
         })),
       })),
       changes: {

@@ -215,28 +215,55 @@ export class BalanceView {
   overage: number;
 }
 
+const nullableText = (example: string | null, description: string) => ({
+  example,
+  nullable: true,
+  type: String,
+  description,
+});
+const nullableNumber = (example: number | null, description: string) => ({
+  example,
+  nullable: true,
+  type: Number,
+  description,
+});
+
 export class BucketView extends BalanceView {
-  @ApiProperty({ example: 'tier' }) group: string;
-  @ApiProperty({ example: 2 }) planId: number;
-  @ApiProperty({ example: 'pro' }) planSlug: string;
-  @ApiProperty({ example: 5 }) quotaId: number;
+  @ApiProperty({ enum: ['plan', 'override', 'grant'], example: 'plan', description: 'where the bucket comes from' })
+  source: 'plan' | 'override' | 'grant';
+  @ApiProperty(nullableText('tier', 'the plan group; null for an override or a grant')) group: string | null;
+  @ApiProperty(nullableNumber(2, 'null for an override or a grant')) planId: number | null;
+  @ApiProperty(nullableText('pro', 'null for an override or a grant')) planSlug: string | null;
+  @ApiProperty(nullableNumber(5, 'null for an override or a grant')) quotaId: number | null;
+  @ApiProperty(nullableNumber(null, "a grant's id; null otherwise")) grantId: number | null;
   @ApiProperty({ example: 0 }) priority: number;
-  @ApiProperty({ example: '2026-01-31T00:00:00.000Z' }) periodStart: string;
-  @ApiProperty({
-    example: '2026-02-28T00:00:00.000Z',
-    nullable: true,
-    type: String,
-    description: 'null: never resets',
-  })
+  @ApiProperty({ example: '2026-01-31T00:00:00.000Z', description: "a grant's: its effectiveAt" })
+  periodStart: string;
+  @ApiProperty(nullableText('2026-02-28T00:00:00.000Z', 'null: never resets (always for a grant)'))
   periodEnd: string | null;
-  @ApiProperty({ example: 40 }) windowId: number;
-  @ApiProperty({
-    example: null,
-    nullable: true,
-    type: String,
-    description: "the bucket's window end; null: permanent",
-  })
+  @ApiProperty(nullableNumber(40, 'null for an override or a grant')) windowId: number | null;
+  @ApiProperty(nullableText(null, "the bucket's window end; null: permanent, or an override or a grant"))
   windowValidTo: string | null;
+  @ApiProperty(
+    nullableText(null, "when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never"),
+  )
+  expiresAt: string | null;
+}
+
+export class OverrideView {
+  @ApiProperty({ example: 12 }) customerId: number;
+  @ApiProperty({ example: 3 }) featureId: number;
+  @ApiProperty({ enum: ['set', 'deny'], example: 'set' }) mode: 'set' | 'deny';
+  @ApiProperty(nullableNumber(5000, '`set` on a metered feature: the limit (null: unlimited); otherwise null'))
+  limit: number | null;
+  @ApiProperty(nullableNumber(0, 'null for `deny` and on a boolean feature')) priority: number | null;
+  @ApiProperty(nullableText('P1M', 'ISO 8601 duration; null: never resets, and for `deny` or a boolean feature'))
+  resetInterval: string | null;
+  @ApiProperty(nullableText('2026-01-31T00:00:00.000Z', "the start of the override bucket's periods"))
+  anchor: string | null;
+  @ApiProperty(nullableText(null, 'null: until replaced or removed')) expiresAt: string | null;
+  @ApiProperty(nullableText(null, 'null when not given')) reason: string | null;
+  @ApiProperty({ example: '2026-02-10T09:00:00.000Z', description: "this PUT's instant" }) createdAt: string;
 }
 
 export class EntitlementView {
@@ -245,6 +272,8 @@ export class EntitlementView {
   @ApiProperty({ type: BalanceView, nullable: true, description: 'null for a boolean feature' })
   balance: BalanceView | null;
   @ApiProperty({ type: [BucketView] }) buckets: BucketView[];
+  @ApiProperty({ type: OverrideView, nullable: true, description: 'the override in effect; null: none' })
+  override: OverrideView | null;
   @ApiProperty({ example: '2026-02-28T00:00:00.000Z', nullable: true, type: String }) resetsAt: string | null;
   @ApiProperty({
     example: null,
@@ -275,14 +304,26 @@ export class CheckView {
   @ApiProperty({ type: BalanceView, nullable: true, description: 'null for a boolean feature' })
   balance: BalanceView | null;
   @ApiProperty({ type: [BucketView] }) buckets: BucketView[];
+  @ApiProperty({ type: OverrideView, nullable: true, description: 'the override in effect; null: none' })
+  override: OverrideView | null;
   @ApiProperty({ example: null, nullable: true, type: String }) resetsAt: string | null;
   @ApiProperty({ example: null, nullable: true, type: String }) accessEndsAt: string | null;
 }
 
 export class AllocationView {
-  @ApiProperty({ example: 'tier' }) group: string;
-  @ApiProperty({ example: '2026-01-31T00:00:00.000Z', description: 'informational' }) periodStart: string;
+  @ApiProperty({ enum: ['plan', 'override', 'grant'], example: 'plan' }) source: 'plan' | 'override' | 'grant';
+  @ApiProperty(nullableText('tier', 'the plan group; null for an override or a grant')) group: string | null;
+  @ApiProperty(nullableText('2026-01-31T00:00:00.000Z', "informational: the bucket's period start; null for a grant"))
+  periodStart: string | null;
+  @ApiProperty(nullableNumber(null, "a grant's id; null otherwise")) grantId: number | null;
   @ApiProperty({ example: 1 }) amount: number;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: Boolean,
+    description: 'once the record is reversed: whether this part came back; null while the record counts',
+  })
+  restored: boolean | null;
 }
 
 export class UsageView {
@@ -306,6 +347,11 @@ export class UsageResultView {
   balance: BalanceView;
   @ApiPropertyOptional({ example: true, description: 'present (true) when the eventId was already recorded' })
   replayed?: true;
+  @ApiPropertyOptional({
+    example: 0,
+    description: 'a reversal: the sum not given back (taken from grants that ended); 0 when everything was',
+  })
+  forfeited?: number;
 }
 
 export class BatchErrorView {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import {
+  Allocation,
   accessEndsAt,
   allocate,
   balanceOf,
@@ -150,8 +151,8 @@ describe('buckets, order and allocation', () => {
       ok: true,
       overage: 0n,
       allocations: [
-        { group: 'a', periodStart: d(t), amount: 2n * MICROS },
-        { group: 'b', periodStart: d(t), amount: 2n * MICROS },
+        { source: 'plan', group: 'a', periodStart: d(t), grantId: null, amount: 2n * MICROS },
+        { source: 'plan', group: 'b', periodStart: d(t), grantId: null, amount: 2n * MICROS },
       ],
     });
     expect(allocate(buckets, 8n * MICROS, false)).toEqual({ ok: false, remaining: 7n * MICROS });
@@ -267,11 +268,11 @@ describe('property: allocations within buckets, period sums equal the ledger', (
           }
           const ledger: Array<{
             at: number;
-            allocations: Array<{ group: string; periodStart: Date; amount: bigint }>;
+            allocations: Allocation[];
             reversed: boolean;
           }> = [];
           const counters = new Map<string, bigint>();
-          const key = (group: string, start: Date) => `${group}@${start.getTime()}`;
+          const key = (group: string | null, start: Date | null) => `${group}@${start?.getTime()}`;
           const usedAt = (b: Bucket) =>
             ledger
               .filter(
