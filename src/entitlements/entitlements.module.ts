@@ -4,16 +4,31 @@ import { Clock } from '../common/clock';
 import { CustomersModule } from '../customers/customers.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { PlansModule } from '../plans/plans.module';
 import { EntitlementsController } from './entitlements.controller';
 import { EntitlementsRepository } from './entitlements.repository';
 import { EntitlementsService } from './entitlements.service';
+import { GrantsController } from './grants.controller';
+import { GrantsRepository } from './grants.repository';
+import { GrantsService } from './grants.service';
+import { OverridesController } from './overrides.controller';
 import { UsageRepository } from './usage.repository';
 
-/** Entitlements and metered usage: what a customer's plans allow, checked and consumed. */
+/**
+ * Entitlements and metered usage: what a customer's plans, grants and overrides allow, checked and
+ * consumed.
+ */
 @Module({
-  imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule],
-  controllers: [EntitlementsController],
-  providers: [Clock, EntitlementsService, EntitlementsRepository, UsageRepository],
+  imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule, PlansModule],
+  controllers: [EntitlementsController, GrantsController, OverridesController],
+  providers: [
+    Clock,
+    EntitlementsService,
+    EntitlementsRepository,
+    UsageRepository,
+    GrantsService,
+    GrantsRepository,
+  ],
   exports: [EntitlementsService],
 })
 export class EntitlementsModule {}

@@ -20,7 +20,8 @@ import {
 } from './idempotency-context';
 import { EarlierAnswer, IdempotencyService } from './idempotency.service';
 
-export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'DELETE']);
+// PUT too: an override's PUT takes a key as a POST does
+export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 function isPrivateRoute(req: AuthenticatedRequest): boolean {
   const path = req.originalUrl.split('?', 1)[0];

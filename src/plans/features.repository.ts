@@ -66,6 +66,21 @@ export class FeaturesRepository {
     });
   }
 
+  /**
+   * A feature by id or slug, with its row share-locked on its key: a delete of the feature waits
+   * for the caller's transaction, and the caller's rows that name it keep their reference.
+   */
+  @GenerateSql(
+    { name: 'by id', params: ['prj_1', { id: 1 }] },
+    { name: 'by slug', params: ['prj_1', { slug: 'api-calls' }] },
+  )
+  findForReference(projectId: string, ref: { id: number } | { slug: string }): Promise<Feature | null> {
+    return this.transactions.tx.findOne(Feature, {
+      where: 'id' in ref ? { id: ref.id, projectId } : { slug: ref.slug, projectId },
+      lock: { mode: 'for_key_share' },
+    });
+  }
+
   @GenerateSql({ params: ['prj_1', 1, { name: 'API requests' }] })
   async update(projectId: string, featureId: number, changes: Partial<Feature>): Promise<void> {
     await this.transactions.tx.update(Feature, { id: featureId, projectId }, changes);

@@ -7,6 +7,7 @@ import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/paginatio
 import { violatedConstraint } from '../database/pg-errors';
 import { CreateFeatureDto, FeatureView, UpdateFeatureDto } from './dto/feature.dto';
 import { Feature } from './entities/feature.entity';
+import { FeatureReferences } from './feature-references';
 import { FeaturesRepository } from './features.repository';
 import { toFeatureView } from './plans.mapper';
 import { changedFields, FEATURE_SLUG_INDEX, guardSlug } from './write-helpers';
@@ -20,6 +21,7 @@ export class FeaturesService {
     private readonly repository: FeaturesRepository,
     private readonly reads: ReadReplicas,
     private readonly transactions: Transactions,
+    private readonly references: FeatureReferences,
   ) {}
 
   async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
@@ -77,7 +79,18 @@ export class FeaturesService {
     );
   }
 
-  /** FEATURE_IN_USE while any quota uses the feature. */
+  /**
+   * A feature of the project by id or slug, for another module's write that names it
+   * (FEATURE_NOT_FOUND): share-locked, so that it is not deleted before that write commits.
+   * Must run inside the caller's unit of work.
+   */
+  async reference(projectId: string, ref: { id: number } | { slug: string }): Promise<Feature> {
+    const feature = await this.repository.findForReference(projectId, ref);
+    if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
+    return feature;
+  }
+
+  /** FEATURE_IN_USE while any quota uses the feature, or another module's rows keep it (`FeatureReferences`). */
   async remove(projectId: string, featureId: number, idem?: IdempotencyContext): Promise<{ success: true }> {
     try {
       return await runInTransaction(
@@ -85,7 +98,11 @@ export class FeaturesService {
         async () => {
           // The row lock waits for plan writes that are adding a quota for this feature (they hold a key-share lock).
           const feature = await this.find(projectId, featureId, 'pessimistic_write');
-          if (await this.repository.inUse(projectId, feature.id)) throw new DomainError('FEATURE_IN_USE');
+          if (
+            (await this.repository.inUse(projectId, feature.id)) ||
+            (await this.references.inUse(projectId, feature.id))
+          )
+            throw new DomainError('FEATURE_IN_USE');
           await this.repository.delete(projectId, feature.id);
           return { success: true as const };
         },

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Feature } from './entities/feature.entity';
+import { FeatureReferences } from './feature-references';
 import { Plan } from './entities/plan.entity';
 import { Quota } from './entities/quota.entity';
 import { FeaturesController } from './features.controller';
@@ -15,7 +16,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 @Module({
   imports: [AuthModule, IdempotencyModule, TypeOrmModule.forFeature([Feature, Plan, Quota])],
   controllers: [FeaturesController, PlansController],
-  providers: [PlansService, FeaturesService, PlansRepository, FeaturesRepository],
-  exports: [PlansService, FeaturesService],
+  providers: [PlansService, FeaturesService, PlansRepository, FeaturesRepository, FeatureReferences],
+  exports: [PlansService, FeaturesService, FeatureReferences],
 })
 export class PlansModule {}
