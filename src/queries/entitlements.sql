@@ -1059,6 +1059,216 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
   FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[], $6::int[])
        WITH ORDINALITY AS r(project, customer, pf, pt, of, ot, i) WHERE r.i BETWEEN 1 AND 2147483647
 
+-- GrantsRepository.deleteOverride
+DELETE FROM "customer_overrides"
+WHERE ("project_id" = $1 AND "customer_id" = $2 AND "feature_id" = $3)
+
+-- GrantsRepository.featureInUse
+SELECT
+  1 AS "row_exists"
+FROM (SELECT 1 AS dummy_column) "dummy_table"
+WHERE EXISTS (SELECT 1 FROM "customer_overrides" "CustomerOverride" WHERE (("CustomerOverride"."project_id" = $1) AND ("CustomerOverride"."feature_id" = $2)))
+LIMIT 1
+
+-- GrantsRepository.featureInUse
+SELECT
+  1 AS "row_exists"
+FROM (SELECT 1 AS dummy_column) "dummy_table"
+WHERE EXISTS (SELECT 1 FROM "grants" "g" WHERE "g"."project_id" = $1 AND "g"."feature_id" = $2 AND "g"."voided_at" IS NULL AND ("g"."expires_at" IS NULL OR "g"."expires_at" > $3))
+LIMIT 1
+
+-- GrantsRepository.findGrant (locked)
+SELECT
+  "Grant"."id" AS "Grant_id",
+  "Grant"."project_id" AS "Grant_project_id",
+  "Grant"."customer_id" AS "Grant_customer_id",
+  "Grant"."feature_id" AS "Grant_feature_id",
+  "Grant"."amount" AS "Grant_amount",
+  "Grant"."used" AS "Grant_used",
+  "Grant"."priority" AS "Grant_priority",
+  "Grant"."effective_at" AS "Grant_effective_at",
+  "Grant"."expires_at" AS "Grant_expires_at",
+  "Grant"."reason" AS "Grant_reason",
+  "Grant"."metadata" AS "Grant_metadata",
+  "Grant"."created_at" AS "Grant_created_at",
+  "Grant"."voided_at" AS "Grant_voided_at",
+  "Grant"."void_reason" AS "Grant_void_reason"
+FROM "grants" "Grant"
+WHERE (("Grant"."id" = $1) AND ("Grant"."project_id" = $2))
+LIMIT 1
+FOR UPDATE
+
+-- GrantsRepository.findGrant (unlocked)
+SELECT
+  "Grant"."id" AS "Grant_id",
+  "Grant"."project_id" AS "Grant_project_id",
+  "Grant"."customer_id" AS "Grant_customer_id",
+  "Grant"."feature_id" AS "Grant_feature_id",
+  "Grant"."amount" AS "Grant_amount",
+  "Grant"."used" AS "Grant_used",
+  "Grant"."priority" AS "Grant_priority",
+  "Grant"."effective_at" AS "Grant_effective_at",
+  "Grant"."expires_at" AS "Grant_expires_at",
+  "Grant"."reason" AS "Grant_reason",
+  "Grant"."metadata" AS "Grant_metadata",
+  "Grant"."created_at" AS "Grant_created_at",
+  "Grant"."voided_at" AS "Grant_voided_at",
+  "Grant"."void_reason" AS "Grant_void_reason"
+FROM "grants" "Grant"
+WHERE (("Grant"."id" = $1) AND ("Grant"."project_id" = $2))
+LIMIT 1
+
+-- GrantsRepository.findOverride
+SELECT
+  "CustomerOverride"."customer_id" AS "CustomerOverride_customer_id",
+  "CustomerOverride"."feature_id" AS "CustomerOverride_feature_id",
+  "CustomerOverride"."project_id" AS "CustomerOverride_project_id",
+  "CustomerOverride"."mode" AS "CustomerOverride_mode",
+  "CustomerOverride"."override_limit" AS "CustomerOverride_override_limit",
+  "CustomerOverride"."priority" AS "CustomerOverride_priority",
+  "CustomerOverride"."reset_interval" AS "CustomerOverride_reset_interval",
+  "CustomerOverride"."anchor" AS "CustomerOverride_anchor",
+  "CustomerOverride"."expires_at" AS "CustomerOverride_expires_at",
+  "CustomerOverride"."reason" AS "CustomerOverride_reason",
+  "CustomerOverride"."created_at" AS "CustomerOverride_created_at"
+FROM "customer_overrides" "CustomerOverride"
+WHERE (("CustomerOverride"."project_id" = $1) AND ("CustomerOverride"."customer_id" = $2) AND ("CustomerOverride"."feature_id" = $3))
+LIMIT 1
+
+-- GrantsRepository.insertGrant
+INSERT INTO "grants"("project_id", "customer_id", "feature_id", "amount", "used", "priority", "effective_at", "expires_at", "reason", "metadata", "created_at", "voided_at", "void_reason")
+VALUES ($1, $2, $3, $4, DEFAULT, $5, $6, $7, $8, $9, $10, DEFAULT, DEFAULT)
+RETURNING "id", "used", "priority", "metadata", "created_at"
+
+-- GrantsRepository.insertGrant
+SELECT
+  "Grant"."id" AS "Grant_id",
+  "Grant"."project_id" AS "Grant_project_id",
+  "Grant"."customer_id" AS "Grant_customer_id",
+  "Grant"."feature_id" AS "Grant_feature_id",
+  "Grant"."amount" AS "Grant_amount",
+  "Grant"."used" AS "Grant_used",
+  "Grant"."priority" AS "Grant_priority",
+  "Grant"."effective_at" AS "Grant_effective_at",
+  "Grant"."expires_at" AS "Grant_expires_at",
+  "Grant"."reason" AS "Grant_reason",
+  "Grant"."metadata" AS "Grant_metadata",
+  "Grant"."created_at" AS "Grant_created_at",
+  "Grant"."voided_at" AS "Grant_voided_at",
+  "Grant"."void_reason" AS "Grant_void_reason"
+FROM "grants" "Grant"
+WHERE (("Grant"."id" = $1))
+LIMIT 1
+
+-- GrantsRepository.overridesInEffect
+SELECT
+  "o"."customer_id" AS "o_customer_id",
+  "o"."feature_id" AS "o_feature_id",
+  "o"."project_id" AS "o_project_id",
+  "o"."mode" AS "o_mode",
+  "o"."override_limit" AS "o_override_limit",
+  "o"."priority" AS "o_priority",
+  "o"."reset_interval" AS "o_reset_interval",
+  "o"."anchor" AS "o_anchor",
+  "o"."expires_at" AS "o_expires_at",
+  "o"."reason" AS "o_reason",
+  "o"."created_at" AS "o_created_at"
+FROM "customer_overrides" "o"
+WHERE "o"."project_id" = $1 AND "o"."customer_id" = $2 AND ("o"."expires_at" IS NULL OR "o"."expires_at" > $3)
+ORDER BY "o"."feature_id" ASC
+
+-- GrantsRepository.pageGrants (by feature and status)
+SELECT
+  "g"."id" AS "g_id",
+  "g"."project_id" AS "g_project_id",
+  "g"."customer_id" AS "g_customer_id",
+  "g"."feature_id" AS "g_feature_id",
+  "g"."amount" AS "g_amount",
+  "g"."used" AS "g_used",
+  "g"."priority" AS "g_priority",
+  "g"."effective_at" AS "g_effective_at",
+  "g"."expires_at" AS "g_expires_at",
+  "g"."reason" AS "g_reason",
+  "g"."metadata" AS "g_metadata",
+  "g"."created_at" AS "g_created_at",
+  "g"."voided_at" AS "g_voided_at",
+  "g"."void_reason" AS "g_void_reason"
+FROM "grants" "g"
+WHERE "g"."project_id" = $1 AND "g"."customer_id" = $2 AND "g"."feature_id" = $3 AND "g"."voided_at" IS NULL AND ("g"."expires_at" IS NULL OR "g"."expires_at" > $4) AND "g"."effective_at" <= $4 AND "g"."used" < "g"."amount"
+ORDER BY "g"."id" DESC
+LIMIT 10
+OFFSET 0
+
+-- GrantsRepository.pageGrants (unfiltered)
+SELECT
+  "g"."id" AS "g_id",
+  "g"."project_id" AS "g_project_id",
+  "g"."customer_id" AS "g_customer_id",
+  "g"."feature_id" AS "g_feature_id",
+  "g"."amount" AS "g_amount",
+  "g"."used" AS "g_used",
+  "g"."priority" AS "g_priority",
+  "g"."effective_at" AS "g_effective_at",
+  "g"."expires_at" AS "g_expires_at",
+  "g"."reason" AS "g_reason",
+  "g"."metadata" AS "g_metadata",
+  "g"."created_at" AS "g_created_at",
+  "g"."voided_at" AS "g_voided_at",
+  "g"."void_reason" AS "g_void_reason"
+FROM "grants" "g"
+WHERE "g"."project_id" = $1 AND "g"."customer_id" = $2
+ORDER BY "g"."id" DESC
+LIMIT 10
+OFFSET 0
+
+-- GrantsRepository.upsertOverride
+INSERT INTO "customer_overrides"("customer_id", "feature_id", "project_id", "mode", "override_limit", "priority", "reset_interval", "anchor", "expires_at", "reason", "created_at")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT ( "customer_id", "feature_id" ) DO UPDATE
+SET "customer_id" = EXCLUDED."customer_id", "feature_id" = EXCLUDED."feature_id", "project_id" = EXCLUDED."project_id", "mode" = EXCLUDED."mode", "override_limit" = EXCLUDED."override_limit", "priority" = EXCLUDED."priority", "reset_interval" = EXCLUDED."reset_interval", "anchor" = EXCLUDED."anchor", "expires_at" = EXCLUDED."expires_at", "reason" = EXCLUDED."reason", "created_at" = EXCLUDED."created_at"
+
+-- GrantsRepository.upsertOverride
+SELECT
+  "CustomerOverride"."customer_id" AS "CustomerOverride_customer_id",
+  "CustomerOverride"."feature_id" AS "CustomerOverride_feature_id",
+  "CustomerOverride"."project_id" AS "CustomerOverride_project_id",
+  "CustomerOverride"."mode" AS "CustomerOverride_mode",
+  "CustomerOverride"."override_limit" AS "CustomerOverride_override_limit",
+  "CustomerOverride"."priority" AS "CustomerOverride_priority",
+  "CustomerOverride"."reset_interval" AS "CustomerOverride_reset_interval",
+  "CustomerOverride"."anchor" AS "CustomerOverride_anchor",
+  "CustomerOverride"."expires_at" AS "CustomerOverride_expires_at",
+  "CustomerOverride"."reason" AS "CustomerOverride_reason",
+  "CustomerOverride"."created_at" AS "CustomerOverride_created_at"
+FROM "customer_overrides" "CustomerOverride"
+WHERE (("CustomerOverride"."project_id" = $1) AND ("CustomerOverride"."customer_id" = $2) AND ("CustomerOverride"."feature_id" = $3))
+LIMIT 1
+
+-- GrantsRepository.voidGrant
+UPDATE "grants"
+SET "voided_at" = $1, "void_reason" = $2
+WHERE ("id" = $3 AND "project_id" = $4)
+
+-- GrantsRepository.voidGrant
+SELECT
+  "Grant"."id" AS "Grant_id",
+  "Grant"."project_id" AS "Grant_project_id",
+  "Grant"."customer_id" AS "Grant_customer_id",
+  "Grant"."feature_id" AS "Grant_feature_id",
+  "Grant"."amount" AS "Grant_amount",
+  "Grant"."used" AS "Grant_used",
+  "Grant"."priority" AS "Grant_priority",
+  "Grant"."effective_at" AS "Grant_effective_at",
+  "Grant"."expires_at" AS "Grant_expires_at",
+  "Grant"."reason" AS "Grant_reason",
+  "Grant"."metadata" AS "Grant_metadata",
+  "Grant"."created_at" AS "Grant_created_at",
+  "Grant"."voided_at" AS "Grant_voided_at",
+  "Grant"."void_reason" AS "Grant_void_reason"
+FROM "grants" "Grant"
+WHERE (("Grant"."id" = $1) AND ("Grant"."project_id" = $2))
+LIMIT 1
+
 -- UsageRepository.insertMany
 WITH x AS (
        SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature

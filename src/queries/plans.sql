@@ -51,6 +51,38 @@ FROM "features" "Feature"
 WHERE (("Feature"."id" = $1) AND ("Feature"."project_id" = $2))
 LIMIT 1
 
+-- FeaturesRepository.findForReference (by id)
+SELECT
+  "Feature"."id" AS "Feature_id",
+  "Feature"."project_id" AS "Feature_project_id",
+  "Feature"."slug" AS "Feature_slug",
+  "Feature"."name" AS "Feature_name",
+  "Feature"."description" AS "Feature_description",
+  "Feature"."metered" AS "Feature_metered",
+  "Feature"."unit" AS "Feature_unit",
+  "Feature"."created_at" AS "Feature_created_at",
+  "Feature"."updated_at" AS "Feature_updated_at"
+FROM "features" "Feature"
+WHERE (("Feature"."id" = $1) AND ("Feature"."project_id" = $2))
+LIMIT 1
+FOR KEY SHARE
+
+-- FeaturesRepository.findForReference (by slug)
+SELECT
+  "Feature"."id" AS "Feature_id",
+  "Feature"."project_id" AS "Feature_project_id",
+  "Feature"."slug" AS "Feature_slug",
+  "Feature"."name" AS "Feature_name",
+  "Feature"."description" AS "Feature_description",
+  "Feature"."metered" AS "Feature_metered",
+  "Feature"."unit" AS "Feature_unit",
+  "Feature"."created_at" AS "Feature_created_at",
+  "Feature"."updated_at" AS "Feature_updated_at"
+FROM "features" "Feature"
+WHERE (("Feature"."slug" = $1) AND ("Feature"."project_id" = $2))
+LIMIT 1
+FOR KEY SHARE
+
 -- FeaturesRepository.inUse
 SELECT
   1 AS "row_exists"
