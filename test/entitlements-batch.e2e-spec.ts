@@ -278,11 +278,11 @@ describe('entitlement checks gathered into one statement answer as one at a time
       gate = undefined;
       for (const go of held) go();
     };
-    jest.spyOn(repository, 'loadBatched').mockImplementation((projectId, lock, feature) => {
-      if (!gate) return load(projectId, lock, feature);
+    jest.spyOn(repository, 'loadBatched').mockImplementation((projectId, lock, feature, at) => {
+      if (!gate) return load(projectId, lock, feature, at);
       const { held, count } = gate;
       return new Promise((resolve, reject) => {
-        held.push(() => void load(projectId, lock, feature).then(resolve, reject));
+        held.push(() => void load(projectId, lock, feature, at).then(resolve, reject));
         if (held.length === count) release();
       });
     });

@@ -46,7 +46,12 @@ describe('grants and overrides in the entitlement engine', () => {
 
   async function plan(
     group: string,
-    quotas: Array<{ featureId: number; limit: number | null; priority?: number; resetInterval?: string | null }>,
+    quotas: Array<{
+      featureId: number;
+      limit: number | null;
+      priority?: number;
+      resetInterval?: string | null;
+    }>,
   ): Promise<{ id: number }> {
     const slug = `gp-${++seq}`;
     const res = await t.http.post(`${P}/plans`).set(A()).send({ slug, name: slug, value: 10, group, quotas });
@@ -63,7 +68,13 @@ describe('grants and overrides in the entitlement engine', () => {
     return res.body.data;
   }
 
-  async function windowOf(customerId: number, planId: number, group: string, validFrom: string, validTo: string | null) {
+  async function windowOf(
+    customerId: number,
+    planId: number,
+    group: string,
+    validFrom: string,
+    validTo: string | null,
+  ) {
     await t.dataSource.query(
       `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, status)
        VALUES ($1, $2, $3, $4, $5, $6, 'activation', 'active')`,
@@ -74,7 +85,7 @@ describe('grants and overrides in the entitlement engine', () => {
   async function grant(customerId: number, body: Record<string, unknown>): Promise<any> {
     const res = await t.http.post(`${P}/customers/${customerId}/grants`).set(A()).send(body);
     expect(res.status).toBe(201);
-    return res.body.data;
+    return res.body.data.grant;
   }
 
   const getGrant = async (id: number) => {
@@ -149,8 +160,18 @@ describe('grants and overrides in the entitlement engine', () => {
         { source: 'grant', group: null, periodStart: null, grantId: topUp.id, amount: 2, restored: null },
       ]);
       expect(res.body.data.balance).toEqual({ limit: 35, used: 17, remaining: 18, overage: 0 });
-      expect(await getGrant(promo.id)).toMatchObject({ used: 5, remaining: 0, forfeited: 0, status: 'exhausted' });
-      expect(await getGrant(topUp.id)).toMatchObject({ used: 2, remaining: 18, forfeited: 0, status: 'active' });
+      expect(await getGrant(promo.id)).toMatchObject({
+        used: 5,
+        remaining: 0,
+        forfeited: 0,
+        status: 'exhausted',
+      });
+      expect(await getGrant(topUp.id)).toMatchObject({
+        used: 2,
+        remaining: 18,
+        forfeited: 0,
+        status: 'active',
+      });
     });
 
     it('order of consumption: a higher-priority grant is spent before the plan; a scheduled grant is no bucket until its effectiveAt', async () => {
@@ -160,7 +181,11 @@ describe('grants and overrides in the entitlement engine', () => {
       await windowOf(c.id, p.id, 'tier', '2025-03-01T00:00:00.000Z', null);
       setNow('2025-03-10T00:00:00.000Z');
       const first = await grant(c.id, { featureId: f.id, amount: 3, priority: 5 });
-      const later = await grant(c.id, { featureId: f.id, amount: 4, effectiveAt: '2025-03-12T00:00:00.000Z' });
+      const later = await grant(c.id, {
+        featureId: f.id,
+        amount: 4,
+        effectiveAt: '2025-03-12T00:00:00.000Z',
+      });
       expect(later.status).toBe('scheduled');
       expect(bucketsOf(await check({ customerId: c.id, featureId: f.id }))).toEqual([
         ['grant', first.id, 0, 3],
@@ -181,14 +206,22 @@ describe('grants and overrides in the entitlement engine', () => {
       const c = await customer();
       await windowOf(c.id, p.id, 'tier', '2025-03-01T00:00:00.000Z', '2025-03-20T00:00:00.000Z');
       setNow('2025-03-10T00:00:00.000Z');
-      expect((await check({ customerId: c.id, featureId: f.id })).accessEndsAt).toBe('2025-03-20T00:00:00.000Z');
+      expect((await check({ customerId: c.id, featureId: f.id })).accessEndsAt).toBe(
+        '2025-03-20T00:00:00.000Z',
+      );
       await grant(c.id, { featureId: f.id, amount: 2, expiresAt: '2025-03-25T00:00:00.000Z' });
-      expect((await check({ customerId: c.id, featureId: f.id })).accessEndsAt).toBe('2025-03-25T00:00:00.000Z');
+      expect((await check({ customerId: c.id, featureId: f.id })).accessEndsAt).toBe(
+        '2025-03-25T00:00:00.000Z',
+      );
       // after the window: the grant alone
       setNow('2025-03-21T00:00:00.000Z');
       await use({ customerId: c.id, featureId: f.id, amount: 2 }).expect(201);
       const emptied = await check({ customerId: c.id, featureId: f.id, amount: 1 });
-      expect(emptied).toMatchObject({ allowed: false, reason: 'LIMIT_REACHED', accessEndsAt: '2025-03-25T00:00:00.000Z' });
+      expect(emptied).toMatchObject({
+        allowed: false,
+        reason: 'LIMIT_REACHED',
+        accessEndsAt: '2025-03-25T00:00:00.000Z',
+      });
       expect(emptied.buckets).toHaveLength(1);
       // a grant that never expires: access never ends
       await grant(c.id, { featureId: f.id, amount: 1 });
@@ -220,7 +253,7 @@ describe('grants and overrides in the entitlement engine', () => {
         .send({ mode: 'set', limit: 50 });
       expect(put.status).toBe(200);
       // the period, reset interval and priority are copied from the plan bucket first in the order
-      expect(put.body.data).toMatchObject({
+      expect(put.body.data.override).toMatchObject({
         mode: 'set',
         limit: 50,
         priority: 2,
@@ -243,7 +276,9 @@ describe('grants and overrides in the entitlement engine', () => {
       });
       const res = await use({ customerId: c.id, featureId: f.id, amount: 25 });
       expect(res.status).toBe(201);
-      expect(res.body.data.usage.allocations.map((x: any) => [x.source, x.group, x.grantId, x.amount])).toEqual([
+      expect(
+        res.body.data.usage.allocations.map((x: any) => [x.source, x.group, x.grantId, x.amount]),
+      ).toEqual([
         ['override', null, null, 20],
         ['grant', null, topUp.id, 5],
       ]);
@@ -259,7 +294,11 @@ describe('grants and overrides in the entitlement engine', () => {
       ]);
       // the next period: the override's usage does not carry
       setNow('2025-04-02T00:00:00.000Z');
-      await t.http.put(`${P}/customers/${c.id}/overrides/${f.id}`).set(A()).send({ mode: 'set', limit: null }).expect(200);
+      await t.http
+        .put(`${P}/customers/${c.id}/overrides/${f.id}`)
+        .set(A())
+        .send({ mode: 'set', limit: null })
+        .expect(200);
       const unlimited = await check({ customerId: c.id, featureId: f.id, amount: 1_000_000 });
       expect(unlimited).toMatchObject({ allowed: true, balance: { limit: null, remaining: null } });
       expect(bucketsOf(unlimited)[0]).toEqual(['override', null, 0, null]);
@@ -280,7 +319,9 @@ describe('grants and overrides in the entitlement engine', () => {
       expect(reached).toHaveLength(1);
       expect(reached[0].data.bucket).toMatchObject({ source: 'override', limit: 3, used: 3, remaining: 0 });
       const [row] = await t.dataSource.query('SELECT unique_key FROM events WHERE id = $1', [reached[0].id]);
-      expect(row.unique_key).toBe(`usage.limit_reached:${c.id}:o${f.id}:${Date.parse('2025-05-01T00:00:00.000Z')}`);
+      expect(row.unique_key).toBe(
+        `usage.limit_reached:${c.id}:o${f.id}:${Date.parse('2025-05-01T00:00:00.000Z')}`,
+      );
     });
 
     it('deny: not granted whatever plans and grants say, grants untouched; set on a boolean feature grants it, deny refuses it', async () => {
@@ -290,7 +331,11 @@ describe('grants and overrides in the entitlement engine', () => {
       await windowOf(c.id, p.id, 'tier', '2025-03-01T00:00:00.000Z', null);
       setNow('2025-03-10T00:00:00.000Z');
       const g = await grant(c.id, { featureId: f.id, amount: 5 });
-      await t.http.put(`${P}/customers/${c.id}/overrides/${f.id}`).set(A()).send({ mode: 'deny' }).expect(200);
+      await t.http
+        .put(`${P}/customers/${c.id}/overrides/${f.id}`)
+        .set(A())
+        .send({ mode: 'deny' })
+        .expect(200);
       expect(await check({ customerId: c.id, featureId: f.id })).toMatchObject({
         allowed: false,
         reason: 'NOT_GRANTED',
@@ -306,7 +351,11 @@ describe('grants and overrides in the entitlement engine', () => {
       const flag = await feature(false);
       const none = await customer();
       expect((await check({ customerId: none.id, featureId: flag.id })).allowed).toBe(false);
-      await t.http.put(`${P}/customers/${none.id}/overrides/${flag.id}`).set(A()).send({ mode: 'set' }).expect(200);
+      await t.http
+        .put(`${P}/customers/${none.id}/overrides/${flag.id}`)
+        .set(A())
+        .send({ mode: 'set' })
+        .expect(200);
       expect(await check({ customerId: none.id, featureId: flag.id })).toMatchObject({
         allowed: true,
         balance: null,
@@ -317,7 +366,11 @@ describe('grants and overrides in the entitlement engine', () => {
       const granted = await customer();
       await windowOf(granted.id, flagPlan.id, 'flags', '2025-03-01T00:00:00.000Z', null);
       expect((await check({ customerId: granted.id, featureId: flag.id })).allowed).toBe(true);
-      await t.http.put(`${P}/customers/${granted.id}/overrides/${flag.id}`).set(A()).send({ mode: 'deny' }).expect(200);
+      await t.http
+        .put(`${P}/customers/${granted.id}/overrides/${flag.id}`)
+        .set(A())
+        .send({ mode: 'deny' })
+        .expect(200);
       expect((await check({ customerId: granted.id, featureId: flag.id })).reason).toBe('NOT_GRANTED');
     });
 
@@ -334,7 +387,10 @@ describe('grants and overrides in the entitlement engine', () => {
         .expect(200);
       expect((await check({ customerId: c.id, featureId: f.id })).allowed).toBe(false);
       setNow('2025-03-10T01:00:00.000Z');
-      expect(await check({ customerId: c.id, featureId: f.id })).toMatchObject({ allowed: true, override: null });
+      expect(await check({ customerId: c.id, featureId: f.id })).toMatchObject({
+        allowed: true,
+        override: null,
+      });
     });
   });
 
@@ -357,10 +413,20 @@ describe('grants and overrides in the entitlement engine', () => {
       setNow('2025-03-13T00:00:00.000Z');
       const late = await reverse(second.id);
       expect(late.status).toBe(200);
-      expect(late.body.data.usage.allocations[0]).toMatchObject({ grantId: g.id, amount: 6, restored: false });
+      expect(late.body.data.usage.allocations[0]).toMatchObject({
+        grantId: g.id,
+        amount: 6,
+        restored: false,
+      });
       expect(late.body.data.forfeited).toBe(6);
       // the amount stays in the grant's used: amount = used + remaining + forfeited
-      expect(await getGrant(g.id)).toMatchObject({ amount: 10, used: 6, remaining: 0, forfeited: 4, status: 'expired' });
+      expect(await getGrant(g.id)).toMatchObject({
+        amount: 10,
+        used: 6,
+        remaining: 0,
+        forfeited: 4,
+        status: 'expired',
+      });
       // a second call answers the same
       expect((await reverse(second.id)).body.data).toEqual(late.body.data);
 
@@ -369,7 +435,12 @@ describe('grants and overrides in the entitlement engine', () => {
       await t.http.post(`${P}/grants/${voided.id}/void`).set(A()).send({}).expect(200);
       const afterVoid = await reverse(taken.id);
       expect(afterVoid.body.data.forfeited).toBe(2);
-      expect(await getGrant(voided.id)).toMatchObject({ used: 2, remaining: 0, forfeited: 3, status: 'voided' });
+      expect(await getGrant(voided.id)).toMatchObject({
+        used: 2,
+        remaining: 0,
+        forfeited: 3,
+        status: 'voided',
+      });
     });
 
     it('a reversal can make an exhausted grant active again; grant.exhausted is recorded once per grant, ever, and never usage.limit_reached', async () => {
@@ -418,11 +489,21 @@ describe('grants and overrides in the entitlement engine', () => {
     expect(mine.buckets).toEqual([expect.objectContaining({ source: 'grant', grantId: g.id })]);
     const private_ = await t.http.get(`${P}/customers/${me.id}/entitlements`).set(A());
     expect(private_.body.data.find((e: any) => e.feature.id === f.id)).toEqual(mine);
-    const checked = await t.http.post('/api/public/v1/me/entitlements/check').set(auth).send({ feature: f.slug, amount: 4 });
+    const checked = await t.http
+      .post('/api/public/v1/me/entitlements/check')
+      .set(auth)
+      .send({ feature: f.slug, amount: 4 });
     expect(checked.body.data).toMatchObject({ allowed: false, reason: 'LIMIT_REACHED' });
     await t.http.put(`${P}/customers/${me.id}/overrides/${f.id}`).set(A()).send({ mode: 'deny' }).expect(200);
-    const denied = await t.http.post('/api/public/v1/me/entitlements/check').set(auth).send({ feature: f.slug });
-    expect(denied.body.data).toMatchObject({ allowed: false, reason: 'NOT_GRANTED', override: { mode: 'deny' } });
+    const denied = await t.http
+      .post('/api/public/v1/me/entitlements/check')
+      .set(auth)
+      .send({ feature: f.slug });
+    expect(denied.body.data).toMatchObject({
+      allowed: false,
+      reason: 'NOT_GRANTED',
+      override: { mode: 'deny' },
+    });
   });
 
   it('property: amount = used + remaining + forfeited after any sequence of consumes, reversals, voids and expiries', async () => {
@@ -444,7 +525,12 @@ describe('grants and overrides in the entitlement engine', () => {
           setNow(new Date(now));
           const grants = [
             await grant(c.id, { featureId: f.id, amount: 5, expiresAt: new Date(now + DAY).toISOString() }),
-            await grant(c.id, { featureId: f.id, amount: 7, priority: 1, expiresAt: new Date(now + 2 * DAY).toISOString() }),
+            await grant(c.id, {
+              featureId: f.id,
+              amount: 7,
+              priority: 1,
+              expiresAt: new Date(now + 2 * DAY).toISOString(),
+            }),
             await grant(c.id, { featureId: f.id, amount: 4 }),
           ];
           const usages: number[] = [];
@@ -459,7 +545,10 @@ describe('grants and overrides in the entitlement engine', () => {
             } else if (step.kind === 'reverse' && usages.length > 0) {
               expect((await reverse(usages[step.pick % usages.length])).status).toBe(200);
             } else if (step.kind === 'void') {
-              const res = await t.http.post(`${P}/grants/${grants[step.pick % 3].id}/void`).set(A()).send({});
+              const res = await t.http
+                .post(`${P}/grants/${grants[step.pick % 3].id}/void`)
+                .set(A())
+                .send({});
               expect([200, 409]).toContain(res.status);
             }
           }
@@ -518,10 +607,13 @@ describe('grants and overrides in the entitlement engine', () => {
             .set(A())
             .send({ eventId: `void-race-${c.id}-${i}`, customerId: c.id, featureId: f.id, amount: 1 }),
         );
-        const voiding = request(servers[1]).post(`${P}/grants/${g.id}/void`).set(A()).send({ reason: 'race' });
+        const voiding = request(servers[1])
+          .post(`${P}/grants/${g.id}/void`)
+          .set(A())
+          .send({ reason: 'race' });
         const [voidAnswer, ...answers] = await Promise.all([voiding, ...consumes]);
         expect(voidAnswer.status).toBe(200);
-        const voidedAt = Date.parse(voidAnswer.body.data.voidedAt);
+        const voidedAt = Date.parse(voidAnswer.body.data.grant.voidedAt);
         const taken = await t.dataSource.query(
           `SELECT a.amount::float8 AS amount, (extract(epoch FROM u.recorded_at) * 1000)::bigint AS at
              FROM usage_allocations a JOIN usage_records u ON u.id = a.usage_id WHERE a.grant_id = $1`,

@@ -5,9 +5,11 @@ import { CustomersModule } from '../customers/customers.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { PlansModule } from '../plans/plans.module';
+import { BoundariesRepository } from './boundaries.repository';
 import { EntitlementsController } from './entitlements.controller';
 import { EntitlementsRepository } from './entitlements.repository';
 import { EntitlementsService } from './entitlements.service';
+import { GrantBoundariesScheduler } from './grant-boundaries.scheduler';
 import { GrantsController } from './grants.controller';
 import { GrantsRepository } from './grants.repository';
 import { GrantsService } from './grants.service';
@@ -28,6 +30,8 @@ import { UsageRepository } from './usage.repository';
     UsageRepository,
     GrantsService,
     GrantsRepository,
+    BoundariesRepository,
+    GrantBoundariesScheduler,
   ],
   exports: [EntitlementsService],
 })

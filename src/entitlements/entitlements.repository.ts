@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { Batcher } from '../database/batcher';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
-import { EngineGrant, EngineOverride, EngineQuota, EngineWindow, toMicros } from './engine/entitlement-engine';
+import {
+  EngineGrant,
+  EngineOverride,
+  EngineQuota,
+  EngineWindow,
+  toMicros,
+} from './engine/entitlement-engine';
 import { GenerateSql } from '../database/generate-sql';
 
 /**
@@ -246,6 +252,9 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
  * The periods last summed for each request are kept (`SumsGuesses`) and sent with the next state
  * read of the same request, so that a read whose periods did not change is one statement.
  */
+/** The instant `npm run sql` reads the state statements at (`@GenerateSql`). */
+const SAMPLE_AT = new Date('2026-03-15T12:00:00Z');
+
 /** The arguments `npm run sql` reads the sums' statement with (`@GenerateSql`). */
 const SUMS_SAMPLE = [
   'prj_1',
@@ -286,33 +295,42 @@ export class EntitlementsRepository {
    * `loadState` reads it.
    */
   @GenerateSql(
-    { name: 'by id, feature by id', params: ['prj_1', { name: 'id', values: [1] }, { id: 1 }] },
-    { name: 'by id, feature by slug', params: ['prj_1', { name: 'id', values: [1] }, { slug: 'api-calls' }] },
+    { name: 'by id, feature by id', params: ['prj_1', { name: 'id', values: [1] }, { id: 1 }, SAMPLE_AT] },
+    {
+      name: 'by id, feature by slug',
+      params: ['prj_1', { name: 'id', values: [1] }, { slug: 'api-calls' }, SAMPLE_AT],
+    },
     {
       name: 'by username, feature by id',
-      params: ['prj_1', { name: 'username', values: ['ada'] }, { id: 1 }],
+      params: ['prj_1', { name: 'username', values: ['ada'] }, { id: 1 }, SAMPLE_AT],
     },
     {
       name: 'by username, feature by slug',
-      params: ['prj_1', { name: 'username', values: ['ada'] }, { slug: 'api-calls' }],
+      params: ['prj_1', { name: 'username', values: ['ada'] }, { slug: 'api-calls' }, SAMPLE_AT],
     },
     {
       name: 'by identifier, feature by id',
-      params: ['prj_1', { name: 'identifier', values: ['email', 'ada@example.com'] }, { id: 1 }],
+      params: ['prj_1', { name: 'identifier', values: ['email', 'ada@example.com'] }, { id: 1 }, SAMPLE_AT],
     },
     {
       name: 'by identifier, feature by slug',
-      params: ['prj_1', { name: 'identifier', values: ['email', 'ada@example.com'] }, { slug: 'api-calls' }],
+      params: [
+        'prj_1',
+        { name: 'identifier', values: ['email', 'ada@example.com'] },
+        { slug: 'api-calls' },
+        SAMPLE_AT,
+      ],
     },
   )
   async loadBatched(
     projectId: string,
     lock: CustomerLock,
     feature: OneFeature,
+    at: Date,
   ): Promise<CustomerState | null> {
     const key = guessKeyOf(projectId, lock, feature);
     const guess = this.guesses.get(key);
-    const row = await this.checks.load(batchShapeOf(lock, feature), { projectId, lock, feature, guess });
+    const row = await this.checks.load(batchShapeOf(lock, feature), { projectId, lock, feature, at, guess });
     return row ? this.stateOf(row, { guess }, key) : null;
   }
 
@@ -324,12 +342,16 @@ export class EntitlementsRepository {
    * statement (see `SumsGuess`).
    */
   @GenerateSql(
-    { name: 'all features', params: ['prj_1', { name: 'id', values: [1] }, 'all'] },
-    { name: 'one feature by id', params: ['prj_1', { name: 'id', values: [1] }, { id: 1 }] },
+    { name: 'all features', params: ['prj_1', { name: 'id', values: [1] }, 'all', { at: SAMPLE_AT }] },
+    {
+      name: 'one feature by id',
+      params: ['prj_1', { name: 'id', values: [1] }, { id: 1 }, { at: SAMPLE_AT }],
+    },
     {
       name: 'all features, with the sums of the last read',
       params: async (repository: EntitlementsRepository) => {
         const state = await repository.loadState('prj_1', { name: 'id', values: [1] }, 'all', {
+          at: SAMPLE_AT,
           guess: true,
         });
         await repository.sums(
@@ -345,7 +367,7 @@ export class EntitlementsRepository {
           ],
           [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
         );
-        return ['prj_1', { name: 'id', values: [1] }, 'all', { guess: true }];
+        return ['prj_1', { name: 'id', values: [1] }, 'all', { at: SAMPLE_AT, guess: true }];
       },
     },
   )
@@ -353,11 +375,11 @@ export class EntitlementsRepository {
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
-    { guess: guessing = false }: { guess?: boolean } = {},
+    { at, guess: guessing = false }: { at: Date; guess?: boolean },
   ): Promise<CustomerState | null> {
     const key = guessing ? guessKeyOf(projectId, lock, feature) : undefined;
     const guess = key === undefined ? undefined : this.guesses.get(key);
-    const { statement, values } = this.stateQuery(projectId, lock, feature, guess);
+    const { statement, values } = this.stateQuery(projectId, lock, feature, at, guess);
     const [row] = await this.statements.rows<StateRow>(undefined, statement, values);
     return row ? this.stateOf(row, { guess }, key) : null;
   }
@@ -375,7 +397,15 @@ export class EntitlementsRepository {
     {
       name: 'by id, feature by id',
       params: [
-        [{ projectId: 'prj_1', lock: { name: 'id', values: [1] }, feature: { id: 1 }, eventId: 'use_2' }],
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'id', values: [1] },
+            feature: { id: 1 },
+            eventId: 'use_2',
+            at: SAMPLE_AT,
+          },
+        ],
       ],
     },
     {
@@ -387,6 +417,7 @@ export class EntitlementsRepository {
             lock: { name: 'id', values: [1] },
             feature: { slug: 'api-calls' },
             eventId: 'use_2',
+            at: SAMPLE_AT,
           },
         ],
       ],
@@ -400,6 +431,7 @@ export class EntitlementsRepository {
             lock: { name: 'username', values: ['ada'] },
             feature: { id: 1 },
             eventId: 'use_2',
+            at: SAMPLE_AT,
           },
         ],
       ],
@@ -413,6 +445,7 @@ export class EntitlementsRepository {
             lock: { name: 'username', values: ['ada'] },
             feature: { slug: 'api-calls' },
             eventId: 'use_2',
+            at: SAMPLE_AT,
           },
         ],
       ],
@@ -426,6 +459,7 @@ export class EntitlementsRepository {
             lock: { name: 'identifier', values: ['email', 'ada@example.com'] },
             feature: { id: 1 },
             eventId: 'use_2',
+            at: SAMPLE_AT,
           },
         ],
       ],
@@ -439,6 +473,7 @@ export class EntitlementsRepository {
             lock: { name: 'identifier', values: ['email', 'ada@example.com'] },
             feature: { slug: 'api-calls' },
             eventId: 'use_2',
+            at: SAMPLE_AT,
           },
         ],
       ],
@@ -565,6 +600,7 @@ export class EntitlementsRepository {
     projectId: string,
     lock: CustomerLock,
     feature: FeatureSelector,
+    at: Date,
     guess: SumsGuess | undefined,
   ): { statement: Statement; values: unknown[] } {
     const featureKind = featureKindOf(feature);
@@ -573,6 +609,7 @@ export class EntitlementsRepository {
     );
     const values: unknown[] = [projectId, ...lock.values];
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
+    values.push(at);
     if (guess) values.push(...sumsValues(guess.periods, guess.overages));
     return { statement, values };
   }
@@ -653,6 +690,8 @@ interface BatchedLoad {
   projectId: string;
   lock: CustomerLock;
   feature: OneFeature;
+  /** The instant the rules will decide at (grants ended long before it are not read). */
+  at: Date;
   guess?: SumsGuess;
 }
 
@@ -662,6 +701,7 @@ export interface ConsumeLoad {
   lock: CustomerLock;
   feature: OneFeature;
   eventId: string;
+  at: Date;
 }
 
 /** A row of a batched state statement: a state and the ordinality of its request. */
@@ -680,6 +720,7 @@ function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): un
   return [
     ...lockValues(loads),
     loads.map((l) => ('id' in l.feature ? l.feature.id : l.feature.slug)),
+    loads.map((l) => l.at),
     ...bounds,
     ...(loads[0].eventId !== undefined ? [loads.map((l) => l.eventId)] : []),
     ...flat,
@@ -943,6 +984,8 @@ interface StateInputs {
   customer: string[];
   /** The feature's id (`int`) or slug (`text`); absent: every feature of the project. */
   feature?: string;
+  /** The instant the rules decide at (`timestamptz`). */
+  at: string;
   sums?: SumsInputs;
   event?: string;
 }
@@ -955,7 +998,7 @@ interface StateInputs {
  * (`stateStatement`), or the columns of one request of a batch (`stateBatchStatement`).
  */
 function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: StateInputs): string {
-  const { project, feature, sums, event } = inputs;
+  const { project, feature, at, sums, event } = inputs;
   const featureWhere =
     featureKind === 'all' ? '' : featureKind === 'id' ? ` AND f.id = ${feature}` : ` AND f.slug = ${feature}`;
   const featureIn = (column: string) =>
@@ -988,7 +1031,7 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
                   'createdAt', ${epochMs('g.created_at')}, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
            FROM grants g
           WHERE g.customer_id = c.id AND g.project_id = ${project} AND g.voided_at IS NULL
-            AND (g.expires_at IS NULL OR g.expires_at > now() - interval '${GRANTS_EXPIRED_READ}')${grantWhere}) AS grants,
+            AND (g.expires_at IS NULL OR g.expires_at > ${at} - interval '${GRANTS_EXPIRED_READ}')${grantWhere}) AS grants,
         (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
                   'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
                   'anchor', ${epochMs('o.anchor')}, 'expiresAt', ${epochMs('o.expires_at')}, 'reason', o.reason,
@@ -1010,26 +1053,29 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
 type FeatureKind = 'id' | 'slug' | 'all';
 
 /**
- * How long after its expiry, by the database's clock, a grant is still read with the state: the
- * rules decide at the service's instant, and a replica's clock may differ from the database's a
- * little; a grant ended longer ago than this adds nothing to a read.
+ * How long before the instant a read is made for a grant that has expired is still read with the
+ * state: a consume decides at the instant it reads once it holds the lock, a little after the one
+ * it was sent with, and never before the customer's latest record; a grant ended longer ago than
+ * this adds nothing to a read.
  */
 const GRANTS_EXPIRED_READ = '1 day';
 
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
- * all, then the guess's six arrays when asked.
+ * all, the instant, then the guess's six arrays when asked.
  */
 function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGuess: boolean): Statement {
   let n = 1;
   const customer = (kind === 'identifier' ? [0, 1] : [0]).map(() => `$${++n}`);
   const feature = featureKind === 'all' ? undefined : `$${++n}::${featureKind === 'id' ? 'int' : 'text'}`;
+  const at = `$${++n}::timestamptz`;
   return {
     name: `entitlements.state-${kind}-${featureKind}${withGuess ? '-sums' : ''}`,
     text: stateSelect(kind, featureKind, {
       project: '$1',
       customer,
       feature,
+      at,
       sums: withGuess ? sumsParams(n + 1) : undefined,
     }),
   };
@@ -1039,7 +1085,7 @@ function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGu
  * The states of a batch in one statement (checks: `EntitlementsRepository.loadBatched`; consumes,
  * `withEvent`: `lockAndLoadMany`), each as `stateStatement` with the sums (and the event id) would
  * read it, with its request's ordinality `i`. One row of arrays per request (`$1` the projects,
- * then the lock's values, the features, each request's slice of the flattened sums arrays, from
+ * then the lock's values, the features, the instants, each request's slice of the flattened sums arrays, from
  * and to, and the event ids), then those six flattened arrays. A request whose customer does not
  * exist has no row.
  */
@@ -1051,6 +1097,7 @@ function stateBatchStatement(
   const columns: Array<[string, string]> = [
     ...lockColumns(kind),
     ['feature', featureKind === 'id' ? 'int' : 'text'],
+    ['at', 'timestamptz'],
     ...SLICE_COLUMNS,
     ...(withEvent ? ([['event', 'text']] as Array<[string, string]>) : []),
   ];
@@ -1058,6 +1105,7 @@ function stateBatchStatement(
     project: 'r.project',
     customer: kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'],
     feature: 'r.feature',
+    at: 'r.at',
     sums: slicedSums(columns.length + 1),
     event: withEvent ? 'r.event' : undefined,
   };

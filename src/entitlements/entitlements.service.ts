@@ -106,17 +106,19 @@ export class EntitlementsService {
 
   /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
   async list(projectId: string, customerId: number): Promise<EntitlementView[]> {
+    const at = this.clock.now();
     const state = await this.repository.loadState(projectId, customerLockFor(customerId), 'all', {
+      at,
       guess: true,
     });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
-    const evaluations = await this.evaluate(projectId, state, state.features, this.clock.now());
+    const evaluations = await this.evaluate(projectId, state, state.features, at);
     return evaluations.map(toEntitlementView);
   }
 
   /** The same in the caller's unit of work and at its instant (a dry run's `entitlementsAfter`). */
   async listIn(projectId: string, customerId: number, at: Date): Promise<EntitlementView[]> {
-    const state = await this.repository.loadState(projectId, customerLockFor(customerId), 'all');
+    const state = await this.repository.loadState(projectId, customerLockFor(customerId), 'all', { at });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     const evaluations = await this.evaluate(projectId, state, state.features, at);
     return evaluations.map(toEntitlementView);
@@ -127,8 +129,18 @@ export class EntitlementsService {
    * unit of work (null: no plan gives the customer a bucket of it). An override's `PUT` copies its
    * run's anchor, reset interval and priority.
    */
-  async firstPlanBucket(projectId: string, customerId: number, featureId: number, at: Date): Promise<Bucket | null> {
-    const state = await this.repository.loadState(projectId, customerLockFor(customerId), { id: featureId });
+  async firstPlanBucket(
+    projectId: string,
+    customerId: number,
+    featureId: number,
+    at: Date,
+  ): Promise<Bucket | null> {
+    const state = await this.repository.loadState(
+      projectId,
+      customerLockFor(customerId),
+      { id: featureId },
+      { at },
+    );
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     return bucketsAt(state.windowsFor(featureId), at)[0] ?? null;
   }
@@ -149,11 +161,12 @@ export class EntitlementsService {
     selector: OneFeature,
     amount = 1,
   ): Promise<CheckView> {
-    const state = await this.repository.loadBatched(projectId, lock, selector);
+    const at = this.clock.now();
+    const state = await this.repository.loadBatched(projectId, lock, selector, at);
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
-    const [evaluation] = await this.evaluate(projectId, state, [feature], this.clock.now());
+    const [evaluation] = await this.evaluate(projectId, state, [feature], at);
     const view = toEntitlementView(evaluation);
     const requested = feature.metered ? amount : null;
     let reason: CheckView['reason'] = null;
@@ -185,7 +198,7 @@ export class EntitlementsService {
   async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
     const lock = lockOf(dto);
     const feature = featureOf(dto);
-    const item: ConsumeItem = { projectId, lock, feature, eventId: dto.eventId, dto };
+    const item: ConsumeItem = { projectId, lock, feature, eventId: dto.eventId, at: this.clock.now(), dto };
     const shape = batchShapeOf(lock, feature);
     return this.transactions.isTransactionActive()
       ? this.consumes.alone(shape, item)
@@ -373,12 +386,18 @@ export class EntitlementsService {
     if (!record) throw new DomainError('USAGE_NOT_FOUND');
     const now = this.clock.now();
     const row = record.reversedAt ? record : await this.usage.reverse(projectId, usageId, now);
-    const state = await this.repository.loadState(projectId, customerLockFor(row.customerId), {
-      id: row.featureId,
-    });
+    const state = await this.repository.loadState(
+      projectId,
+      customerLockFor(row.customerId),
+      { id: row.featureId },
+      { at: now },
+    );
     const [evaluation] = await this.evaluate(projectId, state!, state!.features, now);
     // what grants that had ended kept (`restored: false`)
-    const forfeited = row.allocations.reduce((sum, a) => (a.restored === false ? sum + toMicros(a.amount) : sum), 0n);
+    const forfeited = row.allocations.reduce(
+      (sum, a) => (a.restored === false ? sum + toMicros(a.amount) : sum),
+      0n,
+    );
     return { usage: toUsageView(row), balance: toBalanceView(evaluation), forfeited: fromMicros(forfeited) };
   }
 
@@ -488,7 +507,9 @@ function applyAllocations(
     overage: e.overage + overage,
     buckets: e.buckets.map((b) => ({
       ...b,
-      used: b.used + allocations.filter((a) => allocationKey(a) === bucketKey(b)).reduce((s, a) => s + a.amount, 0n),
+      used:
+        b.used +
+        allocations.filter((a) => allocationKey(a) === bucketKey(b)).reduce((s, a) => s + a.amount, 0n),
     })),
   };
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
@@ -62,6 +62,12 @@ export class GrantsController {
 
   @Get('grants/:grantId')
   @ApiOperation({ summary: 'One grant, its status and figures now' })
+  @ApiParam({
+    name: 'grantId',
+    type: Number,
+    example: 7,
+    description: 'Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`).',
+  })
   @ApiEnvelope(GrantView)
   @ApiErrors('VALIDATION_FAILED', 'GRANT_NOT_FOUND')
   get(@CurrentProject() project: CallerProject, @IdParam('grantId') grantId: number) {
@@ -73,6 +79,12 @@ export class GrantsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'End the grant now, forfeiting what remains; a voided grant answers unchanged',
+  })
+  @ApiParam({
+    name: 'grantId',
+    type: Number,
+    example: 7,
+    description: 'Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`).',
   })
   @ApiEnvelope(GrantResultView)
   @ApiErrors('VALIDATION_FAILED', 'GRANT_NOT_FOUND', 'GRANT_EXPIRED')

@@ -229,7 +229,11 @@ const nullableNumber = (example: number | null, description: string) => ({
 });
 
 export class BucketView extends BalanceView {
-  @ApiProperty({ enum: ['plan', 'override', 'grant'], example: 'plan', description: 'where the bucket comes from' })
+  @ApiProperty({
+    enum: ['plan', 'override', 'grant'],
+    example: 'plan',
+    description: 'where the bucket comes from',
+  })
   source: 'plan' | 'override' | 'grant';
   @ApiProperty(nullableText('tier', 'the plan group; null for an override or a grant')) group: string | null;
   @ApiProperty(nullableNumber(2, 'null for an override or a grant')) planId: number | null;
@@ -245,7 +249,10 @@ export class BucketView extends BalanceView {
   @ApiProperty(nullableText(null, "the bucket's window end; null: permanent, or an override or a grant"))
   windowValidTo: string | null;
   @ApiProperty(
-    nullableText(null, "when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never"),
+    nullableText(
+      null,
+      "when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never",
+    ),
   )
   expiresAt: string | null;
 }
@@ -254,10 +261,14 @@ export class OverrideView {
   @ApiProperty({ example: 12 }) customerId: number;
   @ApiProperty({ example: 3 }) featureId: number;
   @ApiProperty({ enum: ['set', 'deny'], example: 'set' }) mode: 'set' | 'deny';
-  @ApiProperty(nullableNumber(5000, '`set` on a metered feature: the limit (null: unlimited); otherwise null'))
+  @ApiProperty(
+    nullableNumber(5000, '`set` on a metered feature: the limit (null: unlimited); otherwise null'),
+  )
   limit: number | null;
   @ApiProperty(nullableNumber(0, 'null for `deny` and on a boolean feature')) priority: number | null;
-  @ApiProperty(nullableText('P1M', 'ISO 8601 duration; null: never resets, and for `deny` or a boolean feature'))
+  @ApiProperty(
+    nullableText('P1M', 'ISO 8601 duration; null: never resets, and for `deny` or a boolean feature'),
+  )
   resetInterval: string | null;
   @ApiProperty(nullableText('2026-01-31T00:00:00.000Z', "the start of the override bucket's periods"))
   anchor: string | null;
@@ -311,9 +322,12 @@ export class CheckView {
 }
 
 export class AllocationView {
-  @ApiProperty({ enum: ['plan', 'override', 'grant'], example: 'plan' }) source: 'plan' | 'override' | 'grant';
+  @ApiProperty({ enum: ['plan', 'override', 'grant'], example: 'plan' }) source:
+    'plan' | 'override' | 'grant';
   @ApiProperty(nullableText('tier', 'the plan group; null for an override or a grant')) group: string | null;
-  @ApiProperty(nullableText('2026-01-31T00:00:00.000Z', "informational: the bucket's period start; null for a grant"))
+  @ApiProperty(
+    nullableText('2026-01-31T00:00:00.000Z', "informational: the bucket's period start; null for a grant"),
+  )
   periodStart: string | null;
   @ApiProperty(nullableNumber(null, "a grant's id; null otherwise")) grantId: number | null;
   @ApiProperty({ example: 1 }) amount: number;

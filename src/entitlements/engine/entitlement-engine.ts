@@ -286,7 +286,7 @@ export function featureBucketsAt(
   if (override?.mode === 'deny') return { granted: false, buckets: [], accessEndsAt: null };
   const plans = bucketsAt(input.windows, t);
   const grants = input.metered ? input.grants.filter((g) => grantInEffect(g, t)) : [];
-  const buckets: Bucket[] = override && input.metered ? [overrideBucket(override, t)] : plans;
+  const buckets: Bucket[] = override && input.metered ? [overrideBucket(override, t)] : [...plans];
   for (const g of grants) buckets.push(grantBucket(g));
   const planEnd = plans.length > 0 ? accessEndsAt(input.windows, t) : undefined;
   const ends: Array<Date | null> = [
