@@ -78,7 +78,7 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
   /** One scan, in one transaction with the cursor's lock; true when a batch was full (more is due at once). */
   @Transactional()
   async runOnce(now = new Date()): Promise<boolean> {
-    const scannedTo = await this.repository.lockCursor();
+    const scannedTo = await this.repository.lockCursor('windows');
     if (!scannedTo) return false; // another replica is scanning
     const from = new Date(Math.max(scannedTo.getTime() - RESCAN_MS, now.getTime() - CATCH_UP_MS));
     const started = await this.repository.startsBetween(from, now, BATCH);
@@ -102,7 +102,7 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
       });
     }
     const more = started.length === BATCH || ended.length === BATCH;
-    if (!more) await this.repository.advanceCursor(now);
+    if (!more) await this.repository.advanceCursor('windows', now);
     return more;
   }
 

@@ -38,6 +38,12 @@ export interface ClaimedDelivery {
   previous_secret_expires_at: Date | null;
 }
 
+/**
+ * A row of `event_schedule_cursors`: how far a time-boundary scheduler has scanned. Each row is
+ * made by a migration.
+ */
+export type ScheduleCursorKind = 'windows' | 'grants';
+
 /** A window at a boundary, with the snapshot its event carries. */
 export interface BoundaryRow {
   id: number;
@@ -359,21 +365,37 @@ export class EventsRepository {
     return Number(row.age);
   }
 
-  /** Locks the scheduler's cursor for the rest of the current transaction; undefined when another replica holds it. */
-  @GenerateSql({ params: [] })
-  async lockCursor(): Promise<Date | undefined> {
+  /**
+   * Locks the named scheduler cursor (`windows`: this module's boundary scheduler; `grants`: the
+   * entitlements module's) for the rest of the current transaction; undefined when another
+   * replica holds it.
+   */
+  @GenerateSql({ params: ['windows'] })
+  async lockCursor(kind: ScheduleCursorKind): Promise<Date | undefined> {
     const [row] = await this.transactions.tx.query(
-      `SELECT scanned_to FROM event_schedule_cursors WHERE kind = 'windows' FOR UPDATE SKIP LOCKED`,
+      `SELECT scanned_to FROM event_schedule_cursors WHERE kind = $1 FOR UPDATE SKIP LOCKED`,
+      [kind],
     );
     return row?.scanned_to;
   }
 
-  @GenerateSql({ params: [new Date('2026-03-15T12:00:00Z')] })
-  async advanceCursor(to: Date): Promise<void> {
+  @GenerateSql({ params: ['windows', new Date('2026-03-15T12:00:00Z')] })
+  async advanceCursor(kind: ScheduleCursorKind, to: Date): Promise<void> {
     await this.transactions.tx.query(
-      `UPDATE event_schedule_cursors SET scanned_to = $1 WHERE kind = 'windows' AND scanned_to < $1`,
-      [to],
+      `UPDATE event_schedule_cursors SET scanned_to = $2 WHERE kind = $1 AND scanned_to < $2`,
+      [kind, to],
     );
+  }
+
+  /** Which of `keys` an event already holds (through the unique index). */
+  @GenerateSql({ params: [['subscription.ended:1', 'grant.expired:1']] })
+  async existingUniqueKeys(keys: string[]): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const rows: { unique_key: string }[] = await this.transactions.tx.query(
+      `SELECT unique_key FROM events WHERE unique_key = ANY ($1::varchar[])`,
+      [keys],
+    );
+    return rows.map((r) => r.unique_key);
   }
 
   /** Windows created to start later whose start is in `(from, to]` and not yet announced. */

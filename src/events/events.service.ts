@@ -7,7 +7,7 @@ import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DeliveryView, EventPageView, EventView, ListEventsQueryDto } from './dto/event.dto';
 import { RedeliverDto } from './dto/webhook-endpoint.dto';
 import { EventWindow, NewEvent } from './event-types';
-import { EventRow, EventsRepository } from './events.repository';
+import { EventRow, EventsRepository, ScheduleCursorKind } from './events.repository';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 
 export const newEventId = () => `evt_${randomBase32Lower(24)}`;
@@ -89,6 +89,29 @@ export class EventsService {
           uniqueKey: 'uniqueKey' in e ? e.uniqueKey : undefined,
         })),
       );
+  }
+
+  /**
+   * The cursor of a time-boundary scheduler that finds its boundaries in another module's tables
+   * (the events module reads no other module's tables) and records them here: locked for the rest
+   * of the caller's transaction, so that one replica scans at a time; undefined when another
+   * replica holds it.
+   */
+  lockScheduleCursor(kind: ScheduleCursorKind): Promise<Date | undefined> {
+    return this.events.lockCursor(kind);
+  }
+
+  /** Moves the scheduler's cursor forward to `to` (never back), in the caller's transaction. */
+  advanceScheduleCursor(kind: ScheduleCursorKind, to: Date): Promise<void> {
+    return this.events.advanceCursor(kind, to);
+  }
+
+  /**
+   * Which of `uniqueKeys` an event already holds: a scheduler skips those boundaries instead of
+   * recording them again (a dropped duplicate would still take a `customerSeq` number).
+   */
+  async recordedKeys(uniqueKeys: string[]): Promise<Set<string>> {
+    return new Set(await this.events.existingUniqueKeys(uniqueKeys));
   }
 
   async list(projectId: string, query: ListEventsQueryDto): Promise<EventPageView> {

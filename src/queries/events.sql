@@ -6,8 +6,8 @@ SELECT $1, $2, unnest($3::varchar[]), now() RETURNING id
 
 -- EventsRepository.advanceCursor
 UPDATE event_schedule_cursors
-SET scanned_to = $1
-WHERE kind = 'windows' AND scanned_to < $1
+SET scanned_to = $2
+WHERE kind = $1 AND scanned_to < $2
 
 -- EventsRepository.claimDue
 WITH due AS (
@@ -50,6 +50,12 @@ WHERE s.status = 'active' AND s.valid_to > $1 AND s.valid_to <= $2
   AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = 'subscription.ended:' || s.id)
 ORDER BY s.valid_to, s.id
 LIMIT $3
+
+-- EventsRepository.existingUniqueKeys
+SELECT
+  unique_key
+FROM events
+WHERE unique_key = ANY ($1::varchar[])
 
 -- EventsRepository.finishAttempt (delivered)
 UPDATE webhook_deliveries SET status = $3, updated_at = now()
@@ -126,7 +132,7 @@ ORDER BY created_at DESC, id DESC LIMIT $6
 SELECT
   scanned_to
 FROM event_schedule_cursors
-WHERE kind = 'windows'
+WHERE kind = $1
 FOR UPDATE SKIP LOCKED
 
 -- EventsRepository.oldestUndeliveredAgeSeconds
