@@ -177,7 +177,11 @@ export class CreateGrantDto extends FeatureRefDto {
   @Max(MAX_INT4)
   priority?: number;
 
-  @ApiPropertyOptional({ example: 'goodwill for the outage of 3 March', ...REASON })
+  @ApiPropertyOptional({
+    example: 'goodwill for the outage of 3 March',
+    ...REASON,
+    description: 'Why the grant is given, shown on it.',
+  })
   @OptionalNotNull()
   @IsString()
   @Length(1, 500)
@@ -301,7 +305,7 @@ export class SetOverrideDto {
   @IsInstant(true)
   expiresAt?: string | null;
 
-  @ApiPropertyOptional({ example: 'enterprise trial', ...REASON })
+  @ApiPropertyOptional({ example: 'enterprise trial', ...REASON, description: 'Why, shown on the override.' })
   @OptionalNotNull()
   @IsString()
   @Length(1, 500)
@@ -329,7 +333,11 @@ export class GrantView {
   forfeited: number;
   @ApiProperty({ example: 0, description: "on the quotas' scale: higher is consumed first" })
   priority: number;
-  @ApiProperty({ example: '2026-02-01T00:00:00.000Z' }) effectiveAt: string;
+  @ApiProperty({
+    example: '2026-02-01T00:00:00.000Z',
+    description: 'when the grant takes effect: as given, or its creation',
+  })
+  effectiveAt: string;
   @ApiProperty({
     example: '2026-03-01T00:00:00.000Z',
     nullable: true,
@@ -344,7 +352,12 @@ export class GrantView {
       'derived when read, the first that applies: `voided`, `expired`, `scheduled` (not yet in effect), `exhausted` (nothing remains), `active`',
   })
   status: GrantStatusName;
-  @ApiProperty({ example: 'goodwill for the outage of 3 March', nullable: true, type: String })
+  @ApiProperty({
+    example: 'goodwill for the outage of 3 March',
+    nullable: true,
+    type: String,
+    description: 'as given; null when not',
+  })
   reason: string | null;
   @ApiProperty({
     example: { ticket: 'SUP-1234' },
@@ -354,12 +367,24 @@ export class GrantView {
   })
   metadata: Record<string, string>;
   @ApiProperty({ example: '2026-02-01T00:00:00.000Z' }) createdAt: string;
-  @ApiProperty({ example: null, nullable: true, type: String }) voidedAt: string | null;
-  @ApiProperty({ example: null, nullable: true, type: String }) voidReason: string | null;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: 'when it was voided; null: not voided',
+  })
+  voidedAt: string | null;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: "the void's `reason`; null when not given or not voided",
+  })
+  voidReason: string | null;
 }
 
 export class GrantResultView {
-  @ApiProperty({ type: GrantView }) grant: GrantView;
+  @ApiProperty({ type: GrantView, description: 'the grant as it is after the call' }) grant: GrantView;
   @ApiPropertyOptional({ example: true, description: 'present (true) on a dry run' }) dryRun?: true;
   @ApiPropertyOptional({
     type: [EntitlementView],
@@ -372,7 +397,7 @@ export class GrantResultView {
 export class OverrideView {
   @ApiProperty({ example: 12 }) customerId: number;
   @ApiProperty({ example: 3 }) featureId: number;
-  @ApiProperty({ enum: OVERRIDE_MODES, example: 'set' }) mode: 'set' | 'deny';
+  @ApiProperty({ enum: OVERRIDE_MODES, example: 'set', description: '`set` or `deny`' }) mode: 'set' | 'deny';
   @ApiProperty({
     example: 5000,
     nullable: true,
@@ -404,12 +429,22 @@ export class OverrideView {
   anchor: string | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'null: no end' }) expiresAt:
     string | null;
-  @ApiProperty({ example: 'enterprise trial', nullable: true, type: String }) reason: string | null;
+  @ApiProperty({
+    example: 'enterprise trial',
+    nullable: true,
+    type: String,
+    description: 'as given; null when not',
+  })
+  reason: string | null;
   @ApiProperty({ example: '2026-02-01T00:00:00.000Z', description: "this PUT's instant" }) createdAt: string;
 }
 
 export class OverrideResultView {
-  @ApiProperty({ type: OverrideView }) override: OverrideView;
+  @ApiProperty({
+    type: OverrideView,
+    description: 'the override set (PUT), or removed as it was (DELETE)',
+  })
+  override: OverrideView;
   @ApiPropertyOptional({ example: true, description: 'present (true) on a dry run' }) dryRun?: true;
   @ApiPropertyOptional({
     type: [EntitlementView],
