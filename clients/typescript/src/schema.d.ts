@@ -316,7 +316,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a feature that no quota uses
-         * @description Deletes a feature. A feature that a quota of any plan still uses is `409 FEATURE_IN_USE`: remove it from those plans first. Answers `{ success: true }`.
+         * @description Deletes a feature. A feature that a quota of any plan still uses, that a customer's override names (in effect or not), or that a grant not ended (neither voided nor expired) gives, is `409 FEATURE_IN_USE`: remove those first. Ended grants of the feature are deleted with it. Answers `{ success: true }`.
          */
         delete: operations["FeaturesController_remove"];
         options?: never;
@@ -668,6 +668,118 @@ export interface paths {
          * @description Lists a customer's usage ledger, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `from` (inclusive) and `to` (exclusive) over `recordedAt`. Each record gives its `eventId`, amount, overage, allocations per plan group and period, and `reversedAt`.
          */
         get: operations["EntitlementsController_ledger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/customers/{customerId}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's grants, newest first, paged; filters featureId and status
+         * @description Lists a customer's grants, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `status` as derived now (`voided`, `expired`, `scheduled`, `exhausted`, `active`). Each grant gives `amount = used + remaining + forfeited`.
+         */
+        get: operations["GrantsController_list"];
+        put?: never;
+        /**
+         * Give the customer an amount of a metered feature outside the plans: 201 `{ grant }`; `dryRun=true` answers 200 what it would do and changes nothing
+         * @description Gives one customer an `amount` (greater than 0, at most 6 decimals and 10^12) of a metered feature (`feature` slug or `featureId`) outside its plans: a top-up, a goodwill credit, a promotion. While in effect (`effectiveAt` <= now < `expiresAt`, not voided) the grant is one more bucket of the feature, consumed in the same order as the plans' buckets (higher `priority` first, then what lapses first). `effectiveAt` defaults to now (a later one makes the grant `scheduled`); `expiresAt` (null: never) must be later than now and than `effectiveAt`; `priority` defaults to 0; `reason` (1 to 500 characters) and `metadata` (at most 20 string values) are yours. A grant never resets. Refusals, in order: `VALIDATION_FAILED`, `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `FEATURE_NOT_METERED`. Answers 201 `{ grant }` and records `grant.created`; `?dryRun=true` answers 200 with `dryRun: true`, `grant.id` null and `entitlementsAfter`, and changes nothing.
+         */
+        post: operations["GrantsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/grants/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One grant, its status and figures now
+         * @description Answers one grant with its status and figures now: `used` (what records took, less reversals), `remaining` (0 once ended) and `forfeited` (what remained when it was voided or expired). A grant of another project is `404 GRANT_NOT_FOUND`, as an unknown id.
+         */
+        get: operations["GrantsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/grants/{grantId}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the grant now, forfeiting what remains; a voided grant answers unchanged
+         * @description Ends a grant at once (a scheduled one too) and forfeits what remains; `reason` is kept as `voidReason`. Voiding a voided grant answers it unchanged and records nothing; an expired grant is `409 GRANT_EXPIRED`. Answers 200 `{ grant }` and records `grant.voided`.
+         */
+        post: operations["GrantsController_void"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/customers/{customerId}/overrides/{featureId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's override of the feature in effect
+         * @description Answers the override of the feature in effect for the customer. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND` (none, or it has expired).
+         */
+        get: operations["OverridesController_get"];
+        /**
+         * Set the customer's one override of the feature (`set` or `deny`), replacing any; `dryRun=true` changes nothing
+         * @description Sets the customer's one override of the feature, replacing any, in effect until replaced, deleted or its `expiresAt` (later than now; null: no end). `mode: "deny"`: not granted, whatever plans and grants say (`limit`, `resetInterval` and `priority` refused, even as null). `mode: "set"`: granted; on a metered feature one bucket with `limit` (required; null: unlimited) replaces the plans' buckets, grants still add, and usage already recorded in the period counts against it. Its period's `anchor`, and `resetInterval` and `priority` unless named, are copied from the feature's plan bucket first in the order of consumption (none: now, null and 0). On a boolean feature `limit`, `resetInterval` and `priority` are refused. Refusals, in order: `VALIDATION_FAILED` (the body), `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, then `VALIDATION_FAILED` for the feature's kind. Answers 200 `{ override }` and records `override.set`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
+         */
+        put: operations["OverridesController_set"];
+        post?: never;
+        /**
+         * Remove the override in effect, answered as it was; the plans apply again at once. `dryRun=true` changes nothing
+         * @description Removes the override in effect: the plans' answer applies again at once. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`. Answers 200 `{ override }` as it was and records `override.removed` with `reason: "deleted"`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
+         */
+        delete: operations["OverridesController_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/private/v1/customers/{customerId}/overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's overrides in effect, in feature id order
+         * @description Lists the customer's overrides in effect, as a plain array in feature id order. An override whose `expiresAt` has passed is not listed: the plans' answer applies again.
+         */
+        get: operations["OverridesController_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1032,7 +1144,7 @@ export interface components {
              * @example VALIDATION_FAILED
              * @enum {string}
              */
-            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "FEATURE_NOT_METERED" | "FEATURE_NOT_GRANTED" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT" | "USAGE_NOT_FOUND" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND" | "CUSTOMER_LIMIT_REACHED" | "CODE_LIMIT_REACHED" | "CODE_BATCH_RATE_LIMITED" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "EVENT_NOT_FOUND" | "WEBHOOK_ENDPOINT_DISABLED";
+            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "FEATURE_NOT_METERED" | "FEATURE_NOT_GRANTED" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT" | "USAGE_NOT_FOUND" | "GRANT_NOT_FOUND" | "OVERRIDE_NOT_FOUND" | "GRANT_EXPIRED" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND" | "CUSTOMER_LIMIT_REACHED" | "CODE_LIMIT_REACHED" | "CODE_BATCH_RATE_LIMITED" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "EVENT_NOT_FOUND" | "WEBHOOK_ENDPOINT_DISABLED";
             /**
              * @description A sentence for people; may change, do not parse it.
              * @example The request is not valid.
@@ -1213,7 +1325,7 @@ export interface components {
             /** @description Free text for people, at most 500 characters; null when none. */
             description: string | null;
             /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
             enabled: boolean;
             /**
@@ -1246,7 +1358,7 @@ export interface components {
              */
             url: string;
             /** @description The types this endpoint receives; absent or empty: every type. */
-            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /**
              * @description Free text for people, at most 500 characters; null when none.
              * @example Billing sync
@@ -1267,7 +1379,7 @@ export interface components {
             /** @description Free text for people, at most 500 characters; null when none. */
             description: string | null;
             /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
             enabled: boolean;
             /**
@@ -1295,7 +1407,7 @@ export interface components {
              */
             url?: string;
             /** @description Empty: every type. */
-            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
             enabled?: boolean;
             /** @description Free text for people, at most 500 characters; null when none. */
@@ -1315,7 +1427,7 @@ export interface components {
             /** @description Free text for people, at most 500 characters; null when none. */
             description: string | null;
             /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked")[];
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
             enabled: boolean;
             /**
@@ -1366,7 +1478,7 @@ export interface components {
              * @description The event type.
              * @enum {string}
              */
-            type: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked";
+            type: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
             /**
              * Format: date-time
              * @description When it was created (ISO 8601, UTC, milliseconds).
@@ -2246,53 +2358,128 @@ export interface components {
              */
             overage: number;
             /**
-             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+             * @description where the bucket comes from
+             * @example plan
+             * @enum {string}
+             */
+            source: "plan" | "override" | "grant";
+            /**
+             * @description the plan group; null for an override or a grant
              * @example tier
              */
-            group: string;
+            group: string | null;
             /**
              * Format: int32
-             * @description Identifier of the plan.
+             * @description null for an override or a grant
              * @example 2
              */
-            planId: number;
+            planId: number | null;
             /**
-             * @description Slug of the plan whose quota this bucket is.
+             * @description null for an override or a grant
              * @example pro
              */
-            planSlug: string;
+            planSlug: string | null;
             /**
              * Format: int32
-             * @description The quota of that plan for this feature.
+             * @description null for an override or a grant
              * @example 5
              */
-            quotaId: number;
+            quotaId: number | null;
+            /**
+             * Format: int32
+             * @description a grant's id; null otherwise
+             * @example null
+             */
+            grantId: number | null;
             /**
              * @description The quota's priority: higher is consumed first.
              * @example 0
              */
             priority: number;
             /**
-             * @description Start of the current period (anchor + k × resetInterval; the run's start when it never resets).
+             * @description a grant's: its effectiveAt
              * @example 2026-01-31T00:00:00.000Z
              */
             periodStart: string;
             /**
-             * @description null: never resets
+             * @description null: never resets (always for a grant)
              * @example 2026-02-28T00:00:00.000Z
              */
             periodEnd: string | null;
             /**
              * Format: int32
-             * @description The subscription window in effect that grants this bucket.
+             * @description null for an override or a grant
              * @example 40
              */
-            windowId: number;
+            windowId: number | null;
             /**
-             * @description the bucket's window end; null: permanent
+             * @description the bucket's window end; null: permanent, or an override or a grant
              * @example null
              */
             windowValidTo: string | null;
+            /**
+             * Format: date-time
+             * @description when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never
+             * @example null
+             */
+            expiresAt: string | null;
+        };
+        OverrideView: {
+            /**
+             * Format: int32
+             * @description Identifier of the customer.
+             * @example 12
+             */
+            customerId: number;
+            /**
+             * Format: int32
+             * @description Identifier of the feature.
+             * @example 3
+             */
+            featureId: number;
+            /**
+             * @description `set` or `deny`
+             * @example set
+             * @enum {string}
+             */
+            mode: "set" | "deny";
+            /**
+             * @description the bucket's limit per period; null: unlimited, and for `deny` or a boolean feature
+             * @example 5000
+             */
+            limit: number | null;
+            /**
+             * @description null for `deny` or a boolean feature
+             * @example 0
+             */
+            priority: number | null;
+            /**
+             * @description null: never resets (and for `deny` or a boolean feature)
+             * @example P1M
+             */
+            resetInterval: string | null;
+            /**
+             * @description the start of the bucket's periods (`anchor + k x resetInterval`), copied at the PUT; null for `deny` or a boolean feature
+             * @example 2026-01-15T00:00:00.000Z
+             */
+            anchor: string | null;
+            /**
+             * Format: date-time
+             * @description null: no end
+             * @example null
+             */
+            expiresAt: string | null;
+            /**
+             * @description as given; null when not
+             * @example enterprise trial
+             */
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @description this PUT's instant
+             * @example 2026-02-01T00:00:00.000Z
+             */
+            createdAt: string;
         };
         EntitlementView: {
             /** @description The feature: id, slug, name, metered, unit. */
@@ -2306,6 +2493,8 @@ export interface components {
             balance: components["schemas"]["BalanceView"] | null;
             /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
             buckets: components["schemas"]["BucketView"][];
+            /** @description the override in effect; null: none */
+            override: components["schemas"]["OverrideView"] | null;
             /**
              * Format: date-time
              * @description The earliest period end among the buckets; null when none resets or nothing is granted.
@@ -2342,6 +2531,8 @@ export interface components {
             balance: components["schemas"]["BalanceView"] | null;
             /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
             buckets: components["schemas"]["BucketView"][];
+            /** @description the override in effect; null: none */
+            override: components["schemas"]["OverrideView"] | null;
             /**
              * Format: date-time
              * @description The earliest period end among the buckets; null when none resets.
@@ -2384,20 +2575,36 @@ export interface components {
         };
         AllocationView: {
             /**
-             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+             * @example plan
+             * @enum {string}
+             */
+            source: "plan" | "override" | "grant";
+            /**
+             * @description the plan group; null for an override or a grant
              * @example tier
              */
-            group: string;
+            group: string | null;
             /**
-             * @description informational
+             * @description informational: the bucket's period start; null for a grant
              * @example 2026-01-31T00:00:00.000Z
              */
-            periodStart: string;
+            periodStart: string | null;
+            /**
+             * Format: int32
+             * @description a grant's id; null otherwise
+             * @example null
+             */
+            grantId: number | null;
             /**
              * @description The part of the record taken from this group's bucket.
              * @example 1
              */
             amount: number;
+            /**
+             * @description once the record is reversed: whether this part came back; null while the record counts
+             * @example null
+             */
+            restored: boolean | null;
         };
         UsageView: {
             /**
@@ -2458,6 +2665,11 @@ export interface components {
              * @example true
              */
             replayed?: boolean;
+            /**
+             * @description a reversal: the sum not given back (taken from grants that ended); 0 when everything was
+             * @example 0
+             */
+            forfeited?: number;
         };
         UsageEventDto: {
             /**
@@ -2534,6 +2746,215 @@ export interface components {
         UsageBatchDto: {
             /** @description Decided one by one, in order. */
             events: components["schemas"]["UsageEventDto"][];
+        };
+        GrantView: {
+            /**
+             * Format: int32
+             * @description Identifier of the grant; `null` in a dry run, where no grant is created.
+             * @example 7
+             */
+            id: number | null;
+            /**
+             * Format: int32
+             * @description Identifier of the customer.
+             * @example 12
+             */
+            customerId: number;
+            /**
+             * Format: int32
+             * @description Identifier of the feature.
+             * @example 3
+             */
+            featureId: number;
+            /**
+             * @description always `used + remaining + forfeited`
+             * @example 500
+             */
+            amount: number;
+            /**
+             * @description what records took, less what reversals gave back
+             * @example 120
+             */
+            used: number;
+            /**
+             * @description `amount - used`; 0 once the grant has ended
+             * @example 380
+             */
+            remaining: number;
+            /**
+             * @description 0 until the grant ends (voided or expired), then what remained
+             * @example 0
+             */
+            forfeited: number;
+            /**
+             * @description on the quotas' scale: higher is consumed first
+             * @example 0
+             */
+            priority: number;
+            /**
+             * Format: date-time
+             * @description when the grant takes effect: as given, or its creation
+             * @example 2026-02-01T00:00:00.000Z
+             */
+            effectiveAt: string;
+            /**
+             * Format: date-time
+             * @description null: never
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            expiresAt: string | null;
+            /**
+             * @description derived when read, the first that applies: `voided`, `expired`, `scheduled` (not yet in effect), `exhausted` (nothing remains), `active`
+             * @example active
+             * @enum {string}
+             */
+            status: "voided" | "expired" | "scheduled" | "exhausted" | "active";
+            /**
+             * @description as given; null when not
+             * @example goodwill for the outage of 3 March
+             */
+            reason: string | null;
+            /**
+             * @description as given; `{}` when not
+             * @example {
+             *       "ticket": "SUP-1234"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601, UTC, milliseconds).
+             * @example 2026-02-01T00:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description when it was voided; null: not voided
+             * @example null
+             */
+            voidedAt: string | null;
+            /**
+             * @description the void's `reason`; null when not given or not voided
+             * @example null
+             */
+            voidReason: string | null;
+        };
+        GrantResultView: {
+            /** @description the grant as it is after the call */
+            grant: components["schemas"]["GrantView"];
+            /**
+             * @description present (true) on a dry run
+             * @example true
+             */
+            dryRun?: boolean;
+            /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the call */
+            entitlementsAfter?: components["schemas"]["EntitlementView"][];
+        };
+        CreateGrantDto: {
+            /**
+             * @description The feature by slug; or `featureId`.
+             * @example api-calls
+             */
+            feature?: string;
+            /**
+             * Format: int32
+             * @description Or `feature`.
+             * @example 3
+             */
+            featureId?: number;
+            /**
+             * @description What the grant gives, in the feature's unit: greater than 0, at most 6 decimal places.
+             * @example 500
+             */
+            amount: number;
+            /**
+             * Format: date-time
+             * @description When the grant takes effect (ISO 8601 with `Z` or an offset); absent: its creation. A later one makes it `scheduled`.
+             * @example 2026-02-01T00:00:00.000Z
+             */
+            effectiveAt?: string;
+            /**
+             * Format: date-time
+             * @description When the grant ends, later than now and than `effectiveAt`; null or absent: never.
+             * @example 2026-03-01T00:00:00.000Z
+             */
+            expiresAt?: string | null;
+            /**
+             * Format: int32
+             * @description On the quotas' scale: higher is consumed first.
+             * @default 0
+             * @example 0
+             */
+            priority?: number;
+            /**
+             * @description Why the grant is given, shown on it.
+             * @example goodwill for the outage of 3 March
+             */
+            reason?: string;
+            /**
+             * @description Your own strings: at most 20 keys of 1 to 40 characters, values of at most 500. Default `{}`.
+             * @example {
+             *       "ticket": "SUP-1234"
+             *     }
+             */
+            metadata?: {
+                [key: string]: string;
+            };
+        };
+        VoidGrantDto: {
+            /**
+             * @description Shown as `voidReason`.
+             * @example issued by mistake
+             */
+            reason?: string;
+        };
+        OverrideResultView: {
+            /** @description the override set (PUT), or removed as it was (DELETE) */
+            override: components["schemas"]["OverrideView"];
+            /**
+             * @description present (true) on a dry run
+             * @example true
+             */
+            dryRun?: boolean;
+            /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the call */
+            entitlementsAfter?: components["schemas"]["EntitlementView"][];
+        };
+        SetOverrideDto: {
+            /**
+             * @description `deny`: not granted, whatever plans and grants say. `set`: granted; on a metered feature one bucket with `limit` replaces the plans' buckets (grants still add).
+             * @example set
+             * @enum {string}
+             */
+            mode: "set" | "deny";
+            /**
+             * @description `set` on a metered feature: required; the bucket's limit per period, at most 6 decimal places; null: unlimited. Refused (even as null) with `deny` or on a boolean feature.
+             * @example 5000
+             */
+            limit?: number | null;
+            /**
+             * @description ISO 8601 duration as on quotas; null: never resets. Absent: copied from the feature's first plan bucket (null when none). Refused (even as null) with `deny` or on a boolean feature.
+             * @example P1M
+             */
+            resetInterval?: string | null;
+            /**
+             * Format: int32
+             * @description Absent: copied from the feature's first plan bucket (0 when none). Refused with `deny` or on a boolean feature.
+             * @example 0
+             */
+            priority?: number;
+            /**
+             * Format: date-time
+             * @description When the override ends, later than now; null or absent: until removed or replaced.
+             * @example null
+             */
+            expiresAt?: string | null;
+            /**
+             * @description Why, shown on the override.
+             * @example enterprise trial
+             */
+            reason?: string;
         };
         RedemptionCustomerView: {
             /**
@@ -2642,47 +3063,65 @@ export interface components {
              */
             overage: number;
             /**
-             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+             * @description where the bucket comes from
+             * @example plan
+             * @enum {string}
+             */
+            source: "plan" | "override" | "grant";
+            /**
+             * @description the plan group; null for an override or a grant
              * @example tier
              */
-            group: string;
+            group: string | null;
             /**
              * Format: int32
-             * @description Identifier of the plan.
+             * @description null for an override or a grant
              * @example 2
              */
-            planId: number;
+            planId: number | null;
             /**
-             * @description Slug of the plan whose quota this bucket is.
+             * @description null for an override or a grant
              * @example pro
              */
-            planSlug: string;
+            planSlug: string | null;
             /**
              * Format: int32
-             * @description The quota of that plan for this feature.
+             * @description null for an override or a grant
              * @example 5
              */
-            quotaId: number;
+            quotaId: number | null;
+            /**
+             * Format: int32
+             * @description a grant's id; null otherwise
+             * @example null
+             */
+            grantId: number | null;
             /**
              * @description The quota's priority: higher is consumed first.
              * @example 0
              */
             priority: number;
             /**
-             * @description Start of the current period (anchor + k × resetInterval; the run's start when it never resets).
+             * @description a grant's: its effectiveAt
              * @example 2026-01-31T00:00:00.000Z
              */
             periodStart: string;
             /**
-             * @description null: never resets
+             * @description null: never resets (always for a grant)
              * @example 2026-02-28T00:00:00.000Z
              */
             periodEnd: string | null;
             /**
-             * @description the bucket's window end; null: permanent
+             * @description the bucket's window end; null: permanent, or an override or a grant
              * @example null
              */
             windowValidTo: string | null;
+            /**
+             * Format: date-time
+             * @description when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never
+             * @example null
+             */
+            expiresAt: string | null;
             /**
              * Format: int32
              * @description Identifier of the bucket's window; `null` for a window that does not exist yet (one the dry run would create, or any window of a customer it would create).
@@ -2700,6 +3139,8 @@ export interface components {
             granted: boolean;
             /** @description null for a boolean feature */
             balance: components["schemas"]["BalanceView"] | null;
+            /** @description the override in effect; null: none */
+            override: components["schemas"]["OverrideView"] | null;
             /**
              * Format: date-time
              * @description The earliest period end among the buckets; null when none resets or nothing is granted.
@@ -3487,6 +3928,33 @@ export interface components {
          *
          *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
          *
+         *     `OVERRIDE_NOT_FOUND`: The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-OVERRIDE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "OVERRIDE_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+         *
+         *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+         *
          *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
          */
         "CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
@@ -3760,7 +4228,7 @@ export interface components {
             };
         };
         /**
-         * @description `FEATURE_IN_USE`: A quota of some plan uses the feature.
+         * @description `FEATURE_IN_USE`: A quota of some plan uses the feature, a customer's override names it (in effect or not), or a grant of it has not ended (neither voided nor expired).
          *
          *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
          */
@@ -3831,7 +4299,7 @@ export interface components {
             };
         };
         /**
-         * @description `FEATURE_NOT_METERED`: Usage was recorded against a boolean feature (`metered: false`): it is granted or not, never consumed.
+         * @description `FEATURE_NOT_METERED`: Usage was recorded, or a grant created, for a boolean feature (`metered: false`): it is granted or not, never consumed.
          *
          *     `MALFORMED_JSON`: The body is not valid JSON.
          *
@@ -3887,6 +4355,144 @@ export interface components {
                     data: {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["FeatureView"][];
+                        /**
+                         * Format: int32
+                         * @description Total number of matches, on every page.
+                         * @example 42
+                         */
+                        total: number;
+                        /**
+                         * Format: int32
+                         * @description This page, from 1.
+                         * @example 1
+                         */
+                        page: number;
+                        /**
+                         * Format: int32
+                         * @description Items per page.
+                         * @example 10
+                         */
+                        pageSize: number;
+                        /**
+                         * Format: int32
+                         * @description Number of pages (0 when nothing matches).
+                         * @example 5
+                         */
+                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /**
+         * @description `GRANT_EXPIRED`: A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         */
+        "GRANT_EXPIRED-or-IDEMPOTENCY_KEY_IN_USE": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "GRANT_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `GRANT_NOT_FOUND`: The grant id is unknown in this project.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         */
+        "GRANT_NOT_FOUND-or-PROJECT_NOT_FOUND": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "GRANT_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
+        };
+        /** @description A dry run: `dryRun: true`, `entitlementsAfter`, `grant.id` null */
+        GrantResultView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["GrantResultView"];
+                };
+            };
+        };
+        /** @description Success */
+        "GrantResultView-2": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["GrantResultView"];
+                };
+            };
+        };
+        /** @description Success */
+        GrantView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["GrantView"];
+                };
+            };
+        };
+        /** @description Success */
+        GrantViewPage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    /** @description One page of a list. */
+                    data: {
+                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
+                        data: components["schemas"]["GrantView"][];
                         /**
                          * Format: int32
                          * @description Total number of matches, on every page.
@@ -4368,6 +4974,54 @@ export interface components {
                         /** @enum {string} */
                         code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
                     };
+                };
+            };
+        };
+        /** @description Success */
+        OverrideResultView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["OverrideResultView"];
+                };
+            };
+        };
+        /** @description Success */
+        OverrideView: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["OverrideView"];
+                };
+            };
+        };
+        /** @description Success */
+        OverrideViewList: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiSuccess"] & {
+                    data: components["schemas"]["OverrideView"][];
                 };
             };
         };
@@ -5020,14 +5674,18 @@ export interface components {
         codeId: number;
         /** @description Identifier of the customer. */
         customerId: number;
-        /** @description Answer what the call would do, change nothing. */
+        /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
         dryRun: boolean;
+        /** @description Answer what the call would do, change nothing. */
+        "dryRun.query": boolean;
         /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
         endpointId: string;
         /** @description Identifier of the event (`evt_` + 24 characters). */
         eventId: string;
         /** @description Identifier of the feature. */
         featureId: number;
+        /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
+        grantId: number;
         /** @description Also list ended and cancelled windows, after the live ones. */
         history: boolean;
         /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
@@ -5468,7 +6126,7 @@ export interface operations {
                 /** @description `nextCursor` of the previous page. */
                 cursor?: string;
                 /** @description The event type, such as `subscription.ended`. */
-                type?: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked";
+                type?: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
                 /** @description Only the events naming this customer. */
                 customerId?: number;
             };
@@ -6323,11 +6981,242 @@ export interface operations {
             500: components["responses"]["INTERNAL_ERROR"];
         };
     };
+    GrantsController_list: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+                page?: components["parameters"]["page"];
+                /** @description Items per page; decimal digits only. */
+                pageSize?: components["parameters"]["pageSize"];
+                /** @description Only grants of this feature. */
+                featureId?: number;
+                /** @description Only grants with this status now. */
+                status?: "voided" | "expired" | "scheduled" | "exhausted" | "active";
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: components["parameters"]["customerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GrantViewPage"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    GrantsController_create: {
+        parameters: {
+            query?: {
+                /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+                dryRun?: components["parameters"]["dryRun"];
+            };
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: components["parameters"]["customerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateGrantDto"];
+            };
+        };
+        responses: {
+            200: components["responses"]["GrantResultView"];
+            201: components["responses"]["GrantResultView-2"];
+            400: components["responses"]["FEATURE_NOT_METERED-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    GrantsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
+                grantId: components["parameters"]["grantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["GrantView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["GRANT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    GrantsController_void: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
+                grantId: components["parameters"]["grantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoidGrantDto"];
+            };
+        };
+        responses: {
+            200: components["responses"]["GrantResultView-2"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["GRANT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["GRANT_EXPIRED-or-IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    OverridesController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: components["parameters"]["customerId"];
+                /** @description Identifier of the feature. */
+                featureId: components["parameters"]["featureId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OverrideView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-OVERRIDE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    OverridesController_set: {
+        parameters: {
+            query?: {
+                /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+                dryRun?: components["parameters"]["dryRun"];
+            };
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: components["parameters"]["customerId"];
+                /** @description Identifier of the feature. */
+                featureId: components["parameters"]["featureId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetOverrideDto"];
+            };
+        };
+        responses: {
+            200: components["responses"]["OverrideResultView"];
+            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            413: components["responses"]["PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    OverridesController_remove: {
+        parameters: {
+            query?: {
+                /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+                dryRun?: components["parameters"]["dryRun"];
+            };
+            header?: {
+                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: components["parameters"]["customerId"];
+                /** @description Identifier of the feature. */
+                featureId: components["parameters"]["featureId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OverrideResultView"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-OVERRIDE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
+            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
+    OverridesController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the customer. */
+                customerId: components["parameters"]["customerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OverrideViewList"];
+            400: components["responses"]["VALIDATION_FAILED"];
+            401: components["responses"]["INVALID_API_KEY"];
+            403: components["responses"]["API_KEY_DISABLED"];
+            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
+            429: components["responses"]["RATE_LIMITED"];
+            500: components["responses"]["INTERNAL_ERROR"];
+        };
+    };
     RedemptionsController_redeem: {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
+                dryRun?: components["parameters"]["dryRun.query"];
             };
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
@@ -6359,7 +7248,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
+                dryRun?: components["parameters"]["dryRun.query"];
             };
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
@@ -6391,7 +7280,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
+                dryRun?: components["parameters"]["dryRun.query"];
             };
             header?: {
                 /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
@@ -6619,7 +7508,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
+                dryRun?: components["parameters"]["dryRun.query"];
             };
             header?: {
                 /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
