@@ -244,7 +244,8 @@ describe('README and docs walk-through', () => {
       expect(BLOCKS.filter(inWalkthroughOrTour).map((block) => block.page)).toEqual([
         'README.md',
         'docs/api-guide.md',
-        'docs/entitlements.md',
+        'docs/entitlements.md', // the example
+        'docs/entitlements.md', // grants and overrides
         'docs/events.md',
       ]);
       expect(
