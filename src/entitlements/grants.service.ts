@@ -154,7 +154,12 @@ export class GrantsService implements OnModuleInit {
         const found = await this.repository.findGrant(projectId, grantId);
         if (!found) throw new DomainError('GRANT_NOT_FOUND');
         // the customer's lock serialises the void with consumes: none takes from it after `voidedAt`
-        const customer = await this.customers.lock(projectId, found.customerId);
+        // (a customer deleted meanwhile took its grants with it)
+        const customer = await this.customers.lock(projectId, found.customerId).catch((error: unknown) => {
+          throw error instanceof DomainError && error.code === 'CUSTOMER_NOT_FOUND'
+            ? new DomainError('GRANT_NOT_FOUND')
+            : error;
+        });
         const grant = await this.repository.findGrant(projectId, grantId, true);
         if (!grant) throw new DomainError('GRANT_NOT_FOUND');
         const now = this.clock.now();
