@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'customer.deleted',
   'code.redeemed',
   'code.revoked',
+  'code.exhausted',
   'grant.created',
   'grant.voided',
   'grant.expired',
@@ -115,6 +116,7 @@ export type NewEvent =
       data: { code: Record<string, unknown>; customer: EventCustomer };
     }
   | { type: 'code.revoked'; customer?: undefined; data: { code: Record<string, unknown> } }
+  | { type: 'code.exhausted'; customer?: undefined; data: { code: Record<string, unknown> }; uniqueKey: string }
   | {
       type: 'grant.created' | 'grant.voided' | 'grant.expired' | 'grant.exhausted';
       customer: EventCustomer;
