@@ -465,7 +465,8 @@ describe('grants', () => {
       expect(Array.isArray(after)).toBe(true);
       const mine = after.find((e) => e.feature.id === f.id)!;
       expect(mine).toBeDefined();
-      for (const bucket of mine.buckets) if ('grantId' in bucket) expect(bucket.grantId).toBeNull();
+      expect(mine).toMatchObject({ granted: true });
+      expect(mine.buckets).toEqual([expect.objectContaining({ source: 'grant', grantId: null, limit: 9 })]);
       expect(await rows(c.id)).toBe(0);
       expect(await events('grant.created', c.id)).toHaveLength(0);
     });
@@ -512,6 +513,26 @@ describe('grants', () => {
         customerSeq: expect.any(Number),
         grant: voided,
       });
+    });
+
+    it('webhook endpoints and GET /events accept the six types of grants and overrides', async () => {
+      const types = [
+        'grant.created',
+        'grant.voided',
+        'grant.expired',
+        'grant.exhausted',
+        'override.set',
+        'override.removed',
+      ];
+      // a URL refused on its own: the event types are judged without creating an endpoint
+      const res = await t.http
+        .post(`${P}/webhook-endpoints`)
+        .set(A())
+        .send({ url: 'not a url', eventTypes: types });
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).not.toContain('eventTypes');
+      for (const type of types)
+        expect((await t.http.get(`${P}/events?type=${type}`).set(A())).status).toBe(200);
     });
 
     it('a refused call records none', async () => {
