@@ -9,6 +9,7 @@ import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-cre
 import { CustomerIdentifier } from './entities/customer-identifier.entity';
 import { Customer } from './entities/customer.entity';
 import { GenerateSql } from '../database/generate-sql';
+import { customerFrom } from './customer-sql';
 
 /** Frequencies (share of the documents) of the common trigrams; any other is at most `unlisted`. */
 export interface TrigramStats {
@@ -433,9 +434,8 @@ const refValues = (ref: CustomerRefDto): string[] =>
   ref.type === 'username' ? [ref.value] : [ref.type, ref.value];
 const identifierParams = (projectId: string, ref: CustomerRefDto): string[] => [projectId, ...refValues(ref)];
 const REF_FROM: Record<RefKind, string> = {
-  username: 'FROM customers c WHERE c.project_id = $1 AND lower(c.username) = lower($2)',
-  identifier:
-    'FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3',
+  username: customerFrom('username', '$1', ['$2']),
+  identifier: customerFrom('identifier', '$1', ['$2', '$3']),
 };
 /** Per kind of reference: the customer's id, the id locked (with the username), and the full record. */
 const BY_IDENTIFIER = Object.fromEntries(

@@ -10,34 +10,22 @@ import {
   toMicros,
 } from './engine/entitlement-engine';
 import { GenerateSql } from '../database/generate-sql';
+import { customerFrom, CustomerLookupKind, lockCustomersSql } from '../customers/customer-sql';
+import { featureIds, FeatureLookupKind, featuresJson, plansWithQuotasJson } from '../plans/plan-sql';
+import { liveWindowsJson, livePlanIds } from '../subscriptions/subscription-sql';
 
 /**
  * How a request names the customer: by id, by username or by another identifier (`name`, the
- * kind), with the `values` of that lookup (`customerFrom`). The lookups are those of
- * `CustomersRepository` (a username case-insensitively, another identifier exactly), written
- * into this repository's statements so that the customer and the rest come in one round trip.
+ * kind), with the `values` of that lookup. The customers module writes the lookup's SQL
+ * (`customerFrom`), which this repository's statements embed so that the customer and the rest
+ * come in one round trip.
  */
 export interface CustomerLock {
   name: CustomerLockKind;
   values: unknown[];
 }
 
-/**
- * The `FROM ... WHERE` of a customer lock's kind: `project` and `values` are SQL expressions
- * (parameters of one statement, or columns of a batch's request row, see `stateBatchStatement`).
- */
-function customerFrom(kind: CustomerLockKind, project: string, values: string[]): string {
-  switch (kind) {
-    case 'id':
-      return `FROM customers c WHERE c.project_id = ${project} AND c.id = ${values[0]}`;
-    case 'username':
-      return `FROM customers c WHERE c.project_id = ${project} AND lower(c.username) = lower(${values[0]})`;
-    case 'identifier':
-      return `FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = ${project} AND i.type = ${values[0]} AND i.value = ${values[1]}`;
-  }
-}
-
-type CustomerLockKind = 'id' | 'username' | 'identifier';
+type CustomerLockKind = CustomerLookupKind;
 
 /** The `CustomerLock` of a customer id or of a reference `{ type, value }`. */
 export function customerLockFor(customer: number | { type: string; value: string }): CustomerLock {
@@ -172,17 +160,13 @@ interface StateRow {
   windows: Array<{
     id: number;
     planId: number;
-    planSlug: string;
     group: string;
     /** Milliseconds since the epoch (`epochMs`). */
     validFrom: number;
     validTo: number | null;
   }>;
-  /**
-   * The quotas of the windows' plans, by plan id: read once per plan rather than once per window
-   * (a customer who renewed monthly for years holds hundreds of windows of one plan).
-   */
-  plan_quotas: Record<string, QuotaJson[] | undefined>;
+  /** The windows' plans, by plan id: each one's slug and its quotas of the feature(s) read. */
+  plans: Record<string, { slug: string; quotas: QuotaJson[] } | undefined>;
   grants: GrantJson[];
   overrides: OverrideJson[];
   existing?: UsageRow | null;
@@ -814,7 +798,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
       return windows.map((w) => {
         let quota = quotaOf.get(w.planId);
         if (quota === undefined) {
-          const q = row.plan_quotas[w.planId]?.find((x) => x.featureId === featureId);
+          const q = row.plans[w.planId]?.quotas.find((x) => x.featureId === featureId);
           quota = q
             ? {
                 id: q.id,
@@ -828,7 +812,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
         return {
           id: w.id,
           planId: w.planId,
-          planSlug: w.planSlug,
+          planSlug: row.plans[w.planId]?.slug ?? '',
           group: w.group,
           validFrom: w.validFrom,
           validTo: w.validTo,
@@ -993,38 +977,23 @@ interface StateInputs {
 /**
  * The state of one customer (`stateQuery`): the customer named by a lock of kind `kind`, the
  * feature(s) (`featureKind`: by id, by slug, or all), every live window of the customer and its
- * plans' quotas for those features (once per plan), the sums asked for and the record holding an
- * event id, with every input read from `inputs`: the parameters of one statement
- * (`stateStatement`), or the columns of one request of a batch (`stateBatchStatement`).
+ * plans' quotas for those features (once per plan), its grants and overrides, the sums asked for
+ * and the record holding an event id, with every input read from `inputs`: the parameters of one
+ * statement (`stateStatement`), or the columns of one request of a batch (`stateBatchStatement`).
+ * The parts that read the customers, plans and subscriptions modules' tables are theirs
+ * (`customer-sql.ts`, `plan-sql.ts`, `subscription-sql.ts`), embedded here so that a check or a
+ * consume reads everything in one round trip.
  */
 function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: StateInputs): string {
   const { project, feature, at, sums, event } = inputs;
-  const featureWhere =
-    featureKind === 'all' ? '' : featureKind === 'id' ? ` AND f.id = ${feature}` : ` AND f.slug = ${feature}`;
   const featureIn = (column: string) =>
-    featureKind === 'all'
-      ? ''
-      : ` AND ${column} IN (SELECT f.id FROM features f WHERE f.project_id = ${project}${featureWhere})`;
-  const quotaWhere = featureIn('q.feature_id');
+    featureKind === 'all' ? '' : ` AND ${column} IN (${featureIds(project, featureKind, feature)})`;
   const grantWhere = featureIn('g.feature_id');
   const overrideWhere = featureIn('o.feature_id');
   return `SELECT c.id AS customer_id, c.username, c.enabled,
-        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-                  'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-           FROM features f WHERE f.project_id = ${project}${featureWhere}) AS features,
-        (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-                  'group', s.plan_group, 'validFrom', ${epochMs('s.valid_from')}, 'validTo', ${epochMs('s.valid_to')})
-                ORDER BY s.valid_from, s.id), '[]'::json)
-           FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-          WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active') AS windows,
-        (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-           FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                          'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-                   FROM quotas q
-                  WHERE q.project_id = ${project}${quotaWhere}
-                    AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                       WHERE s.customer_id = c.id AND s.project_id = ${project} AND s.status = 'active')
-                  GROUP BY q.plan_id) pq) AS plan_quotas,
+        ${featuresJson(project, featureKind, feature)} AS features,
+        ${liveWindowsJson('c.id', project, epochMs)} AS windows,
+        ${plansWithQuotasJson(project, livePlanIds('c.id', project), featureKind, feature)} AS plans,
         (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
                   'used', g.used::text, 'priority', g.priority, 'effectiveAt', ${epochMs('g.effective_at')},
                   'expiresAt', ${epochMs('g.expires_at')}, 'reason', g.reason, 'metadata', g.metadata,
@@ -1043,14 +1012,14 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
           event
             ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = ${project} AND u.customer_id = c.id AND u.event_id = ${event}) AS existing,
             (SELECT u.recorded_at FROM usage_records u
-              WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = ${project}${featureWhere})
+              WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})
               ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at`
             : ''
         }
       ${customerFrom(kind, project, inputs.customer)}`;
 }
 
-type FeatureKind = 'id' | 'slug' | 'all';
+type FeatureKind = FeatureLookupKind;
 
 /**
  * How long before the instant a read is made for a grant that has expired is still read with the
@@ -1140,12 +1109,11 @@ function unnestRequests(columns: Array<[string, string]>): string {
  * never interleave.
  */
 function lockBatchStatement(kind: CustomerLockKind): Statement {
+  const values = kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'];
   return {
     name: `entitlements.lock-batch-${kind}`,
-    text: `SELECT c.id FROM customers c
-      WHERE c.id = ANY (ARRAY(SELECT x.id FROM ${unnestRequests(lockColumns(kind))}
-                              CROSS JOIN LATERAL (SELECT c.id ${customerFrom(kind, 'r.project', kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'])}) x
-                             WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}))
-      ORDER BY c.id FOR UPDATE OF c`,
+    text: lockCustomersSql(`SELECT x.id FROM ${unnestRequests(lockColumns(kind))}
+                              CROSS JOIN LATERAL (SELECT c.id ${customerFrom(kind, 'r.project', values)}) x
+                             WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`),
   };
 }

@@ -4,6 +4,7 @@ import { Allocation, microsText } from './engine/entitlement-engine';
 import { ALLOCATION_JSON, ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from './entitlements.repository';
 import { PageWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
+import { customerJoin } from '../customers/customer-sql';
 
 export interface NewUsage {
   projectId: string;
@@ -214,7 +215,7 @@ const INSERT_USAGE: Statement = {
 const LOCK_FOR_REVERSAL: Statement = {
   name: 'usage.lock-for-reversal',
   text: `SELECT ${USAGE_JSON} AS usage
-           FROM usage_records u JOIN customers c ON c.id = u.customer_id AND c.project_id = u.project_id
+           FROM usage_records u ${customerJoin('c', 'u.customer_id', 'u.project_id')}
           WHERE u.id = $1::bigint AND u.project_id = $2
             FOR UPDATE OF c, u`,
 };

@@ -83,21 +83,19 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[],
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -147,21 +145,19 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[]
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -211,21 +207,19 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::t
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -275,21 +269,19 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -339,21 +331,19 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[]
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -403,21 +393,19 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -464,55 +452,51 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 
 -- EntitlementsRepository.loadState (all features)
 SELECT c.id AS customer_id, c.username, c.enabled,
-  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-            'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-     FROM features f WHERE f.project_id = $1) AS features,
-  (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-            'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-          ORDER BY s.valid_from, s.id), '[]'::json)
-     FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-    WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
-  (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-     FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                    'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-             FROM quotas q
-            WHERE q.project_id = $1
-              AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                 WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')
-            GROUP BY q.plan_id) pq) AS plan_quotas,
-  (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-            'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-            'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-            'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
-     FROM grants g
-    WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-      AND (g.expires_at IS NULL OR g.expires_at > $3::timestamptz - interval '1 day')) AS grants,
-  (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-            'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-            'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-            'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-     FROM customer_overrides o
-    WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
-FROM customers c WHERE c.project_id = $1 AND c.id = $2
+    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = $1) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
+ FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > $3::timestamptz - interval '1 day')) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
+  FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.loadState (all features, with the sums of the last read)
 SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = $1) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = $1
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = $1) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
+ FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -558,65 +542,59 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 
 -- EntitlementsRepository.loadState (one feature by id)
 SELECT c.id AS customer_id, c.username, c.enabled,
-  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-            'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-     FROM features f WHERE f.project_id = $1 AND f.id = $3::int) AS features,
-  (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-            'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-          ORDER BY s.valid_from, s.id), '[]'::json)
-     FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-    WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
-  (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-     FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                    'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-             FROM quotas q
-            WHERE q.project_id = $1 AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)
-              AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                 WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')
-            GROUP BY q.plan_id) pq) AS plan_quotas,
-  (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-            'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-            'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-            'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
-     FROM grants g
-    WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-      AND (g.expires_at IS NULL OR g.expires_at > $4::timestamptz - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
-  (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-            'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-            'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-            'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-     FROM customer_overrides o
-    WHERE o.customer_id = c.id AND o.project_id = $1 AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS overrides
-FROM customers c WHERE c.project_id = $1 AND c.id = $2
+    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = $1 AND f.id = $3::int) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = $1 AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)))), '{}'::json)
+ FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
+    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
+              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
+              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
+              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+       FROM grants g
+      WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+        AND (g.expires_at IS NULL OR g.expires_at > $4::timestamptz - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = $1 AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS overrides
+  FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
-SELECT c.id FROM customers c
-WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
-     WITH ORDINALITY AS r(project, v1, i)
-                        CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
-                       WHERE r.i BETWEEN 1 AND 2147483647))
-ORDER BY c.id FOR UPDATE OF c
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -671,33 +649,29 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
  WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
-SELECT c.id FROM customers c
-WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
-     WITH ORDINALITY AS r(project, v1, i)
-                        CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
-                       WHERE r.i BETWEEN 1 AND 2147483647))
-ORDER BY c.id FOR UPDATE OF c
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -752,33 +726,29 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
  WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
-SELECT c.id FROM customers c
-WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
-     WITH ORDINALITY AS r(project, v1, v2, i)
-                        CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
-                       WHERE r.i BETWEEN 1 AND 2147483647))
-ORDER BY c.id FOR UPDATE OF c
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
+WITH ORDINALITY AS r(project, v1, v2, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -833,33 +803,29 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
  WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
-SELECT c.id FROM customers c
-WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
-     WITH ORDINALITY AS r(project, v1, v2, i)
-                        CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
-                       WHERE r.i BETWEEN 1 AND 2147483647))
-ORDER BY c.id FOR UPDATE OF c
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
+WITH ORDINALITY AS r(project, v1, v2, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -914,33 +880,29 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
  WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
-SELECT c.id FROM customers c
-WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
-     WITH ORDINALITY AS r(project, v1, i)
-                        CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
-                       WHERE r.i BETWEEN 1 AND 2147483647))
-ORDER BY c.id FOR UPDATE OF c
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
@@ -995,33 +957,29 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
  WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
-SELECT c.id FROM customers c
-WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
-     WITH ORDINALITY AS r(project, v1, i)
-                        CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
-                       WHERE r.i BETWEEN 1 AND 2147483647))
-ORDER BY c.id FOR UPDATE OF c
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-              'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-       FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'planSlug', p.slug,
-              'group', s.plan_group, 'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-            ORDER BY s.valid_from, s.id), '[]'::json)
-       FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-      WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(pq.plan_id, pq.quotas), '{}'::json)
-       FROM (SELECT q.plan_id, json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)) AS quotas
-               FROM quotas q
-              WHERE q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                AND q.plan_id IN (SELECT s.plan_id FROM subscriptions s
-                                   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
-              GROUP BY q.plan_id) pq) AS plan_quotas,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
     (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
               'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
               'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
