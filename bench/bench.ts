@@ -16,12 +16,16 @@
  *   4. a redemption for a customer whose group already holds 1, 100 and 1,000 windows
  *      (BENCH_WINDOWS), a fresh customer per redemption; an entitlement check and a consume, one
  *      client, for a customer whose current period holds 1, 1,000 and 10,000 records
- *      (BENCH_LEDGER), and for one whose group holds 1, 100 and 1,000 windows (monthly, abutting).
+ *      (BENCH_LEDGER), and for one whose group holds 1, 100 and 1,000 windows (monthly, abutting);
+ *   5. `grants` (BENCH_PARTS=grants, not in the default): a check and a consume, one client, for a
+ *      customer holding 1 active grant of a feature, one holding 100, and one holding 1 active and
+ *      1,000 ended ones, in rotating rounds; each one's time per request against the 1-grant one.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
  *   BENCH_CUSTOMERS=20000 BENCH_SECONDS=3 npm run bench  # a quick check
  *   BENCH_BEFORE=/tmp/before npm run bench               # this tree against a built earlier checkout
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=grants npm run bench  # the grants part alone
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -65,10 +69,21 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
   .map(Number);
 /** Redemptions (each for a fresh customer holding the windows) per window count. */
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
-/** Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the baselines), `windows`. */
+/**
+ * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
+ * baselines), `windows`, `grants` (not in the default: its rounds would add minutes to every run).
+ */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
 );
+/** Rounds of the `grants` part: at least 5, so that the median ratio is not one slow round's. */
+const GRANT_ROUNDS = Math.max(5, ROUNDS);
+/** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
+const GRANT_HOLDERS = [
+  { label: '1 active grant', active: 1, expired: 0, voided: 0 },
+  { label: '100 active grants', active: 100, expired: 0, voided: 0 },
+  { label: '1 active grant and 1,000 ended (500 expired, 500 voided)', active: 1, expired: 500, voided: 500 },
+];
 /** Codes per side (service, baseline): enough for 2,500 redemptions/s over every round and the warm-up. */
 const CODES_PER_SIDE = int('BENCH_CODES', Math.ceil(((ROUNDS * SECONDS + WARMUP) * 2500) / BATCH) * BATCH);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
@@ -222,6 +237,20 @@ interface LoopResult {
   errors: number;
   /** CPU time of the service per request */
   cpuMsPerRequest: number;
+}
+
+/** A one-client run of the `grants` part, with PostgreSQL's CPU time per request beside the service's. */
+interface GrantRun extends LoopResult {
+  dbCpuMsPerRequest: number;
+}
+
+/** A scenario of the `grants` part: its runs, one per round, and its per-round cost ÷ 1 grant. */
+interface GrantRow {
+  kind: 'POST /entitlements/check' | 'POST /usage';
+  holder: string;
+  runs: GrantRun[];
+  /** per round: req/s of the customer holding 1 grant ÷ this one's (empty for that customer) */
+  ratios: number[];
 }
 
 /** The service's process, whose CPU time the one-client loops report. */
@@ -1348,6 +1377,100 @@ async function main(): Promise<void> {
       );
       await checkAndConsume(who, `group holding ${n.toLocaleString('en-US')} window${n === 1 ? '' : 's'}`);
     }
+    // --- grants: a check and a consume, one client, for customers holding 1 active grant of a
+    // feature no plan gives, 100 active ones, and 1 active one beside 1,000 ended ones (expired
+    // more than a day ago, or voided). The scenarios take turns for GRANT_ROUNDS rounds, the order
+    // rotated every round, so that a slow patch of a shared machine weighs on every customer; a
+    // ratio is the median of the per-round ratios to the customer holding one grant.
+    const grantRows: GrantRow[] = [];
+    if (PARTS.has('grants')) {
+      const grantFeature = (
+        await call(port, 'POST', '/api/private/v1/features', sk, {
+          slug: 'grant-calls',
+          name: 'Granted calls',
+          metered: true,
+          unit: 'call',
+        })
+      ).body.data;
+      const holders = GRANT_HOLDERS.map((h) => ({ ...h, id: 0 }));
+      for (const h of holders) {
+        h.id = (
+          await db.query(`INSERT INTO customers (project_id, username) VALUES ($1, $2) RETURNING id`, [
+            project.id,
+            `grants-${h.active}-${h.expired + h.voided}`,
+          ])
+        ).rows[0].id;
+        // amounts far above what the run consumes; the active grants end on different days, so
+        // the order of consumption has something to sort, and a consume takes from the first
+        await db.query(
+          `INSERT INTO grants (project_id, customer_id, feature_id, amount, used, priority, effective_at, expires_at, metadata, created_at, voided_at)
+           SELECT $1::text, $2::int, $3::int, 1000000000, 0, 0, now() - interval '1 day', now() + interval '30 days' + g * interval '1 day', '{}'::jsonb, now() - interval '1 day', NULL::timestamptz
+             FROM generate_series(1, $4::int) g
+           UNION ALL
+           SELECT $1, $2, $3, 100, 40, 0, now() - interval '400 days', now() - interval '2 days' - g * interval '1 hour', '{}'::jsonb, now() - interval '400 days', NULL::timestamptz
+             FROM generate_series(1, $5::int) g
+           UNION ALL
+           SELECT $1, $2, $3, 100, 40, 0, now() - interval '400 days', NULL::timestamptz, '{}'::jsonb, now() - interval '400 days', now() - g * interval '1 minute'
+             FROM generate_series(1, $6::int) g`,
+          [project.id, h.id, grantFeature.id, h.active, h.expired, h.voided],
+        );
+      }
+      await db.query('ANALYZE grants');
+      // every customer is granted the feature through exactly its active grants
+      for (const h of holders) {
+        const reply = await call(port, 'POST', '/api/private/v1/entitlements/check', json, {
+          customerId: h.id,
+          feature: 'grant-calls',
+          amount: 1,
+        });
+        const buckets = reply.body?.data?.buckets?.length;
+        if (reply.status !== 200 || reply.body.data.allowed !== true || buckets !== h.active)
+          throw new Error(
+            `grants: the check of the customer holding ${h.label} answered ${reply.status} with ${buckets} buckets: ${JSON.stringify(reply.body).slice(0, 300)}`,
+          );
+      }
+      const scenarios = holders.flatMap((h) =>
+        (['POST /entitlements/check', 'POST /usage'] as const).map((kind) => ({
+          kind,
+          holder: h.label,
+          make: () =>
+            call(
+              port,
+              'POST',
+              `/api/private/v1${kind === 'POST /usage' ? '/usage' : '/entitlements/check'}`,
+              json,
+              {
+                customerId: h.id,
+                feature: 'grant-calls',
+                amount: 1,
+                ...(kind === 'POST /usage' ? { eventId: `grants-${++eventSeq}` } : {}),
+              },
+            ),
+        })),
+      );
+      for (const s of scenarios)
+        if (WARMUP > 0) await drive(`${s.kind}, ${s.holder} warm-up`, 1, WARMUP, s.make);
+      const runs = new Map(scenarios.map((s) => [s, [] as GrantRun[]]));
+      for (let round = 0; round < GRANT_ROUNDS; round++) {
+        for (const s of scenarios.map((_, i) => scenarios[(i + round) % scenarios.length])) {
+          const db0 = databaseCpuMs();
+          const x = await drive(`${s.kind}, ${s.holder} (1 client)`, 1, SECONDS, s.make);
+          const run = { ...x, dbCpuMsPerRequest: round2((databaseCpuMs() - db0) / Math.max(1, x.requests)) };
+          console.log(JSON.stringify({ round: round + 1, ...run }));
+          runs.get(s)!.push(run);
+        }
+      }
+      for (const s of scenarios) {
+        const one = scenarios.find((o) => o.kind === s.kind && o.holder === GRANT_HOLDERS[0].label)!;
+        const mine = runs.get(s)!;
+        grantRows.push({
+          kind: s.kind,
+          holder: s.holder,
+          runs: mine,
+          ratios: s === one ? [] : mine.map((r, i) => round2(runs.get(one)![i].rps / r.rps)),
+        });
+      }
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -1417,6 +1540,20 @@ async function main(): Promise<void> {
             ? `ratio **${round2(median(perRound))}** (${perRound.join(', ')})`
             : `ratio ${round2(rpsOf(scenario) / byId)} (one run, to the median read)`),
       );
+    }
+    if (grantRows.length) {
+      console.log(
+        `\ngrants: 1 client, ${SECONDS} s per run, ${GRANT_ROUNDS} rounds in rotating order, medians; cost ÷ 1 grant = median of the per-round (req/s of the customer holding 1 grant ÷ this req/s), the time per request against it (target: 100 grants <= 1.5):\n`,
+      );
+      console.log(
+        '| scenario | customer | requests | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | cost ÷ 1 grant |\n|---|---|---|---|---|---|---|---|---|---|',
+      );
+      for (const g of grantRows) {
+        const gm = (f: (r: GrantRun) => number) => round2(median(g.runs.map(f)));
+        console.log(
+          `| ${g.kind} | ${g.holder} | ${g.runs.reduce((n, r) => n + r.requests, 0)} | ${gm((r) => r.rps)} | ${gm((r) => r.p50)} | ${gm((r) => r.p99)} | ${g.runs.reduce((n, r) => n + r.errors, 0)} | ${gm((r) => r.cpuMsPerRequest)} | ${gm((r) => r.dbCpuMsPerRequest)} | ${g.ratios.length ? `**${round2(median(g.ratios))}** (${g.ratios.join(', ')})` : ''} |`,
+        );
+      }
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
