@@ -17,7 +17,6 @@ import {
   bucketsAt,
   featureBucketsAt,
   fromMicros,
-  grantFigures,
   overrideInEffect,
   remainingOf,
   resetsAt,
@@ -33,7 +32,6 @@ import {
   CustomerFeatureDto,
   EntitlementView,
   FeatureSummaryView,
-  OverrideView,
   UsageBatchDto,
   UsageEventDto,
   UsageListQueryDto,
@@ -48,13 +46,13 @@ import {
   CustomerState,
   EntitlementsRepository,
   FeatureRow,
-  GrantRow,
   OneFeature,
   OverrideRow,
   OverageRequest,
   SumRequest,
   UsageRow,
 } from './entitlements.repository';
+import { toGrantView, toOverrideView } from './grant-views';
 import { NewUsage, UsageRepository } from './usage.repository';
 
 /** One feature evaluated for one customer at one instant. */
@@ -549,45 +547,6 @@ function toBucketView(b: BucketUsage): BucketView {
   };
 }
 
-/** An override as the API shows it. */
-export function toOverrideView(o: OverrideRow): OverrideView {
-  return {
-    customerId: o.customerId,
-    featureId: o.featureId,
-    mode: o.mode,
-    limit: o.limit === null ? null : fromMicros(o.limit),
-    priority: o.priority,
-    resetInterval: o.resetInterval,
-    anchor: iso(o.anchor),
-    expiresAt: iso(o.expiresAt),
-    reason: o.reason,
-    createdAt: o.createdAt.toISOString(),
-  };
-}
-
-/** A grant as the API shows it at `t`. */
-export function toGrantView(g: GrantRow, t: Date) {
-  const figures = grantFigures(g, t);
-  return {
-    id: g.id,
-    customerId: g.customerId,
-    featureId: g.featureId,
-    amount: fromMicros(g.amount),
-    used: fromMicros(figures.used),
-    remaining: fromMicros(figures.remaining),
-    forfeited: fromMicros(figures.forfeited),
-    priority: g.priority,
-    effectiveAt: g.effectiveAt.toISOString(),
-    expiresAt: iso(g.expiresAt),
-    status: figures.status,
-    reason: g.reason,
-    metadata: g.metadata,
-    createdAt: g.createdAt.toISOString(),
-    voidedAt: iso(g.voidedAt),
-    voidReason: g.voidReason,
-  };
-}
-
 function toFeatureView(f: FeatureRow): FeatureSummaryView {
   return { id: f.id, slug: f.slug, name: f.name, metered: f.metered, unit: f.unit };
 }
@@ -681,7 +640,7 @@ function emptiedEvents(state: CustomerState, write: PendingWrite): NewEvent[] {
       return {
         type: 'grant.exhausted',
         customer,
-        data: { customer, grant: toGrantView(grant, write.usage.recordedAt) },
+        data: { customer, grant: { ...toGrantView(grant, write.usage.recordedAt) } },
         uniqueKey: `grant.exhausted:${b.grant.id}`,
       };
     }

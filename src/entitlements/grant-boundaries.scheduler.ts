@@ -10,7 +10,7 @@ import { EventsService } from '../events/events.service';
 import { BoundariesRepository } from './boundaries.repository';
 import { CustomerOverride } from './entities/customer-override.entity';
 import { Grant } from './entities/grant.entity';
-import { toGrantView, toOverrideView } from './grants.service';
+import { grantRowOf, overrideRemovedKey, overrideRowOf, toGrantView, toOverrideView } from './grant-views';
 
 /** Ends passed while no instance ran are announced for this long back (as windows' are). */
 export const GRANT_CATCH_UP_MS = 30 * 86_400_000;
@@ -24,9 +24,6 @@ const BATCH = 200;
 export const grantExpiredKey = (grantId: number) => `grant.expired:${grantId}`;
 
 /** The same key `DELETE` uses for the row, so that an override's end is announced once. */
-export const overrideRemovedKey = (o: { customerId: number; featureId: number; createdAt: Date }) =>
-  `override.removed:${o.customerId}:${o.featureId}:${o.createdAt.getTime()}`;
-
 /** How far one kind's scan went: `reached` is an instant before which every end is announced. */
 interface Scanned {
   more: boolean;
@@ -95,7 +92,7 @@ export class GrantBoundariesScheduler implements OnApplicationBootstrap, OnModul
         await this.record(g.projectId, {
           type: 'grant.expired',
           customer,
-          data: { customer, grant: { ...toGrantView(g, now) } },
+          data: { customer, grant: { ...toGrantView(grantRowOf(g), now) } },
           uniqueKey: key,
         });
         return true;
@@ -117,7 +114,7 @@ export class GrantBoundariesScheduler implements OnApplicationBootstrap, OnModul
         await this.record(o.projectId, {
           type: 'override.removed',
           customer,
-          data: { customer, override: { ...toOverrideView(o) }, reason: 'expired' },
+          data: { customer, override: { ...toOverrideView(overrideRowOf(o)) }, reason: 'expired' },
           uniqueKey: key,
         });
         return true;

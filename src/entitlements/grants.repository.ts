@@ -8,7 +8,7 @@ import { CustomerOverride } from './entities/customer-override.entity';
 import { Grant } from './entities/grant.entity';
 
 export type NewGrant = Omit<Grant, 'id' | 'used' | 'voidedAt' | 'voidReason' | 'customer' | 'feature'>;
-export type OverrideRow = Omit<CustomerOverride, 'customer' | 'feature'>;
+export type NewOverride = Omit<CustomerOverride, 'customer' | 'feature'>;
 
 /**
  * Every statement on `grants` and `customer_overrides` made for their own interface (create,
@@ -130,7 +130,7 @@ export class GrantsRepository {
       },
     ],
   })
-  async upsertOverride(row: OverrideRow): Promise<CustomerOverride> {
+  async upsertOverride(row: NewOverride): Promise<CustomerOverride> {
     const em = this.transactions.tx;
     await em.upsert(CustomerOverride, row, { conflictPaths: ['customerId', 'featureId'] });
     return (await this.findOverride(row.projectId, row.customerId, row.featureId))!;

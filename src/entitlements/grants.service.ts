@@ -16,15 +16,15 @@ import {
   GrantResultView,
   GrantView,
   OverrideResultView,
-  OverrideView,
   SetOverrideDto,
   VoidGrantDto,
 } from './dto/grant.dto';
-import { fromMicros, grantFigures, microsText, toMicros } from './engine/entitlement-engine';
+import { OverrideView } from './dto/entitlement.dto';
+import { microsText, toMicros } from './engine/entitlement-engine';
 import { EntitlementsService, featureOf } from './entitlements.service';
 import { CustomerOverride } from './entities/customer-override.entity';
-import { Grant } from './entities/grant.entity';
-import { GrantsRepository, OverrideRow } from './grants.repository';
+import { grantRowOf, overrideRemovedKey, overrideRowOf, toGrantView, toOverrideView } from './grant-views';
+import { GrantsRepository, NewOverride } from './grants.repository';
 
 /** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
 class DryRunRollback extends Error {
@@ -91,7 +91,7 @@ export class GrantsService implements OnModuleInit {
         metadata: dto.metadata ?? {},
         createdAt: now,
       });
-      const view = toGrantView(grant, now);
+      const view = toGrantView(grantRowOf(grant), now);
       if (dryRun) {
         const after = await this.entitlements.listIn(projectId, customer.id, now);
         throw new DryRunRollback({
@@ -124,7 +124,7 @@ export class GrantsService implements OnModuleInit {
       pageWindow(query),
     );
     return toPage(
-      rows.map((g) => toGrantView(g, now)),
+      rows.map((g) => toGrantView(grantRowOf(g), now)),
       total,
       query,
     );
@@ -134,7 +134,7 @@ export class GrantsService implements OnModuleInit {
   async getGrant(projectId: string, grantId: number): Promise<GrantView> {
     const grant = await this.repository.findGrant(projectId, grantId);
     if (!grant) throw new DomainError('GRANT_NOT_FOUND');
-    return toGrantView(grant, this.clock.now());
+    return toGrantView(grantRowOf(grant), this.clock.now());
   }
 
   /**
@@ -163,11 +163,11 @@ export class GrantsService implements OnModuleInit {
         const grant = await this.repository.findGrant(projectId, grantId, true);
         if (!grant) throw new DomainError('GRANT_NOT_FOUND');
         const now = this.clock.now();
-        if (grant.voidedAt) return { grant: toGrantView(grant, now) };
+        if (grant.voidedAt) return { grant: toGrantView(grantRowOf(grant), now) };
         if (grant.expiresAt && grant.expiresAt.getTime() <= now.getTime())
           throw new DomainError('GRANT_EXPIRED');
         const voided = await this.repository.voidGrant(projectId, grantId, now, dto.reason ?? null);
-        const view = toGrantView(voided, now);
+        const view = toGrantView(grantRowOf(voided), now);
         const ref = eventCustomer(customer);
         await this.events.record(projectId, [
           { type: 'grant.voided', customer: ref, data: { customer: ref, grant: { ...view } } },
@@ -200,7 +200,7 @@ export class GrantsService implements OnModuleInit {
       assertFitsKind(dto, feature.metered);
       const now = this.clock.now();
       const replaced = await this.repository.findOverride(projectId, customerId, featureId);
-      const row: OverrideRow = {
+      const row: NewOverride = {
         projectId,
         customerId,
         featureId,
@@ -221,7 +221,7 @@ export class GrantsService implements OnModuleInit {
           dto.resetInterval !== undefined ? dto.resetInterval : (first?.quota?.resetInterval ?? null);
         row.priority = dto.priority ?? first?.priority ?? 0;
       }
-      const view = toOverrideView(await this.repository.upsertOverride(row));
+      const view = toOverrideView(overrideRowOf(await this.repository.upsertOverride(row)));
       if (dryRun) {
         const after = await this.entitlements.listIn(projectId, customerId, now);
         throw new DryRunRollback({
@@ -238,7 +238,10 @@ export class GrantsService implements OnModuleInit {
           data: {
             customer: ref,
             override: { ...view },
-            previous: replaced && overrideInEffect(replaced, now) ? { ...toOverrideView(replaced) } : null,
+            previous:
+              replaced && overrideInEffect(replaced, now)
+                ? { ...toOverrideView(overrideRowOf(replaced)) }
+                : null,
           },
         },
       ]);
@@ -250,7 +253,7 @@ export class GrantsService implements OnModuleInit {
   async listOverrides(projectId: string, customerId: number): Promise<OverrideView[]> {
     await this.customers.get(projectId, customerId); // CUSTOMER_NOT_FOUND
     const rows = await this.repository.overridesInEffect(projectId, customerId, this.clock.now());
-    return rows.map(toOverrideView);
+    return rows.map((o) => toOverrideView(overrideRowOf(o)));
   }
 
   /** `GET /customers/:customerId/overrides/:featureId`: the override in effect. */
@@ -259,7 +262,7 @@ export class GrantsService implements OnModuleInit {
     await this.features.get(projectId, featureId); // FEATURE_NOT_FOUND
     const row = await this.repository.findOverride(projectId, customerId, featureId);
     if (!row || !overrideInEffect(row, this.clock.now())) throw new DomainError('OVERRIDE_NOT_FOUND');
-    return toOverrideView(row);
+    return toOverrideView(overrideRowOf(row));
   }
 
   /**
@@ -280,7 +283,7 @@ export class GrantsService implements OnModuleInit {
       const now = this.clock.now();
       const row = await this.repository.findOverride(projectId, customerId, featureId);
       if (!row || !overrideInEffect(row, now)) throw new DomainError('OVERRIDE_NOT_FOUND');
-      const view = toOverrideView(row);
+      const view = toOverrideView(overrideRowOf(row));
       await this.repository.deleteOverride(projectId, customerId, featureId);
       if (dryRun) {
         const after = await this.entitlements.listIn(projectId, customerId, now);
@@ -297,7 +300,7 @@ export class GrantsService implements OnModuleInit {
           customer: ref,
           data: { customer: ref, override: { ...view }, reason: 'deleted' },
           // the key the boundary scheduler uses for the same row, so that its end is announced once
-          uniqueKey: `override.removed:${customerId}:${featureId}:${row.createdAt.getTime()}`,
+          uniqueKey: overrideRemovedKey(row),
         },
       ]);
       return { override: view };
@@ -322,7 +325,6 @@ export class GrantsService implements OnModuleInit {
   }
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 const eventCustomer = (c: { id: number; username: string }): EventCustomer => ({
   id: c.id,
@@ -358,55 +360,6 @@ function invalid(field: string, message: string): DomainError {
 
 const overrideInEffect = (o: CustomerOverride, at: Date): boolean =>
   o.expiresAt === null || at.getTime() < o.expiresAt.getTime();
-
-/** A grant as the API shows it at `at`: its status and figures derived then. */
-export function toGrantView(g: Grant, at: Date): GrantView {
-  const figures = grantFigures(
-    {
-      id: g.id,
-      amount: toMicros(g.amount),
-      used: toMicros(g.used),
-      priority: g.priority,
-      effectiveAt: g.effectiveAt,
-      expiresAt: g.expiresAt,
-      voidedAt: g.voidedAt,
-    },
-    at,
-  );
-  return {
-    id: g.id,
-    customerId: g.customerId,
-    featureId: g.featureId,
-    amount: fromMicros(toMicros(g.amount)),
-    used: fromMicros(figures.used),
-    remaining: fromMicros(figures.remaining),
-    forfeited: fromMicros(figures.forfeited),
-    priority: g.priority,
-    effectiveAt: g.effectiveAt.toISOString(),
-    expiresAt: iso(g.expiresAt),
-    status: figures.status,
-    reason: g.reason,
-    metadata: g.metadata ?? {},
-    createdAt: g.createdAt.toISOString(),
-    voidedAt: iso(g.voidedAt),
-    voidReason: g.voidReason,
-  };
-}
-
-export function toOverrideView(o: CustomerOverride): OverrideView {
-  return {
-    customerId: o.customerId,
-    featureId: o.featureId,
-    mode: o.mode as OverrideView['mode'],
-    limit: o.limit === null ? null : fromMicros(toMicros(o.limit)),
-    priority: o.priority,
-    resetInterval: o.resetInterval,
-    anchor: iso(o.anchor),
-    expiresAt: iso(o.expiresAt),
-    reason: o.reason,
-    createdAt: o.createdAt.toISOString(),
-  };
-}
 
 /** A dry-run grant does not exist: its bucket's `grantId` is null, like its own id. */
 function withoutGrantId(entitlements: EntitlementView[], grantId: number): EntitlementView[] {

@@ -8,7 +8,8 @@ import { apiPath } from '../common/routes/api-prefixes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
-import { DryRunQueryDto, OverrideResultView, OverrideView, SetOverrideDto } from './dto/grant.dto';
+import { DryRunQueryDto, OverrideResultView, SetOverrideDto } from './dto/grant.dto';
+import { OverrideView } from './dto/entitlement.dto';
 import { GrantsService } from './grants.service';
 
 @ApiTags('Entitlements')

@@ -260,21 +260,47 @@ export class BucketView extends BalanceView {
 export class OverrideView {
   @ApiProperty({ example: 12 }) customerId: number;
   @ApiProperty({ example: 3 }) featureId: number;
-  @ApiProperty({ enum: ['set', 'deny'], example: 'set' }) mode: 'set' | 'deny';
-  @ApiProperty(
-    nullableNumber(5000, '`set` on a metered feature: the limit (null: unlimited); otherwise null'),
-  )
+  @ApiProperty({ enum: ['set', 'deny'], example: 'set', description: '`set` or `deny`' }) mode:
+    'set' | 'deny';
+  @ApiProperty({
+    example: 5000,
+    nullable: true,
+    type: Number,
+    description: "the bucket's limit per period; null: unlimited, and for `deny` or a boolean feature",
+  })
   limit: number | null;
-  @ApiProperty(nullableNumber(0, 'null for `deny` and on a boolean feature')) priority: number | null;
-  @ApiProperty(
-    nullableText('P1M', 'ISO 8601 duration; null: never resets, and for `deny` or a boolean feature'),
-  )
+  @ApiProperty({
+    example: 0,
+    nullable: true,
+    type: 'integer',
+    description: 'null for `deny` or a boolean feature',
+  })
+  priority: number | null;
+  @ApiProperty({
+    example: 'P1M',
+    nullable: true,
+    type: String,
+    description: 'null: never resets (and for `deny` or a boolean feature)',
+  })
   resetInterval: string | null;
-  @ApiProperty(nullableText('2026-01-31T00:00:00.000Z', "the start of the override bucket's periods"))
+  @ApiProperty({
+    example: '2026-01-15T00:00:00.000Z',
+    nullable: true,
+    type: String,
+    description:
+      "the start of the bucket's periods (`anchor + k x resetInterval`), copied at the PUT; null for `deny` or a boolean feature",
+  })
   anchor: string | null;
-  @ApiProperty(nullableText(null, 'null: until replaced or removed')) expiresAt: string | null;
-  @ApiProperty(nullableText(null, 'null when not given')) reason: string | null;
-  @ApiProperty({ example: '2026-02-10T09:00:00.000Z', description: "this PUT's instant" }) createdAt: string;
+  @ApiProperty({ example: null, nullable: true, type: String, description: 'null: no end' }) expiresAt:
+    string | null;
+  @ApiProperty({
+    example: 'enterprise trial',
+    nullable: true,
+    type: String,
+    description: 'as given; null when not',
+  })
+  reason: string | null;
+  @ApiProperty({ example: '2026-02-01T00:00:00.000Z', description: "this PUT's instant" }) createdAt: string;
 }
 
 export class EntitlementView {
@@ -322,8 +348,12 @@ export class CheckView {
 }
 
 export class AllocationView {
-  @ApiProperty({ enum: ['plan', 'override', 'grant'], example: 'plan' }) source:
-    'plan' | 'override' | 'grant';
+  @ApiProperty({
+    enum: ['plan', 'override', 'grant'],
+    example: 'plan',
+    description: 'the bucket it was taken from: a plan group, the override, or a grant',
+  })
+  source: 'plan' | 'override' | 'grant';
   @ApiProperty(nullableText('tier', 'the plan group; null for an override or a grant')) group: string | null;
   @ApiProperty(
     nullableText('2026-01-31T00:00:00.000Z', "informational: the bucket's period start; null for a grant"),

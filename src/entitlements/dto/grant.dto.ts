@@ -18,7 +18,7 @@ import {
 import { MAX_INT4, PageQueryDto, toNumber } from '../../common/http/pagination';
 import { decimalPlaces, MaxDecimalPlaces, OptionalNotNull, QueryBoolean } from '../../common/http/validators';
 import { isValidIsoDuration } from '../../common/time/duration';
-import { EntitlementView, FeatureRefDto } from './entitlement.dto';
+import { EntitlementView, FeatureRefDto, OverrideView } from './entitlement.dto';
 
 /** The largest grant amount and override limit (in the feature's units). */
 export const MAX_GRANT_AMOUNT = 1_000_000_000_000;
@@ -392,51 +392,6 @@ export class GrantResultView {
       "dry run only: the customer's entitlements (every feature of the project) as they would be right after the call",
   })
   entitlementsAfter?: EntitlementView[];
-}
-
-export class OverrideView {
-  @ApiProperty({ example: 12 }) customerId: number;
-  @ApiProperty({ example: 3 }) featureId: number;
-  @ApiProperty({ enum: OVERRIDE_MODES, example: 'set', description: '`set` or `deny`' }) mode: 'set' | 'deny';
-  @ApiProperty({
-    example: 5000,
-    nullable: true,
-    type: Number,
-    description: "the bucket's limit per period; null: unlimited, and for `deny` or a boolean feature",
-  })
-  limit: number | null;
-  @ApiProperty({
-    example: 0,
-    nullable: true,
-    type: 'integer',
-    description: 'null for `deny` or a boolean feature',
-  })
-  priority: number | null;
-  @ApiProperty({
-    example: 'P1M',
-    nullable: true,
-    type: String,
-    description: 'null: never resets (and for `deny` or a boolean feature)',
-  })
-  resetInterval: string | null;
-  @ApiProperty({
-    example: '2026-01-15T00:00:00.000Z',
-    nullable: true,
-    type: String,
-    description:
-      "the start of the bucket's periods (`anchor + k x resetInterval`), copied at the PUT; null for `deny` or a boolean feature",
-  })
-  anchor: string | null;
-  @ApiProperty({ example: null, nullable: true, type: String, description: 'null: no end' }) expiresAt:
-    string | null;
-  @ApiProperty({
-    example: 'enterprise trial',
-    nullable: true,
-    type: String,
-    description: 'as given; null when not',
-  })
-  reason: string | null;
-  @ApiProperty({ example: '2026-02-01T00:00:00.000Z', description: "this PUT's instant" }) createdAt: string;
 }
 
 export class OverrideResultView {

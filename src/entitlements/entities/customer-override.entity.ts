@@ -23,7 +23,11 @@ export class CustomerOverride {
 
   @ManyToOne(() => Customer, { onDelete: 'CASCADE' })
   @JoinColumn([
-    { name: 'customer_id', referencedColumnName: 'id', foreignKeyConstraintName: 'customer_overrides_customer_fk' },
+    {
+      name: 'customer_id',
+      referencedColumnName: 'id',
+      foreignKeyConstraintName: 'customer_overrides_customer_fk',
+    },
     { name: 'project_id', referencedColumnName: 'projectId' },
   ])
   customer?: Customer;
@@ -31,7 +35,11 @@ export class CustomerOverride {
   // a feature an override names is not deleted (FEATURE_IN_USE); the cascade removes expired ones
   @ManyToOne(() => Feature, { onDelete: 'CASCADE' })
   @JoinColumn([
-    { name: 'feature_id', referencedColumnName: 'id', foreignKeyConstraintName: 'customer_overrides_feature_fk' },
+    {
+      name: 'feature_id',
+      referencedColumnName: 'id',
+      foreignKeyConstraintName: 'customer_overrides_feature_fk',
+    },
     { name: 'project_id', referencedColumnName: 'projectId' },
   ])
   feature?: Feature;
