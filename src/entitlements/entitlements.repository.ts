@@ -91,7 +91,7 @@ export interface CustomerState {
   /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
   windowsFor(featureId: number): EngineWindow[];
   /** Per feature id: the customer's grants not voided (those that expired long ago are not read). */
-  grantsFor(featureId: number): GrantRow[];
+  grantsFor(featureId: number): StateGrant[];
   /** Per feature id: the customer's override, in effect or not (null: none). */
   overrideFor(featureId: number): OverrideRow | null;
   /** With `eventId`: the customer's record holding that event id, if any. */
@@ -100,7 +100,7 @@ export interface CustomerState {
   lastRecordedAt?: Date | null;
 }
 
-/** A grant as the state reads it: the engine's figures and what its views show. */
+/** A grant as the views show it: the rules' figures and the rest of its row. */
 export interface GrantRow extends EngineGrant {
   customerId: number;
   featureId: number;
@@ -108,6 +108,11 @@ export interface GrantRow extends EngineGrant {
   metadata: Record<string, string>;
   createdAt: Date;
   voidReason: string | null;
+}
+
+/** A grant as the state reads it (not voided): what the rules need. */
+export interface StateGrant extends EngineGrant {
+  featureId: number;
 }
 
 /** An override as the state reads it. */
@@ -118,19 +123,12 @@ export interface OverrideRow extends EngineOverride {
   createdAt: Date;
 }
 
-interface GrantJson {
-  id: number;
-  featureId: number;
-  amount: string;
-  used: string;
-  priority: number;
-  effectiveAt: number;
-  expiresAt: number | null;
-  reason: string | null;
-  metadata: Record<string, string>;
-  createdAt: number;
-  voidReason: string | null;
-}
+/**
+ * A grant as the state reads it: what the rules need, as an array (id, feature id, amount, used,
+ * priority, effectiveAt and expiresAt in epoch ms) rather than an object per grant, since a
+ * customer may hold many; the rest of a grant is read when shown (`GrantsRepository`).
+ */
+type GrantJson = [number, number, string, string, number, number, number | null];
 
 interface OverrideJson {
   featureId: number;
@@ -763,16 +761,18 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     validTo: w.validTo === null ? null : new Date(w.validTo),
   }));
   const date = (ms: number | null) => (ms === null ? null : new Date(ms));
-  const grants: GrantRow[] = row.grants.map((g) => ({
-    ...g,
-    customerId: row.customer_id,
-    amount: toMicros(g.amount),
-    used: toMicros(g.used),
-    effectiveAt: new Date(g.effectiveAt),
-    expiresAt: date(g.expiresAt),
-    createdAt: new Date(g.createdAt),
-    voidedAt: null,
-  }));
+  const grants: StateGrant[] = row.grants.map(
+    ([id, featureId, amount, used, priority, effectiveAt, expiresAt]) => ({
+      id,
+      featureId,
+      amount: toMicros(amount),
+      used: toMicros(used),
+      priority,
+      effectiveAt: new Date(effectiveAt),
+      expiresAt: date(expiresAt),
+      voidedAt: null,
+    }),
+  );
   const overrides: OverrideRow[] = row.overrides.map((o) => ({
     ...o,
     customerId: row.customer_id,
@@ -789,7 +789,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     ...(eventId !== undefined
       ? { existing: row.existing ?? null, lastRecordedAt: row.last_recorded_at ?? null }
       : {}),
-    grantsFor: (featureId: number): GrantRow[] => grants.filter((g) => g.featureId === featureId),
+    grantsFor: (featureId: number): StateGrant[] => grants.filter((g) => g.featureId === featureId),
     overrideFor: (featureId: number): OverrideRow | null =>
       overrides.find((o) => o.featureId === featureId) ?? null,
     windowsFor: (featureId: number): EngineWindow[] => {
@@ -994,13 +994,11 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
         ${featuresJson(project, featureKind, feature)} AS features,
         ${liveWindowsJson('c.id', project, epochMs)} AS windows,
         ${plansWithQuotasJson(project, livePlanIds('c.id', project), featureKind, feature)} AS plans,
-        (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-                  'used', g.used::text, 'priority', g.priority, 'effectiveAt', ${epochMs('g.effective_at')},
-                  'expiresAt', ${epochMs('g.expires_at')}, 'reason', g.reason, 'metadata', g.metadata,
-                  'createdAt', ${epochMs('g.created_at')}, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+        (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                  ${epochMs('g.effective_at')}, ${epochMs('g.expires_at')}) ORDER BY g.id), '[]'::json)
            FROM grants g
           WHERE g.customer_id = c.id AND g.project_id = ${project} AND g.voided_at IS NULL
-            AND (g.expires_at IS NULL OR g.expires_at > ${at} - interval '${GRANTS_EXPIRED_READ}')${grantWhere}) AS grants,
+            AND coalesce(g.expires_at, 'infinity') > ${at} - interval '${GRANTS_EXPIRED_READ}'${grantWhere}) AS grants,
         (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
                   'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
                   'anchor', ${epochMs('o.anchor')}, 'expiresAt', ${epochMs('o.expires_at')}, 'reason', o.reason,

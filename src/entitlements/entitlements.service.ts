@@ -52,7 +52,8 @@ import {
   SumRequest,
   UsageRow,
 } from './entitlements.repository';
-import { toGrantView, toOverrideView } from './grant-views';
+import { grantRowOf, toGrantView, toOverrideView } from './grant-views';
+import { GrantsRepository } from './grants.repository';
 import { NewUsage, UsageRepository } from './usage.repository';
 
 /** One feature evaluated for one customer at one instant. */
@@ -100,6 +101,7 @@ export class EntitlementsService {
     private readonly clock: Clock,
     private readonly events: EventsService,
     private readonly transactions: Transactions,
+    private readonly grants: GrantsRepository,
   ) {}
 
   /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
@@ -256,7 +258,8 @@ export class EntitlementsService {
       );
       const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
       for (const { item, state, write } of writes)
-        if (write.emptied.length > 0) await this.events.record(item.projectId, emptiedEvents(state, write));
+        if (write.emptied.length > 0)
+          await this.events.record(item.projectId, await this.emptiedEvents(item.projectId, state, write));
       return decisions.map((d) => {
         if (!isDecision(d)) return d;
         return d.write
@@ -353,6 +356,41 @@ export class EntitlementsService {
         emptied,
       },
     };
+  }
+
+  /**
+   * The events of the buckets a consume emptied, in the order of its allocations: a plan or
+   * override bucket `usage.limit_reached` (once per customer, bucket and period), a grant
+   * `grant.exhausted` (once per grant), with the grant as it is after the consume.
+   */
+  private async emptiedEvents(
+    projectId: string,
+    state: CustomerState,
+    write: PendingWrite,
+  ): Promise<NewEvent[]> {
+    const customer = { id: state.customerId, username: state.username };
+    const feature = write.evaluation.feature;
+    const events: NewEvent[] = [];
+    for (const b of write.emptied) {
+      if (b.grant) {
+        const grant = await this.grants.findGrant(projectId, b.grant.id);
+        events.push({
+          type: 'grant.exhausted',
+          customer,
+          data: { customer, grant: { ...toGrantView(grantRowOf(grant!), write.usage.recordedAt) } },
+          uniqueKey: `grant.exhausted:${b.grant.id}`,
+        });
+        continue;
+      }
+      const bucket = b.source === 'override' ? `o${feature.id}` : String(b.quota!.id);
+      events.push({
+        type: 'usage.limit_reached',
+        customer,
+        data: { customer, feature: { id: feature.id, slug: feature.slug }, bucket: { ...toBucketView(b) } },
+        uniqueKey: `usage.limit_reached:${state.customerId}:${bucket}:${b.periodStart.getTime()}`,
+      });
+    }
+    return events;
   }
 
   /** `POST /usage/batch`: each event decided on its own (its own transaction), in list order. */
@@ -624,32 +662,4 @@ const isDecision = (d: Decision | DomainError | typeof AGAIN): d is Decision =>
 /** A written consume's answer (201). */
 function outcomeOf({ write }: Decision, row: UsageRow): ConsumeOutcome {
   return { status: 201, body: { usage: toUsageView(row), balance: toBalanceView(write!.after) } };
-}
-
-/**
- * The events of the buckets a consume emptied, in the order of its allocations: a plan or
- * override bucket `usage.limit_reached` (once per customer, bucket and period), a grant
- * `grant.exhausted` (once per grant).
- */
-function emptiedEvents(state: CustomerState, write: PendingWrite): NewEvent[] {
-  const customer = { id: state.customerId, username: state.username };
-  const feature = write.evaluation.feature;
-  return write.emptied.map((b): NewEvent => {
-    if (b.grant) {
-      const grant = { ...state.grantsFor(feature.id).find((g) => g.id === b.grant!.id)!, used: b.used };
-      return {
-        type: 'grant.exhausted',
-        customer,
-        data: { customer, grant: { ...toGrantView(grant, write.usage.recordedAt) } },
-        uniqueKey: `grant.exhausted:${b.grant.id}`,
-      };
-    }
-    const bucket = b.source === 'override' ? `o${feature.id}` : String(b.quota!.id);
-    return {
-      type: 'usage.limit_reached',
-      customer,
-      data: { customer, feature: { id: feature.id, slug: feature.slug }, bucket: { ...toBucketView(b) } },
-      uniqueKey: `usage.limit_reached:${state.customerId}:${bucket}:${b.periodStart.getTime()}`,
-    };
-  });
 }

@@ -325,7 +325,6 @@ export class GrantsService implements OnModuleInit {
   }
 }
 
-
 const eventCustomer = (c: { id: number; username: string }): EventCustomer => ({
   id: c.id,
   username: c.username,

@@ -96,13 +96,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -158,13 +156,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -220,13 +216,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -282,13 +276,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -344,13 +336,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -406,13 +396,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -466,13 +454,11 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
  FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > $3::timestamptz - interval '1 day')) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day') AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -497,13 +483,11 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
  FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > $3::timestamptz - interval '1 day')) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day') AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -556,13 +540,11 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = $1 AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)))), '{}'::json)
  FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > $4::timestamptz - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > $4::timestamptz - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -595,13 +577,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -672,13 +652,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -749,13 +727,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -826,13 +802,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -903,13 +877,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
@@ -980,13 +952,11 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    (SELECT coalesce(json_agg(json_build_object('id', g.id, 'featureId', g.feature_id, 'amount', g.amount::text,
-              'used', g.used::text, 'priority', g.priority, 'effectiveAt', (date_part('epoch', g.effective_at) * 1000)::bigint,
-              'expiresAt', (date_part('epoch', g.expires_at) * 1000)::bigint, 'reason', g.reason, 'metadata', g.metadata,
-              'createdAt', (date_part('epoch', g.created_at) * 1000)::bigint, 'voidReason', g.void_reason) ORDER BY g.id), '[]'::json)
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
       WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND (g.expires_at IS NULL OR g.expires_at > r.at - interval '1 day') AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,

@@ -20,7 +20,7 @@ export class GrantsAndOverrides1795600000000 implements MigrationInterface {
     );
     await q.query(`CREATE INDEX "grants_customer_idx" ON "grants" ("customer_id", "id")`);
     await q.query(
-      `CREATE INDEX "grants_customer_feature_idx" ON "grants" ("customer_id", "feature_id") WHERE "voided_at" IS NULL`,
+      `CREATE INDEX "grants_customer_feature_idx" ON "grants" ("customer_id", "feature_id", (COALESCE("expires_at", 'infinity'::timestamptz))) WHERE "voided_at" IS NULL`,
     );
     await q.query(
       `ALTER TABLE "grants" ADD CONSTRAINT "grants_customer_fk" FOREIGN KEY ("customer_id", "project_id") REFERENCES "customers"("id","project_id") ON DELETE CASCADE ON UPDATE NO ACTION`,

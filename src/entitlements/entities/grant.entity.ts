@@ -10,8 +10,10 @@ import { Feature } from '../../plans/entities/feature.entity';
  * grant costs the same however many records took from it.
  */
 @Entity({ name: 'grants' })
-// the grants a check reads with the customer's state: those not voided
-@Index('grants_customer_feature_idx', ['customerId', 'featureId'], { where: '"voided_at" IS NULL' })
+// the grants a check reads with the customer's state: not voided and not long expired, one range
+// of (customer_id, feature_id, coalesce(expires_at, 'infinity')); an expression index, made by
+// the migration GrantsAndOverrides
+@Index('grants_customer_feature_idx', { synchronize: false })
 // the customer's list, newest first
 @Index('grants_customer_idx', ['customerId', 'id'])
 // the boundary scheduler's scan of grants reaching their end
