@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TAGS } from '../src/common/swagger/openapi-conventions';
+import { errorResponseName, TAGS } from '../src/common/swagger/openapi-conventions';
 import { OPERATION_DOCS } from '../src/common/swagger/operation-docs';
 import { createTestApp, TestApp } from './support/app';
 import { inlineShared } from './support/openapi';
@@ -94,10 +94,24 @@ describe('openapi.json', () => {
     const list =
       doc.paths['/api/private/v1/customers'].get.responses['200'].content['application/json'].schema;
     expect(list.allOf[0]).toEqual({ $ref: '#/components/schemas/ApiSuccess' });
-    const data = list.allOf[1].properties.data.properties.data;
+    const page = list.allOf[1].properties.data;
+    expect(page.allOf[0]).toEqual({ $ref: '#/components/schemas/Page' });
+    const data = page.allOf[1].properties.data;
     expect(data.type).toBe('array');
     expect(data.items).toEqual({ $ref: '#/components/schemas/CustomerListItem' });
+    expect(doc.components.schemas.Page.required).toEqual(['total', 'page', 'pageSize', 'totalPages']);
   });
+
+  /** The codes an operation's description lists as its own, by status (`Errors: 404 `A`, `B`; 409 `C`.`). */
+  const ownCodes = (op: Json): Map<string, string[]> => {
+    const line = /\n\nErrors: (.*)\.$/s.exec(String(op.description))?.[1] ?? '';
+    return new Map(
+      line
+        .split('; ')
+        .filter(Boolean)
+        .map((part) => [part.split(' ')[0], [...part.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1])]),
+    );
+  };
 
   it('declares on each operation the error codes it can answer, each with an example of that code', () => {
     for (const { path, op } of operations) {
@@ -113,10 +127,15 @@ describe('openapi.json', () => {
         expect(Object.keys(examples).sort()).toEqual(codesAt(status));
         for (const code of codesAt(status)) {
           expect(doc.components.examples[code].value.error.code).toBe(code);
-          expect(response.description).toContain(`\`${code}\``);
+          expect(response.description).toContain(`\`${code}\`: `);
         }
-        expect(response.description).not.toMatch(/Error codes:.*Error codes:/s);
       }
+      // the codes of its own are answered with the response of their status
+      for (const [status, codes] of ownCodes(op)) {
+        expect([path, status, codesAt(status)]).toEqual([path, status, expect.arrayContaining(codes)]);
+        expect([path, status, [...codes].sort()]).toEqual([path, status, codes]);
+      }
+      expect(codesAt('400')).toContain('VALIDATION_FAILED');
       if (limited) {
         expect([path, codesAt('429')]).toEqual([path, expect.arrayContaining(['RATE_LIMITED'])]);
         expect(op.responses['429'].headers['Retry-After']).toBeDefined();
@@ -131,41 +150,65 @@ describe('openapi.json', () => {
       }
       if (idempotent) {
         expect(codesAt('422')).toEqual(['IDEMPOTENCY_KEY_REUSED']);
+        expect(codesAt('409')).toContain('IDEMPOTENCY_KEY_IN_USE');
         const success = Object.keys(op.responses).find((status) => /^2/.test(status))!;
         expect(op.responses[success].headers['Idempotent-Replayed']).toBeDefined();
       }
     }
-    // the example under a 404 is a 404 code (not VALIDATION_FAILED)
+    // an operation lists its own codes; those every request of its kind can meet are said once
     const get = doc.paths['/api/private/v1/customers/{customerId}'].get;
-    expect(Object.keys(get.responses['404'].content['application/json'].examples)).toContain(
-      'CUSTOMER_NOT_FOUND',
-    );
-    expect(Object.keys(get.responses['404'].content['application/json'].examples)).not.toContain(
-      'VALIDATION_FAILED',
-    );
+    expect(Object.fromEntries(ownCodes(get))).toEqual({
+      '401': ['INVALID_API_KEY'],
+      '403': ['API_KEY_DISABLED'],
+      '404': ['CUSTOMER_NOT_FOUND', 'PROJECT_NOT_FOUND'],
+    });
+    const redeem = ownCodes(doc.paths['/api/private/v1/redemptions'].post);
+    expect(redeem.get('400')).toContain('INVALID_SUBSCRIPTION_CHAIN');
+    expect(redeem.get('403')).toEqual(['API_KEY_DISABLED', 'CUSTOMER_PROJECT_MISMATCH']);
+    expect(redeem.get('409')).toContain('PERMANENT_TAIL_CONFLICT');
+    expect(shared.info.description).toContain('`400 VALIDATION_FAILED`');
   });
 
   it('shares what repeats: error and success answers, headers and parameters are components', () => {
-    const rawOperations = Object.values<Json>(shared.paths).flatMap((item) =>
-      METHODS.filter((m) => item[m]).map((m) => item[m] as Json),
+    const rawOperations = Object.entries<Json>(shared.paths).flatMap(([path, item]) =>
+      METHODS.filter((m) => item[m]).map((m) => ({ path, op: item[m] as Json })),
     );
-    for (const op of rawOperations) {
+    const answered = new Map<string, Set<string>>();
+    for (const { path, op } of rawOperations) {
+      const limited = /^\/api\/(private|public)\//.test(path);
       for (const [status, response] of Object.entries<Json>(op.responses)) {
         if (Number(status) < 400) continue;
-        // an error answer is a shared response named after the codes it can carry
+        // an error answer is the shared response of its status
         const name = String(response.$ref).replace('#/components/responses/', '');
-        const codes =
-          shared.components.responses[name].content['application/json'].schema.allOf[1].properties.error
-            .allOf[1].properties.code.enum;
-        expect([op.operationId, status, name.replace(/\.unmetered$/, '').split('-or-')]).toEqual([
+        expect([op.operationId, status, name]).toEqual([
           op.operationId,
           status,
-          codes,
+          errorResponseName(Number(status), limited),
         ]);
+        const codes = answered.get(name) ?? new Set<string>();
+        answered.set(name, codes);
+        for (const code of ownCodes(op).get(status) ?? []) codes.add(code);
       }
     }
+    // a shared error response lists every code an operation answers with it
+    for (const [name, codes] of answered) {
+      const listed: string[] =
+        shared.components.responses[name].content['application/json'].schema.allOf[1].properties.error
+          .allOf[1].properties.code.enum;
+      for (const code of codes) expect([name, listed]).toEqual([name, expect.arrayContaining([code])]);
+    }
+    expect(shared.components.responses.NotFound.content['application/json'].schema.allOf[1]).toEqual({
+      properties: {
+        error: {
+          allOf: [
+            { $ref: '#/components/schemas/ApiErrorBody' },
+            { properties: { code: { enum: expect.arrayContaining(['CUSTOMER_NOT_FOUND']) } } },
+          ],
+        },
+      },
+    });
     // a parameter written out in an operation is its own: no other operation declares it alike
-    const inline = rawOperations.flatMap((op) =>
+    const inline = rawOperations.flatMap(({ op }) =>
       (op.parameters ?? []).filter((p: Json) => !p.$ref).map((p: Json) => JSON.stringify(p)),
     );
     expect(inline.filter((p, i) => inline.indexOf(p) !== i)).toEqual([]);

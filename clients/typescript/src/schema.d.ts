@@ -14,12 +14,16 @@ export interface paths {
         /**
          * List projects (newest first; search on the name)
          * @description Lists the projects, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name. Deleted projects are not listed.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
          */
         get: operations["AdminController_list"];
         put?: never;
         /**
          * Create a project
          * @description Creates a project, the tenant that owns customers, plans, features, codes and keys. `autoCreateCustomerAtRedemption` (default `false`) lets a redemption or activation with `autoCreate: true` create a missing customer; `requireSignature` (default `false`) makes every public request carry a signature v1. The new project has no keys: create them with `POST /projects/{projectId}/keys`. Answers 201 with the project and its `prj_` id.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
          */
         post: operations["AdminController_create"];
         delete?: never;
@@ -38,6 +42,8 @@ export interface paths {
         /**
          * Read a project
          * @description Answers one project with its settings. A deleted or unknown project id is `404 PROJECT_NOT_FOUND`.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         get: operations["AdminController_get"];
         put?: never;
@@ -45,6 +51,8 @@ export interface paths {
         /**
          * Delete a project; its keys then answer 404 PROJECT_NOT_FOUND
          * @description Deletes a project. The project is soft-deleted: its data is kept, but every one of its keys then answers `404 PROJECT_NOT_FOUND`, and the admin API and CLI no longer find it. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         delete: operations["AdminController_remove"];
         options?: never;
@@ -52,6 +60,8 @@ export interface paths {
         /**
          * Change a project's name or settings
          * @description Changes any of `name`, `autoCreateCustomerAtRedemption` and `requireSignature`; fields left out keep their value. Turning `requireSignature` on makes every public request of the project without signature headers fail with `401 SIGNATURE_REQUIRED` at once. Answers the updated project.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         patch: operations["AdminController_update"];
         trace?: never;
@@ -66,12 +76,16 @@ export interface paths {
         /**
          * List a project's keys, without secrets
          * @description Lists every key of the project in id order, each with its kind, name, display prefix and `enabled` flag. Neither the key nor the signing secret is ever shown again after creation.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         get: operations["AdminController_listKeys"];
         put?: never;
         /**
          * Create a key; the key (and a public key's signing secret) is shown only in this answer
          * @description Creates an API key for the project: `kind` `private` (`sk_` + 40 characters, for the project's server side, sent as `Authorization: Bearer`) or `public` (`pk_` + 40, for client applications, sent as `X-Service-Key`). The plaintext `key`, and for a public key its signing secret (`ss_` + 40) used for signature v1, are in this answer only: the service keeps a SHA-256 hash of the key and the secret encrypted. A project may hold several keys of each kind, so keys can be rotated without downtime. Answers 201.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         post: operations["AdminController_createKey"];
         delete?: never;
@@ -93,6 +107,8 @@ export interface paths {
         /**
          * Delete a key
          * @description Deletes a key for good: requests carrying it then answer `401 INVALID_API_KEY`. An unknown key id is `404 API_KEY_NOT_FOUND`. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `API_KEY_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         delete: operations["AdminController_removeKey"];
         options?: never;
@@ -100,6 +116,8 @@ export interface paths {
         /**
          * Enable, disable or rename a key
          * @description Changes a key's `name` or `enabled` flag. A disabled key answers `403 API_KEY_DISABLED` to every request until it is enabled again; use this to retire a key after rolling out its successor. Answers the key, without secrets.
+         *
+         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `API_KEY_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
          */
         patch: operations["AdminController_updateKey"];
         trace?: never;
@@ -114,12 +132,16 @@ export interface paths {
         /**
          * List webhook endpoints, newest first
          * @description Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["WebhookEndpointsController_list"];
         put?: never;
         /**
          * Create a webhook endpoint; its signing secret is in this answer only
          * @description Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         post: operations["WebhookEndpointsController_create"];
         delete?: never;
@@ -138,6 +160,8 @@ export interface paths {
         /**
          * Read a webhook endpoint
          * @description Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
          */
         get: operations["WebhookEndpointsController_get"];
         put?: never;
@@ -145,6 +169,8 @@ export interface paths {
         /**
          * Delete a webhook endpoint (its deliveries go with it)
          * @description Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
          */
         delete: operations["WebhookEndpointsController_remove"];
         options?: never;
@@ -152,6 +178,8 @@ export interface paths {
         /**
          * Change url, eventTypes, enabled or description
          * @description Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
          */
         patch: operations["WebhookEndpointsController_update"];
         trace?: never;
@@ -168,6 +196,8 @@ export interface paths {
         /**
          * A new signing secret; for 24 hours deliveries are signed with both
          * @description Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
          */
         post: operations["WebhookEndpointsController_rotate"];
         delete?: never;
@@ -188,6 +218,8 @@ export interface paths {
         /**
          * Send a webhook.test event now and answer the receiver's status
          * @description Sends a `webhook.test` event to the endpoint now, signed as any delivery, to check the receiver's URL and signature verification. The event is not stored and cannot be subscribed to. Answers 200 with `delivered`, the receiver's `status`, `error` and `durationMs`, whatever the receiver said.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
          */
         post: operations["WebhookEndpointsController_test"];
         delete?: never;
@@ -206,6 +238,8 @@ export interface paths {
         /**
          * The project's events, newest first (cursor paging; filters type, customerId)
          * @description Lists the project's events of the last 30 days, newest first, with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page). Filters: `type` and `customerId`. Each event has its `evt_` id, type, `createdAt` and a `data` snapshot; events naming a customer carry `customerSeq`, which grows with each of that customer's events, so a receiver can drop a stale one.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["EventsController_list"];
         put?: never;
@@ -226,6 +260,8 @@ export interface paths {
         /**
          * Read an event
          * @description Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["EventsController_get"];
         put?: never;
@@ -246,6 +282,8 @@ export interface paths {
         /**
          * The event's deliveries per endpoint, each with its attempts
          * @description Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["EventsController_deliveries"];
         put?: never;
@@ -268,6 +306,8 @@ export interface paths {
         /**
          * Deliver the event again (to every endpoint that wants it, or to endpointId)
          * @description Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`; 409 `WEBHOOK_ENDPOINT_DISABLED`.
          */
         post: operations["EventsController_redeliver"];
         delete?: never;
@@ -286,12 +326,16 @@ export interface paths {
         /**
          * List features, newest first; `search` matches the name or slug
          * @description Lists the project's features, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name or the slug.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["FeaturesController_list"];
         put?: never;
         /**
          * Create a feature
          * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
          */
         post: operations["FeaturesController_create"];
         delete?: never;
@@ -310,6 +354,8 @@ export interface paths {
         /**
          * Read a feature
          * @description Answers one feature of the project. A feature of another project is `404 FEATURE_NOT_FOUND`, as an unknown id.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["FeaturesController_get"];
         put?: never;
@@ -317,6 +363,8 @@ export interface paths {
         /**
          * Delete a feature that no quota uses
          * @description Deletes a feature. A feature that a quota of any plan still uses, that a customer's override names (in effect or not), or that a grant not ended (neither voided nor expired) gives, is `409 FEATURE_IN_USE`: remove those first. Ended grants of the feature are deleted with it. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `FEATURE_IN_USE`.
          */
         delete: operations["FeaturesController_remove"];
         options?: never;
@@ -324,6 +372,8 @@ export interface paths {
         /**
          * Change any of a feature's fields
          * @description Changes any of `slug`, `name`, `description`, `metered` and `unit`; fields left out keep their value, and `null` is refused. A new slug must be free in the project (`409 SLUG_TAKEN`). Answers the updated feature.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
          */
         patch: operations["FeaturesController_update"];
         trace?: never;
@@ -338,12 +388,16 @@ export interface paths {
         /**
          * List plans with their quotas, in id order; `search` matches the name or slug
          * @description Lists the project's plans in id order (oldest first), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10). Each plan carries its quotas, in id order, each with its embedded feature. `search` is a case-insensitive substring match on the name or the slug.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["PlansController_list"];
         put?: never;
         /**
          * Create a plan with its quotas
          * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never). A free plan is granted to every customer created afterwards. Answers 201 with the plan.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
          */
         post: operations["PlansController_create"];
         delete?: never;
@@ -362,6 +416,8 @@ export interface paths {
         /**
          * Read a plan with its quotas
          * @description Answers one plan with its quotas and their features. A plan of another project is `404 PLAN_NOT_FOUND`, as an unknown id.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["PlansController_get"];
         put?: never;
@@ -369,6 +425,8 @@ export interface paths {
         /**
          * Delete a plan and its quotas, unless subscriptions or codes refer to it
          * @description Deletes a plan with its quotas. A plan that any subscription, code or code batch refers to is `409 PLAN_IN_USE`, so the history of who held it stays readable. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_IN_USE`.
          */
         delete: operations["PlansController_remove"];
         options?: never;
@@ -376,6 +434,8 @@ export interface paths {
         /**
          * Change a plan's name, slug or whole list of quotas; group and value are fixed
          * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits apply at once to the customers holding the plan. Answers the updated plan.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
          */
         patch: operations["PlansController_update"];
         trace?: never;
@@ -390,12 +450,16 @@ export interface paths {
         /**
          * List customers, newest first; `search` matches the username or any identifier value
          * @description Lists the project's customers, newest first (id descending), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10; out-of-range values are `400 VALIDATION_FAILED`, and a page past the end has an empty `data`). `search` (at most 128 characters) is a case-insensitive substring match on the username or any identifier value. Items carry the short form of identifiers and no credentials.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["CustomersController_list"];
         put?: never;
         /**
          * Create a customer; every free plan of the project is granted to it
          * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login. Answers 201 with the customer in short form.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
          */
         post: operations["CustomersController_create"];
         delete?: never;
@@ -416,6 +480,8 @@ export interface paths {
         /**
          * Find one customer by an identifier (type `username` included)
          * @description Finds the one customer holding an identifier (`customer.type`, `customer.value`), for example the customer of an email or of your own user id. Type `username` is allowed and compared case-insensitively; other values are compared exactly. Answers the full record (credentials, identifiers with `readonly`), whose `id` serves the `{customerId}` endpoints; no match is `404 CUSTOMER_NOT_FOUND`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         post: operations["CustomersController_resolve"];
         delete?: never;
@@ -434,6 +500,8 @@ export interface paths {
         /**
          * Read a customer: the full record with credentials and identifiers
          * @description Answers the full record of one customer: flags, credentials (type 1 is a password; never the password itself) and identifiers with `readonly`, `createdAt` and `updatedAt`, the mirrored username first. A customer of another project is `404 CUSTOMER_NOT_FOUND`, as an unknown id.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["CustomersController_get"];
         put?: never;
@@ -441,6 +509,8 @@ export interface paths {
         /**
          * Delete a customer with its identifiers, credentials, sessions and subscriptions
          * @description Deletes a customer with its identifiers, credentials, sessions (its tokens stop working) and subscriptions, in one transaction. Codes it redeemed keep their record, with the link to the customer cleared. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         delete: operations["CustomersController_remove"];
         options?: never;
@@ -448,6 +518,8 @@ export interface paths {
         /**
          * Update a customer; `identifiers` replaces the whole list of extra identifiers
          * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
          */
         patch: operations["CustomersController_update"];
         trace?: never;
@@ -462,6 +534,8 @@ export interface paths {
         /**
          * A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
          * @description Lists the customer's subscription windows in every plan group: the live ones (not cancelled, and not yet ended) first; `history=true` adds, after them, the windows that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` (`active`, or `cancelled` for a window cancelled before it started), `source` (`signup`, `code`, `activation`) and the `codeId` that granted it.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["CustomerSubscriptionsController_list"];
         put?: never;
@@ -482,12 +556,16 @@ export interface paths {
         /**
          * List codes (newest first; filters status, planId, batchId; search on the code or the note)
          * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `status` (`available`, `redeemed`, `revoked`, `expired`; expiry is derived from `expiresAt` at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code or the note.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["CodesController_list"];
         put?: never;
         /**
          * Create a batch of codes; every code is in the answer, in plaintext
          * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_LIMIT_REACHED`; 429 `CODE_BATCH_RATE_LIMITED`.
          */
         post: operations["CodesController_create"];
         delete?: never;
@@ -506,6 +584,8 @@ export interface paths {
         /**
          * Export the codes of one batch as CSV
          * @description Exports every code of one batch (`batchId`) as RFC 4180 CSV (CRLF line ends) with the columns `code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id`, for printing or handing to a distributor. An unknown batch is `404 CODE_NOT_FOUND`; errors are the JSON envelope, only the success is CSV.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["CodesController_export"];
         put?: never;
@@ -526,6 +606,8 @@ export interface paths {
         /**
          * Read a code
          * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["CodesController_get"];
         put?: never;
@@ -548,6 +630,8 @@ export interface paths {
         /**
          * Revoke a code (available or expired); revoking again answers the same
          * @description Revokes an available or expired code: redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`.
          */
         post: operations["CodesController_revoke"];
         delete?: never;
@@ -566,6 +650,8 @@ export interface paths {
         /**
          * Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods
          * @description Lists every feature of the project for one customer, granted or not, so a client can show limits and grey out what the customer's plans lack. A feature is granted when a plan in effect (in any group) has a quota for it; a metered feature has one bucket per plan group, each with its `limit`, `used` and `remaining` in the current period, and a `balance` summing them (`limit` and `remaining` `null` when a bucket is unlimited). Periods are computed from the start of the customer's unbroken run in the group plus whole `resetInterval`s, so renewals and upgrades do not move reset dates; `resetsAt` is the earliest period end and `accessEndsAt` when the last window granting the feature ends (`null` when permanent).
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["EntitlementsController_list"];
         put?: never;
@@ -588,6 +674,8 @@ export interface paths {
         /**
          * May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not
          * @description Asks whether a customer (`customer` identifier or `customerId`) may use `amount` (default 1, 0 for "is it granted at all", at most 6 decimals; ignored for a boolean feature) of a feature (`feature` slug or `featureId`) now. It only reads: nothing is consumed (record usage with `POST /usage`). A refusal still answers 200, with `allowed: false` and `reason` `NOT_GRANTED`, `LIMIT_REACHED` or `CUSTOMER_DISABLED`; an unknown customer or feature is 404. The answer carries the balance, the buckets, `resetsAt` and `accessEndsAt`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         post: operations["EntitlementsController_check"];
         delete?: never;
@@ -608,6 +696,8 @@ export interface paths {
         /**
          * Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded
          * @description Records `amount` of a metered feature used by a customer, at the server's time, exactly once per `eventId` (1 to 255 printable characters, unique per customer forever). The amount is taken from the buckets in order: higher quota `priority` first, then the period that ends first, then the window that ends first, then the lower plan id; a record may span several buckets and keeps its allocations. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `USAGE_EVENT_CONFLICT` (the `eventId` already recorded with another feature or amount), `CUSTOMER_DISABLED`, `FEATURE_NOT_METERED`, `FEATURE_NOT_GRANTED`, and `409 QUOTA_EXCEEDED` (nothing recorded; `details` give `remaining` and `resetsAt`) unless `allowOverage: true` records the excess as overage. Answers 201 with the record and the balance after it; the same `eventId` again answers 200 with the original record, the balance now and `replayed: true`.
+         *
+         *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `FEATURE_NOT_GRANTED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`.
          */
         post: operations["EntitlementsController_consume"];
         delete?: never;
@@ -628,6 +718,8 @@ export interface paths {
         /**
          * Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer
          * @description Records up to 100 usage events (`events`, each the body of `POST /usage`) in one request, for instance when flushing a buffer. Items are decided one after the other in list order, each on its own: one failure leaves the others recorded. Answers 200 with `results` in the same order, each with the `status` the single call would have answered and its `usage`, `balance` and `replayed`, or its `error`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         post: operations["EntitlementsController_batch"];
         delete?: never;
@@ -648,6 +740,8 @@ export interface paths {
         /**
          * Give back exactly the record's allocations; a second call answers the same reversed record
          * @description Reverses a usage record, for example after a refunded or failed operation: exactly the allocations it took are given back to the periods it was recorded in, whenever the reversal happens. The record stays in the ledger with `reversedAt` set; reversing it again answers the same record. Answers 200 with the record and the balance now; an unknown id is `404 USAGE_NOT_FOUND`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `USAGE_NOT_FOUND`.
          */
         post: operations["EntitlementsController_reverse"];
         delete?: never;
@@ -666,6 +760,8 @@ export interface paths {
         /**
          * The customer's usage ledger, newest first, paged; filters featureId, from, to
          * @description Lists a customer's usage ledger, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `from` (inclusive) and `to` (exclusive) over `recordedAt`. Each record gives its `eventId`, amount, overage, allocations per plan group and period, and `reversedAt`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["EntitlementsController_ledger"];
         put?: never;
@@ -686,12 +782,16 @@ export interface paths {
         /**
          * The customer's grants, newest first, paged; filters featureId and status
          * @description Lists a customer's grants, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `status` as derived now (`voided`, `expired`, `scheduled`, `exhausted`, `active`). Each grant gives `amount = used + remaining + forfeited`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["GrantsController_list"];
         put?: never;
         /**
          * Give the customer an amount of a metered feature outside the plans: 201 `{ grant }`; `dryRun=true` answers 200 what it would do and changes nothing
          * @description Gives one customer an `amount` (greater than 0, at most 6 decimals and 10^12) of a metered feature (`feature` slug or `featureId`) outside its plans: a top-up, a goodwill credit, a promotion. While in effect (`effectiveAt` <= now < `expiresAt`, not voided) the grant is one more bucket of the feature, consumed in the same order as the plans' buckets (higher `priority` first, then what lapses first). `effectiveAt` defaults to now (a later one makes the grant `scheduled`); `expiresAt` (null: never) must be later than now and than `effectiveAt`; `priority` defaults to 0; `reason` (1 to 500 characters) and `metadata` (at most 20 string values) are yours. A grant never resets. Refusals, in order: `VALIDATION_FAILED`, `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `FEATURE_NOT_METERED`. Answers 201 `{ grant }` and records `grant.created`; `?dryRun=true` answers 200 with `dryRun: true`, `grant.id` null and `entitlementsAfter`, and changes nothing.
+         *
+         *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         post: operations["GrantsController_create"];
         delete?: never;
@@ -710,6 +810,8 @@ export interface paths {
         /**
          * One grant, its status and figures now
          * @description Answers one grant with its status and figures now: `used` (what records took, less reversals), `remaining` (0 once ended) and `forfeited` (what remained when it was voided or expired). A grant of another project is `404 GRANT_NOT_FOUND`, as an unknown id.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["GrantsController_get"];
         put?: never;
@@ -732,6 +834,8 @@ export interface paths {
         /**
          * End the grant now, forfeiting what remains; a voided grant answers unchanged
          * @description Ends a grant at once (a scheduled one too) and forfeits what remains; `reason` is kept as `voidReason`. Voiding a voided grant answers it unchanged and records nothing; an expired grant is `409 GRANT_EXPIRED`. Answers 200 `{ grant }` and records `grant.voided`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `GRANT_EXPIRED`.
          */
         post: operations["GrantsController_void"];
         delete?: never;
@@ -750,17 +854,23 @@ export interface paths {
         /**
          * The customer's override of the feature in effect
          * @description Answers the override of the feature in effect for the customer. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND` (none, or it has expired).
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["OverridesController_get"];
         /**
          * Set the customer's one override of the feature (`set` or `deny`), replacing any; `dryRun=true` changes nothing
          * @description Sets the customer's one override of the feature, replacing any, in effect until replaced, deleted or its `expiresAt` (later than now; null: no end). `mode: "deny"`: not granted, whatever plans and grants say (`limit`, `resetInterval` and `priority` refused, even as null). `mode: "set"`: granted; on a metered feature one bucket with `limit` (required; null: unlimited) replaces the plans' buckets, grants still add, and usage already recorded in the period counts against it. Its period's `anchor`, and `resetInterval` and `priority` unless named, are copied from the feature's plan bucket first in the order of consumption (none: now, null and 0). On a boolean feature `limit`, `resetInterval` and `priority` are refused. Refusals, in order: `VALIDATION_FAILED` (the body), `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, then `VALIDATION_FAILED` for the feature's kind. Answers 200 `{ override }` and records `override.set`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         put: operations["OverridesController_set"];
         post?: never;
         /**
          * Remove the override in effect, answered as it was; the plans apply again at once. `dryRun=true` changes nothing
          * @description Removes the override in effect: the plans' answer applies again at once. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`. Answers 200 `{ override }` as it was and records `override.removed` with `reason: "deleted"`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         delete: operations["OverridesController_remove"];
         options?: never;
@@ -778,6 +888,8 @@ export interface paths {
         /**
          * The customer's overrides in effect, in feature id order
          * @description Lists the customer's overrides in effect, as a plain array in feature id order. An override whose `expiresAt` has passed is not listed: the plans' answer applies again.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         get: operations["OverridesController_list"];
         put?: never;
@@ -800,6 +912,8 @@ export interface paths {
         /**
          * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
          * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
+         *
+         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
          */
         post: operations["RedemptionsController_redeem"];
         delete?: never;
@@ -820,6 +934,8 @@ export interface paths {
         /**
          * Alias of POST /redemptions: same body, answer, rules and errors
          * @description Alias of `POST /redemptions`, kept for clients written against it: the same body (`code`, `customer`, `autoCreate`), the same `?dryRun=true`, the same order of checks, chain rules, answer and errors. Prefer `POST /redemptions` in new code.
+         *
+         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
          */
         post: operations["RedemptionsController_redeemAlias"];
         delete?: never;
@@ -840,6 +956,8 @@ export interface paths {
         /**
          * Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing
          * @description Grants a plan to a customer without a code, for instance after a payment taken elsewhere: `planId` for `duration` (ISO 8601; `null` for a permanent grant). It runs the redemption engine in one transaction: the same customer lookup with `autoCreate` (which needs the project's `autoCreateCustomerAtRedemption` as well), the same chain rules (extension, upgrade with converted time, queued lesser plan) and the same conflicts `PERMANENT_TAIL_CONFLICT` and `REDUNDANT_PERMANENT_PURCHASE`. Windows it creates have `source: activation`. Answers 200 like a redemption; `?dryRun=true` changes nothing and adds `changes` and `entitlementsAfter`.
+         *
+         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CUSTOMER_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
          */
         post: operations["RedemptionsController_activate"];
         delete?: never;
@@ -860,6 +978,8 @@ export interface paths {
         /**
          * Log a customer in with an identifier and password; answers a customer token
          * @description Logs a customer in from a client application with an identifier (`type` may be `username`) and password, with the project's public key in `X-Service-Key` (and a signature v1 when the project requires one). Answers `{ token, tokenType: "Bearer", expiresAt, customer }`: send the token as `Authorization: Bearer` on the `/me` endpoints; it is valid 30 days (`CUSTOMER_TOKEN_TTL_DAYS`) until logout, or until the customer is disabled or deleted. A wrong password, an unknown customer and a customer without a password all answer the same `401 INVALID_CREDENTIALS` after the same work; a disabled customer is `403 CUSTOMER_DISABLED`. After 5 failures for one identifier (or 20 from one address) within 15 minutes, logins answer `429 RATE_LIMITED` with `Retry-After` until the window ends.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         post: operations["PublicAuthController_login"];
         delete?: never;
@@ -880,6 +1000,8 @@ export interface paths {
         /**
          * Revoke the customer token of this request
          * @description Revokes the customer token sent in `Authorization: Bearer`: it then answers `401 INVALID_CUSTOMER_TOKEN`. Other tokens of the same customer keep working. Answers `{ success: true }`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
          */
         post: operations["PublicAuthController_logout"];
         delete?: never;
@@ -898,6 +1020,8 @@ export interface paths {
         /**
          * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
          * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token answers `403 CUSTOMER_DISABLED`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["MeController_listEntitlements"];
         put?: never;
@@ -920,6 +1044,8 @@ export interface paths {
         /**
          * May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused
          * @description Asks whether the logged-in customer may use `amount` (default 1) of a feature (`feature` slug or `featureId`) now, as the private check does; it reads only. A refusal answers 200 with `allowed: false` and a `reason`. A `customer` in the body is refused with 400: the token names the customer.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
          */
         post: operations["MeController_checkEntitlement"];
         delete?: never;
@@ -938,6 +1064,8 @@ export interface paths {
         /**
          * The logged-in customer: the full record with credentials and identifiers
          * @description Answers the logged-in customer's full record (credentials without secrets, identifiers), as the private read does. Needs the public key (`X-Service-Key`, signed when the project requires it) and the customer token; a token of another project's customer is `403 CUSTOMER_PROJECT_MISMATCH`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["MeController_get"];
         put?: never;
@@ -958,6 +1086,8 @@ export interface paths {
         /**
          * The logged-in customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
          * @description Lists the logged-in customer's subscription windows, as the private list does: live ones first, and with `history=true` also those that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` and `source`, so an app can show what the customer holds and until when.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["MeController_listSubscriptions"];
         put?: never;
@@ -980,6 +1110,8 @@ export interface paths {
         /**
          * Set the logged-in customer's password, proving the current one
          * @description Sets the logged-in customer's password after proving the current one. Every other session of the customer ends; this token goes on working. A wrong current password is 401 INVALID_CREDENTIALS and counts as a failed login (429 RATE_LIMITED as for the login).
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
          */
         post: operations["MeController_changePassword"];
         delete?: never;
@@ -1000,6 +1132,8 @@ export interface paths {
         /**
          * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
          * @description Lets the logged-in customer redeem a code for itself (`{ code }`), for example from an in-app "enter your code" field. The rules are those of the private redemption: code normalisation, the order of code checks, the chain rules and their errors; no customer is ever created. `?dryRun=true` changes nothing and answers what would happen, with `entitlementsAfter` to show the customer what the code gives before it is used. Answers 200 like the private redemption.
+         *
+         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
          */
         post: operations["MeController_redeem"];
         delete?: never;
@@ -1018,6 +1152,8 @@ export interface paths {
         /**
          * The project of this key and the private endpoints
          * @description Answers the project of the private key (id, name, `autoCreateCustomerAtRedemption`), how to call the private interface (base URL, `Authorization: Bearer`, the `X-Request-Id` and `Idempotency-Key` header names) and every private endpoint as `METHOD path`, read from the running application. Handy as a first call to check a key: an invalid key is `401 INVALID_API_KEY`, a disabled one `403 API_KEY_DISABLED`, a deleted project's `404 PROJECT_NOT_FOUND`.
+         *
+         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["PrivateInfoController_get"];
         put?: never;
@@ -1038,6 +1174,8 @@ export interface paths {
         /**
          * The project of this public key and the public endpoints
          * @description Answers the project of the public key, the base URL of the public interface, the names of the key, customer authorization, request id and signature headers, and every public endpoint as `METHOD path`, read from the running application. A client application can read header names from here instead of hard-coding them.
+         *
+         *     Errors: 401 `INVALID_API_KEY`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
          */
         get: operations["PublicInfoController_get"];
         put?: never;
@@ -1078,6 +1216,8 @@ export interface paths {
         /**
          * Readiness: the database answers and every migration is applied (503 otherwise)
          * @description Readiness probe: answers 200 when the database answers and every migration is applied, `503 SERVICE_UNAVAILABLE` otherwise, so a load balancer sends no traffic to an instance that cannot serve it. Needs no credential.
+         *
+         *     Errors: 503 `SERVICE_UNAVAILABLE`.
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -1325,7 +1465,7 @@ export interface components {
             /** @description Free text for people, at most 500 characters; null when none. */
             description: string | null;
             /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
             enabled: boolean;
             /**
@@ -1358,7 +1498,7 @@ export interface components {
              */
             url: string;
             /** @description The types this endpoint receives; absent or empty: every type. */
-            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
+            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /**
              * @description Free text for people, at most 500 characters; null when none.
              * @example Billing sync
@@ -1379,7 +1519,7 @@ export interface components {
             /** @description Free text for people, at most 500 characters; null when none. */
             description: string | null;
             /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
             enabled: boolean;
             /**
@@ -1407,7 +1547,7 @@ export interface components {
              */
             url?: string;
             /** @description Empty: every type. */
-            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
+            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
             enabled?: boolean;
             /** @description Free text for people, at most 500 characters; null when none. */
@@ -1427,7 +1567,7 @@ export interface components {
             /** @description Free text for people, at most 500 characters; null when none. */
             description: string | null;
             /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
+            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
             /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
             enabled: boolean;
             /**
@@ -1478,7 +1618,7 @@ export interface components {
              * @description The event type.
              * @enum {string}
              */
-            type: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
+            type: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
             /**
              * Format: date-time
              * @description When it was created (ISO 8601, UTC, milliseconds).
@@ -2575,6 +2715,7 @@ export interface components {
         };
         AllocationView: {
             /**
+             * @description the bucket it was taken from: a plan group, the override, or a grant
              * @example plan
              * @enum {string}
              */
@@ -3409,143 +3550,38 @@ export interface components {
              * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
              */
             requestId: string;
+            /** @description The answer of the operation. */
+            data: unknown;
+        };
+        /** @description One page of a list: `data` holds its items. */
+        Page: {
+            /**
+             * Format: int32
+             * @description Total number of matches, on every page.
+             * @example 42
+             */
+            total: number;
+            /**
+             * Format: int32
+             * @description This page, from 1.
+             * @example 1
+             */
+            page: number;
+            /**
+             * Format: int32
+             * @description Items per page.
+             * @example 10
+             */
+            pageSize: number;
+            /**
+             * Format: int32
+             * @description Number of pages (0 when nothing matches).
+             * @example 5
+             */
+            totalPages: number;
         };
     };
     responses: {
-        /** @description `API_KEY_DISABLED`: The key exists but was disabled by an operator. */
-        API_KEY_DISABLED: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "API_KEY_DISABLED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-         *
-         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-         */
-        "API_KEY_DISABLED-or-CUSTOMER_DISABLED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-         *
-         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-         *
-         *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-         */
-        "API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-         *
-         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-         *
-         *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
-         */
-        "API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-FEATURE_NOT_GRANTED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "FEATURE_NOT_GRANTED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-         *
-         *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-         */
-        "API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "API_KEY_DISABLED" | "CUSTOMER_PROJECT_MISMATCH";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "API_KEY_NOT_FOUND-or-PROJECT_NOT_FOUND.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "API_KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
         /** @description Success */
         "ApiKeyView.unmetered": {
             headers: {
@@ -3567,6 +3603,54 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
                     data: components["schemas"]["ApiKeyView"][];
+                };
+            };
+        };
+        /**
+         * @description `FEATURE_NOT_METERED`: Usage was recorded, or a grant created, for a boolean feature (`metered: false`): it is granted or not, never consumed.
+         *
+         *     `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
+         *
+         *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
+         *
+         *     `MALFORMED_JSON`: The body is not valid JSON.
+         *
+         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "FEATURE_NOT_METERED" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `MALFORMED_JSON`: The body is not valid JSON.
+         *
+         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         */
+        "BadRequest.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                    };
                 };
             };
         };
@@ -3599,185 +3683,6 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
                     data: components["schemas"]["CheckView"];
-                };
-            };
-        };
-        /**
-         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-         *
-         *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
-         *
-         *     `CODE_REVOKED`: The code was revoked.
-         *
-         *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-         *
-         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-         */
-        "CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-         *
-         *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
-         *
-         *     `CODE_REVOKED`: The code was revoked.
-         *
-         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-         *
-         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-         */
-        "CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_REVOKED" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         */
-        "CODE_ALREADY_REDEEMED-or-IDEMPOTENCY_KEY_IN_USE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_ALREADY_REDEEMED" | "IDEMPOTENCY_KEY_IN_USE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_BATCH_RATE_LIMITED`: The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.
-         *
-         *     `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.
-         */
-        "CODE_BATCH_RATE_LIMITED-or-RATE_LIMITED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_BATCH_RATE_LIMITED" | "RATE_LIMITED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_LIMIT_REACHED`: The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         */
-        "CODE_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-         *
-         *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "CODE_NOT_FOUND-or-CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "CODE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CODE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
                 };
             };
         };
@@ -3825,34 +3730,64 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["CodeView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
+                    };
+                };
+            };
+        };
+        /**
+         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
+         *
+         *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
+         *
+         *     `CODE_LIMIT_REACHED`: The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.
+         *
+         *     `CODE_REVOKED`: The code was revoked.
+         *
+         *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
+         *
+         *     `FEATURE_IN_USE`: A quota of some plan uses the feature, a customer's override names it (in effect or not), or a grant of it has not ended (neither voided nor expired).
+         *
+         *     `GRANT_EXPIRED`: A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.
+         *
+         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *
+         *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
+         *
+         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
+         *
+         *     `PLAN_FIELD_IMMUTABLE`: A plan update changes `group` or `value` (or switches between free and paid).
+         *
+         *     `PLAN_IN_USE`: The plan has subscriptions, codes or code batches.
+         *
+         *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
+         *
+         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
+         *
+         *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
+         *
+         *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
+         *
+         *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
+         *
+         *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
+         */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_LIMIT_REACHED" | "CODE_REVOKED" | "CUSTOMER_LIMIT_REACHED" | "FEATURE_IN_USE" | "GRANT_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "PERMANENT_TAIL_CONFLICT" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "QUOTA_EXCEEDED" | "REDUNDANT_PERMANENT_PURCHASE" | "SLUG_TAKEN" | "USAGE_EVENT_CONFLICT" | "USERNAME_TAKEN" | "WEBHOOK_ENDPOINT_DISABLED";
                     };
                 };
             };
@@ -3866,160 +3801,6 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
                     data: components["schemas"]["CreatedApiKeyView"];
-                };
-            };
-        };
-        /**
-         * @description `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
-         *
-         *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
-         */
-        "CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "USERNAME_TAKEN";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-         *
-         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-         */
-        "CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CUSTOMER_LIMIT_REACHED" | "IDEMPOTENCY_KEY_IN_USE" | "PERMANENT_TAIL_CONFLICT" | "REDUNDANT_PERMANENT_PURCHASE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-         *
-         *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-         *
-         *     `OVERRIDE_NOT_FOUND`: The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-OVERRIDE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "OVERRIDE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-         *
-         *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CUSTOMER_NOT_FOUND" | "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-         *
-         *     `PLAN_NOT_FOUND`: No plan of this project has this id.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "CUSTOMER_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CUSTOMER_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "CUSTOMER_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
                 };
             };
         };
@@ -4051,34 +3832,9 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["CustomerListItem"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
                     };
                 };
             };
@@ -4147,54 +3903,6 @@ export interface components {
                 };
             };
         };
-        /**
-         * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         *
-         *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-         */
-        "EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "EVENT_NOT_FOUND" | "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                    };
-                };
-            };
-        };
         /** @description Success */
         EventPageView: {
             headers: {
@@ -4227,102 +3935,6 @@ export interface components {
                 };
             };
         };
-        /**
-         * @description `FEATURE_IN_USE`: A quota of some plan uses the feature, a customer's override names it (in effect or not), or a grant of it has not ended (neither voided nor expired).
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         */
-        "FEATURE_IN_USE-or-IDEMPOTENCY_KEY_IN_USE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "FEATURE_IN_USE" | "IDEMPOTENCY_KEY_IN_USE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-         *
-         *     `PLAN_NOT_FOUND`: No plan of this project has this id.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "FEATURE_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "FEATURE_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "FEATURE_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `FEATURE_NOT_METERED`: Usage was recorded, or a grant created, for a boolean feature (`metered: false`): it is granted or not, never consumed.
-         *
-         *     `MALFORMED_JSON`: The body is not valid JSON.
-         *
-         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-         */
-        "FEATURE_NOT_METERED-or-MALFORMED_JSON-or-VALIDATION_FAILED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "FEATURE_NOT_METERED" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                    };
-                };
-            };
-        };
         /** @description Success */
         FeatureView: {
             headers: {
@@ -4351,44 +3963,23 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["FeatureView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
                     };
                 };
             };
         };
         /**
-         * @description `GRANT_EXPIRED`: A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.
+         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
          *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+         *
+         *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
+         *
+         *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
          */
-        "GRANT_EXPIRED-or-IDEMPOTENCY_KEY_IN_USE": {
+        Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4400,31 +3991,8 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "GRANT_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `GRANT_NOT_FOUND`: The grant id is unknown in this project.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "GRANT_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "GRANT_NOT_FOUND" | "PROJECT_NOT_FOUND";
+                        /** @enum {unknown} */
+                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH" | "FEATURE_NOT_GRANTED";
                     };
                 };
             };
@@ -4489,220 +4057,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["GrantView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running. */
-        IDEMPOTENCY_KEY_IN_USE: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
-         *
-         *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
-         */
-        "IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "USERNAME_TAKEN";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `PLAN_FIELD_IMMUTABLE`: A plan update changes `group` or `value` (or switches between free and paid).
-         *
-         *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-         */
-        "IDEMPOTENCY_KEY_IN_USE-or-PLAN_FIELD_IMMUTABLE-or-SLUG_TAKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE" | "PLAN_FIELD_IMMUTABLE" | "SLUG_TAKEN";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `PLAN_IN_USE`: The plan has subscriptions, codes or code batches.
-         */
-        "IDEMPOTENCY_KEY_IN_USE-or-PLAN_IN_USE": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE" | "PLAN_IN_USE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
-         *
-         *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
-         */
-        "IDEMPOTENCY_KEY_IN_USE-or-QUOTA_EXCEEDED-or-USAGE_EVENT_CONFLICT": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-         */
-        "IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE" | "SLUG_TAKEN";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
-         */
-        "IDEMPOTENCY_KEY_IN_USE-or-WEBHOOK_ENDPOINT_DISABLED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_IN_USE" | "WEBHOOK_ENDPOINT_DISABLED";
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-        IDEMPOTENCY_KEY_REUSED: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "IDEMPOTENCY_KEY_REUSED";
                     };
                 };
             };
         };
         /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-        INTERNAL_ERROR: {
+        InternalServerError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4713,14 +4076,14 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
+                        /** @enum {unknown} */
                         code?: "INTERNAL_ERROR";
                     };
                 };
             };
         };
         /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-        "INTERNAL_ERROR.unmetered": {
+        "InternalServerError.unmetered": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -4728,193 +4091,8 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
+                        /** @enum {unknown} */
                         code?: "INTERNAL_ERROR";
-                    };
-                };
-            };
-        };
-        /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-        "INVALID_ADMIN_TOKEN.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_ADMIN_TOKEN";
-                    };
-                };
-            };
-        };
-        /** @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project. */
-        INVALID_API_KEY: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_API_KEY";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-         *
-         *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
-         *
-         *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-         *
-         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-         *
-         *     `NONCE_REUSED`: The nonce was used before with this key.
-         *
-         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-         *
-         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-         */
-        "INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-         *
-         *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
-         *
-         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-         *
-         *     `NONCE_REUSED`: The nonce was used before with this key.
-         *
-         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-         *
-         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-         */
-        "INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-         *
-         *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-         *
-         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-         *
-         *     `NONCE_REUSED`: The nonce was used before with this key.
-         *
-         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-         *
-         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-         */
-        "INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_API_KEY" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-         *
-         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-         *
-         *     `NONCE_REUSED`: The nonce was used before with this key.
-         *
-         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-         *
-         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-         */
-        "INVALID_API_KEY-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_API_KEY" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
-         *
-         *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
-         *
-         *     `MALFORMED_JSON`: The body is not valid JSON.
-         *
-         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-         */
-        "INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
                     };
                 };
             };
@@ -4936,11 +4114,27 @@ export interface components {
             };
         };
         /**
-         * @description `MALFORMED_JSON`: The body is not valid JSON.
+         * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
          *
-         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+         *
+         *     `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+         *
+         *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+         *
+         *     `GRANT_NOT_FOUND`: The grant id is unknown in this project.
+         *
+         *     `OVERRIDE_NOT_FOUND`: The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).
+         *
+         *     `PLAN_NOT_FOUND`: No plan of this project has this id.
+         *
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+         *
+         *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
+         *
+         *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
          */
-        "MALFORMED_JSON-or-VALIDATION_FAILED": {
+        NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4952,18 +4146,18 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        /** @enum {unknown} */
+                        code?: "CODE_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "EVENT_NOT_FOUND" | "FEATURE_NOT_FOUND" | "GRANT_NOT_FOUND" | "OVERRIDE_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND" | "USAGE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
                     };
                 };
             };
         };
         /**
-         * @description `MALFORMED_JSON`: The body is not valid JSON.
+         * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
          *
-         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
          */
-        "MALFORMED_JSON-or-VALIDATION_FAILED.unmetered": {
+        "NotFound.unmetered": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -4971,8 +4165,8 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
+                        /** @enum {unknown} */
+                        code?: "API_KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5026,7 +4220,7 @@ export interface components {
             };
         };
         /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-        PAYLOAD_TOO_LARGE: {
+        PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5038,14 +4232,14 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
+                        /** @enum {unknown} */
                         code?: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
         /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-        "PAYLOAD_TOO_LARGE.unmetered": {
+        "PayloadTooLarge.unmetered": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -5053,31 +4247,8 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
+                        /** @enum {unknown} */
                         code?: "PAYLOAD_TOO_LARGE";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `PLAN_NOT_FOUND`: No plan of this project has this id.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5110,34 +4281,9 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["PlanView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
                     };
                 };
             };
@@ -5155,86 +4301,6 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
                     data: components["schemas"]["PrivateInfo"];
-                };
-            };
-        };
-        /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-        PROJECT_NOT_FOUND: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         *
-         *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
-         */
-        "PROJECT_NOT_FOUND-or-USAGE_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "PROJECT_NOT_FOUND" | "USAGE_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         *
-         *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-         */
-        "PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "PROJECT_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /** @description `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown. */
-        "PROJECT_NOT_FOUND.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "PROJECT_NOT_FOUND";
-                    };
                 };
             };
         };
@@ -5258,34 +4324,9 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["ProjectView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
                     };
                 };
             };
@@ -5303,41 +4344,6 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
                     data: components["schemas"]["PublicInfo"];
-                };
-            };
-        };
-        /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-        RATE_LIMITED: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "RATE_LIMITED";
-                    };
-                };
-            };
-        };
-        /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-        "RATE_LIMITED.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "RATE_LIMITED";
-                    };
                 };
             };
         };
@@ -5390,7 +4396,7 @@ export interface components {
             };
         };
         /** @description `SERVICE_UNAVAILABLE`: Readiness: the database does not answer or a migration is pending. */
-        "SERVICE_UNAVAILABLE.unmetered": {
+        "ServiceUnavailable.unmetered": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -5398,7 +4404,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
+                        /** @enum {unknown} */
                         code?: "SERVICE_UNAVAILABLE";
                     };
                 };
@@ -5432,8 +4438,61 @@ export interface components {
                 };
             };
         };
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-        UNSUPPORTED_MEDIA_TYPE: {
+        /**
+         * @description `CODE_BATCH_RATE_LIMITED`: The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.
+         *
+         *     `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.
+         */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "CODE_BATCH_RATE_LIMITED" | "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+        /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
+        "TooManyRequests.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+         *
+         *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
+         *
+         *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
+         *
+         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+         *
+         *     `NONCE_REUSED`: The nonce was used before with this key.
+         *
+         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+         *
+         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+         */
+        Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5445,14 +4504,14 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                        /** @enum {unknown} */
+                        code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
                     };
                 };
             };
         };
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-        "UNSUPPORTED_MEDIA_TYPE.unmetered": {
+        /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
+        "Unauthorized.unmetered": {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -5460,7 +4519,59 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["ApiErrorResponse"] & {
                     error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
+                        /** @enum {unknown} */
+                        code?: "INVALID_ADMIN_TOKEN";
+                    };
+                };
+            };
+        };
+        /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+        UnprocessableEntity: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "IDEMPOTENCY_KEY_REUSED";
+                    };
+                };
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    };
+                };
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+        "UnsupportedMediaType.unmetered": {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiErrorResponse"] & {
+                    error?: components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {unknown} */
                         code?: "UNSUPPORTED_MEDIA_TYPE";
                     };
                 };
@@ -5510,68 +4621,9 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["UsageView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
-                    };
-                };
-            };
-        };
-        /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-        VALIDATION_FAILED: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "VALIDATION_FAILED";
-                    };
-                };
-            };
-        };
-        /** @description `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field. */
-        "VALIDATION_FAILED.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {string} */
-                        code?: "VALIDATION_FAILED";
                     };
                 };
             };
@@ -5604,34 +4656,9 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ApiSuccess"] & {
-                    /** @description One page of a list. */
-                    data: {
+                    data: components["schemas"]["Page"] & {
                         /** @description The items of this page (at most `pageSize`, itself at most 100). */
                         data: components["schemas"]["WebhookEndpointView"][];
-                        /**
-                         * Format: int32
-                         * @description Total number of matches, on every page.
-                         * @example 42
-                         */
-                        total: number;
-                        /**
-                         * Format: int32
-                         * @description This page, from 1.
-                         * @example 1
-                         */
-                        page: number;
-                        /**
-                         * Format: int32
-                         * @description Items per page.
-                         * @example 10
-                         */
-                        pageSize: number;
-                        /**
-                         * Format: int32
-                         * @description Number of pages (0 when nothing matches).
-                         * @example 5
-                         */
-                        totalPages: number;
                     };
                 };
             };
@@ -5745,10 +4772,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ProjectViewPage.unmetered"];
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_create: {
@@ -5765,12 +4792,12 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["ProjectView.unmetered"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            413: components["responses"]["PayloadTooLarge.unmetered"];
+            415: components["responses"]["UnsupportedMediaType.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_get: {
@@ -5786,11 +4813,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ProjectView.unmetered"];
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_remove: {
@@ -5806,11 +4833,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView.unmetered"];
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_update: {
@@ -5830,13 +4857,13 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["ProjectView.unmetered"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            413: components["responses"]["PayloadTooLarge.unmetered"];
+            415: components["responses"]["UnsupportedMediaType.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_listKeys: {
@@ -5852,11 +4879,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ApiKeyViewList.unmetered"];
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_createKey: {
@@ -5876,13 +4903,13 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["CreatedApiKeyView.unmetered"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["PROJECT_NOT_FOUND.unmetered"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            413: components["responses"]["PayloadTooLarge.unmetered"];
+            415: components["responses"]["UnsupportedMediaType.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_removeKey: {
@@ -5900,11 +4927,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView.unmetered"];
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["API_KEY_NOT_FOUND-or-PROJECT_NOT_FOUND.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     AdminController_updateKey: {
@@ -5926,13 +4953,13 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["ApiKeyView.unmetered"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED.unmetered"];
-            401: components["responses"]["INVALID_ADMIN_TOKEN.unmetered"];
-            404: components["responses"]["API_KEY_NOT_FOUND-or-PROJECT_NOT_FOUND.unmetered"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE.unmetered"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE.unmetered"];
-            429: components["responses"]["RATE_LIMITED.unmetered"];
-            500: components["responses"]["INTERNAL_ERROR.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            401: components["responses"]["Unauthorized.unmetered"];
+            404: components["responses"]["NotFound.unmetered"];
+            413: components["responses"]["PayloadTooLarge.unmetered"];
+            415: components["responses"]["UnsupportedMediaType.unmetered"];
+            429: components["responses"]["TooManyRequests.unmetered"];
+            500: components["responses"]["InternalServerError.unmetered"];
         };
     };
     WebhookEndpointsController_list: {
@@ -5950,12 +4977,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["WebhookEndpointViewPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     WebhookEndpointsController_create: {
@@ -5975,16 +5002,16 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["WebhookEndpointWithSecretView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     WebhookEndpointsController_get: {
@@ -6000,12 +5027,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["WebhookEndpointView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     WebhookEndpointsController_remove: {
@@ -6024,14 +5051,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     WebhookEndpointsController_update: {
@@ -6054,16 +5081,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["WebhookEndpointView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     WebhookEndpointsController_rotate: {
@@ -6082,14 +5109,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RotatedWebhookEndpointView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     WebhookEndpointsController_test: {
@@ -6108,14 +5135,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["WebhookTestResultView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EventsController_list: {
@@ -6126,7 +5153,7 @@ export interface operations {
                 /** @description `nextCursor` of the previous page. */
                 cursor?: string;
                 /** @description The event type, such as `subscription.ended`. */
-                type?: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
+                type?: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
                 /** @description Only the events naming this customer. */
                 customerId?: number;
             };
@@ -6137,12 +5164,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EventPageView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EventsController_get: {
@@ -6158,12 +5185,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EventView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EventsController_deliveries: {
@@ -6179,12 +5206,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["DeliveryViewList"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EventsController_redeliver: {
@@ -6207,16 +5234,16 @@ export interface operations {
         };
         responses: {
             202: components["responses"]["RedeliveryView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["EVENT_NOT_FOUND-or-PROJECT_NOT_FOUND-or-WEBHOOK_ENDPOINT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-WEBHOOK_ENDPOINT_DISABLED"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     FeaturesController_list: {
@@ -6236,12 +5263,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["FeatureViewPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     FeaturesController_create: {
@@ -6261,16 +5288,16 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["FeatureView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     FeaturesController_get: {
@@ -6286,12 +5313,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["FeatureView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     FeaturesController_remove: {
@@ -6310,14 +5337,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["FEATURE_IN_USE-or-IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     FeaturesController_update: {
@@ -6340,16 +5367,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["FeatureView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PlansController_list: {
@@ -6369,12 +5396,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PlanViewPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PlansController_create: {
@@ -6394,16 +5421,16 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["PlanView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-SLUG_TAKEN"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PlansController_get: {
@@ -6419,12 +5446,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PlanView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PlansController_remove: {
@@ -6443,14 +5470,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-PLAN_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PlansController_update: {
@@ -6473,16 +5500,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["PlanView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["FEATURE_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-PLAN_FIELD_IMMUTABLE-or-SLUG_TAKEN"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomersController_list: {
@@ -6502,12 +5529,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CustomerListItemPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomersController_create: {
@@ -6527,16 +5554,16 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["CustomerListItem"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            409: components["responses"]["CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomersController_resolve: {
@@ -6556,16 +5583,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomersController_get: {
@@ -6581,12 +5608,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomersController_remove: {
@@ -6605,14 +5632,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomersController_update: {
@@ -6635,16 +5662,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-IDENTIFIER_TAKEN-or-USERNAME_TAKEN"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CustomerSubscriptionsController_list: {
@@ -6663,12 +5690,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CustomerSubscriptionViewList"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CodesController_list: {
@@ -6694,12 +5721,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CodeViewPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CodesController_create: {
@@ -6719,16 +5746,16 @@ export interface operations {
         };
         responses: {
             201: components["responses"]["CodeBatchView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["CODE_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["CODE_BATCH_RATE_LIMITED-or-RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CodesController_export: {
@@ -6757,12 +5784,12 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CodesController_get: {
@@ -6778,12 +5805,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CodeView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     CodesController_revoke: {
@@ -6802,14 +5829,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CodeView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["CODE_ALREADY_REDEEMED-or-IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EntitlementsController_list: {
@@ -6825,12 +5852,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EntitlementViewList"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EntitlementsController_check: {
@@ -6850,16 +5877,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["CheckView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EntitlementsController_consume: {
@@ -6880,16 +5907,16 @@ export interface operations {
         responses: {
             200: components["responses"]["UsageResultView"];
             201: components["responses"]["UsageResultView-2"];
-            400: components["responses"]["FEATURE_NOT_METERED-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-FEATURE_NOT_GRANTED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE-or-QUOTA_EXCEEDED-or-USAGE_EVENT_CONFLICT"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EntitlementsController_batch: {
@@ -6909,16 +5936,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["BatchResultView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EntitlementsController_reverse: {
@@ -6937,14 +5964,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["UsageResultView-2"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND-or-USAGE_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     EntitlementsController_ledger: {
@@ -6973,12 +6000,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["UsageViewPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     GrantsController_list: {
@@ -7003,12 +6030,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["GrantViewPage"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     GrantsController_create: {
@@ -7035,16 +6062,16 @@ export interface operations {
         responses: {
             200: components["responses"]["GrantResultView"];
             201: components["responses"]["GrantResultView-2"];
-            400: components["responses"]["FEATURE_NOT_METERED-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     GrantsController_get: {
@@ -7060,12 +6087,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["GrantView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["GRANT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     GrantsController_void: {
@@ -7088,16 +6115,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["GrantResultView-2"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["GRANT_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["GRANT_EXPIRED-or-IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     OverridesController_get: {
@@ -7115,12 +6142,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OverrideView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-OVERRIDE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     OverridesController_set: {
@@ -7148,16 +6175,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["OverrideResultView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     OverridesController_remove: {
@@ -7181,14 +6208,14 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OverrideResultView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-FEATURE_NOT_FOUND-or-OVERRIDE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["IDEMPOTENCY_KEY_IN_USE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     OverridesController_list: {
@@ -7204,12 +6231,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OverrideViewList"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     RedemptionsController_redeem: {
@@ -7232,16 +6259,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["CODE_NOT_FOUND-or-CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     RedemptionsController_redeemAlias: {
@@ -7264,16 +6291,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["CODE_NOT_FOUND-or-CUSTOMER_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     RedemptionsController_activate: {
@@ -7296,16 +6323,16 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["CUSTOMER_NOT_FOUND-or-PLAN_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["CUSTOMER_LIMIT_REACHED-or-IDEMPOTENCY_KEY_IN_USE-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            422: components["responses"]["IDEMPOTENCY_KEY_REUSED"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PublicAuthController_login: {
@@ -7329,14 +6356,14 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["LoginResult"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PublicAuthController_logout: {
@@ -7356,12 +6383,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["SuccessView"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     MeController_listEntitlements: {
@@ -7381,12 +6408,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EntitlementViewList"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     MeController_checkEntitlement: {
@@ -7410,14 +6437,14 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["CheckView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["FEATURE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     MeController_get: {
@@ -7437,12 +6464,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     MeController_listSubscriptions: {
@@ -7465,12 +6492,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CustomerSubscriptionViewList"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     MeController_changePassword: {
@@ -7494,14 +6521,14 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["SuccessView"];
-            400: components["responses"]["MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CREDENTIALS-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     MeController_redeem: {
@@ -7528,15 +6555,15 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["INVALID_PLAN_VALUE-or-INVALID_SUBSCRIPTION_CHAIN-or-MALFORMED_JSON-or-VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_CUSTOMER_TOKEN-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED-or-CUSTOMER_DISABLED-or-CUSTOMER_PROJECT_MISMATCH"];
-            404: components["responses"]["CODE_NOT_FOUND-or-PROJECT_NOT_FOUND"];
-            409: components["responses"]["CODE_ALREADY_REDEEMED-or-CODE_EXPIRED-or-CODE_REVOKED-or-PERMANENT_TAIL_CONFLICT-or-REDUNDANT_PERMANENT_PURCHASE"];
-            413: components["responses"]["PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PrivateInfoController_get: {
@@ -7549,12 +6576,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PrivateInfo"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     PublicInfoController_get: {
@@ -7574,12 +6601,12 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PublicInfo"];
-            400: components["responses"]["VALIDATION_FAILED"];
-            401: components["responses"]["INVALID_API_KEY-or-INVALID_SIGNATURE-or-NONCE_REUSED-or-SIGNATURE_EXPIRED-or-SIGNATURE_REQUIRED"];
-            403: components["responses"]["API_KEY_DISABLED"];
-            404: components["responses"]["PROJECT_NOT_FOUND"];
-            429: components["responses"]["RATE_LIMITED"];
-            500: components["responses"]["INTERNAL_ERROR"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     HealthController_live: {
@@ -7598,7 +6625,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
         };
     };
     HealthController_ready: {
@@ -7673,8 +6700,8 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["VALIDATION_FAILED.unmetered"];
-            503: components["responses"]["SERVICE_UNAVAILABLE.unmetered"];
+            400: components["responses"]["BadRequest.unmetered"];
+            503: components["responses"]["ServiceUnavailable.unmetered"];
         };
     };
 }

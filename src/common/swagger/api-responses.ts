@@ -17,35 +17,51 @@ const envelopeProps = (data: object) => ({
   },
 });
 
+export const PAGE_SCHEMA_REF = '#/components/schemas/Page';
+
+const pageInt = (description: string, example: number) => ({
+  type: 'integer',
+  format: 'int32',
+  minimum: 0,
+  maximum: 2147483647,
+  description,
+  example,
+});
+
 /**
- * The page object (docs/api-guide.md#envelope-and-errors) of one item type: `data` is an array of
- * those items.
+ * What every page object (docs/api-guide.md#envelope-and-errors) holds beside its items: declared
+ * once under `components.schemas` (`Page`), each list adding only the type of its `data`.
  */
+export const PAGE_SCHEMA = {
+  type: 'object',
+  description: 'One page of a list: `data` holds its items.',
+  required: ['total', 'page', 'pageSize', 'totalPages'],
+  properties: {
+    total: pageInt('Total number of matches, on every page.', 42),
+    page: pageInt('This page, from 1.', 1),
+    pageSize: pageInt('Items per page.', 10),
+    totalPages: pageInt('Number of pages (0 when nothing matches).', 5),
+  },
+};
+
+/** The page object of one item type: `Page` and a `data` array of those items. */
 function pageSchema(item: object): object {
-  const int = (description: string, example: number) => ({
-    type: 'integer',
-    format: 'int32',
-    minimum: 0,
-    maximum: 2147483647,
-    description,
-    example,
-  });
   return {
-    type: 'object',
-    description: 'One page of a list.',
-    required: ['data', 'total', 'page', 'pageSize', 'totalPages'],
-    properties: {
-      data: {
-        type: 'array',
-        items: item,
-        maxItems: 100,
-        description: 'The items of this page (at most `pageSize`, itself at most 100).',
+    allOf: [
+      { $ref: PAGE_SCHEMA_REF },
+      {
+        type: 'object',
+        required: ['data'],
+        properties: {
+          data: {
+            type: 'array',
+            items: item,
+            maxItems: 100,
+            description: 'The items of this page (at most `pageSize`, itself at most 100).',
+          },
+        },
       },
-      total: int('Total number of matches, on every page.', 42),
-      page: int('This page, from 1.', 1),
-      pageSize: int('Items per page.', 10),
-      totalPages: int('Number of pages (0 when nothing matches).', 5),
-    },
+    ],
   };
 }
 

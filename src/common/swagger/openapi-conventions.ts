@@ -1,5 +1,7 @@
+import { STATUS_CODES } from 'node:http';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { ERROR_HELP, ERROR_MESSAGES, ERROR_STATUS, ErrorCode } from '../errors/error-codes';
+import { PAGE_SCHEMA, PAGE_SCHEMA_REF } from './api-responses';
 import { OPERATION_DOCS } from './operation-docs';
 import { PROPERTY_DOCS } from './property-docs';
 
@@ -53,6 +55,9 @@ const HEADERS: Json = {
   },
 };
 
+/** How an operation's description introduces the error codes it can answer, by status. */
+const ERRORS_LEAD = 'Errors: ';
+
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 /** A path that counts against the rate limits (docs/operations.md#rate-limits): it carries RateLimit-*. */
@@ -71,7 +76,11 @@ function errorExample(code: ErrorCode): Json {
   return { ok: false, requestId: REQUEST_ID_EXAMPLE, error };
 }
 
-/** One error response: every code of one status, each with its meaning, and one example per code. */
+/**
+ * One shared error response: every code of one status that the operations of one kind (rate
+ * limited or not) can answer, each with its meaning and one example; its schema narrows
+ * `error.code` to those codes, so that a typed client knows them.
+ */
 export function errorResponse(codes: readonly ErrorCode[], extraHeaders: string[] = []): Json {
   const sorted = [...new Set(codes)].sort();
   const headers: Json = { 'X-Request-Id': headerRef('X-Request-Id') };
@@ -81,19 +90,14 @@ export function errorResponse(codes: readonly ErrorCode[], extraHeaders: string[
     headers,
     content: {
       'application/json': {
-        // the error schema, its `error.code` narrowed to the codes of this response
+        // the error body's code narrowed to these codes (beside the body, so that an example's
+        // `message` and `details` are still properties of the schema that narrows it)
         schema: {
           allOf: [
             { $ref: ERROR_SCHEMA_REF },
             {
-              type: 'object',
               properties: {
-                error: {
-                  allOf: [
-                    { $ref: ERROR_BODY_REF },
-                    { type: 'object', properties: { code: { type: 'string', enum: sorted } } },
-                  ],
-                },
+                error: { allOf: [{ $ref: ERROR_BODY_REF }, { properties: { code: { enum: sorted } } }] },
               },
             },
           ],
@@ -105,20 +109,30 @@ export function errorResponse(codes: readonly ErrorCode[], extraHeaders: string[
 }
 
 /**
- * The name of the shared error response (`components.responses`) of these codes: the codes
- * themselves, joined by `-or-`, so that the `$ref` of an operation's response says which codes it
- * can answer; `.unmetered` when it carries no `RateLimit-*` headers (a path outside the rate
- * limits: the admin interface, the probes).
+ * The name of the shared error response (`components.responses`) of a status: its reason phrase
+ * (`NotFound`, `Conflict`), `.unmetered` for the paths outside the rate limits (the admin interface,
+ * the probes), whose answers carry no `RateLimit-*` headers.
  */
-export function errorResponseName(codes: readonly ErrorCode[], limited: boolean): string {
-  return [...new Set(codes)].sort().join('-or-') + (limited ? '' : '.unmetered');
+export function errorResponseName(status: number, limited: boolean): string {
+  return (STATUS_CODES[status] ?? String(status)).replace(/[^A-Za-z]/g, '') + (limited ? '' : '.unmetered');
 }
 
-/** Registers the error response of these codes once in `responses` and answers a `$ref` to it. */
-function errorResponseRef(responses: Json, codes: ErrorCode[], headers: string[], limited: boolean): Json {
-  const name = errorResponseName(codes, limited);
-  responses[name] ??= errorResponse(codes, headers);
-  return { $ref: `#/components/responses/${name}` };
+/** The codes each shared error response gathers, from every operation that references it. */
+type ErrorGroups = Map<string, { status: number; limited: boolean; codes: Set<ErrorCode> }>;
+
+/** The shared error responses, each with the headers its answers carry. */
+function errorResponses(groups: ErrorGroups): Json {
+  const responses: Json = {};
+  for (const [name, { status, limited, codes }] of groups) {
+    const headers = limited ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : [];
+    // a stored error answer is replayed too: declared wherever one can be (not on 429s, 5xx, or a
+    // status whose only codes are the idempotency key's own refusals)
+    if (limited && status < 500 && status !== 429 && ![...codes].every((c) => c.startsWith('IDEMPOTENCY_')))
+      headers.push('Idempotent-Replayed');
+    if (status === 429) headers.push('Retry-After');
+    responses[name] = errorResponse([...codes], headers);
+  }
+  return responses;
 }
 
 const sortedByKey = (object: Json): Json =>
@@ -185,8 +199,8 @@ function shareSuccessResponses(d: Json): Json {
         let base: string | undefined;
         if (data.$ref) base = model(data.$ref);
         else if (data.type === 'array' && data.items?.$ref) base = `${model(data.items.$ref)}List`;
-        else if (data.properties?.data?.items?.$ref && data.properties.totalPages)
-          base = `${model(data.properties.data.items.$ref)}Page`;
+        else if (data.allOf?.[0]?.$ref === PAGE_SCHEMA_REF && data.allOf[1]?.properties?.data?.items?.$ref)
+          base = `${model(data.allOf[1].properties.data.items.$ref)}Page`;
         if (!base) continue;
         if (!response.headers?.['RateLimit-Limit']) base += '.unmetered';
         const shape = {
@@ -203,18 +217,16 @@ function shareSuccessResponses(d: Json): Json {
   return shared;
 }
 
-/** An envelope: `ApiSuccess` (`ok`, `requestId`) and this `data`. */
+/** An envelope: `ApiSuccess` (`ok`, `requestId`, `data`) and the type of this `data`. */
 function envelopeOf(data: Json): Json {
-  return {
-    allOf: [{ $ref: SUCCESS_SCHEMA_REF }, { type: 'object', required: ['data'], properties: { data } }],
-  };
+  return { allOf: [{ $ref: SUCCESS_SCHEMA_REF }, { required: ['data'], properties: { data } }] };
 }
 
 /** What every success answer holds beside its `data`. */
 const SUCCESS_SCHEMA: Json = {
   type: 'object',
   description: 'A success answer: `{ ok: true, requestId, data }`, `data` being the answer of the operation.',
-  required: ['ok', 'requestId'],
+  required: ['ok', 'requestId', 'data'],
   properties: {
     ok: { type: 'boolean', enum: [true], example: true, description: '`true` on success.' },
     requestId: {
@@ -223,6 +235,8 @@ const SUCCESS_SCHEMA: Json = {
       example: REQUEST_ID_EXAMPLE,
       description: 'Identifier of the request, also in the `X-Request-Id` header.',
     },
+    // each response narrows it to the answer of its operation
+    data: { description: 'The answer of the operation.' },
   },
 };
 
@@ -298,8 +312,7 @@ function declareTags(d: Json): Json[] {
 function codesOf(response: Json): ErrorCode[] {
   const schema = response?.content?.['application/json']?.schema;
   if (!schema?.allOf || schema.allOf[0]?.$ref !== ERROR_SCHEMA_REF) return [];
-  const error = schema.allOf[1]?.properties?.error;
-  return (error?.properties?.code?.enum ?? error?.allOf?.[1]?.properties?.code?.enum ?? []) as ErrorCode[];
+  return (schema.allOf[1]?.properties?.error?.properties?.code?.enum ?? []) as ErrorCode[];
 }
 
 /** Walks every schema object reachable from `node`, with the name of the property it describes. */
@@ -383,18 +396,18 @@ export function applyOpenApiConventions(doc: OpenAPIObject): OpenAPIObject {
   for (const [name, schema] of Object.entries<Json>(d.components.schemas ?? {}))
     walkSchemas(schema, (s) => fixObjectSchema(s, name));
 
-  const responses: Json = {};
+  const groups: ErrorGroups = new Map();
   for (const [path, item] of Object.entries<Json>(d.paths ?? {})) {
     for (const method of METHODS) {
       const op: Json | undefined = item[method];
       if (!op) continue;
-      fixOperation(path, op, used, responses, OPERATION_DOCS[`${method.toUpperCase()} ${path}`]);
+      fixOperation(path, op, used, groups, OPERATION_DOCS[`${method.toUpperCase()} ${path}`]);
     }
   }
-  d.components.schemas = { ...d.components.schemas, ApiSuccess: SUCCESS_SCHEMA };
+  d.components.schemas = { ...d.components.schemas, ApiSuccess: SUCCESS_SCHEMA, Page: PAGE_SCHEMA };
   d.components.responses = sortedByKey({
     ...(d.components.responses ?? {}),
-    ...responses,
+    ...errorResponses(groups),
     ...shareSuccessResponses(d),
   });
   d.components.parameters = { ...(d.components.parameters ?? {}), ...shareParameters(d) };
@@ -402,13 +415,14 @@ export function applyOpenApiConventions(doc: OpenAPIObject): OpenAPIObject {
   d.components.examples = {
     ...(d.components.examples ?? {}),
     ...Object.fromEntries(
-      [...used].sort().map((code) => [code, { summary: ERROR_MESSAGES[code], value: errorExample(code) }]),
+      // no summary: it would repeat the message, and the example's name is its code
+      [...used].sort().map((code) => [code, { value: errorExample(code) }]),
     ),
   };
   return doc;
 }
 
-function fixOperation(path: string, op: Json, used: Set<ErrorCode>, responses: Json, doc?: string): void {
+function fixOperation(path: string, op: Json, used: Set<ErrorCode>, groups: ErrorGroups, doc?: string): void {
   for (const param of op.parameters ?? []) {
     if (param.schema?.type === 'number' && (isIdName(param.name) || INTEGER_NAMES.has(param.name)))
       param.schema.type = 'integer';
@@ -458,15 +472,18 @@ function fixOperation(path: string, op: Json, used: Set<ErrorCode>, responses: J
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const rateHeaders = limited ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : [];
-  for (const [status, codes] of byStatus) {
-    const headers = [...rateHeaders];
-    // declared on every 4xx of the rate-limited API, whether or not this operation takes a key: its
-    // text says it comes only from those that do, and the error responses stay one per set of codes
-    if (limited && status < 500 && status !== 429 && !codes.every((c) => c.startsWith('IDEMPOTENCY_')))
-      headers.push('Idempotent-Replayed');
-    if (status === 429) headers.push('Retry-After');
-    op.responses[String(status)] = errorResponseRef(responses, codes, headers, limited);
-    for (const code of codes) used.add(code);
+  const answers: string[] = [];
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const name = errorResponseName(status, limited);
+    const group = groups.get(name) ?? { status, limited, codes: new Set<ErrorCode>() };
+    groups.set(name, group);
+    for (const code of codes) {
+      group.codes.add(code);
+      used.add(code);
+    }
+    op.responses[String(status)] = { $ref: `#/components/responses/${name}` };
+    const own = [...new Set(codes)].filter((code) => !extra.includes(code)).sort();
+    if (own.length) answers.push(`${status} ${own.map((code) => `\`${code}\``).join(', ')}`);
   }
   for (const [status, response] of Object.entries<Json>(op.responses ?? {})) {
     if (Number(status) >= 400) continue;
@@ -483,4 +500,6 @@ function fixOperation(path: string, op: Json, used: Set<ErrorCode>, responses: J
   // else the summary as a sentence (a test requires an entry for every served operation)
   if (doc) op.description = doc;
   else if (!op.description) op.description = op.summary ? String(op.summary).replace(/\.?$/, '.') : '';
+  // the shared error response of a status lists the codes of every operation: say which are this one's
+  if (answers.length) op.description += `\n\n${ERRORS_LEAD}${answers.join('; ')}.`;
 }
