@@ -219,6 +219,25 @@ describe('grant and override boundaries', () => {
     ]);
   });
 
+  it('an override that expired and is replaced before the next scan: its removal (expired) is told once, before the override.set', async () => {
+    const now = await start();
+    const f = await feature();
+    const c = await customer();
+    const first = await override(c.id, f.id, { mode: 'deny', expiresAt: later(now, HOUR).toISOString() });
+    setNow(later(now, 2 * HOUR));
+    const second = await override(c.id, f.id, { mode: 'set', limit: 5 });
+    const removed = await events('override.removed', c.id);
+    expect(removed.map((e) => [e.data.reason, e.data.override])).toEqual([['expired', first]]);
+    const set = await events('override.set', c.id);
+    expect(set[0].data).toMatchObject({ override: second, previous: null });
+    // the removal comes first in the customer's order
+    expect(removed[0].data.customerSeq).toBeLessThan(set[0].data.customerSeq);
+    // the scheduler's scan over that hour finds it told already
+    await scheduler.runOnce(later(now, 2 * HOUR + SECOND));
+    expect(await keyed(`override.removed:${c.id}:${f.id}:${Date.parse(first.createdAt)}`)).toBe(1);
+    expect(await events('override.removed', c.id)).toHaveLength(1);
+  });
+
   it('after a stop: an end 2 days ago is announced at the next start, one 31 days ago is not', async () => {
     const now = await start();
     const stoppedAt = later(now, -40 * DAY);

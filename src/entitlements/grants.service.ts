@@ -231,7 +231,29 @@ export class GrantsService implements OnModuleInit {
         } satisfies OverrideResultView);
       }
       const ref = eventCustomer(customer);
+      // an override that expired since the scheduler's last scan is announced here, before the
+      // one replacing it, under the key the scheduler would have used
+      const expired =
+        replaced &&
+        !overrideInEffect(replaced, now) &&
+        !(await this.events.recordedKeys([overrideRemovedKey(replaced)])).size
+          ? replaced
+          : null;
       await this.events.record(projectId, [
+        ...(expired
+          ? [
+              {
+                type: 'override.removed' as const,
+                customer: ref,
+                data: {
+                  customer: ref,
+                  override: { ...toOverrideView(overrideRowOf(expired)) },
+                  reason: 'expired' as const,
+                },
+                uniqueKey: overrideRemovedKey(expired),
+              },
+            ]
+          : []),
         {
           type: 'override.set',
           customer: ref,
