@@ -116,7 +116,12 @@ export type NewEvent =
       data: { code: Record<string, unknown>; customer: EventCustomer };
     }
   | { type: 'code.revoked'; customer?: undefined; data: { code: Record<string, unknown> } }
-  | { type: 'code.exhausted'; customer?: undefined; data: { code: Record<string, unknown> }; uniqueKey: string }
+  | {
+      type: 'code.exhausted';
+      customer?: undefined;
+      data: { code: Record<string, unknown> };
+      uniqueKey: string;
+    }
   | {
       type: 'grant.created' | 'grant.voided' | 'grant.expired' | 'grant.exhausted';
       customer: EventCustomer;
