@@ -212,6 +212,7 @@ describe('codes', () => {
       const last = items.find((c: { id: number }) => c.id === ids[4]);
       expect(last).toEqual({
         id: ids[4],
+        kind: 'batch',
         code: batch.codes[4],
         planId: planA,
         planName: 'Pro, "yearly"',

@@ -82,3 +82,29 @@ export function normaliseCodeFragment(input: string): string | null {
   const value = canonicalise(input);
   return value.length <= CODE_LENGTH && FRAGMENT.test(value) ? value : null;
 }
+
+/** A campaign code's string as the caller may give it (docs/api-guide.md#campaign-codes). */
+export const CAMPAIGN_CODE_PATTERN = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
+/** Characters of a generated campaign code (shown `XXXX-XXXX-XXXX`). */
+const CAMPAIGN_CODE_LENGTH = 12;
+
+/**
+ * The key under which a campaign code is looked up: the normalisation of batch codes (case,
+ * spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) without their length and
+ * alphabet, so that `launch5o`, `1AUNCH-50` and `LAUNCH50` are one key. `null` when the input
+ * cannot be a code.
+ */
+export function codeKey(input: string): string | null {
+  if (typeof input !== 'string' || input.length > MAX_INPUT_LENGTH) return null;
+  const value = canonicalise(input);
+  return value.length > 0 && value.length <= 32 && /^[0-9A-Z]+$/.test(value) ? value : null;
+}
+
+/** A fresh campaign code as shown: 12 Crockford base32 characters in groups of four (60 random bits). */
+export function generateCampaignCode(): string {
+  const bytes = randomBytes(CAMPAIGN_CODE_LENGTH);
+  let out = '';
+  // 256 is a multiple of 32: every character is equally likely
+  for (const byte of bytes) out += CODE_ALPHABET[byte & 31];
+  return formatCode(out);
+}

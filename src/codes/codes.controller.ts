@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { type CallerProject, CurrentProject } from '../auth/caller';
@@ -13,6 +13,7 @@ import {
   CreateCodeBatchDto,
   ExportCodesQueryDto,
   ListCodesQueryDto,
+  UpdateCodeDto,
 } from './dto/code.dto';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
@@ -26,16 +27,19 @@ export class CodesController {
 
   @Post()
   @Idempotent()
-  @ApiOperation({ summary: 'Create a batch of codes; every code is in the answer, in plaintext' })
+  @ApiOperation({
+    summary:
+      'Create a batch of codes (every code is in the answer, in plaintext), or with `kind: "campaign"` one campaign code (the answer is the code)',
+  })
   @ApiEnvelope(CodeBatchView, { status: 201 })
-  @ApiErrors('PLAN_NOT_FOUND', 'CODE_LIMIT_REACHED', 'CODE_BATCH_RATE_LIMITED')
+  @ApiErrors('PLAN_NOT_FOUND', 'CODE_LIMIT_REACHED', 'CODE_BATCH_RATE_LIMITED', 'CODE_TAKEN')
   create(
     @CurrentProject() project: CallerProject,
     @Body() dto: CreateCodeBatchDto,
     @RequestId() reqId: string,
     @IdempotencyScope() idem?: IdempotencyContext,
   ) {
-    return this.codes.createBatch(project.id, dto, reqId, idem);
+    return this.codes.create(project.id, dto, reqId, idem);
   }
 
   @Get()
@@ -75,6 +79,20 @@ export class CodesController {
   @ApiErrors('CODE_NOT_FOUND')
   get(@CurrentProject() project: CallerProject, @IdParam('codeId') codeId: number) {
     return this.codes.get(project.id, codeId);
+  }
+
+  @Patch(':codeId')
+  @Idempotent()
+  @ApiOperation({ summary: 'Change a campaign code' })
+  @ApiEnvelope(CodeView)
+  @ApiErrors('CODE_NOT_FOUND', 'PLAN_NOT_FOUND', 'CODE_REVOKED', 'CODE_EXPIRED', 'CODE_CHANGE_NOT_ALLOWED')
+  update(
+    @CurrentProject() project: CallerProject,
+    @IdParam('codeId') codeId: number,
+    @Body() dto: UpdateCodeDto,
+    @IdempotencyScope() idem?: IdempotencyContext,
+  ) {
+    return this.codes.update(project.id, codeId, dto, idem);
   }
 
   @Post(':codeId/revoke')

@@ -31,6 +31,17 @@ describe('codes mapper', () => {
       expect(effectiveStatus(code({ status: 'revoked', expiresAt: new Date(0) }), now)).toBe('revoked');
       expect(effectiveStatus(code({ status: 'redeemed', expiresAt: new Date(0) }), now)).toBe('redeemed');
     });
+
+    it('of a campaign code is the first that applies: revoked, expired, exhausted, scheduled, available', () => {
+      const later = new Date(now.getTime() + 1);
+      const campaign = (over: Partial<Code>) =>
+        code({ kind: 'campaign', maxRedemptions: 1, redemptionCount: 1, startsAt: later, ...over });
+      expect(effectiveStatus(campaign({ status: 'revoked', expiresAt: now }), now)).toBe('revoked');
+      expect(effectiveStatus(campaign({ expiresAt: now }), now)).toBe('expired');
+      expect(effectiveStatus(campaign({}), now)).toBe('exhausted');
+      expect(effectiveStatus(campaign({ maxRedemptions: null }), now)).toBe('scheduled');
+      expect(effectiveStatus(campaign({ maxRedemptions: 2, startsAt: now }), now)).toBe('available');
+    });
   });
 
   describe('toCodeView', () => {
@@ -39,6 +50,7 @@ describe('codes mapper', () => {
         toCodeView(code({ redeemedAt: now, redeemedByCustomerId: 4, status: 'redeemed' }), 'Pro', now),
       ).toEqual({
         id: 7,
+        kind: 'batch',
         code: '7KQ2-M9XD-4TRB-C1ZP',
         planId: 12,
         planName: 'Pro',

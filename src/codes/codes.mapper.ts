@@ -10,20 +10,66 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  * `expired`; otherwise the stored status.
  */
 export function effectiveStatus(
-  code: Pick<Code, 'status' | 'expiresAt'>,
+  code: Pick<Code, 'status' | 'expiresAt'> &
+    Partial<Pick<Code, 'kind' | 'startsAt' | 'maxRedemptions' | 'redemptionCount'>>,
   now: Date = new Date(),
 ): CodeStatus {
+  if (code.kind === 'campaign') {
+    // the first that applies (docs/api-guide.md#campaign-codes)
+    if (code.status === 'revoked') return 'revoked';
+    if (hasExpired(code, now)) return 'expired';
+    if (code.maxRedemptions != null && code.redemptionCount! >= code.maxRedemptions) return 'exhausted';
+    if (code.startsAt && code.startsAt.getTime() > now.getTime()) return 'scheduled';
+    return 'available';
+  }
   return code.status === 'available' && hasExpired(code, now) ? 'expired' : code.status;
 }
+
+/** A campaign code's remaining redemptions: null without a cap. */
+export const remainingRedemptions = (code: Pick<Code, 'maxRedemptions' | 'redemptionCount'>) =>
+  code.maxRedemptions === null ? null : Math.max(0, code.maxRedemptions - code.redemptionCount);
 
 /** Whether the code's `expiresAt` has come (whatever its status). */
 export const hasExpired = (code: Pick<Code, 'expiresAt'>, now: Date): boolean =>
   code.expiresAt !== null && code.expiresAt.getTime() <= now.getTime();
 
 /** A code as the private interface shows it; `planName` comes from the code's plan. */
-export const toCodeView = (code: Code, planName: string, now: Date = new Date()): CodeView => ({
+export const toCodeView = (code: Code, planName: string, now: Date = new Date()): CodeView =>
+  code.kind === 'campaign' ? toCampaignCodeView(code, planName, now) : toBatchCodeView(code, planName, now);
+
+/** A campaign code as the private interface shows it (docs/api-guide.md#campaign-codes). */
+const toCampaignCodeView = (code: Code, planName: string, now: Date): CodeView => ({
   id: code.id,
-  code: formatCode(code.code),
+  kind: 'campaign',
+  code: code.displayCode!,
+  planId: code.planId,
+  planName,
+  duration: code.duration,
+  permanent: code.duration === null,
+  trial: code.trial,
+  status: effectiveStatus(code, now),
+  batchId: null,
+  note: code.note,
+  startsAt: iso(code.startsAt),
+  expiresAt: iso(code.expiresAt),
+  maxRedemptions: code.maxRedemptions,
+  perCustomerLimit: code.perCustomerLimit,
+  eligibility: {
+    newCustomersOnly: code.newCustomersOnly,
+    notIfHeldPlanGroups: code.notIfHeldPlanGroups ?? [],
+  },
+  redemptionCount: code.redemptionCount,
+  remainingRedemptions: remainingRedemptions(code),
+  redeemedAt: null,
+  redeemedByCustomerId: null,
+  createdAt: code.createdAt.toISOString(),
+  updatedAt: code.updatedAt.toISOString(),
+});
+
+const toBatchCodeView = (code: Code, planName: string, now: Date): CodeView => ({
+  id: code.id,
+  kind: 'batch',
+  code: formatCode(code.code!),
   planId: code.planId,
   planName,
   duration: code.duration,
@@ -80,7 +126,7 @@ export function csvField(value: string | number | null): string {
 /** One CSV row of the export, in the order of `CSV_HEADER`. */
 export const toCsvRow = (code: Code, planName: string, now: Date): string =>
   [
-    formatCode(code.code),
+    formatCode(code.code!),
     effectiveStatus(code, now),
     code.planId,
     planName,

@@ -7,15 +7,17 @@ import { allowLongStatements } from '../database/timeouts';
 import { Transactions } from '../database/transactional';
 import { CodeBatch } from './entities/code-batch.entity';
 import { Code } from './entities/code.entity';
+import { CodeRedemption } from './entities/code-redemption.entity';
 import { GenerateSql } from '../database/generate-sql';
 
 /** The filters of a code list, as the service has read them from the query. */
 export interface CodeFilter {
-  status?: 'available' | 'expired' | 'redeemed' | 'revoked';
+  status?: 'available' | 'expired' | 'redeemed' | 'revoked' | 'exhausted' | 'scheduled';
+  kind?: 'batch' | 'campaign';
   planId?: number;
   batchId?: number;
   /** The search term as typed, and its normalised code fragment (or null when it cannot be part of a code). */
-  search?: { term: string; codeFragment: string | null };
+  search?: { term: string; codeFragment: string | null; keyFragment?: string | null };
 }
 
 /**
@@ -175,7 +177,26 @@ export class CodesRepository {
       case undefined:
         break;
       case 'available':
-        qb.andWhere(`c.status = 'available' AND (c.expires_at IS NULL OR c.expires_at > :now)`, { now });
+        qb.andWhere(
+          `c.status = 'available' AND (c.expires_at IS NULL OR c.expires_at > :now)
+           AND (c.kind = 'batch' OR ((c.max_redemptions IS NULL OR c.redemption_count < c.max_redemptions)
+                                     AND (c.starts_at IS NULL OR c.starts_at <= :now)))`,
+          { now },
+        );
+        break;
+      case 'exhausted':
+        qb.andWhere(
+          `c.kind = 'campaign' AND c.status = 'available' AND (c.expires_at IS NULL OR c.expires_at > :now)
+           AND c.redemption_count >= c.max_redemptions`,
+          { now },
+        );
+        break;
+      case 'scheduled':
+        qb.andWhere(
+          `c.kind = 'campaign' AND c.status = 'available' AND (c.expires_at IS NULL OR c.expires_at > :now)
+           AND (c.max_redemptions IS NULL OR c.redemption_count < c.max_redemptions) AND c.starts_at > :now`,
+          { now },
+        );
         break;
       case 'expired':
         qb.andWhere(`c.status = 'available' AND c.expires_at <= :now`, { now });
@@ -187,15 +208,19 @@ export class CodesRepository {
     }
     if (filter.planId !== undefined) qb.andWhere('c.plan_id = :planId', { planId: filter.planId });
     if (filter.batchId !== undefined) qb.andWhere('c.batch_id = :batchId', { batchId: filter.batchId });
+    if (filter.kind !== undefined) qb.andWhere('c.kind = :kind', { kind: filter.kind });
     if (filter.search) {
       const fragment = filter.search.codeFragment;
-      qb.andWhere(
-        fragment ? '(c.code LIKE :codePattern OR b.note ILIKE :pattern)' : 'b.note ILIKE :pattern',
-        {
-          pattern: likePattern(filter.search.term),
-          codePattern: `%${fragment}%`,
-        },
-      );
+      const key = filter.search.keyFragment ?? null;
+      // a batch code's note is its batch's; a campaign code's its own
+      const matches = ['b.note ILIKE :pattern', `(c.kind = 'campaign' AND c.note ILIKE :pattern)`];
+      if (fragment) matches.push('c.code LIKE :codePattern');
+      if (key) matches.push('c.code_key LIKE :keyPattern');
+      qb.andWhere(`(${matches.join(' OR ')})`, {
+        pattern: likePattern(filter.search.term),
+        codePattern: `%${fragment}%`,
+        keyPattern: `%${key}%`,
+      });
     }
     return qb.offset(offset).limit(limit).getManyAndCount();
   }
@@ -316,9 +341,159 @@ export class CodesRepository {
     return true;
   }
 
+  /**
+   * Serialises, for the rest of the current transaction, the project's creations of codes with
+   * this key (an advisory lock), so that two of them cannot both find the key free.
+   */
+  @GenerateSql({ params: ['prj_1', '1AUNCH50'] })
+  async lockKey(projectId: string, key: string): Promise<void> {
+    await this.transactions.tx.query(
+      `SELECT pg_advisory_xact_lock(hashtext('code-key'), hashtext($1 || ':' || $2))`,
+      [projectId, key],
+    );
+  }
+
+  /**
+   * Whether a code of the project takes `key`: a batch code with it, or a campaign code with it
+   * that holds it (neither revoked nor expired at `now`).
+   */
+  @GenerateSql({ params: ['prj_1', '1AUNCH50', new Date('2026-03-15T12:00:00Z')] })
+  async keyTaken(projectId: string, key: string, now: Date): Promise<boolean> {
+    const [row]: Array<{ taken: boolean }> = await this.transactions.tx.query(
+      `SELECT EXISTS (SELECT 1 FROM codes WHERE project_id = $1 AND kind = 'batch' AND code = $2)
+           OR EXISTS (SELECT 1 FROM codes WHERE project_id = $1 AND kind = 'campaign' AND code_key = $2
+                         AND status <> 'revoked' AND (expires_at IS NULL OR expires_at > $3)) AS taken`,
+      [projectId, key, now],
+    );
+    return row.taken;
+  }
+
+  @GenerateSql({
+    params: [
+      {
+        projectId: 'prj_1',
+        kind: 'campaign',
+        planId: 1,
+        displayCode: 'LAUNCH-50',
+        codeKey: '1AUNCH50',
+        duration: 'P30D',
+        trial: false,
+        maxRedemptions: 100,
+        perCustomerLimit: 1,
+        startsAt: null,
+        expiresAt: null,
+        newCustomersOnly: false,
+        notIfHeldPlanGroups: [],
+        note: null,
+      },
+    ],
+  })
+  insertCampaign(
+    values: Pick<
+      Code,
+      | 'projectId'
+      | 'kind'
+      | 'planId'
+      | 'displayCode'
+      | 'codeKey'
+      | 'duration'
+      | 'trial'
+      | 'maxRedemptions'
+      | 'perCustomerLimit'
+      | 'startsAt'
+      | 'expiresAt'
+      | 'newCustomersOnly'
+      | 'notIfHeldPlanGroups'
+      | 'note'
+    >,
+  ): Promise<Code> {
+    const em = this.transactions.tx;
+    return em.getRepository(Code).save(em.create(Code, values));
+  }
+
+  /**
+   * The project's campaign code with `key` for a redemption, read without a lock (the cap is
+   * taken by `takeRedemption`, the transaction's last statement): the one that holds the key
+   * (neither revoked nor expired at `now`), else the newest with it; null when none.
+   */
+  @GenerateSql({ params: ['prj_1', '1AUNCH50', new Date('2026-03-15T12:00:00Z')] })
+  findCampaign(projectId: string, key: string, now: Date): Promise<Code | null> {
+    return this.transactions.tx
+      .createQueryBuilder(Code, 'c')
+      .where(`c.project_id = :projectId AND c.kind = 'campaign' AND c.code_key = :key`, { projectId, key })
+      .orderBy(
+        `CASE WHEN c.status <> 'revoked' AND (c.expires_at IS NULL OR c.expires_at > :now) THEN 0 ELSE 1 END`,
+      )
+      .addOrderBy('c.id', 'DESC')
+      .setParameter('now', now)
+      .limit(1)
+      .getOne();
+  }
+
+  /** How many times the customer has redeemed the code (an index read, bounded by `perCustomerLimit`). */
+  @GenerateSql({ params: [1, 1] })
+  async customerRedemptions(codeId: number, customerId: number): Promise<number> {
+    const rows = await this.statements.rows<{ n: number }>(undefined, CUSTOMER_REDEMPTIONS, [
+      codeId,
+      customerId,
+    ]);
+    return rows[0].n;
+  }
+
+  /**
+   * The redemption's last statement: raises the code's count when it is under the cap and
+   * records who redeemed it, when, and which windows, in one round trip, so that the code's row
+   * is locked only from here to the commit. Null when the cap was reached meanwhile.
+   */
+  @GenerateSql({ params: ['prj_1', 1, 1, new Date('2026-03-15T12:00:00Z'), [1]] })
+  async takeRedemption(
+    projectId: string,
+    codeId: number,
+    customerId: number,
+    at: Date,
+    windowIds: number[],
+  ): Promise<{ redemption_count: number; id: number; updated_at: Date } | null> {
+    const [row] = await this.statements.rows<{ redemption_count: number; id: number; updated_at: Date }>(
+      undefined,
+      TAKE_REDEMPTION,
+      [codeId, projectId, customerId, at, windowIds],
+    );
+    return row ?? null;
+  }
+
+  /** Writes the changed fields of a code (and `updated_at`). */
+  @GenerateSql({ params: ['prj_1', 1, { note: 'Launch week' }, new Date('2026-03-15T12:00:00Z')] })
+  async update(projectId: string, codeId: number, changes: Partial<Code>, now: Date): Promise<void> {
+    await this.transactions.tx
+      .createQueryBuilder()
+      .update(Code)
+      .set({ ...changes, updatedAt: now })
+      .where('id = :id AND project_id = :projectId', { id: codeId, projectId })
+      .execute();
+  }
+
+  /** A page of a campaign code's redemptions, newest first (optionally one customer's), and the total. */
+  @GenerateSql(
+    { name: 'all', params: [1, undefined, { limit: 10, offset: 0 }] },
+    { name: 'of a customer', params: [1, 1, { limit: 10, offset: 0 }] },
+  )
+  redemptionsPage(
+    codeId: number,
+    customerId: number | undefined,
+    { limit, offset }: PageWindow,
+  ): Promise<[CodeRedemption[], number]> {
+    const qb = this.transactions.tx
+      .createQueryBuilder(CodeRedemption, 'r')
+      .where('r.code_id = :codeId', { codeId })
+      .orderBy('r.id', 'DESC');
+    if (customerId !== undefined) qb.andWhere('r.customer_id = :customerId', { customerId });
+    return qb.offset(offset).limit(limit).getManyAndCount();
+  }
+
   /** Joins the batch, selecting only what a view needs of it (its note; the plan's name is the plans module's). */
   private withBatchNote(qb: SelectQueryBuilder<Code>): SelectQueryBuilder<Code> {
-    return qb.innerJoin('c.batch', 'b', 'b.project_id = c.project_id').addSelect(['b.id', 'b.note']);
+    // a campaign code has no batch
+    return qb.leftJoin('c.batch', 'b', 'b.project_id = c.project_id').addSelect(['b.id', 'b.note']);
   }
 }
 
@@ -336,6 +511,25 @@ const redeemed = (customerId: number, now: Date): Partial<Code> => ({
   redeemedByCustomerId: customerId,
   updatedAt: now,
 });
+
+const CUSTOMER_REDEMPTIONS: Statement = {
+  name: 'codes.customer-redemptions',
+  text: `SELECT count(*)::int AS n FROM code_redemptions WHERE code_id = $1 AND customer_id = $2`,
+};
+
+const TAKE_REDEMPTION: Statement = {
+  name: 'codes.take-redemption',
+  text: `WITH bump AS (
+           UPDATE codes SET redemption_count = redemption_count + 1, updated_at = greatest(updated_at, $4)
+            WHERE id = $1 AND project_id = $2 AND kind = 'campaign'
+              AND (max_redemptions IS NULL OR redemption_count < max_redemptions)
+           RETURNING redemption_count, updated_at),
+         record AS (
+           INSERT INTO code_redemptions (project_id, code_id, customer_id, redeemed_at, window_ids)
+           SELECT $2, $1, $3, $4, $5::int[] FROM bump
+           RETURNING id)
+         SELECT bump.redemption_count, bump.updated_at, record.id FROM bump, record`,
+};
 
 const MARK_REDEEMED: Statement = {
   name: 'codes.mark-redeemed',

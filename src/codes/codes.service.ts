@@ -8,11 +8,34 @@ import { Page, toPage, pageWindow } from '../common/http/pagination';
 import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { EventsService } from '../events/events.service';
-import { generateCodes, normaliseCode, normaliseCodeFragment } from './code-format';
+import { codeKey, generateCampaignCode, generateCodes, normaliseCodeFragment } from './code-format';
 import { CodesRepository, LockedCodeRow, RedeemerLookup } from './codes.repository';
 import { CSV_HEADER, hasExpired, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
-import { CodeBatchView, CodeView, CreateCodeBatchDto, ListCodesQueryDto } from './dto/code.dto';
+import {
+  CodeBatchView,
+  CodeView,
+  CreateCodeBatchDto,
+  ListCodeRedemptionsQueryDto,
+  ListCodesQueryDto,
+  UpdateCodeDto,
+} from './dto/code.dto';
 import { Code } from './entities/code.entity';
+import { CodeRedemption } from './entities/code-redemption.entity';
+
+/** Fields of a campaign code that may change only until its first redemption. */
+const TERMS = ['planId', 'duration', 'trial', 'startsAt'] as const;
+
+const validationFailed = (field: string, message: string) =>
+  new DomainError('VALIDATION_FAILED', message, [{ field, message }]);
+
+/** A date or timestamp of the API as an instant (a date means UTC midnight). */
+const instant = (value: string | null | undefined): Date | null =>
+  value === null || value === undefined
+    ? null
+    : new Date(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
+
+/** `notIfHeldPlanGroups` as stored: in order, duplicates dropped. */
+const distinct = (groups: string[] | undefined): string[] => [...new Set(groups ?? [])];
 
 /** Rounds of regeneration for codes that collided with existing ones (80 bits: practically never). */
 const MAX_INSERT_ROUNDS = 5;
@@ -45,6 +68,77 @@ export class CodesService {
    * `INSERT ... SELECT FROM unnest(...)` per round; a code that collides with an existing one
    * (globally unique index) is skipped by `ON CONFLICT DO NOTHING` and regenerated.
    */
+  create(
+    projectId: string,
+    dto: CreateCodeBatchDto,
+    reqId?: string,
+    idem?: IdempotencyContext,
+  ): Promise<CodeBatchView | CodeView> {
+    return dto.kind === 'campaign'
+      ? this.createCampaign(projectId, dto, idem)
+      : this.createBatch(projectId, dto, reqId, idem);
+  }
+
+  /**
+   * A campaign code (docs/api-guide.md#campaign-codes): its key is serialised by an advisory lock,
+   * then `409 CODE_TAKEN` when a code of the project takes it. A generated code is drawn again
+   * in the (unlikely) case its key is taken.
+   */
+  createCampaign(projectId: string, dto: CreateCodeBatchDto, idem?: IdempotencyContext): Promise<CodeView> {
+    return runInTransaction(
+      this.transactions,
+      async () => {
+        const now = new Date();
+        const plan = await this.plans.getPlanEntity(projectId, dto.planId);
+        const startsAt = instant(dto.startsAt);
+        const expiresAt = instant(dto.expiresAt);
+        this.checkTerms(plan, dto.trial ?? false, dto.duration ?? null, startsAt, expiresAt);
+        let display = dto.code ? dto.code.toUpperCase() : generateCampaignCode();
+        for (let round = 0; ; round++) {
+          const key = codeKey(display)!;
+          await this.repository.lockKey(projectId, key);
+          if (!(await this.repository.keyTaken(projectId, key, now))) break;
+          if (dto.code) throw new DomainError('CODE_TAKEN');
+          if (round === MAX_INSERT_ROUNDS) throw new Error('could not generate a free campaign code');
+          display = generateCampaignCode();
+        }
+        const code = await this.repository.insertCampaign({
+          projectId,
+          kind: 'campaign',
+          planId: plan.id,
+          displayCode: display,
+          codeKey: codeKey(display)!,
+          duration: dto.duration ?? null,
+          trial: dto.trial ?? false,
+          maxRedemptions: dto.maxRedemptions ?? null,
+          perCustomerLimit: dto.perCustomerLimit ?? 1,
+          startsAt,
+          expiresAt,
+          newCustomersOnly: dto.eligibility?.newCustomersOnly ?? false,
+          notIfHeldPlanGroups: distinct(dto.eligibility?.notIfHeldPlanGroups),
+          note: dto.note ?? null,
+        });
+        return toCodeView(code, plan.name, now);
+      },
+      { participant: idem },
+    );
+  }
+
+  /** The rules a campaign code's terms keep together: `expiresAt` after `startsAt`; a trial's duration and paid plan. */
+  private checkTerms(
+    plan: Plan,
+    trial: boolean,
+    duration: string | null,
+    startsAt: Date | null,
+    expiresAt: Date | null,
+  ): void {
+    if (startsAt && expiresAt && expiresAt.getTime() <= startsAt.getTime())
+      throw validationFailed('expiresAt', 'expiresAt must be after startsAt');
+    if (trial && duration === null) throw validationFailed('duration', 'a trial code needs a duration');
+    if (trial && !(Number(plan.value) > 0))
+      throw validationFailed('planId', 'a trial code needs a plan of value above 0');
+  }
+
   async createBatch(
     projectId: string,
     dto: CreateCodeBatchDto,
@@ -115,13 +209,17 @@ export class CodesService {
   async list(projectId: string, query: ListCodesQueryDto): Promise<Page<CodeView>> {
     const now = new Date();
     const search = query.search
-      ? { term: query.search, codeFragment: normaliseCodeFragment(query.search) }
+      ? {
+          term: query.search,
+          codeFragment: normaliseCodeFragment(query.search),
+          keyFragment: codeKey(query.search),
+        }
       : undefined;
     // a read replica may answer (ReadReplicas): the page may lag the primary a little
     const [rows, total, names] = await this.reads.run(projectId, async () => {
       const [rows, total] = await this.repository.page(
         projectId,
-        { status: query.status, planId: query.planId, batchId: query.batchId, search },
+        { status: query.status, planId: query.planId, batchId: query.batchId, kind: query.kind, search },
         now,
         pageWindow(query),
       );
@@ -148,7 +246,8 @@ export class CodesService {
 
   /**
    * Available or expired → revoked. Revoking a revoked code answers the same; a redeemed code
-   * is `409 CODE_ALREADY_REDEEMED`. The row is locked so a concurrent redemption waits.
+   * is `409 CODE_ALREADY_REDEEMED`. The row is locked so a concurrent redemption waits. A
+   * campaign code is never `redeemed`: what it granted stays.
    */
   async revoke(projectId: string, codeId: number, idem?: IdempotencyContext): Promise<CodeView> {
     return runInTransaction(
@@ -158,7 +257,8 @@ export class CodesService {
         if (!code) throw new DomainError('CODE_NOT_FOUND');
         if (code.status === 'redeemed') throw new DomainError('CODE_ALREADY_REDEEMED');
         // the note is the batch's (migration CodeBatchNotes)
-        code.batch = (await this.repository.findBatch(projectId, code.batchId)) ?? undefined;
+        if (code.batchId !== null)
+          code.batch = (await this.repository.findBatch(projectId, code.batchId)) ?? undefined;
         if (code.status === 'available') {
           const now = new Date();
           await this.repository.markRevoked(projectId, code.id, now);
@@ -172,6 +272,114 @@ export class CodesService {
       },
       { participant: idem },
     );
+  }
+
+  /**
+   * Changes a campaign code, checks in the order of docs/api-guide.md#campaign-codes: the code,
+   * a batch code, revoked, expired, a term changed after the first redemption, then the code as
+   * it would be. A value equal to the stored one is no change. The row is locked, so that a
+   * redemption's count is the one compared.
+   */
+  update(
+    projectId: string,
+    codeId: number,
+    dto: UpdateCodeDto,
+    idem?: IdempotencyContext,
+  ): Promise<CodeView> {
+    return runInTransaction(
+      this.transactions,
+      async () => {
+        // the DTO declares every field: those sent are the ones not undefined
+        const sent = Object.keys(dto).filter((k) => dto[k as keyof UpdateCodeDto] !== undefined);
+        if (sent.length === 0) throw validationFailed('body', 'the body names no field to change');
+        const now = new Date();
+        const code = await this.repository.lock(projectId, codeId);
+        if (!code) throw new DomainError('CODE_NOT_FOUND');
+        if (code.kind !== 'campaign') {
+          const field = sent[0];
+          throw new DomainError('CODE_CHANGE_NOT_ALLOWED', 'A batch code cannot change.', [
+            { field, message: 'a batch code cannot change' },
+          ]);
+        }
+        if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
+        if (hasExpired(code, now)) throw new DomainError('CODE_EXPIRED');
+
+        const next: Partial<Code> = {};
+        if (dto.planId !== undefined && dto.planId !== code.planId) next.planId = dto.planId;
+        if (dto.duration !== undefined && dto.duration !== code.duration) next.duration = dto.duration;
+        if (dto.trial !== undefined && dto.trial !== code.trial) next.trial = dto.trial;
+        if (dto.startsAt !== undefined && instant(dto.startsAt)?.getTime() !== code.startsAt?.getTime())
+          next.startsAt = instant(dto.startsAt);
+        if (dto.expiresAt !== undefined && instant(dto.expiresAt)?.getTime() !== code.expiresAt?.getTime())
+          next.expiresAt = instant(dto.expiresAt);
+        if (dto.maxRedemptions !== undefined && dto.maxRedemptions !== code.maxRedemptions)
+          next.maxRedemptions = dto.maxRedemptions;
+        if (dto.perCustomerLimit !== undefined && dto.perCustomerLimit !== code.perCustomerLimit)
+          next.perCustomerLimit = dto.perCustomerLimit;
+        if (dto.eligibility !== undefined) {
+          next.newCustomersOnly = dto.eligibility.newCustomersOnly ?? false;
+          next.notIfHeldPlanGroups = distinct(dto.eligibility.notIfHeldPlanGroups);
+        }
+        if (dto.note !== undefined && dto.note !== code.note) next.note = dto.note;
+
+        if (code.redemptionCount > 0) {
+          const field = TERMS.find((f) => f in next);
+          if (field)
+            throw new DomainError(
+              'CODE_CHANGE_NOT_ALLOWED',
+              `${field} cannot change after the first redemption.`,
+              [{ field, message: `${field} cannot change after the first redemption` }],
+            );
+        }
+        const merged = Object.assign(new Code(), code, next);
+        if (merged.maxRedemptions !== null && merged.maxRedemptions < code.redemptionCount)
+          throw validationFailed('maxRedemptions', 'maxRedemptions cannot be below redemptionCount');
+        const plan = await this.plans.getPlanEntity(projectId, merged.planId);
+        this.checkTerms(plan, merged.trial, merged.duration, merged.startsAt, merged.expiresAt);
+        if (Object.keys(next).length > 0) {
+          await this.repository.update(projectId, codeId, next, now);
+          merged.updatedAt = now;
+        }
+        return toCodeView(merged, plan.name, now);
+      },
+      { participant: idem },
+    );
+  }
+
+  /**
+   * A code's redemptions, newest first: a campaign code's records, or a batch code's one
+   * redemption (its row, the record's id being the code's). `CODE_NOT_FOUND` for another
+   * project's code. The customers and windows are the redemption engine's to show.
+   */
+  async redemptions(
+    projectId: string,
+    codeId: number,
+    query: ListCodeRedemptionsQueryDto,
+  ): Promise<{ records: CodeRedemption[]; total: number }> {
+    const code = await this.repository.get(projectId, codeId);
+    if (!code) throw new DomainError('CODE_NOT_FOUND');
+    if (code.kind === 'campaign') {
+      const [records, total] = await this.repository.redemptionsPage(
+        codeId,
+        query.customerId,
+        pageWindow(query),
+      );
+      return { records, total };
+    }
+    const redeemed =
+      code.status === 'redeemed' &&
+      code.redeemedAt !== null &&
+      (query.customerId === undefined || query.customerId === code.redeemedByCustomerId);
+    if (!redeemed) return { records: [], total: 0 };
+    const record = Object.assign(new CodeRedemption(), {
+      id: code.id,
+      projectId,
+      codeId: code.id,
+      customerId: code.redeemedByCustomerId,
+      redeemedAt: code.redeemedAt!,
+      windowIds: [],
+    });
+    return { records: pageWindow(query).offset === 0 ? [record] : [], total: 1 };
   }
 
   /** The codes of one batch as CSV; an unknown batch, or one of another project, is CODE_NOT_FOUND. */
@@ -200,15 +408,52 @@ export class CodesService {
     customer: RedeemerLookup,
     now: Date,
   ): Promise<{ code: Code; customer: { id: number; username: string } | null; marked: boolean }> {
-    const normalised = normaliseCode(rawCode);
-    if (normalised === null) throw new DomainError('CODE_NOT_FOUND');
-    const row = await this.repository.lockForRedemption(projectId, normalised, customer, now);
-    const code = redeemableCode(row.id === null ? undefined : row, now); // no code: one row of nulls
+    const key = codeKey(rawCode);
+    if (key === null) throw new DomainError('CODE_NOT_FOUND');
+    // a batch code with the key first (it also locks the customer), else a campaign code
+    const row = await this.repository.lockForRedemption(projectId, key, customer, now);
+    const code = row.id === null ? await this.campaignFor(projectId, key, now) : redeemableCode(row, now); // no code: one row of nulls
     return {
       code,
       customer: row.customer_id === null ? null : { id: row.customer_id, username: row.customer_username! },
       marked: row.marked,
     };
+  }
+
+  /**
+   * The campaign code holding `key` (else the newest with it), read without a lock, with its
+   * plan, or the first check it fails: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`,
+   * `CODE_NOT_YET_ACTIVE`, `CODE_EXHAUSTED` (as read; `takeRedemption` decides at the end).
+   */
+  private async campaignFor(projectId: string, key: string, now: Date): Promise<Code> {
+    const code = await this.repository.findCampaign(projectId, key, now);
+    if (!code) throw new DomainError('CODE_NOT_FOUND');
+    if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
+    if (hasExpired(code, now)) throw new DomainError('CODE_EXPIRED');
+    if (code.startsAt && code.startsAt.getTime() > now.getTime())
+      throw new DomainError('CODE_NOT_YET_ACTIVE');
+    if (code.maxRedemptions !== null && code.redemptionCount >= code.maxRedemptions)
+      throw new DomainError('CODE_EXHAUSTED');
+    code.plan = await this.plans.getPlanEntity(projectId, code.planId);
+    return code;
+  }
+
+  /** For the redemption engine, under the customer's row lock: its redemptions of the code so far. */
+  customerRedemptions(codeId: number, customerId: number): Promise<number> {
+    return this.repository.customerRedemptions(codeId, customerId);
+  }
+
+  /**
+   * For the redemption engine, as its unit of work's last statement: takes one redemption of the
+   * campaign code under its cap and records it; `409 CODE_EXHAUSTED` (all rolled back) when
+   * concurrent redemptions took the last ones meanwhile. The code comes back counted.
+   */
+  async takeRedemption(code: Code, customerId: number, at: Date, windowIds: number[]): Promise<Code> {
+    const taken = await this.repository.takeRedemption(code.projectId, code.id, customerId, at, windowIds);
+    if (!taken) throw new DomainError('CODE_EXHAUSTED');
+    code.redemptionCount = taken.redemption_count;
+    code.updatedAt = taken.updated_at;
+    return code;
   }
 
   /**
@@ -242,6 +487,7 @@ function redeemableCode(row: LockedCodeRow | undefined, now: Date): Code {
 function toLockedCode(r: LockedCodeRow): Code {
   const code = Object.assign(new Code(), {
     id: r.id,
+    kind: 'batch',
     projectId: r.project_id,
     batchId: r.batch_id,
     planId: r.plan_id,

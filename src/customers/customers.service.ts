@@ -361,6 +361,12 @@ export class CustomersService {
     return this.subscriptionsOf.listForCustomer(projectId, customerId, history);
   }
 
+  /** The usernames of the project's customers among `ids` (deleted ones are missing). */
+  async usernames(projectId: string, ids: number[]): Promise<Map<number, string>> {
+    const customers = await this.repository.loadMany(projectId, [...new Set(ids)]);
+    return new Map(customers.map((c) => [c.id, c.username]));
+  }
+
   async get(projectId: string, customerId: number): Promise<CustomerRecord> {
     return toRecord(await this.repository.record(projectId, customerId));
   }

@@ -7,9 +7,19 @@ SET LOCAL statement_timeout = 60000
 SELECT
   "c"."id" AS "c_id",
   "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
   "c"."batch_id" AS "c_batch_id",
   "c"."plan_id" AS "c_plan_id",
   "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
   "c"."duration" AS "c_duration",
   "c"."status" AS "c_status",
   "c"."note" AS "c_note",
@@ -21,9 +31,15 @@ SELECT
   "b"."id" AS "b_id",
   "b"."note" AS "b_note"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."batch_id" = $1 AND "c"."project_id" = $2
 ORDER BY "c"."id" ASC
+
+-- CodesRepository.customerRedemptions
+SELECT
+  count(*)::int AS n
+FROM code_redemptions
+WHERE code_id = $1 AND customer_id = $2
 
 -- CodesRepository.findBatch
 SELECT
@@ -39,13 +55,53 @@ FROM "code_batches" "CodeBatch"
 WHERE (("CodeBatch"."id" = $1) AND ("CodeBatch"."project_id" = $2))
 LIMIT 1
 
+-- CodesRepository.findCampaign
+SELECT
+  "c"."id" AS "c_id",
+  "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
+  "c"."batch_id" AS "c_batch_id",
+  "c"."plan_id" AS "c_plan_id",
+  "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
+  "c"."duration" AS "c_duration",
+  "c"."status" AS "c_status",
+  "c"."note" AS "c_note",
+  "c"."expires_at" AS "c_expires_at",
+  "c"."redeemed_at" AS "c_redeemed_at",
+  "c"."redeemed_by_customer_id" AS "c_redeemed_by_customer_id",
+  "c"."created_at" AS "c_created_at",
+  "c"."updated_at" AS "c_updated_at"
+FROM "codes" "c"
+WHERE "c"."project_id" = $1 AND "c"."kind" = 'campaign' AND "c"."code_key" = $2
+ORDER BY CASE WHEN "c"."status" <> 'revoked' AND ("c"."expires_at" IS NULL OR "c"."expires_at" > $3) THEN 0 ELSE 1 END ASC, "c"."id" DESC
+LIMIT 1
+
 -- CodesRepository.get
 SELECT
   "c"."id" AS "c_id",
   "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
   "c"."batch_id" AS "c_batch_id",
   "c"."plan_id" AS "c_plan_id",
   "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
   "c"."duration" AS "c_duration",
   "c"."status" AS "c_status",
   "c"."note" AS "c_note",
@@ -57,13 +113,18 @@ SELECT
   "b"."id" AS "b_id",
   "b"."note" AS "b_note"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."id" = $1 AND "c"."project_id" = $2
 
 -- CodesRepository.insertBatch
 INSERT INTO "code_batches"("project_id", "plan_id", "duration", "count", "expires_at", "note", "created_at")
 VALUES ($1, $2, $3, $4, $5, $6, DEFAULT)
 RETURNING "id", "created_at"
+
+-- CodesRepository.insertCampaign
+INSERT INTO "codes"("project_id", "kind", "batch_id", "plan_id", "code", "display_code", "code_key", "starts_at", "max_redemptions", "per_customer_limit", "redemption_count", "new_customers_only", "not_if_held_plan_groups", "trial", "duration", "status", "note", "expires_at", "redeemed_at", "redeemed_by_customer_id", "created_at", "updated_at")
+VALUES ($1, $2, DEFAULT, $3, DEFAULT, $4, $5, $6, $7, $8, DEFAULT, $9, $10, $11, $12, DEFAULT, $13, $14, DEFAULT, DEFAULT, DEFAULT, DEFAULT)
+RETURNING "id", "kind", "per_customer_limit", "redemption_count", "new_customers_only", "trial", "status", "created_at", "updated_at"
 
 -- CodesRepository.insertCodes
 INSERT INTO codes (project_id, batch_id, plan_id, code, duration, expires_at)
@@ -72,13 +133,28 @@ SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::timestamptz
 ON CONFLICT (code) DO NOTHING
 RETURNING code
 
+-- CodesRepository.keyTaken
+SELECT EXISTS (SELECT 1 FROM codes WHERE project_id = $1 AND kind = 'batch' AND code = $2)
+OR EXISTS (SELECT 1 FROM codes WHERE project_id = $1 AND kind = 'campaign' AND code_key = $2
+              AND status <> 'revoked' AND (expires_at IS NULL OR expires_at > $3)) AS taken
+
 -- CodesRepository.lock
 SELECT
   "Code"."id" AS "Code_id",
   "Code"."project_id" AS "Code_project_id",
+  "Code"."kind" AS "Code_kind",
   "Code"."batch_id" AS "Code_batch_id",
   "Code"."plan_id" AS "Code_plan_id",
   "Code"."code" AS "Code_code",
+  "Code"."display_code" AS "Code_display_code",
+  "Code"."code_key" AS "Code_code_key",
+  "Code"."starts_at" AS "Code_starts_at",
+  "Code"."max_redemptions" AS "Code_max_redemptions",
+  "Code"."per_customer_limit" AS "Code_per_customer_limit",
+  "Code"."redemption_count" AS "Code_redemption_count",
+  "Code"."new_customers_only" AS "Code_new_customers_only",
+  "Code"."not_if_held_plan_groups" AS "Code_not_if_held_plan_groups",
+  "Code"."trial" AS "Code_trial",
   "Code"."duration" AS "Code_duration",
   "Code"."status" AS "Code_status",
   "Code"."note" AS "Code_note",
@@ -157,6 +233,10 @@ SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust)
        EXISTS (SELECT 1 FROM marked) AS marked
   FROM (SELECT 1) AS one LEFT JOIN code ON true
 
+-- CodesRepository.lockKey
+SELECT
+  pg_advisory_xact_lock(hashtext('code-key'), hashtext($1 || ':' || $2))
+
 -- CodesRepository.markRedeemed (not marked by the lock)
 UPDATE codes
 SET status = 'redeemed', redeemed_at = $3, redeemed_by_customer_id = $4, updated_at = $3
@@ -168,43 +248,32 @@ SET "status" = $1, "updated_at" = $2
 WHERE "id" = $3 AND "project_id" = $4
 
 -- CodesRepository.page (available, of a plan and a batch, searching a code or a note)
-SELECT
-  "c"."id" AS "c_id",
-  "c"."project_id" AS "c_project_id",
-  "c"."batch_id" AS "c_batch_id",
-  "c"."plan_id" AS "c_plan_id",
-  "c"."code" AS "c_code",
-  "c"."duration" AS "c_duration",
-  "c"."status" AS "c_status",
-  "c"."note" AS "c_note",
-  "c"."expires_at" AS "c_expires_at",
-  "c"."redeemed_at" AS "c_redeemed_at",
-  "c"."redeemed_by_customer_id" AS "c_redeemed_by_customer_id",
-  "c"."created_at" AS "c_created_at",
-  "c"."updated_at" AS "c_updated_at",
-  "b"."id" AS "b_id",
-  "b"."note" AS "b_note"
-FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
-WHERE "c"."project_id" = $1 AND "c"."status" = 'available' AND ("c"."expires_at" IS NULL OR "c"."expires_at" > $2) AND "c"."plan_id" = $3 AND "c"."batch_id" = $4 AND ("c"."code" LIKE $5 OR "b"."note" ILIKE $6)
-ORDER BY "c"."id" DESC
-LIMIT 20
-OFFSET 0
+SELECT "c"."id" AS "c_id", "c"."project_id" AS "c_project_id", "c"."kind" AS "c_kind", "c"."batch_id" AS "c_batch_id", "c"."plan_id" AS "c_plan_id", "c"."code" AS "c_code", "c"."display_code" AS "c_display_code", "c"."code_key" AS "c_code_key", "c"."starts_at" AS "c_starts_at", "c"."max_redemptions" AS "c_max_redemptions", "c"."per_customer_limit" AS "c_per_customer_limit", "c"."redemption_count" AS "c_redemption_count", "c"."new_customers_only" AS "c_new_customers_only", "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups", "c"."trial" AS "c_trial", "c"."duration" AS "c_duration", "c"."status" AS "c_status", "c"."note" AS "c_note", "c"."expires_at" AS "c_expires_at", "c"."redeemed_at" AS "c_redeemed_at", "c"."redeemed_by_customer_id" AS "c_redeemed_by_customer_id", "c"."created_at" AS "c_created_at", "c"."updated_at" AS "c_updated_at", "b"."id" AS "b_id", "b"."note" AS "b_note" FROM "codes" "c" LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id") WHERE "c"."project_id" = $1 AND "c"."status" = 'available' AND ("c"."expires_at" IS NULL OR "c"."expires_at" > $2)
+AND ("c"."kind" = 'batch' OR (("c"."max_redemptions" IS NULL OR "c"."redemption_count" < "c"."max_redemptions")
+                          AND ("c"."starts_at" IS NULL OR "c"."starts_at" <= $2))) AND "c"."plan_id" = $3 AND "c"."batch_id" = $4 AND ("b"."note" ILIKE $5 OR ("c"."kind" = 'campaign' AND "c"."note" ILIKE $5) OR "c"."code" LIKE $6) ORDER BY "c"."id" DESC LIMIT 20 OFFSET 0
 
 -- CodesRepository.page (available, of a plan and a batch, searching a code or a note)
-SELECT
-  COUNT(DISTINCT("c"."id")) AS "cnt"
-FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
-WHERE "c"."project_id" = $1 AND "c"."status" = 'available' AND ("c"."expires_at" IS NULL OR "c"."expires_at" > $2) AND "c"."plan_id" = $3 AND "c"."batch_id" = $4 AND ("c"."code" LIKE $5 OR "b"."note" ILIKE $6)
+SELECT COUNT(DISTINCT("c"."id")) AS "cnt" FROM "codes" "c" LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id") WHERE "c"."project_id" = $1 AND "c"."status" = 'available' AND ("c"."expires_at" IS NULL OR "c"."expires_at" > $2)
+AND ("c"."kind" = 'batch' OR (("c"."max_redemptions" IS NULL OR "c"."redemption_count" < "c"."max_redemptions")
+                          AND ("c"."starts_at" IS NULL OR "c"."starts_at" <= $2))) AND "c"."plan_id" = $3 AND "c"."batch_id" = $4 AND ("b"."note" ILIKE $5 OR ("c"."kind" = 'campaign' AND "c"."note" ILIKE $5) OR "c"."code" LIKE $6)
 
 -- CodesRepository.page (expired)
 SELECT
   "c"."id" AS "c_id",
   "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
   "c"."batch_id" AS "c_batch_id",
   "c"."plan_id" AS "c_plan_id",
   "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
   "c"."duration" AS "c_duration",
   "c"."status" AS "c_status",
   "c"."note" AS "c_note",
@@ -216,7 +285,7 @@ SELECT
   "b"."id" AS "b_id",
   "b"."note" AS "b_note"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."project_id" = $1 AND "c"."status" = 'available' AND "c"."expires_at" <= $2
 ORDER BY "c"."id" DESC
 LIMIT 20
@@ -226,16 +295,26 @@ OFFSET 0
 SELECT
   COUNT(DISTINCT("c"."id")) AS "cnt"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."project_id" = $1 AND "c"."status" = 'available' AND "c"."expires_at" <= $2
 
 -- CodesRepository.page (redeemed)
 SELECT
   "c"."id" AS "c_id",
   "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
   "c"."batch_id" AS "c_batch_id",
   "c"."plan_id" AS "c_plan_id",
   "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
   "c"."duration" AS "c_duration",
   "c"."status" AS "c_status",
   "c"."note" AS "c_note",
@@ -247,7 +326,7 @@ SELECT
   "b"."id" AS "b_id",
   "b"."note" AS "b_note"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."project_id" = $1 AND "c"."status" = $2
 ORDER BY "c"."id" DESC
 LIMIT 20
@@ -257,16 +336,26 @@ OFFSET 0
 SELECT
   COUNT(DISTINCT("c"."id")) AS "cnt"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."project_id" = $1 AND "c"."status" = $2
 
 -- CodesRepository.page (searching a note only)
 SELECT
   "c"."id" AS "c_id",
   "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
   "c"."batch_id" AS "c_batch_id",
   "c"."plan_id" AS "c_plan_id",
   "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
   "c"."duration" AS "c_duration",
   "c"."status" AS "c_status",
   "c"."note" AS "c_note",
@@ -278,8 +367,8 @@ SELECT
   "b"."id" AS "b_id",
   "b"."note" AS "b_note"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
-WHERE "c"."project_id" = $1 AND "b"."note" ILIKE $2
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+WHERE "c"."project_id" = $1 AND ("b"."note" ILIKE $2 OR ("c"."kind" = 'campaign' AND "c"."note" ILIKE $2))
 ORDER BY "c"."id" DESC
 LIMIT 20
 OFFSET 0
@@ -288,16 +377,26 @@ OFFSET 0
 SELECT
   COUNT(DISTINCT("c"."id")) AS "cnt"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
-WHERE "c"."project_id" = $1 AND "b"."note" ILIKE $2
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+WHERE "c"."project_id" = $1 AND ("b"."note" ILIKE $2 OR ("c"."kind" = 'campaign' AND "c"."note" ILIKE $2))
 
 -- CodesRepository.page (unfiltered)
 SELECT
   "c"."id" AS "c_id",
   "c"."project_id" AS "c_project_id",
+  "c"."kind" AS "c_kind",
   "c"."batch_id" AS "c_batch_id",
   "c"."plan_id" AS "c_plan_id",
   "c"."code" AS "c_code",
+  "c"."display_code" AS "c_display_code",
+  "c"."code_key" AS "c_code_key",
+  "c"."starts_at" AS "c_starts_at",
+  "c"."max_redemptions" AS "c_max_redemptions",
+  "c"."per_customer_limit" AS "c_per_customer_limit",
+  "c"."redemption_count" AS "c_redemption_count",
+  "c"."new_customers_only" AS "c_new_customers_only",
+  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
+  "c"."trial" AS "c_trial",
   "c"."duration" AS "c_duration",
   "c"."status" AS "c_status",
   "c"."note" AS "c_note",
@@ -309,7 +408,7 @@ SELECT
   "b"."id" AS "b_id",
   "b"."note" AS "b_note"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."project_id" = $1
 ORDER BY "c"."id" DESC
 LIMIT 20
@@ -319,5 +418,50 @@ OFFSET 0
 SELECT
   COUNT(DISTINCT("c"."id")) AS "cnt"
 FROM "codes" "c"
-INNER JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
+LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = "c"."project_id")
 WHERE "c"."project_id" = $1
+
+-- CodesRepository.redemptionsPage (all)
+SELECT
+  "r"."id" AS "r_id",
+  "r"."project_id" AS "r_project_id",
+  "r"."code_id" AS "r_code_id",
+  "r"."customer_id" AS "r_customer_id",
+  "r"."redeemed_at" AS "r_redeemed_at",
+  "r"."window_ids" AS "r_window_ids"
+FROM "code_redemptions" "r"
+WHERE "r"."code_id" = $1
+ORDER BY "r"."id" DESC
+LIMIT 10
+OFFSET 0
+
+-- CodesRepository.redemptionsPage (of a customer)
+SELECT
+  "r"."id" AS "r_id",
+  "r"."project_id" AS "r_project_id",
+  "r"."code_id" AS "r_code_id",
+  "r"."customer_id" AS "r_customer_id",
+  "r"."redeemed_at" AS "r_redeemed_at",
+  "r"."window_ids" AS "r_window_ids"
+FROM "code_redemptions" "r"
+WHERE "r"."code_id" = $1 AND "r"."customer_id" = $2
+ORDER BY "r"."id" DESC
+LIMIT 10
+OFFSET 0
+
+-- CodesRepository.takeRedemption
+WITH bump AS (
+  UPDATE codes SET redemption_count = redemption_count + 1, updated_at = greatest(updated_at, $4)
+   WHERE id = $1 AND project_id = $2 AND kind = 'campaign'
+     AND (max_redemptions IS NULL OR redemption_count < max_redemptions)
+  RETURNING redemption_count, updated_at),
+record AS (
+  INSERT INTO code_redemptions (project_id, code_id, customer_id, redeemed_at, window_ids)
+  SELECT $2, $1, $3, $4, $5::int[] FROM bump
+  RETURNING id)
+SELECT bump.redemption_count, bump.updated_at, record.id FROM bump, record
+
+-- CodesRepository.update
+UPDATE "codes"
+SET "note" = $1, "updated_at" = $2
+WHERE "id" = $3 AND "project_id" = $4

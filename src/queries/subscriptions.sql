@@ -18,6 +18,23 @@ FROM "subscriptions" "Subscription"
 WHERE (("Subscription"."project_id" = $1) AND ("Subscription"."customer_id" = $2) AND ("Subscription"."status" = $3))
 ORDER BY "Subscription"."valid_from" ASC, "Subscription"."id" ASC
 
+-- SubscriptionsRepository.byIds
+SELECT
+  "Subscription"."id" AS "Subscription_id",
+  "Subscription"."project_id" AS "Subscription_project_id",
+  "Subscription"."customer_id" AS "Subscription_customer_id",
+  "Subscription"."plan_id" AS "Subscription_plan_id",
+  "Subscription"."plan_group" AS "Subscription_plan_group",
+  "Subscription"."valid_from" AS "Subscription_valid_from",
+  "Subscription"."valid_to" AS "Subscription_valid_to",
+  "Subscription"."status" AS "Subscription_status",
+  "Subscription"."source" AS "Subscription_source",
+  "Subscription"."code_id" AS "Subscription_code_id",
+  "Subscription"."created_at" AS "Subscription_created_at",
+  "Subscription"."updated_at" AS "Subscription_updated_at"
+FROM "subscriptions" "Subscription"
+WHERE (("Subscription"."project_id" = $1) AND ("Subscription"."id" IN ($2, $3)))
+
 -- SubscriptionsRepository.cancel
 UPDATE subscriptions
 SET status = 'cancelled', updated_at = now()
@@ -104,3 +121,21 @@ WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
 UPDATE subscriptions
 SET valid_from = $3, valid_to = $4, updated_at = now()
 WHERE id = $1 AND project_id = $2
+
+-- SubscriptionsRepository.ofCode
+SELECT
+  "Subscription"."id" AS "Subscription_id",
+  "Subscription"."project_id" AS "Subscription_project_id",
+  "Subscription"."customer_id" AS "Subscription_customer_id",
+  "Subscription"."plan_id" AS "Subscription_plan_id",
+  "Subscription"."plan_group" AS "Subscription_plan_group",
+  "Subscription"."valid_from" AS "Subscription_valid_from",
+  "Subscription"."valid_to" AS "Subscription_valid_to",
+  "Subscription"."status" AS "Subscription_status",
+  "Subscription"."source" AS "Subscription_source",
+  "Subscription"."code_id" AS "Subscription_code_id",
+  "Subscription"."created_at" AS "Subscription_created_at",
+  "Subscription"."updated_at" AS "Subscription_updated_at"
+FROM "subscriptions" "Subscription"
+WHERE (("Subscription"."project_id" = $1) AND ("Subscription"."customer_id" = $2) AND ("Subscription"."code_id" = $3))
+ORDER BY "Subscription"."valid_from" ASC, "Subscription"."id" ASC

@@ -1,4 +1,6 @@
-import { Body, Controller, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { IdParam } from '../common/http/id-param';
+import { CodeRedemptionView, ListCodeRedemptionsQueryDto } from '../codes/dto/code.dto';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
@@ -24,6 +26,10 @@ const REDEMPTION_ERRORS: ErrorCode[] = [
   'CODE_ALREADY_REDEEMED',
   'CODE_REVOKED',
   'CODE_EXPIRED',
+  'CODE_NOT_YET_ACTIVE',
+  'CODE_EXHAUSTED',
+  'CODE_CUSTOMER_LIMIT_REACHED',
+  'CODE_NOT_ELIGIBLE',
   ...CHAIN_ERRORS,
 ];
 
@@ -81,5 +87,19 @@ export class RedemptionsController {
     @IdempotencyScope() idem?: IdempotencyContext,
   ) {
     return this.redemptions.activate(project, dto, query.dryRun, idem);
+  }
+
+  @Get('codes/:codeId/redemptions')
+  @ApiOperation({
+    summary: "A code's redemptions: who, when, which windows (newest first; filter customerId)",
+  })
+  @ApiEnvelope(CodeRedemptionView, { paged: true })
+  @ApiErrors('CODE_NOT_FOUND')
+  codeRedemptions(
+    @CurrentProject() project: CallerProject,
+    @IdParam('codeId') codeId: number,
+    @Query() query: ListCodeRedemptionsQueryDto,
+  ) {
+    return this.redemptions.codeRedemptions(project.id, codeId, query);
   }
 }

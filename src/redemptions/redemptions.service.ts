@@ -20,7 +20,19 @@ import { PlansService } from '../plans/plans.service';
 import { ChainPlan, WindowChange } from '../subscriptions/chain/chain-engine';
 import { Subscription, SubscriptionSource } from '../subscriptions/entities/subscription.entity';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
-import { ActivateDto, RedeemCodeDto, RedemptionResult, WindowChangeView } from './dto/redemption.dto';
+import {
+  ActivateDto,
+  CampaignRedemptionView,
+  RedeemCodeDto,
+  RedemptionResult,
+  WindowChangeView,
+} from './dto/redemption.dto';
+import { CodeRedemptionView, ListCodeRedemptionsQueryDto } from '../codes/dto/code.dto';
+import { Page, toPage } from '../common/http/pagination';
+import { remainingRedemptions } from '../codes/codes.mapper';
+
+/** Checks run once the customer is known and locked, before the chain rules. */
+type BeforeGrant = (customer: Customer, created: boolean) => Promise<void>;
 
 /** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
 export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
@@ -42,11 +54,21 @@ interface Outcome {
   group: string;
   source: SubscriptionSource;
   codeId: number | null;
+  /** The windows the grant created (not a new customer's sign-up ones). */
+  granted: Subscription[];
   /** The code redeemed by the call, as it is afterwards. */
   code?: Code;
+  /** A campaign code's counts with this redemption. */
+  campaign?: CampaignRedemptionView;
   /** The grant's instant. */
   at: Date;
 }
+
+/** `403 CODE_NOT_ELIGIBLE` with its reason and the plan group it is about. */
+const notEligible = (reason: 'NOT_NEW_CUSTOMER' | 'HELD_PLAN_GROUP', group: string, message: string) =>
+  new DomainError('CODE_NOT_ELIGIBLE', `The customer may not redeem this code: ${message}.`, [
+    { field: 'code', message, reason, group },
+  ]);
 
 /** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
 class DryRunRollback extends Error {
@@ -88,7 +110,10 @@ export class RedemptionsService {
     );
   }
 
-  /** Order of checks: the code, then the customer, then the chain. */
+  /**
+   * Order of checks: the code, then the customer, then (a campaign code) the customer's limit and
+   * eligibility, then the chain; last, a campaign code's cap (docs/api-guide.md#campaign-codes).
+   */
   redeemFor(
     project: CallerProject,
     target: GrantTarget,
@@ -104,6 +129,8 @@ export class RedemptionsService {
         const plan = this.planOf(project, locked.code);
         const customer =
           locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
+        if (locked.code.kind === 'campaign')
+          return this.redeemCampaign(project, target, now, plan, locked.code, customer, dryRun);
         const outcome = await this.grantTo(
           project,
           target,
@@ -120,6 +147,103 @@ export class RedemptionsService {
       },
       idem,
     );
+  }
+
+  /**
+   * A campaign code's redemption: the code was read without a lock; under the customer's row
+   * lock its per-customer count and eligibility are checked, the chain rules applied, and the
+   * cap taken by the last statement (`takeRedemption`), so that the code's row is locked only
+   * from there to the commit. A dry run checks the room under the cap as read and takes nothing.
+   */
+  private async redeemCampaign(
+    project: CallerProject,
+    target: GrantTarget,
+    now: Date,
+    plan: Plan,
+    code: Code,
+    locked: Customer | null,
+    dryRun: boolean,
+  ): Promise<Outcome> {
+    let customerRedemptions = 0;
+    const outcome = await this.grantTo(
+      project,
+      target,
+      now,
+      plan,
+      code.duration,
+      'code',
+      code.id,
+      locked,
+      async (customer, created) => {
+        customerRedemptions = created ? 0 : await this.codes.customerRedemptions(code.id, customer.id);
+        if (customerRedemptions >= code.perCustomerLimit)
+          throw new DomainError('CODE_CUSTOMER_LIMIT_REACHED');
+        // a customer created by this call holds only its sign-up windows (free): it is new
+        const groups = code.notIfHeldPlanGroups ?? [];
+        if (created || (!code.newCustomersOnly && groups.length === 0)) return;
+        const held = await this.subscriptions.heldGroups(project.id, customer.id);
+        if (code.newCustomersOnly && held.has(plan.group))
+          throw notEligible(
+            'NOT_NEW_CUSTOMER',
+            plan.group,
+            'the customer has held the plan group of the code',
+          );
+        const group = groups.find((g) => held.has(g));
+        if (group !== undefined)
+          throw notEligible('HELD_PLAN_GROUP', group, 'the customer has held a plan group the code excludes');
+      },
+    );
+    if (dryRun) {
+      if (code.maxRedemptions !== null && code.redemptionCount >= code.maxRedemptions)
+        throw new DomainError('CODE_EXHAUSTED');
+      code.redemptionCount += 1;
+    } else {
+      await this.codes.takeRedemption(
+        code,
+        outcome.customer.id,
+        outcome.at,
+        outcome.granted.map((w) => w.id),
+      );
+    }
+    const campaign: CampaignRedemptionView = {
+      codeId: code.id,
+      code: code.displayCode!,
+      trial: code.trial,
+      redemptionCount: code.redemptionCount,
+      maxRedemptions: code.maxRedemptions,
+      remainingRedemptions: remainingRedemptions(code),
+      customerRedemptions: customerRedemptions + 1,
+      perCustomerLimit: code.perCustomerLimit,
+    };
+    return { ...outcome, code, campaign };
+  }
+
+  /**
+   * A campaign code's redemptions page (`GET /codes/:codeId/redemptions`): who (null once
+   * deleted), when, and the windows it granted as they are now (none once the customer is gone).
+   */
+  async codeRedemptions(
+    projectId: string,
+    codeId: number,
+    query: ListCodeRedemptionsQueryDto,
+  ): Promise<Page<CodeRedemptionView>> {
+    const { records, total } = await this.codes.redemptions(projectId, codeId, query);
+    const names = await this.customers.usernames(
+      projectId,
+      records.flatMap((r) => (r.customerId === null ? [] : [r.customerId])),
+    );
+    const views: CodeRedemptionView[] = [];
+    for (const r of records) {
+      const username = r.customerId === null ? undefined : names.get(r.customerId);
+      const customer = username === undefined ? null : { id: r.customerId!, username };
+      const windows = !customer
+        ? []
+        : r.windowIds.length > 0
+          ? await this.subscriptions.viewsOf(projectId, r.windowIds)
+          : await this.subscriptions.viewsOfCode(projectId, customer.id, codeId);
+      views.push({ id: r.id, codeId: r.codeId, customer, redeemedAt: r.redeemedAt.toISOString(), windows });
+    }
+    return toPage(views, total, query);
   }
 
   activate(
@@ -211,8 +335,10 @@ export class RedemptionsService {
     source: SubscriptionSource,
     codeId: number | null,
     locked?: Customer | null,
+    beforeGrant?: BeforeGrant,
   ): Promise<Outcome> {
     const { customer, created } = await this.findOrCreateCustomer(project, target, now, locked);
+    if (beforeGrant) await beforeGrant(customer, created);
     // The grant's time is read once the customer's row is locked, so it is never earlier than that
     // of a grant for the same customer that committed while this call waited for the lock (a chain
     // read "as of" an earlier time would see that grant's ended windows as live). A customer
@@ -236,6 +362,7 @@ export class RedemptionsService {
       customer,
       created,
       windows,
+      granted: result.created,
       changes: result.changes,
       planNames: result.planNames,
       origins: result.origins,
@@ -290,11 +417,16 @@ export class RedemptionsService {
       });
     if (outcome.code) {
       const planName = outcome.code.plan?.name ?? '';
-      events.push({
-        type: 'code.redeemed',
-        customer,
-        data: { code: toCodeView(outcome.code, planName, now) as never, customer },
-      });
+      const code = toCodeView(outcome.code, planName, now);
+      events.push({ type: 'code.redeemed', customer, data: { code: code as never, customer } });
+      const { maxRedemptions, redemptionCount } = outcome.code;
+      // once per cap value: raising the cap and reaching it again tells it again
+      if (outcome.code.kind === 'campaign' && maxRedemptions !== null && redemptionCount === maxRedemptions)
+        events.push({
+          type: 'code.exhausted',
+          data: { code: code as never },
+          uniqueKey: `code.exhausted:${outcome.code.id}:${maxRedemptions}`,
+        });
     }
     return events;
   }
@@ -364,7 +496,8 @@ export class RedemptionsService {
       username: outcome.customer.username,
       created: outcome.created,
     };
-    if (!dryRun) return { customer, subscriptions: views };
+    const campaign = outcome.campaign ? { campaign: outcome.campaign } : {};
+    if (!dryRun) return { customer, subscriptions: views, ...campaign };
     // Nothing a dry run creates exists afterwards: the ids of new things are null, and so are those
     // of every window of a customer this call creates (its sign-up windows, ended, cancelled or
     // moved by the grant, are made by this same call).
@@ -377,6 +510,7 @@ export class RedemptionsService {
     });
     return {
       dryRun: true,
+      ...campaign,
       customer: { ...customer, id: outcome.created ? null : customer.id },
       subscriptions: views.map((v) => ({ ...v, id: null })),
       // the customer's entitlements right after the grant, at its instant, read in the transaction
@@ -389,7 +523,9 @@ export class RedemptionsService {
         buckets: entitlement.buckets.map((bucket) => ({
           ...bucket,
           windowId:
-            outcome.created || bucket.windowId === null || newWindows.has(bucket.windowId) ? null : bucket.windowId,
+            outcome.created || bucket.windowId === null || newWindows.has(bucket.windowId)
+              ? null
+              : bucket.windowId,
         })),
       })),
       changes: {

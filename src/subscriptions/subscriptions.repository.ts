@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { In } from 'typeorm';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { Subscription, SubscriptionSource, SubscriptionStatus } from './entities/subscription.entity';
@@ -99,6 +100,21 @@ export class SubscriptionsRepository {
   activeWindows(projectId: string, customerId: number): Promise<Subscription[]> {
     return this.transactions.tx.find(Subscription, {
       where: { projectId, customerId, status: 'active' },
+      order: { validFrom: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** The project's windows among `ids`. */
+  @GenerateSql({ params: ['prj_1', [1, 2]] })
+  byIds(projectId: string, ids: number[]): Promise<Subscription[]> {
+    return this.transactions.tx.find(Subscription, { where: { projectId, id: In(ids) } });
+  }
+
+  /** The customer's windows granted by a code, by start. */
+  @GenerateSql({ params: ['prj_1', 1, 1] })
+  ofCode(projectId: string, customerId: number, codeId: number): Promise<Subscription[]> {
+    return this.transactions.tx.find(Subscription, {
+      where: { projectId, customerId, codeId },
       order: { validFrom: 'ASC', id: 'ASC' },
     });
   }

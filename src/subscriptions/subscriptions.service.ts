@@ -155,6 +155,30 @@ export class SubscriptionsService {
     return rows.map((s) => toCustomerSubscriptionView(s, s.plan!));
   }
 
+  /**
+   * The plan groups the customer has held (docs/api-guide.md#campaign-codes): those of its
+   * windows that are not cancelled and of a plan of value above 0, ended, in effect or queued.
+   */
+  async heldGroups(projectId: string, customerId: number): Promise<Set<string>> {
+    const rows = await this.repository.listForCustomer(projectId, customerId, true);
+    return new Set(
+      rows.filter((s) => s.status === 'active' && Number(s.plan!.value) > 0).map((s) => s.group),
+    );
+  }
+
+  /** Views of the project's windows among `ids` as they are now, in the order of `ids` (gone ones left out). */
+  async viewsOf(projectId: string, ids: number[]): Promise<SubscriptionView[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.repository.byIds(projectId, ids);
+    const byId = new Map((await this.views(projectId, rows)).map((v) => [v.id, v]));
+    return ids.map((id) => byId.get(id)).filter((v): v is SubscriptionView => v !== undefined);
+  }
+
+  /** Views of the customer's windows granted by a code, by start. */
+  async viewsOfCode(projectId: string, customerId: number, codeId: number): Promise<SubscriptionView[]> {
+    return this.views(projectId, await this.repository.ofCode(projectId, customerId, codeId));
+  }
+
   /** Views of a project's windows; plan names come from `known` where given, the others in one query. */
   async views(
     projectId: string,

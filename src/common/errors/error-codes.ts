@@ -62,6 +62,13 @@ export const ERROR_STATUS = {
   CUSTOMER_LIMIT_REACHED: 409,
   CODE_LIMIT_REACHED: 409,
   CODE_BATCH_RATE_LIMITED: 429,
+  // campaign codes (docs/api-guide.md#campaign-codes)
+  CODE_TAKEN: 409,
+  CODE_NOT_YET_ACTIVE: 409,
+  CODE_EXHAUSTED: 409,
+  CODE_CUSTOMER_LIMIT_REACHED: 409,
+  CODE_NOT_ELIGIBLE: 403,
+  CODE_CHANGE_NOT_ALLOWED: 409,
   // events and webhooks (docs/events.md)
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
   EVENT_NOT_FOUND: 404,
@@ -125,6 +132,13 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   CODE_LIMIT_REACHED: 'The batch would take the project past the codes it may hold (PROJECT_MAX_CODES).',
   CODE_BATCH_RATE_LIMITED:
     'The project has created as many code batches in the last hour as it may (PROJECT_MAX_CODE_BATCHES_PER_HOUR).',
+  CODE_TAKEN: 'Another code of the project holds this code.',
+  CODE_NOT_YET_ACTIVE: 'The code cannot be redeemed before its startsAt.',
+  CODE_EXHAUSTED: 'The code has been redeemed as many times as it may (maxRedemptions).',
+  CODE_CUSTOMER_LIMIT_REACHED:
+    'The customer has redeemed the code as many times as it may (perCustomerLimit).',
+  CODE_NOT_ELIGIBLE: 'The customer may not redeem this code.',
+  CODE_CHANGE_NOT_ALLOWED: 'This field of the code cannot change now.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
   EVENT_NOT_FOUND: 'Event not found.',
   WEBHOOK_ENDPOINT_DISABLED: 'The webhook endpoint is disabled; enable it first.',
@@ -136,6 +150,9 @@ export interface ErrorDetail {
   /** QUOTA_EXCEEDED: what remains (null: unlimited) and when the earliest bucket resets. */
   remaining?: number | null;
   resetsAt?: string | null;
+  /** CODE_NOT_ELIGIBLE: why, and the plan group the reason is about. */
+  reason?: string;
+  group?: string;
 }
 
 /**
@@ -367,5 +384,30 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     when: 'The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.',
     action:
       'Wait the `Retry-After` seconds, then retry (with the same `Idempotency-Key`: a 429 is not stored); or create fewer, larger batches.',
+  },
+  CODE_TAKEN: {
+    when: 'A batch code of the project, or a campaign code of the project that is neither revoked nor expired, has the same key (case, spaces and dashes ignored; `O` read as `0`, `I` and `L` as `1`).',
+    action: 'Choose another code, or leave `code` out to have one generated.',
+  },
+  CODE_NOT_YET_ACTIVE: {
+    when: "The campaign code's `startsAt` has not come yet.",
+    action: 'Tell the customer when the code starts; retry from then.',
+  },
+  CODE_EXHAUSTED: {
+    when: 'The campaign code has `maxRedemptions` successful redemptions (also when concurrent redemptions took the last ones: nothing was written).',
+    action:
+      'Tell the customer the offer is used up; raise `maxRedemptions` (`PATCH /codes/:codeId`) to allow more.',
+  },
+  CODE_CUSTOMER_LIMIT_REACHED: {
+    when: 'The customer has redeemed the campaign code `perCustomerLimit` times.',
+    action: 'Retrying cannot succeed for this customer; raise `perCustomerLimit` to allow more.',
+  },
+  CODE_NOT_ELIGIBLE: {
+    when: "The customer does not meet the campaign code's eligibility; `details[0].reason` says why (`NOT_NEW_CUSTOMER`, `HELD_PLAN_GROUP`) and `group` which plan group.",
+    action: 'Tell the customer the offer is not for them; retrying cannot succeed.',
+  },
+  CODE_CHANGE_NOT_ALLOWED: {
+    when: 'A change of a batch code, or of `planId`, `duration`, `trial` or `startsAt` of a campaign code that has been redeemed; `details` name the field.',
+    action: 'Create a new campaign code for the new terms.',
   },
 };

@@ -155,6 +155,19 @@ export class DryRunEntitlementView extends OmitType(EntitlementView, ['buckets']
   @ApiProperty({ type: [DryRunBucketView] }) buckets: DryRunBucketView[];
 }
 
+/** A campaign code's counts, with this redemption (in a dry run: as they would be). */
+export class CampaignRedemptionView {
+  @ApiProperty({ example: 41 }) codeId: number;
+  @ApiProperty({ example: 'LAUNCH-50' }) code: string;
+  @ApiProperty({ example: false }) trial: boolean;
+  @ApiProperty({ example: 17 }) redemptionCount: number;
+  @ApiProperty({ example: 100, nullable: true, type: Number }) maxRedemptions: number | null;
+  @ApiProperty({ example: 83, nullable: true, type: Number }) remainingRedemptions: number | null;
+  @ApiProperty({ example: 1, description: "the customer's redemptions of the code" })
+  customerRedemptions: number;
+  @ApiProperty({ example: 1 }) perCustomerLimit: number;
+}
+
 export class RedemptionResult {
   @ApiProperty({ type: RedemptionCustomerView }) customer: RedemptionCustomerView;
   @ApiProperty({ type: [GrantedSubscriptionView], description: 'the windows created by the call' })
@@ -171,4 +184,6 @@ export class RedemptionResult {
       "dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant",
   })
   entitlementsAfter?: DryRunEntitlementView[];
+  @ApiPropertyOptional({ type: CampaignRedemptionView, description: 'a campaign code only: its counts' })
+  campaign?: CampaignRedemptionView;
 }
