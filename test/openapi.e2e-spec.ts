@@ -164,7 +164,7 @@ describe('openapi.json', () => {
     });
     const redeem = ownCodes(doc.paths['/api/private/v1/redemptions'].post);
     expect(redeem.get('400')).toContain('INVALID_SUBSCRIPTION_CHAIN');
-    expect(redeem.get('403')).toEqual(['API_KEY_DISABLED', 'CUSTOMER_PROJECT_MISMATCH']);
+    expect(redeem.get('403')).toEqual(['API_KEY_DISABLED', 'CODE_NOT_ELIGIBLE', 'CUSTOMER_PROJECT_MISMATCH']);
     expect(redeem.get('409')).toContain('PERMANENT_TAIL_CONFLICT');
     expect(shared.info.description).toContain('`400 VALIDATION_FAILED`');
   });

@@ -4,6704 +4,7285 @@
  */
 
 export interface paths {
-    "/api/admin/v1/projects": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List projects (newest first; search on the name)
-         * @description Lists the projects, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name. Deleted projects are not listed.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
-         */
-        get: operations["AdminController_list"];
-        put?: never;
-        /**
-         * Create a project
-         * @description Creates a project, the tenant that owns customers, plans, features, codes and keys. `autoCreateCustomerAtRedemption` (default `false`) lets a redemption or activation with `autoCreate: true` create a missing customer; `requireSignature` (default `false`) makes every public request carry a signature v1. The new project has no keys: create them with `POST /projects/{projectId}/keys`. Answers 201 with the project and its `prj_` id.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
-         */
-        post: operations["AdminController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+  '/api/admin/v1/projects': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/projects/{projectId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a project
-         * @description Answers one project with its settings. A deleted or unknown project id is `404 PROJECT_NOT_FOUND`.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        get: operations["AdminController_get"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a project; its keys then answer 404 PROJECT_NOT_FOUND
-         * @description Deletes a project. The project is soft-deleted: its data is kept, but every one of its keys then answers `404 PROJECT_NOT_FOUND`, and the admin API and CLI no longer find it. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        delete: operations["AdminController_remove"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a project's name or settings
-         * @description Changes any of `name`, `autoCreateCustomerAtRedemption` and `requireSignature`; fields left out keep their value. Turning `requireSignature` on makes every public request of the project without signature headers fail with `401 SIGNATURE_REQUIRED` at once. Answers the updated project.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        patch: operations["AdminController_update"];
-        trace?: never;
+    /**
+     * List projects (newest first; search on the name)
+     * @description Lists the projects, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name. Deleted projects are not listed.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminController_list'];
+    put?: never;
+    /**
+     * Create a project
+     * @description Creates a project, the tenant that owns customers, plans, features, codes and keys. `autoCreateCustomerAtRedemption` (default `false`) lets a redemption or activation with `autoCreate: true` create a missing customer; `requireSignature` (default `false`) makes every public request carry a signature v1. The new project has no keys: create them with `POST /projects/{projectId}/keys`. Answers 201 with the project and its `prj_` id.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
+     */
+    post: operations['AdminController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/projects/{projectId}/keys": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a project's keys, without secrets
-         * @description Lists every key of the project in id order, each with its kind, name, display prefix and `enabled` flag. Neither the key nor the signing secret is ever shown again after creation.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        get: operations["AdminController_listKeys"];
-        put?: never;
-        /**
-         * Create a key; the key (and a public key's signing secret) is shown only in this answer
-         * @description Creates an API key for the project: `kind` `private` (`sk_` + 40 characters, for the project's server side, sent as `Authorization: Bearer`) or `public` (`pk_` + 40, for client applications, sent as `X-Service-Key`). The plaintext `key`, and for a public key its signing secret (`ss_` + 40) used for signature v1, are in this answer only: the service keeps a SHA-256 hash of the key and the secret encrypted. A project may hold several keys of each kind, so keys can be rotated without downtime. Answers 201.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        post: operations["AdminController_createKey"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read a project
+     * @description Answers one project with its settings. A deleted or unknown project id is `404 PROJECT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminController_get'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a project; its keys then answer 404 PROJECT_NOT_FOUND
+     * @description Deletes a project. The project is soft-deleted: its data is kept, but every one of its keys then answers `404 PROJECT_NOT_FOUND`, and the admin API and CLI no longer find it. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    delete: operations['AdminController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a project's name or settings
+     * @description Changes any of `name`, `autoCreateCustomerAtRedemption` and `requireSignature`; fields left out keep their value. Turning `requireSignature` on makes every public request of the project without signature headers fail with `401 SIGNATURE_REQUIRED` at once. Answers the updated project.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    patch: operations['AdminController_update'];
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}/keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/admin/v1/projects/{projectId}/keys/{keyId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete a key
-         * @description Deletes a key for good: requests carrying it then answer `401 INVALID_API_KEY`. An unknown key id is `404 API_KEY_NOT_FOUND`. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `API_KEY_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        delete: operations["AdminController_removeKey"];
-        options?: never;
-        head?: never;
-        /**
-         * Enable, disable or rename a key
-         * @description Changes a key's `name` or `enabled` flag. A disabled key answers `403 API_KEY_DISABLED` to every request until it is enabled again; use this to retire a key after rolling out its successor. Answers the key, without secrets.
-         *
-         *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `API_KEY_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
-         */
-        patch: operations["AdminController_updateKey"];
-        trace?: never;
+    /**
+     * List a project's keys, without secrets
+     * @description Lists every key of the project in id order, each with its kind, name, display prefix and `enabled` flag. Neither the key nor the signing secret is ever shown again after creation.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminController_listKeys'];
+    put?: never;
+    /**
+     * Create a key; the key (and a public key's signing secret) is shown only in this answer
+     * @description Creates an API key for the project: `kind` `private` (`sk_` + 40 characters, for the project's server side, sent as `Authorization: Bearer`) or `public` (`pk_` + 40, for client applications, sent as `X-Service-Key`). The plaintext `key`, and for a public key its signing secret (`ss_` + 40) used for signature v1, are in this answer only: the service keeps a SHA-256 hash of the key and the secret encrypted. A project may hold several keys of each kind, so keys can be rotated without downtime. Answers 201.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    post: operations['AdminController_createKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}/keys/{keyId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/webhook-endpoints": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List webhook endpoints, newest first
-         * @description Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["WebhookEndpointsController_list"];
-        put?: never;
-        /**
-         * Create a webhook endpoint; its signing secret is in this answer only
-         * @description Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        post: operations["WebhookEndpointsController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a key
+     * @description Deletes a key for good: requests carrying it then answer `401 INVALID_API_KEY`. An unknown key id is `404 API_KEY_NOT_FOUND`. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `API_KEY_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    delete: operations['AdminController_removeKey'];
+    options?: never;
+    head?: never;
+    /**
+     * Enable, disable or rename a key
+     * @description Changes a key's `name` or `enabled` flag. A disabled key answers `403 API_KEY_DISABLED` to every request until it is enabled again; use this to retire a key after rolling out its successor. Answers the key, without secrets.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `API_KEY_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    patch: operations['AdminController_updateKey'];
+    trace?: never;
+  };
+  '/api/private/v1/webhook-endpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/webhook-endpoints/{endpointId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a webhook endpoint
-         * @description Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
-         */
-        get: operations["WebhookEndpointsController_get"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook endpoint (its deliveries go with it)
-         * @description Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
-         */
-        delete: operations["WebhookEndpointsController_remove"];
-        options?: never;
-        head?: never;
-        /**
-         * Change url, eventTypes, enabled or description
-         * @description Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
-         */
-        patch: operations["WebhookEndpointsController_update"];
-        trace?: never;
+    /**
+     * List webhook endpoints, newest first
+     * @description Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['WebhookEndpointsController_list'];
+    put?: never;
+    /**
+     * Create a webhook endpoint; its signing secret is in this answer only
+     * @description Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    post: operations['WebhookEndpointsController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/webhook-endpoints/{endpointId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/webhook-endpoints/{endpointId}/rotate-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A new signing secret; for 24 hours deliveries are signed with both
-         * @description Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
-         */
-        post: operations["WebhookEndpointsController_rotate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read a webhook endpoint
+     * @description Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     */
+    get: operations['WebhookEndpointsController_get'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint (its deliveries go with it)
+     * @description Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     */
+    delete: operations['WebhookEndpointsController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Change url, eventTypes, enabled or description
+     * @description Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     */
+    patch: operations['WebhookEndpointsController_update'];
+    trace?: never;
+  };
+  '/api/private/v1/webhook-endpoints/{endpointId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/webhook-endpoints/{endpointId}/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a webhook.test event now and answer the receiver's status
-         * @description Sends a `webhook.test` event to the endpoint now, signed as any delivery, to check the receiver's URL and signature verification. The event is not stored and cannot be subscribed to. Answers 200 with `delivered`, the receiver's `status`, `error` and `durationMs`, whatever the receiver said.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
-         */
-        post: operations["WebhookEndpointsController_test"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * A new signing secret; for 24 hours deliveries are signed with both
+     * @description Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     */
+    post: operations['WebhookEndpointsController_rotate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/webhook-endpoints/{endpointId}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The project's events, newest first (cursor paging; filters type, customerId)
-         * @description Lists the project's events of the last 30 days, newest first, with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page). Filters: `type` and `customerId`. Each event has its `evt_` id, type, `createdAt` and a `data` snapshot; events naming a customer carry `customerSeq`, which grows with each of that customer's events, so a receiver can drop a stale one.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["EventsController_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Send a webhook.test event now and answer the receiver's status
+     * @description Sends a `webhook.test` event to the endpoint now, signed as any delivery, to check the receiver's URL and signature verification. The event is not stored and cannot be subscribed to. Answers 200 with `delivered`, the receiver's `status`, `error` and `durationMs`, whatever the receiver said.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     */
+    post: operations['WebhookEndpointsController_test'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/events/{eventId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read an event
-         * @description Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["EventsController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The project's events, newest first (cursor paging; filters type, customerId)
+     * @description Lists the project's events of the last 30 days, newest first, with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page). Filters: `type` and `customerId`. Each event has its `evt_` id, type, `createdAt` and a `data` snapshot; events naming a customer carry `customerSeq`, which grows with each of that customer's events, so a receiver can drop a stale one.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['EventsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/events/{eventId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/events/{eventId}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The event's deliveries per endpoint, each with its attempts
-         * @description Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["EventsController_deliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read an event
+     * @description Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['EventsController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/events/{eventId}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/events/{eventId}/redeliver": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Deliver the event again (to every endpoint that wants it, or to endpointId)
-         * @description Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`; 409 `WEBHOOK_ENDPOINT_DISABLED`.
-         */
-        post: operations["EventsController_redeliver"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The event's deliveries per endpoint, each with its attempts
+     * @description Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['EventsController_deliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/events/{eventId}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/features": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List features, newest first; `search` matches the name or slug
-         * @description Lists the project's features, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name or the slug.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["FeaturesController_list"];
-        put?: never;
-        /**
-         * Create a feature
-         * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
-         */
-        post: operations["FeaturesController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Deliver the event again (to every endpoint that wants it, or to endpointId)
+     * @description Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`; 409 `WEBHOOK_ENDPOINT_DISABLED`.
+     */
+    post: operations['EventsController_redeliver'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/features': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/features/{featureId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a feature
-         * @description Answers one feature of the project. A feature of another project is `404 FEATURE_NOT_FOUND`, as an unknown id.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["FeaturesController_get"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a feature that no quota uses
-         * @description Deletes a feature. A feature that a quota of any plan still uses, that a customer's override names (in effect or not), or that a grant not ended (neither voided nor expired) gives, is `409 FEATURE_IN_USE`: remove those first. Ended grants of the feature are deleted with it. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `FEATURE_IN_USE`.
-         */
-        delete: operations["FeaturesController_remove"];
-        options?: never;
-        head?: never;
-        /**
-         * Change any of a feature's fields
-         * @description Changes any of `slug`, `name`, `description`, `metered` and `unit`; fields left out keep their value, and `null` is refused. A new slug must be free in the project (`409 SLUG_TAKEN`). Answers the updated feature.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
-         */
-        patch: operations["FeaturesController_update"];
-        trace?: never;
+    /**
+     * List features, newest first; `search` matches the name or slug
+     * @description Lists the project's features, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name or the slug.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['FeaturesController_list'];
+    put?: never;
+    /**
+     * Create a feature
+     * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     */
+    post: operations['FeaturesController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/features/{featureId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/plans": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List plans with their quotas, in id order; `search` matches the name or slug
-         * @description Lists the project's plans in id order (oldest first), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10). Each plan carries its quotas, in id order, each with its embedded feature. `search` is a case-insensitive substring match on the name or the slug.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["PlansController_list"];
-        put?: never;
-        /**
-         * Create a plan with its quotas
-         * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never). A free plan is granted to every customer created afterwards. Answers 201 with the plan.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
-         */
-        post: operations["PlansController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read a feature
+     * @description Answers one feature of the project. A feature of another project is `404 FEATURE_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['FeaturesController_get'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a feature that no quota uses
+     * @description Deletes a feature. A feature that a quota of any plan still uses, that a customer's override names (in effect or not), or that a grant not ended (neither voided nor expired) gives, is `409 FEATURE_IN_USE`: remove those first. Ended grants of the feature are deleted with it. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `FEATURE_IN_USE`.
+     */
+    delete: operations['FeaturesController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Change any of a feature's fields
+     * @description Changes any of `slug`, `name`, `description`, `metered` and `unit`; fields left out keep their value, and `null` is refused. A new slug must be free in the project (`409 SLUG_TAKEN`). Answers the updated feature.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     */
+    patch: operations['FeaturesController_update'];
+    trace?: never;
+  };
+  '/api/private/v1/plans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/plans/{planId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a plan with its quotas
-         * @description Answers one plan with its quotas and their features. A plan of another project is `404 PLAN_NOT_FOUND`, as an unknown id.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["PlansController_get"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a plan and its quotas, unless subscriptions or codes refer to it
-         * @description Deletes a plan with its quotas. A plan that any subscription, code or code batch refers to is `409 PLAN_IN_USE`, so the history of who held it stays readable. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_IN_USE`.
-         */
-        delete: operations["PlansController_remove"];
-        options?: never;
-        head?: never;
-        /**
-         * Change a plan's name, slug or whole list of quotas; group and value are fixed
-         * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits apply at once to the customers holding the plan. Answers the updated plan.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
-         */
-        patch: operations["PlansController_update"];
-        trace?: never;
+    /**
+     * List plans with their quotas, in id order; `search` matches the name or slug
+     * @description Lists the project's plans in id order (oldest first), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10). Each plan carries its quotas, in id order, each with its embedded feature. `search` is a case-insensitive substring match on the name or the slug.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['PlansController_list'];
+    put?: never;
+    /**
+     * Create a plan with its quotas
+     * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never). A free plan is granted to every customer created afterwards. Answers 201 with the plan.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     */
+    post: operations['PlansController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/plans/{planId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List customers, newest first; `search` matches the username or any identifier value
-         * @description Lists the project's customers, newest first (id descending), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10; out-of-range values are `400 VALIDATION_FAILED`, and a page past the end has an empty `data`). `search` (at most 128 characters) is a case-insensitive substring match on the username or any identifier value. Items carry the short form of identifiers and no credentials.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["CustomersController_list"];
-        put?: never;
-        /**
-         * Create a customer; every free plan of the project is granted to it
-         * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login. Answers 201 with the customer in short form.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
-         */
-        post: operations["CustomersController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read a plan with its quotas
+     * @description Answers one plan with its quotas and their features. A plan of another project is `404 PLAN_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['PlansController_get'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a plan and its quotas, unless subscriptions or codes refer to it
+     * @description Deletes a plan with its quotas. A plan that any subscription, code or code batch refers to is `409 PLAN_IN_USE`, so the history of who held it stays readable. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_IN_USE`.
+     */
+    delete: operations['PlansController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a plan's name, slug or whole list of quotas; group and value are fixed
+     * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits apply at once to the customers holding the plan. Answers the updated plan.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
+     */
+    patch: operations['PlansController_update'];
+    trace?: never;
+  };
+  '/api/private/v1/customers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/resolve": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Find one customer by an identifier (type `username` included)
-         * @description Finds the one customer holding an identifier (`customer.type`, `customer.value`), for example the customer of an email or of your own user id. Type `username` is allowed and compared case-insensitively; other values are compared exactly. Answers the full record (credentials, identifiers with `readonly`), whose `id` serves the `{customerId}` endpoints; no match is `404 CUSTOMER_NOT_FOUND`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        post: operations["CustomersController_resolve"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * List customers, newest first; `search` matches the username or any identifier value
+     * @description Lists the project's customers, newest first (id descending), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10; out-of-range values are `400 VALIDATION_FAILED`, and a page past the end has an empty `data`). `search` (at most 128 characters) is a case-insensitive substring match on the username or any identifier value. Items carry the short form of identifiers and no credentials.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['CustomersController_list'];
+    put?: never;
+    /**
+     * Create a customer; every free plan of the project is granted to it
+     * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login. Answers 201 with the customer in short form.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
+     */
+    post: operations['CustomersController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/resolve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a customer: the full record with credentials and identifiers
-         * @description Answers the full record of one customer: flags, credentials (type 1 is a password; never the password itself) and identifiers with `readonly`, `createdAt` and `updatedAt`, the mirrored username first. A customer of another project is `404 CUSTOMER_NOT_FOUND`, as an unknown id.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["CustomersController_get"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a customer with its identifiers, credentials, sessions and subscriptions
-         * @description Deletes a customer with its identifiers, credentials, sessions (its tokens stop working) and subscriptions, in one transaction. Codes it redeemed keep their record, with the link to the customer cleared. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        delete: operations["CustomersController_remove"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a customer; `identifiers` replaces the whole list of extra identifiers
-         * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
-         */
-        patch: operations["CustomersController_update"];
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Find one customer by an identifier (type `username` included)
+     * @description Finds the one customer holding an identifier (`customer.type`, `customer.value`), for example the customer of an email or of your own user id. Type `username` is allowed and compared case-insensitively; other values are compared exactly. Answers the full record (credentials, identifiers with `readonly`), whose `id` serves the `{customerId}` endpoints; no match is `404 CUSTOMER_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    post: operations['CustomersController_resolve'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}/subscriptions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
-         * @description Lists the customer's subscription windows in every plan group: the live ones (not cancelled, and not yet ended) first; `history=true` adds, after them, the windows that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` (`active`, or `cancelled` for a window cancelled before it started), `source` (`signup`, `code`, `activation`) and the `codeId` that granted it.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["CustomerSubscriptionsController_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read a customer: the full record with credentials and identifiers
+     * @description Answers the full record of one customer: flags, credentials (type 1 is a password; never the password itself) and identifiers with `readonly`, `createdAt` and `updatedAt`, the mirrored username first. A customer of another project is `404 CUSTOMER_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['CustomersController_get'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a customer with its identifiers, credentials, sessions and subscriptions
+     * @description Deletes a customer with its identifiers, credentials, sessions (its tokens stop working) and subscriptions, in one transaction. Codes it redeemed keep their record, with the link to the customer cleared. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    delete: operations['CustomersController_remove'];
+    options?: never;
+    head?: never;
+    /**
+     * Update a customer; `identifiers` replaces the whole list of extra identifiers
+     * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
+     */
+    patch: operations['CustomersController_update'];
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/codes": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List codes (newest first; filters status, planId, batchId; search on the code or the note)
-         * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `status` (`available`, `redeemed`, `revoked`, `expired`; expiry is derived from `expiresAt` at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code or the note.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["CodesController_list"];
-        put?: never;
-        /**
-         * Create a batch of codes; every code is in the answer, in plaintext
-         * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_LIMIT_REACHED`; 429 `CODE_BATCH_RATE_LIMITED`.
-         */
-        post: operations["CodesController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
+     * @description Lists the customer's subscription windows in every plan group: the live ones (not cancelled, and not yet ended) first; `history=true` adds, after them, the windows that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` (`active`, or `cancelled` for a window cancelled before it started), `source` (`signup`, `code`, `activation`) and the `codeId` that granted it.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['CustomerSubscriptionsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/codes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/codes/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Export the codes of one batch as CSV
-         * @description Exports every code of one batch (`batchId`) as RFC 4180 CSV (CRLF line ends) with the columns `code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id`, for printing or handing to a distributor. An unknown batch is `404 CODE_NOT_FOUND`; errors are the JSON envelope, only the success is CSV.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["CodesController_export"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * List codes (newest first; filters status, planId, batchId; search on the code or the note)
+     * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `status` (`available`, `redeemed`, `revoked`, `expired`; expiry is derived from `expiresAt` at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code or the note.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['CodesController_list'];
+    put?: never;
+    /**
+     * Create a batch of codes (every code is in the answer, in plaintext), or with `kind: "campaign"` one campaign code (the answer is the code)
+     * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_LIMIT_REACHED`, `CODE_TAKEN`; 429 `CODE_BATCH_RATE_LIMITED`.
+     */
+    post: operations['CodesController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/codes/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/codes/{codeId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read a code
-         * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["CodesController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Export the codes of one batch as CSV
+     * @description Exports every code of one batch (`batchId`) as RFC 4180 CSV (CRLF line ends) with the columns `code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id`, for printing or handing to a distributor. An unknown batch is `404 CODE_NOT_FOUND`; errors are the JSON envelope, only the success is CSV.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['CodesController_export'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/codes/{codeId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/codes/{codeId}/revoke": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Revoke a code (available or expired); revoking again answers the same
-         * @description Revokes an available or expired code: redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`.
-         */
-        post: operations["CodesController_revoke"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Read a code
+     * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['CodesController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Change a campaign code
+     * @description Change a campaign code.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_CHANGE_NOT_ALLOWED`, `CODE_EXPIRED`, `CODE_REVOKED`.
+     */
+    patch: operations['CodesController_update'];
+    trace?: never;
+  };
+  '/api/private/v1/codes/{codeId}/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods
-         * @description Lists every feature of the project for one customer, granted or not, so a client can show limits and grey out what the customer's plans lack. A feature is granted when a plan in effect (in any group) has a quota for it; a metered feature has one bucket per plan group, each with its `limit`, `used` and `remaining` in the current period, and a `balance` summing them (`limit` and `remaining` `null` when a bucket is unlimited). Periods are computed from the start of the customer's unbroken run in the group plus whole `resetInterval`s, so renewals and upgrades do not move reset dates; `resetsAt` is the earliest period end and `accessEndsAt` when the last window granting the feature ends (`null` when permanent).
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["EntitlementsController_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Revoke a code (available or expired); revoking again answers the same
+     * @description Revokes an available or expired code: redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`.
+     */
+    post: operations['CodesController_revoke'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/entitlements': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/entitlements/check": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not
-         * @description Asks whether a customer (`customer` identifier or `customerId`) may use `amount` (default 1, 0 for "is it granted at all", at most 6 decimals; ignored for a boolean feature) of a feature (`feature` slug or `featureId`) now. It only reads: nothing is consumed (record usage with `POST /usage`). A refusal still answers 200, with `allowed: false` and `reason` `NOT_GRANTED`, `LIMIT_REACHED` or `CUSTOMER_DISABLED`; an unknown customer or feature is 404. The answer carries the balance, the buckets, `resetsAt` and `accessEndsAt`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        post: operations["EntitlementsController_check"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods
+     * @description Lists every feature of the project for one customer, granted or not, so a client can show limits and grey out what the customer's plans lack. A feature is granted when a plan in effect (in any group) has a quota for it; a metered feature has one bucket per plan group, each with its `limit`, `used` and `remaining` in the current period, and a `balance` summing them (`limit` and `remaining` `null` when a bucket is unlimited). Periods are computed from the start of the customer's unbroken run in the group plus whole `resetInterval`s, so renewals and upgrades do not move reset dates; `resetsAt` is the earliest period end and `accessEndsAt` when the last window granting the feature ends (`null` when permanent).
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['EntitlementsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/entitlements/check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded
-         * @description Records `amount` of a metered feature used by a customer, at the server's time, exactly once per `eventId` (1 to 255 printable characters, unique per customer forever). The amount is taken from the buckets in order: higher quota `priority` first, then the period that ends first, then the window that ends first, then the lower plan id; a record may span several buckets and keeps its allocations. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `USAGE_EVENT_CONFLICT` (the `eventId` already recorded with another feature or amount), `CUSTOMER_DISABLED`, `FEATURE_NOT_METERED`, `FEATURE_NOT_GRANTED`, and `409 QUOTA_EXCEEDED` (nothing recorded; `details` give `remaining` and `resetsAt`) unless `allowOverage: true` records the excess as overage. Answers 201 with the record and the balance after it; the same `eventId` again answers 200 with the original record, the balance now and `replayed: true`.
-         *
-         *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `FEATURE_NOT_GRANTED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`.
-         */
-        post: operations["EntitlementsController_consume"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not
+     * @description Asks whether a customer (`customer` identifier or `customerId`) may use `amount` (default 1, 0 for "is it granted at all", at most 6 decimals; ignored for a boolean feature) of a feature (`feature` slug or `featureId`) now. It only reads: nothing is consumed (record usage with `POST /usage`). A refusal still answers 200, with `allowed: false` and `reason` `NOT_GRANTED`, `LIMIT_REACHED` or `CUSTOMER_DISABLED`; an unknown customer or feature is 404. The answer carries the balance, the buckets, `resetsAt` and `accessEndsAt`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    post: operations['EntitlementsController_check'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/usage/batch": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer
-         * @description Records up to 100 usage events (`events`, each the body of `POST /usage`) in one request, for instance when flushing a buffer. Items are decided one after the other in list order, each on its own: one failure leaves the others recorded. Answers 200 with `results` in the same order, each with the `status` the single call would have answered and its `usage`, `balance` and `replayed`, or its `error`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        post: operations["EntitlementsController_batch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded
+     * @description Records `amount` of a metered feature used by a customer, at the server's time, exactly once per `eventId` (1 to 255 printable characters, unique per customer forever). The amount is taken from the buckets in order: higher quota `priority` first, then the period that ends first, then the window that ends first, then the lower plan id; a record may span several buckets and keeps its allocations. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `USAGE_EVENT_CONFLICT` (the `eventId` already recorded with another feature or amount), `CUSTOMER_DISABLED`, `FEATURE_NOT_METERED`, `FEATURE_NOT_GRANTED`, and `409 QUOTA_EXCEEDED` (nothing recorded; `details` give `remaining` and `resetsAt`) unless `allowOverage: true` records the excess as overage. Answers 201 with the record and the balance after it; the same `eventId` again answers 200 with the original record, the balance now and `replayed: true`.
+     *
+     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `FEATURE_NOT_GRANTED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`.
+     */
+    post: operations['EntitlementsController_consume'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/usage/batch': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/usage/{usageId}/reverse": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Give back exactly the record's allocations; a second call answers the same reversed record
-         * @description Reverses a usage record, for example after a refunded or failed operation: exactly the allocations it took are given back to the periods it was recorded in, whenever the reversal happens. The record stays in the ledger with `reversedAt` set; reversing it again answers the same record. Answers 200 with the record and the balance now; an unknown id is `404 USAGE_NOT_FOUND`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `USAGE_NOT_FOUND`.
-         */
-        post: operations["EntitlementsController_reverse"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer
+     * @description Records up to 100 usage events (`events`, each the body of `POST /usage`) in one request, for instance when flushing a buffer. Items are decided one after the other in list order, each on its own: one failure leaves the others recorded. Answers 200 with `results` in the same order, each with the `status` the single call would have answered and its `usage`, `balance` and `replayed`, or its `error`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    post: operations['EntitlementsController_batch'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/usage/{usageId}/reverse': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}/usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The customer's usage ledger, newest first, paged; filters featureId, from, to
-         * @description Lists a customer's usage ledger, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `from` (inclusive) and `to` (exclusive) over `recordedAt`. Each record gives its `eventId`, amount, overage, allocations per plan group and period, and `reversedAt`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["EntitlementsController_ledger"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Give back exactly the record's allocations; a second call answers the same reversed record
+     * @description Reverses a usage record, for example after a refunded or failed operation: exactly the allocations it took are given back to the periods it was recorded in, whenever the reversal happens. The record stays in the ledger with `reversedAt` set; reversing it again answers the same record. Answers 200 with the record and the balance now; an unknown id is `404 USAGE_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `USAGE_NOT_FOUND`.
+     */
+    post: operations['EntitlementsController_reverse'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}/grants": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The customer's grants, newest first, paged; filters featureId and status
-         * @description Lists a customer's grants, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `status` as derived now (`voided`, `expired`, `scheduled`, `exhausted`, `active`). Each grant gives `amount = used + remaining + forfeited`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["GrantsController_list"];
-        put?: never;
-        /**
-         * Give the customer an amount of a metered feature outside the plans: 201 `{ grant }`; `dryRun=true` answers 200 what it would do and changes nothing
-         * @description Gives one customer an `amount` (greater than 0, at most 6 decimals and 10^12) of a metered feature (`feature` slug or `featureId`) outside its plans: a top-up, a goodwill credit, a promotion. While in effect (`effectiveAt` <= now < `expiresAt`, not voided) the grant is one more bucket of the feature, consumed in the same order as the plans' buckets (higher `priority` first, then what lapses first). `effectiveAt` defaults to now (a later one makes the grant `scheduled`); `expiresAt` (null: never) must be later than now and than `effectiveAt`; `priority` defaults to 0; `reason` (1 to 500 characters) and `metadata` (at most 20 string values) are yours. A grant never resets. Refusals, in order: `VALIDATION_FAILED`, `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `FEATURE_NOT_METERED`. Answers 201 `{ grant }` and records `grant.created`; `?dryRun=true` answers 200 with `dryRun: true`, `grant.id` null and `entitlementsAfter`, and changes nothing.
-         *
-         *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        post: operations["GrantsController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The customer's usage ledger, newest first, paged; filters featureId, from, to
+     * @description Lists a customer's usage ledger, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `from` (inclusive) and `to` (exclusive) over `recordedAt`. Each record gives its `eventId`, amount, overage, allocations per plan group and period, and `reversedAt`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['EntitlementsController_ledger'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/grants/{grantId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One grant, its status and figures now
-         * @description Answers one grant with its status and figures now: `used` (what records took, less reversals), `remaining` (0 once ended) and `forfeited` (what remained when it was voided or expired). A grant of another project is `404 GRANT_NOT_FOUND`, as an unknown id.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["GrantsController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The customer's grants, newest first, paged; filters featureId and status
+     * @description Lists a customer's grants, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `status` as derived now (`voided`, `expired`, `scheduled`, `exhausted`, `active`). Each grant gives `amount = used + remaining + forfeited`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['GrantsController_list'];
+    put?: never;
+    /**
+     * Give the customer an amount of a metered feature outside the plans: 201 `{ grant }`; `dryRun=true` answers 200 what it would do and changes nothing
+     * @description Gives one customer an `amount` (greater than 0, at most 6 decimals and 10^12) of a metered feature (`feature` slug or `featureId`) outside its plans: a top-up, a goodwill credit, a promotion. While in effect (`effectiveAt` <= now < `expiresAt`, not voided) the grant is one more bucket of the feature, consumed in the same order as the plans' buckets (higher `priority` first, then what lapses first). `effectiveAt` defaults to now (a later one makes the grant `scheduled`); `expiresAt` (null: never) must be later than now and than `effectiveAt`; `priority` defaults to 0; `reason` (1 to 500 characters) and `metadata` (at most 20 string values) are yours. A grant never resets. Refusals, in order: `VALIDATION_FAILED`, `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `FEATURE_NOT_METERED`. Answers 201 `{ grant }` and records `grant.created`; `?dryRun=true` answers 200 with `dryRun: true`, `grant.id` null and `entitlementsAfter`, and changes nothing.
+     *
+     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    post: operations['GrantsController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/grants/{grantId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/grants/{grantId}/void": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * End the grant now, forfeiting what remains; a voided grant answers unchanged
-         * @description Ends a grant at once (a scheduled one too) and forfeits what remains; `reason` is kept as `voidReason`. Voiding a voided grant answers it unchanged and records nothing; an expired grant is `409 GRANT_EXPIRED`. Answers 200 `{ grant }` and records `grant.voided`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `GRANT_EXPIRED`.
-         */
-        post: operations["GrantsController_void"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * One grant, its status and figures now
+     * @description Answers one grant with its status and figures now: `used` (what records took, less reversals), `remaining` (0 once ended) and `forfeited` (what remained when it was voided or expired). A grant of another project is `404 GRANT_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['GrantsController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/grants/{grantId}/void': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}/overrides/{featureId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The customer's override of the feature in effect
-         * @description Answers the override of the feature in effect for the customer. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND` (none, or it has expired).
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["OverridesController_get"];
-        /**
-         * Set the customer's one override of the feature (`set` or `deny`), replacing any; `dryRun=true` changes nothing
-         * @description Sets the customer's one override of the feature, replacing any, in effect until replaced, deleted or its `expiresAt` (later than now; null: no end). `mode: "deny"`: not granted, whatever plans and grants say (`limit`, `resetInterval` and `priority` refused, even as null). `mode: "set"`: granted; on a metered feature one bucket with `limit` (required; null: unlimited) replaces the plans' buckets, grants still add, and usage already recorded in the period counts against it. Its period's `anchor`, and `resetInterval` and `priority` unless named, are copied from the feature's plan bucket first in the order of consumption (none: now, null and 0). On a boolean feature `limit`, `resetInterval` and `priority` are refused. Refusals, in order: `VALIDATION_FAILED` (the body), `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, then `VALIDATION_FAILED` for the feature's kind. Answers 200 `{ override }` and records `override.set`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        put: operations["OverridesController_set"];
-        post?: never;
-        /**
-         * Remove the override in effect, answered as it was; the plans apply again at once. `dryRun=true` changes nothing
-         * @description Removes the override in effect: the plans' answer applies again at once. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`. Answers 200 `{ override }` as it was and records `override.removed` with `reason: "deleted"`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        delete: operations["OverridesController_remove"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * End the grant now, forfeiting what remains; a voided grant answers unchanged
+     * @description Ends a grant at once (a scheduled one too) and forfeits what remains; `reason` is kept as `voidReason`. Voiding a voided grant answers it unchanged and records nothing; an expired grant is `409 GRANT_EXPIRED`. Answers 200 `{ grant }` and records `grant.voided`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `GRANT_EXPIRED`.
+     */
+    post: operations['GrantsController_void'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/overrides/{featureId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/customers/{customerId}/overrides": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The customer's overrides in effect, in feature id order
-         * @description Lists the customer's overrides in effect, as a plain array in feature id order. An override whose `expiresAt` has passed is not listed: the plans' answer applies again.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        get: operations["OverridesController_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The customer's override of the feature in effect
+     * @description Answers the override of the feature in effect for the customer. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND` (none, or it has expired).
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['OverridesController_get'];
+    /**
+     * Set the customer's one override of the feature (`set` or `deny`), replacing any; `dryRun=true` changes nothing
+     * @description Sets the customer's one override of the feature, replacing any, in effect until replaced, deleted or its `expiresAt` (later than now; null: no end). `mode: "deny"`: not granted, whatever plans and grants say (`limit`, `resetInterval` and `priority` refused, even as null). `mode: "set"`: granted; on a metered feature one bucket with `limit` (required; null: unlimited) replaces the plans' buckets, grants still add, and usage already recorded in the period counts against it. Its period's `anchor`, and `resetInterval` and `priority` unless named, are copied from the feature's plan bucket first in the order of consumption (none: now, null and 0). On a boolean feature `limit`, `resetInterval` and `priority` are refused. Refusals, in order: `VALIDATION_FAILED` (the body), `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, then `VALIDATION_FAILED` for the feature's kind. Answers 200 `{ override }` and records `override.set`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    put: operations['OverridesController_set'];
+    post?: never;
+    /**
+     * Remove the override in effect, answered as it was; the plans apply again at once. `dryRun=true` changes nothing
+     * @description Removes the override in effect: the plans' answer applies again at once. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`. Answers 200 `{ override }` as it was and records `override.removed` with `reason: "deleted"`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    delete: operations['OverridesController_remove'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/overrides': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/redemptions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
-         * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
-         *
-         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
-         */
-        post: operations["RedemptionsController_redeem"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The customer's overrides in effect, in feature id order
+     * @description Lists the customer's overrides in effect, as a plain array in feature id order. An override whose `expiresAt` has passed is not listed: the plans' answer applies again.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['OverridesController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/redemptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/codes/redeem": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Alias of POST /redemptions: same body, answer, rules and errors
-         * @description Alias of `POST /redemptions`, kept for clients written against it: the same body (`code`, `customer`, `autoCreate`), the same `?dryRun=true`, the same order of checks, chain rules, answer and errors. Prefer `POST /redemptions` in new code.
-         *
-         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
-         */
-        post: operations["RedemptionsController_redeemAlias"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
+     * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
+     *
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     */
+    post: operations['RedemptionsController_redeem'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/codes/redeem': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/subscriptions/activate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing
-         * @description Grants a plan to a customer without a code, for instance after a payment taken elsewhere: `planId` for `duration` (ISO 8601; `null` for a permanent grant). It runs the redemption engine in one transaction: the same customer lookup with `autoCreate` (which needs the project's `autoCreateCustomerAtRedemption` as well), the same chain rules (extension, upgrade with converted time, queued lesser plan) and the same conflicts `PERMANENT_TAIL_CONFLICT` and `REDUNDANT_PERMANENT_PURCHASE`. Windows it creates have `source: activation`. Answers 200 like a redemption; `?dryRun=true` changes nothing and adds `changes` and `entitlementsAfter`.
-         *
-         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CUSTOMER_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
-         */
-        post: operations["RedemptionsController_activate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Alias of POST /redemptions: same body, answer, rules and errors
+     * @description Alias of `POST /redemptions`, kept for clients written against it: the same body (`code`, `customer`, `autoCreate`), the same `?dryRun=true`, the same order of checks, chain rules, answer and errors. Prefer `POST /redemptions` in new code.
+     *
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     */
+    post: operations['RedemptionsController_redeemAlias'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/subscriptions/activate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/auth/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Log a customer in with an identifier and password; answers a customer token
-         * @description Logs a customer in from a client application with an identifier (`type` may be `username`) and password, with the project's public key in `X-Service-Key` (and a signature v1 when the project requires one). Answers `{ token, tokenType: "Bearer", expiresAt, customer }`: send the token as `Authorization: Bearer` on the `/me` endpoints; it is valid 30 days (`CUSTOMER_TOKEN_TTL_DAYS`) until logout, or until the customer is disabled or deleted. A wrong password, an unknown customer and a customer without a password all answer the same `401 INVALID_CREDENTIALS` after the same work; a disabled customer is `403 CUSTOMER_DISABLED`. After 5 failures for one identifier (or 20 from one address) within 15 minutes, logins answer `429 RATE_LIMITED` with `Retry-After` until the window ends.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        post: operations["PublicAuthController_login"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing
+     * @description Grants a plan to a customer without a code, for instance after a payment taken elsewhere: `planId` for `duration` (ISO 8601; `null` for a permanent grant). It runs the redemption engine in one transaction: the same customer lookup with `autoCreate` (which needs the project's `autoCreateCustomerAtRedemption` as well), the same chain rules (extension, upgrade with converted time, queued lesser plan) and the same conflicts `PERMANENT_TAIL_CONFLICT` and `REDUNDANT_PERMANENT_PURCHASE`. Windows it creates have `source: activation`. Answers 200 like a redemption; `?dryRun=true` changes nothing and adds `changes` and `entitlementsAfter`.
+     *
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CUSTOMER_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     */
+    post: operations['RedemptionsController_activate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/codes/{codeId}/redemptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/auth/logout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Revoke the customer token of this request
-         * @description Revokes the customer token sent in `Authorization: Bearer`: it then answers `401 INVALID_CUSTOMER_TOKEN`. Other tokens of the same customer keep working. Answers `{ success: true }`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
-         */
-        post: operations["PublicAuthController_logout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * A code's redemptions: who, when, which windows (newest first; filter customerId)
+     * @description A code's redemptions: who, when, which windows (newest first; filter customerId).
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['RedemptionsController_codeRedemptions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/auth/login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/me/entitlements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
-         * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token answers `403 CUSTOMER_DISABLED`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["MeController_listEntitlements"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Log a customer in with an identifier and password; answers a customer token
+     * @description Logs a customer in from a client application with an identifier (`type` may be `username`) and password, with the project's public key in `X-Service-Key` (and a signature v1 when the project requires one). Answers `{ token, tokenType: "Bearer", expiresAt, customer }`: send the token as `Authorization: Bearer` on the `/me` endpoints; it is valid 30 days (`CUSTOMER_TOKEN_TTL_DAYS`) until logout, or until the customer is disabled or deleted. A wrong password, an unknown customer and a customer without a password all answer the same `401 INVALID_CREDENTIALS` after the same work; a disabled customer is `403 CUSTOMER_DISABLED`. After 5 failures for one identifier (or 20 from one address) within 15 minutes, logins answer `429 RATE_LIMITED` with `Retry-After` until the window ends.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    post: operations['PublicAuthController_login'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/auth/logout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/me/entitlements/check": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused
-         * @description Asks whether the logged-in customer may use `amount` (default 1) of a feature (`feature` slug or `featureId`) now, as the private check does; it reads only. A refusal answers 200 with `allowed: false` and a `reason`. A `customer` in the body is refused with 400: the token names the customer.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
-         */
-        post: operations["MeController_checkEntitlement"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Revoke the customer token of this request
+     * @description Revokes the customer token sent in `Authorization: Bearer`: it then answers `401 INVALID_CUSTOMER_TOKEN`. Other tokens of the same customer keep working. Answers `{ success: true }`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     */
+    post: operations['PublicAuthController_logout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/me/entitlements': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The logged-in customer: the full record with credentials and identifiers
-         * @description Answers the logged-in customer's full record (credentials without secrets, identifiers), as the private read does. Needs the public key (`X-Service-Key`, signed when the project requires it) and the customer token; a token of another project's customer is `403 CUSTOMER_PROJECT_MISMATCH`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["MeController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
+     * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token answers `403 CUSTOMER_DISABLED`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['MeController_listEntitlements'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/me/entitlements/check': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/me/subscriptions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The logged-in customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
-         * @description Lists the logged-in customer's subscription windows, as the private list does: live ones first, and with `history=true` also those that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` and `source`, so an app can show what the customer holds and until when.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["MeController_listSubscriptions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused
+     * @description Asks whether the logged-in customer may use `amount` (default 1) of a feature (`feature` slug or `featureId`) now, as the private check does; it reads only. A refusal answers 200 with `allowed: false` and a `reason`. A `customer` in the body is refused with 400: the token names the customer.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    post: operations['MeController_checkEntitlement'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/me': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/me/password": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Set the logged-in customer's password, proving the current one
-         * @description Sets the logged-in customer's password after proving the current one. Every other session of the customer ends; this token goes on working. A wrong current password is 401 INVALID_CREDENTIALS and counts as a failed login (429 RATE_LIMITED as for the login).
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
-         */
-        post: operations["MeController_changePassword"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The logged-in customer: the full record with credentials and identifiers
+     * @description Answers the logged-in customer's full record (credentials without secrets, identifiers), as the private read does. Needs the public key (`X-Service-Key`, signed when the project requires it) and the customer token; a token of another project's customer is `403 CUSTOMER_PROJECT_MISMATCH`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['MeController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/me/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/me/redemptions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
-         * @description Lets the logged-in customer redeem a code for itself (`{ code }`), for example from an in-app "enter your code" field. The rules are those of the private redemption: code normalisation, the order of code checks, the chain rules and their errors; no customer is ever created. `?dryRun=true` changes nothing and answers what would happen, with `entitlementsAfter` to show the customer what the code gives before it is used. Answers 200 like the private redemption.
-         *
-         *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_EXPIRED`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
-         */
-        post: operations["MeController_redeem"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The logged-in customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
+     * @description Lists the logged-in customer's subscription windows, as the private list does: live ones first, and with `history=true` also those that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` and `source`, so an app can show what the customer holds and until when.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['MeController_listSubscriptions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/me/password': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/private/v1/info": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The project of this key and the private endpoints
-         * @description Answers the project of the private key (id, name, `autoCreateCustomerAtRedemption`), how to call the private interface (base URL, `Authorization: Bearer`, the `X-Request-Id` and `Idempotency-Key` header names) and every private endpoint as `METHOD path`, read from the running application. Handy as a first call to check a key: an invalid key is `401 INVALID_API_KEY`, a disabled one `403 API_KEY_DISABLED`, a deleted project's `404 PROJECT_NOT_FOUND`.
-         *
-         *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["PrivateInfoController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Set the logged-in customer's password, proving the current one
+     * @description Sets the logged-in customer's password after proving the current one. Every other session of the customer ends; this token goes on working. A wrong current password is 401 INVALID_CREDENTIALS and counts as a failed login (429 RATE_LIMITED as for the login).
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     */
+    post: operations['MeController_changePassword'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/me/redemptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/public/v1/info": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The project of this public key and the public endpoints
-         * @description Answers the project of the public key, the base URL of the public interface, the names of the key, customer authorization, request id and signature headers, and every public endpoint as `METHOD path`, read from the running application. A client application can read header names from here instead of hard-coding them.
-         *
-         *     Errors: 401 `INVALID_API_KEY`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
-         */
-        get: operations["PublicInfoController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
+     * @description Lets the logged-in customer redeem a code for itself (`{ code }`), for example from an in-app "enter your code" field. The rules are those of the private redemption: code normalisation, the order of code checks, the chain rules and their errors; no customer is ever created. `?dryRun=true` changes nothing and answers what would happen, with `entitlementsAfter` to show the customer what the code gives before it is used. Answers 200 like the private redemption.
+     *
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     */
+    post: operations['MeController_redeem'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/info': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/healthz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Liveness: the process answers
-         * @description Liveness probe: answers 200 `{ status: "ok" }` while the process serves HTTP, without asking the database (use `/readyz` for that). Needs no credential.
-         */
-        get: operations["HealthController_live"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The project of this key and the private endpoints
+     * @description Answers the project of the private key (id, name, `autoCreateCustomerAtRedemption`), how to call the private interface (base URL, `Authorization: Bearer`, the `X-Request-Id` and `Idempotency-Key` header names) and every private endpoint as `METHOD path`, read from the running application. Handy as a first call to check a key: an invalid key is `401 INVALID_API_KEY`, a disabled one `403 API_KEY_DISABLED`, a deleted project's `404 PROJECT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['PrivateInfoController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/public/v1/info': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/readyz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Readiness: the database answers and every migration is applied (503 otherwise)
-         * @description Readiness probe: answers 200 when the database answers and every migration is applied, `503 SERVICE_UNAVAILABLE` otherwise, so a load balancer sends no traffic to an instance that cannot serve it. Needs no credential.
-         *
-         *     Errors: 503 `SERVICE_UNAVAILABLE`.
-         */
-        get: operations["HealthController_ready"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The project of this public key and the public endpoints
+     * @description Answers the project of the public key, the base URL of the public interface, the names of the key, customer authorization, request id and signature headers, and every public endpoint as `METHOD path`, read from the running application. A client application can read header names from here instead of hard-coding them.
+     *
+     *     Errors: 401 `INVALID_API_KEY`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['PublicInfoController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/healthz': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
+    /**
+     * Liveness: the process answers
+     * @description Liveness probe: answers 200 `{ status: "ok" }` while the process serves HTTP, without asking the database (use `/readyz` for that). Needs no credential.
+     */
+    get: operations['HealthController_live'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/readyz': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Readiness: the database answers and every migration is applied (503 otherwise)
+     * @description Readiness probe: answers 200 when the database answers and every migration is applied, `503 SERVICE_UNAVAILABLE` otherwise, so a load balancer sends no traffic to an instance that cannot serve it. Needs no credential.
+     *
+     *     Errors: 503 `SERVICE_UNAVAILABLE`.
+     */
+    get: operations['HealthController_ready'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: {
-        ProjectView: {
-            /**
-             * @description The project id (`prj_...`).
-             * @example prj_k3v7q2m9x4t6b8n5c1zd
-             */
-            id: string;
-            /**
-             * @description Name of the project.
-             * @example Acme Notes
-             */
-            name: string;
-            /**
-             * @description Whether a redemption may create a missing customer (`autoCreate: true`).
-             * @example false
-             */
-            autoCreateCustomerAtRedemption: boolean;
-            /**
-             * @description Whether public requests must be signed (Signature v1).
-             * @example false
-             */
-            requireSignature: boolean;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        ApiErrorDetail: {
-            /**
-             * @description The field, as a path such as `customer.value` or `identifiers[0].type`.
-             * @example customer.value
-             */
-            field: string;
-            /**
-             * @description What is wrong with it.
-             * @example value must be at most 128 characters
-             */
-            message: string;
-        };
-        ApiErrorBody: {
-            /**
-             * @description The error code; see the error reference for each code.
-             * @example VALIDATION_FAILED
-             * @enum {string}
-             */
-            code: "INVALID_API_KEY" | "API_KEY_DISABLED" | "PROJECT_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "CODE_NOT_FOUND" | "CODE_ALREADY_REDEEMED" | "REDUNDANT_PERMANENT_PURCHASE" | "PERMANENT_TAIL_CONFLICT" | "CUSTOMER_PROJECT_MISMATCH" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "PAYLOAD_TOO_LARGE" | "ROUTE_NOT_FOUND" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "USERNAME_TAKEN" | "IDENTIFIER_TAKEN" | "PLAN_NOT_FOUND" | "FEATURE_NOT_FOUND" | "SLUG_TAKEN" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "FEATURE_IN_USE" | "CODE_REVOKED" | "CODE_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "SIGNATURE_REQUIRED" | "INVALID_SIGNATURE" | "SIGNATURE_EXPIRED" | "NONCE_REUSED" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "CUSTOMER_DISABLED" | "FEATURE_NOT_METERED" | "FEATURE_NOT_GRANTED" | "QUOTA_EXCEEDED" | "USAGE_EVENT_CONFLICT" | "USAGE_NOT_FOUND" | "GRANT_NOT_FOUND" | "OVERRIDE_NOT_FOUND" | "GRANT_EXPIRED" | "INVALID_ADMIN_TOKEN" | "API_KEY_NOT_FOUND" | "CUSTOMER_LIMIT_REACHED" | "CODE_LIMIT_REACHED" | "CODE_BATCH_RATE_LIMITED" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "EVENT_NOT_FOUND" | "WEBHOOK_ENDPOINT_DISABLED";
-            /**
-             * @description A sentence for people; may change, do not parse it.
-             * @example The request is not valid.
-             */
-            message: string;
-            /** @description On `VALIDATION_FAILED`: one entry per problem, naming the field. */
-            details?: components["schemas"]["ApiErrorDetail"][];
-        };
-        ApiErrorResponse: {
-            /**
-             * @description Always `false`.
-             * @example false
-             */
-            ok: boolean;
-            /**
-             * @description Identifier of the request, also in the `X-Request-Id` header.
-             * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-             */
-            requestId: string;
-            /** @description What went wrong. */
-            error: components["schemas"]["ApiErrorBody"];
-        };
-        CreateProjectDto: {
-            /**
-             * @description Name of the project, 1 to 200 characters.
-             * @example Acme Notes
-             */
-            name: string;
-            /**
-             * @description Whether redemption may create a missing customer.
-             * @default false
-             */
-            autoCreateCustomerAtRedemption?: boolean;
-            /**
-             * @description Whether public requests must be signed.
-             * @default false
-             */
-            requireSignature?: boolean;
-        };
-        UpdateProjectDto: {
-            /**
-             * @description New name of the project, 1 to 200 characters.
-             * @example Acme Notes
-             */
-            name?: string;
-            /**
-             * @description Whether redemption may create a missing customer.
-             * @default false
-             */
-            autoCreateCustomerAtRedemption?: boolean;
-            /**
-             * @description Whether public requests must be signed.
-             * @default false
-             */
-            requireSignature?: boolean;
-        };
-        SuccessView: {
-            /**
-             * @description Always `true`.
-             * @example true
-             */
-            success: boolean;
-        };
-        CreatedApiKeyView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 1
-             */
-            id: number;
-            /**
-             * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
-             * @enum {string}
-             */
-            kind: "private" | "public";
-            /**
-             * @description Name of the key, for people.
-             * @example backend
-             */
-            name: string | null;
-            /**
-             * @description First characters of the key.
-             * @example sk_Xy12ab
-             */
-            prefix: string;
-            /**
-             * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
-             * @example true
-             */
-            enabled: boolean;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * @description The key itself, shown this once.
-             * @example sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
-             */
-            key: string;
-            /**
-             * @description Public keys only: the signing secret, shown this once.
-             * @example ss_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
-             */
-            signingSecret?: string;
-        };
-        CreateApiKeyDto: {
-            /**
-             * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
-             * @example private
-             * @enum {string}
-             */
-            kind: "private" | "public";
-            /**
-             * @description Name of the key, for people.
-             * @example backend
-             */
-            name?: string;
-        };
-        ApiKeyView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 1
-             */
-            id: number;
-            /**
-             * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
-             * @enum {string}
-             */
-            kind: "private" | "public";
-            /**
-             * @description Name of the key, for people.
-             * @example backend
-             */
-            name: string | null;
-            /**
-             * @description First characters of the key.
-             * @example sk_Xy12ab
-             */
-            prefix: string;
-            /**
-             * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
-             * @example true
-             */
-            enabled: boolean;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        UpdateApiKeyDto: {
-            /**
-             * @description Enable or disable the key; a disabled key answers 403 API_KEY_DISABLED.
-             * @example false
-             */
-            enabled?: boolean;
-            /**
-             * @description New name of the key.
-             * @example backend (old)
-             */
-            name?: string;
-        };
-        WebhookEndpointWithSecretView: {
-            /**
-             * @description Identifier of the endpoint (`we_` + 24 characters).
-             * @example we_abcdefghijklmnopqrstuvwx
-             */
-            id: string;
-            /**
-             * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
-             * @example https://example.com/webhooks
-             */
-            url: string;
-            /** @description Free text for people, at most 500 characters; null when none. */
-            description: string | null;
-            /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
-            /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
-            enabled: boolean;
-            /**
-             * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
-             * @example The receiver answered 410 Gone.
-             */
-            disabledReason: string | null;
-            /** @description Since when every attempt has failed. */
-            failingSince: string | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             */
-            updatedAt: string;
-            /**
-             * @description Shown once.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-             */
-            secret: string;
-        };
-        CreateWebhookEndpointDto: {
-            /**
-             * @description https only, and not a loopback, private, link-local or metadata address (unless the service allows insecure URLs).
-             * @example https://example.com/webhooks
-             */
-            url: string;
-            /** @description The types this endpoint receives; absent or empty: every type. */
-            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
-            /**
-             * @description Free text for people, at most 500 characters; null when none.
-             * @example Billing sync
-             */
-            description?: string;
-        };
-        WebhookEndpointView: {
-            /**
-             * @description Identifier of the endpoint (`we_` + 24 characters).
-             * @example we_abcdefghijklmnopqrstuvwx
-             */
-            id: string;
-            /**
-             * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
-             * @example https://example.com/webhooks
-             */
-            url: string;
-            /** @description Free text for people, at most 500 characters; null when none. */
-            description: string | null;
-            /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
-            /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
-            enabled: boolean;
-            /**
-             * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
-             * @example The receiver answered 410 Gone.
-             */
-            disabledReason: string | null;
-            /** @description Since when every attempt has failed. */
-            failingSince: string | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             */
-            updatedAt: string;
-        };
-        UpdateWebhookEndpointDto: {
-            /**
-             * @description https only, and not a loopback, private, link-local or metadata address (unless the service allows insecure URLs).
-             * @example https://example.com/webhooks
-             */
-            url?: string;
-            /** @description Empty: every type. */
-            eventTypes?: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
-            /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
-            enabled?: boolean;
-            /** @description Free text for people, at most 500 characters; null when none. */
-            description?: string;
-        };
-        RotatedWebhookEndpointView: {
-            /**
-             * @description Identifier of the endpoint (`we_` + 24 characters).
-             * @example we_abcdefghijklmnopqrstuvwx
-             */
-            id: string;
-            /**
-             * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
-             * @example https://example.com/webhooks
-             */
-            url: string;
-            /** @description Free text for people, at most 500 characters; null when none. */
-            description: string | null;
-            /** @description The event types delivered to it; empty: every type. */
-            eventTypes: ("subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed")[];
-            /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
-            enabled: boolean;
-            /**
-             * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
-             * @example The receiver answered 410 Gone.
-             */
-            disabledReason: string | null;
-            /** @description Since when every attempt has failed. */
-            failingSince: string | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             */
-            updatedAt: string;
-            /**
-             * @description Shown once.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-             */
-            secret: string;
-            /**
-             * Format: date-time
-             * @description Until then deliveries carry a signature under the previous secret too.
-             */
-            previousSecretExpiresAt: string;
-        };
-        WebhookTestResultView: {
-            /** @description True when the receiver answered 2xx. */
-            delivered: boolean;
-            /** @description The receiver's status code. */
-            status: number | null;
-            /** @description Why the delivery failed (timeout, refused address, redirect...); null when it got an answer. */
-            error: string | null;
-            /** @description How long the POST took, in milliseconds. */
-            durationMs: number;
-        };
-        EventView: {
-            /**
-             * @description Identifier of the event (`evt_` + 24 characters); the `webhook-id` of its deliveries.
-             * @example evt_abcdefghijklmnopqrstuvwx
-             */
-            id: string;
-            /**
-             * @description The event type.
-             * @enum {string}
-             */
-            type: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             */
-            createdAt: string;
-            /** @description The owning project (`prj_...`). */
-            projectId: string;
-            /** @description The snapshot a receiver needs to act without calling back; `customerSeq` inside when it names a customer. */
-            data: {
-                [key: string]: unknown;
-            };
-        };
-        EventPageView: {
-            /** @description The events of this page, newest first. */
-            data: components["schemas"]["EventView"][];
-            /** @description null on the last page */
-            nextCursor: string | null;
-        };
-        DeliveryAttemptView: {
-            /**
-             * Format: date-time
-             * @description When the attempt was made.
-             */
-            attemptedAt: string;
-            /**
-             * @description How the attempt ended: delivered, failed, or skipped.
-             * @enum {string}
-             */
-            outcome: "delivered" | "failed";
-            /** @description The receiver's HTTP status; null when no answer came. */
-            statusCode: number | null;
-            /** @description Why the attempt failed, when it did; null otherwise. */
-            error: string | null;
-            /** @description How long the POST took, in milliseconds. */
-            durationMs: number;
-        };
-        DeliveryView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             */
-            id: number;
-            /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-            endpointId: string;
-            /**
-             * @description The delivery's state: pending, delivered, failed, or skipped (endpoint disabled).
-             * @enum {string}
-             */
-            status: "pending" | "delivered" | "failed" | "skipped";
-            /**
-             * Format: date-time
-             * @description When pending: the next attempt.
-             */
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             */
-            createdAt: string;
-            /** @description Every attempt, oldest first. */
-            attempts: components["schemas"]["DeliveryAttemptView"][];
-        };
-        RedeliveryView: {
-            /**
-             * @description How many deliveries were queued.
-             * @example 1
-             */
-            deliveries: number;
-        };
-        RedeliverDto: {
-            /**
-             * @description Only this endpoint.
-             * @example we_abcdefghijklmnopqrstuvwx
-             */
-            endpointId?: string;
-        };
-        FeatureView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 1
-             */
-            id: number;
-            /**
-             * @description Short machine name, unique in the project.
-             * @example api-calls
-             */
-            slug: string;
-            /**
-             * @description Name of the feature.
-             * @example API calls
-             */
-            name: string;
-            /**
-             * @description What the feature gives, for people.
-             * @example Calls to the public API per period.
-             */
-            description: string;
-            /**
-             * @description The owning project (`prj_...`).
-             * @example prj_k3v7q2m9x4t6b8n5c1zd
-             */
-            projectId: string;
-            /**
-             * @description Whether usage of the feature is counted against a limit.
-             * @example true
-             */
-            metered: boolean;
-            /**
-             * @description Unit of the feature's usage, such as "note" or "GB".
-             * @example calls
-             */
-            unit: string;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        CreateFeatureDto: {
-            /**
-             * @description Unique within the project.
-             * @example api-calls
-             */
-            slug: string;
-            /**
-             * @description Name of the feature.
-             * @example API calls
-             */
-            name: string;
-            /**
-             * @description What the feature gives, for people.
-             * @default
-             * @example Calls to the public API per period.
-             */
-            description?: string;
-            /**
-             * @description Whether usage of the feature is counted.
-             * @default false
-             * @example true
-             */
-            metered?: boolean;
-            /**
-             * @description Unit of the feature's usage, such as "note" or "GB".
-             * @default
-             * @example calls
-             */
-            unit?: string;
-        };
-        UpdateFeatureDto: {
-            /**
-             * @description Unique within the project.
-             * @example api-calls
-             */
-            slug?: string;
-            /**
-             * @description New name of the feature.
-             * @example API calls
-             */
-            name?: string;
-            /**
-             * @description New description of the feature.
-             * @default
-             * @example Calls to the public API per period.
-             */
-            description?: string;
-            /**
-             * @description Whether usage of the feature is counted.
-             * @default false
-             * @example true
-             */
-            metered?: boolean;
-            /**
-             * @description New unit of the feature.
-             * @default
-             * @example calls
-             */
-            unit?: string;
-        };
-        QuotaView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 1
-             */
-            id: number;
-            /**
-             * Format: int32
-             * @description Identifier of the plan.
-             * @example 1
-             */
-            planId: number;
-            /**
-             * Format: int32
-             * @description Identifier of the feature.
-             * @example 1
-             */
-            featureId: number;
-            /**
-             * @description null: unlimited
-             * @example 1000
-             */
-            limit: number | null;
-            /**
-             * @description Order of the quotas when several plans limit the same feature (higher first).
-             * @example 0
-             */
-            priority: number;
-            /**
-             * @description ISO 8601 duration; null: never resets.
-             * @example P1M
-             */
-            resetInterval: string | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-            /** @description The feature the quota limits. */
-            feature: components["schemas"]["FeatureView"];
-        };
-        PlanView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 1
-             */
-            id: number;
-            /**
-             * @description Short machine name, unique in the project.
-             * @example pro-monthly
-             */
-            slug: string;
-            /**
-             * @description Name of the plan.
-             * @example Pro (monthly)
-             */
-            name: string;
-            /**
-             * @description The owning project (`prj_...`).
-             * @example prj_k3v7q2m9x4t6b8n5c1zd
-             */
-            projectId: string;
-            /**
-             * @description Face value of the plan (two decimals); 0 is free, above 0 paid; converts remaining time within a group.
-             * @example 9.99
-             */
-            value: number;
-            /**
-             * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
-             * @example pro
-             */
-            group: string;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-            /** @description In order of quota id. */
-            quotas: components["schemas"]["QuotaView"][];
-        };
-        QuotaInputDto: {
-            /**
-             * Format: int32
-             * @description A feature of the same project.
-             * @example 1
-             */
-            featureId: number;
-            /**
-             * @description At least 0, at most 4 decimal places; `null`: unlimited.
-             * @example 1000
-             */
-            limit: number | null;
-            /**
-             * @description Integer; higher is consumed first.
-             * @default 0
-             * @example 0
-             */
-            priority?: number;
-            /**
-             * @description ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...) without fractional components; `null` or absent: the quota never resets.
-             * @default null
-             * @example P1M
-             */
-            resetInterval?: string | null;
-        };
-        CreatePlanDto: {
-            /**
-             * @description Unique within the project.
-             * @example pro-monthly
-             */
-            slug: string;
-            /**
-             * @description Name of the plan.
-             * @example Pro (monthly)
-             */
-            name: string;
-            /**
-             * @description Face value, at most 2 decimal places; 0 makes a free plan. Cannot be changed later.
-             * @example 9.99
-             */
-            value: number;
-            /**
-             * @description Plans of one group form one renewal chain. Cannot be changed later.
-             * @example pro
-             */
-            group: string;
-            /**
-             * @description At most one quota per feature, and at most 100.
-             * @default []
-             */
-            quotas?: components["schemas"]["QuotaInputDto"][];
-        };
-        UpdatePlanDto: {
-            /**
-             * @description Unique within the project.
-             * @example pro-monthly
-             */
-            slug?: string;
-            /**
-             * @description New name of the plan.
-             * @example Pro (monthly)
-             */
-            name?: string;
-            /**
-             * @description Face value, at most 2 decimal places; 0 makes a free plan. Cannot be changed later.
-             * @example 9.99
-             */
-            value?: number;
-            /**
-             * @description Plans of one group form one renewal chain. Cannot be changed later.
-             * @example pro
-             */
-            group?: string;
-            /**
-             * @description At most one quota per feature, and at most 100.
-             * @default []
-             */
-            quotas?: components["schemas"]["QuotaInputDto"][];
-        };
-        IdentifierShortView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 7
-             */
-            id: number;
-            /**
-             * @description Kind of identifier, such as `username`, `email` or `external_user_id`.
-             * @example email
-             */
-            type: string;
-            /**
-             * @description The identifier value.
-             * @example ada@example.com
-             */
-            value: string;
-        };
-        CustomerListItem: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 12
-             */
-            id: number;
-            /**
-             * @description The username: 8 to 16 characters, unique in the project (case-insensitively).
-             * @example ada_lovelace
-             */
-            username: string;
-            /**
-             * @description The owning project (`prj_...`).
-             * @example prj_k3v7q2m9x4t6b8n5c1zd
-             */
-            projectId: string;
-            /**
-             * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
-             * @example true
-             */
-            enabled: boolean;
-            /**
-             * @description Whether the customer was created implicitly by a redemption or activation with `autoCreate` (from an identifier other than a username).
-             * @example false
-             */
-            temporary: boolean;
-            /** @description The customer's identifiers, the mirrored `username` one first. */
-            identifiers: components["schemas"]["IdentifierShortView"][];
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        IdentifierInputDto: {
-            /**
-             * @description e.g. `email`, `external_user_id`; not `username`.
-             * @example email
-             */
-            type: string;
-            /**
-             * @description The identifier value, 1 to 128 characters.
-             * @example ada@example.com
-             */
-            value: string;
-        };
-        CreateCustomerDto: {
-            /**
-             * @description Letters, digits, `_ . -`; starts with a letter or digit; unique per project, case-insensitively.
-             * @example ada_lovelace
-             */
-            username: string;
-            /**
-             * @description Whether the customer is enabled; default `true`.
-             * @default true
-             */
-            enabled?: boolean;
-            /**
-             * @description Creates a password credential (type 1).
-             * @example correct horse battery
-             */
-            password?: string;
-            /** @description Extra identifiers; the `username` one is mirrored automatically. */
-            identifiers?: components["schemas"]["IdentifierInputDto"][];
-        };
-        CredentialView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 3
-             */
-            id: number;
-            /**
-             * Format: int32
-             * @description Kind of credential, a number: `1` is a password (kept as a bcrypt hash, never returned). No other kind exists yet.
-             * @example 1
-             * @enum {integer}
-             */
-            type: 1;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        IdentifierFullView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 7
-             */
-            id: number;
-            /**
-             * @description Kind of identifier, such as `username`, `email` or `external_user_id`.
-             * @example email
-             */
-            type: string;
-            /**
-             * @description The identifier value.
-             * @example ada@example.com
-             */
-            value: string;
-            /**
-             * @description true for the system-maintained username identifier
-             * @example false
-             */
-            readonly: boolean;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        CustomerRecord: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 12
-             */
-            id: number;
-            /**
-             * @description The username: 8 to 16 characters, unique in the project (case-insensitively).
-             * @example ada_lovelace
-             */
-            username: string;
-            /**
-             * @description The owning project (`prj_...`).
-             * @example prj_k3v7q2m9x4t6b8n5c1zd
-             */
-            projectId: string;
-            /**
-             * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
-             * @example true
-             */
-            enabled: boolean;
-            /**
-             * @description Whether the customer was created implicitly by a redemption or activation with `autoCreate` (from an identifier other than a username).
-             * @example false
-             */
-            temporary: boolean;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-            /** @description The customer's credentials (a password credential once a password is set), never their secret. */
-            credentials: components["schemas"]["CredentialView"][];
-            /** @description The customer's identifiers, the mirrored `username` one first. */
-            identifiers: components["schemas"]["IdentifierFullView"][];
-        };
-        CustomerRefDto: {
-            /**
-             * @description Identifier type, `username` included.
-             * @example email
-             */
-            type: string;
-            /**
-             * @description The identifier value, 1 to 128 characters.
-             * @example ada@example.com
-             */
-            value: string;
-        };
-        ResolveCustomerDto: {
-            /** @description The identifier to look up (type `username` compares case-insensitively). */
-            customer: components["schemas"]["CustomerRefDto"];
-        };
-        UpdateCustomerDto: {
-            /**
-             * @description New username, 8 to 16 characters; the `username` identifier follows it.
-             * @example ada_byron
-             */
-            username?: string;
-            /**
-             * @description Enable or disable the customer.
-             * @example false
-             */
-            enabled?: boolean;
-            /** @description Updates the password credential, or creates it. */
-            password?: string;
-            /** @description The complete list of extra identifiers; pairs that stay keep their id. */
-            identifiers?: components["schemas"]["IdentifierInputDto"][];
-        };
-        CustomerSubscriptionView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 41
-             */
-            id: number;
-            /**
-             * Format: int32
-             * @description Identifier of the plan.
-             * @example 3
-             */
-            planId: number;
-            /**
-             * @description Name of the plan.
-             * @example Pro
-             */
-            planName: string;
-            /**
-             * Format: date-time
-             * @description Start of the window, inclusive (ISO 8601, UTC).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            validFrom: string;
-            /**
-             * Format: date-time
-             * @description null: permanent
-             * @example 2026-01-31T00:00:00.000Z
-             */
-            validTo: string | null;
-            /**
-             * @description The plan group of the window.
-             * @example tier
-             */
-            group: string;
-            /**
-             * @description `active` (not cancelled: in effect now, later, or ended) or `cancelled`.
-             * @enum {string}
-             */
-            status: "active" | "cancelled";
-            /**
-             * @description What made the window: `signup` (a free plan at creation), `code` or `activation`.
-             * @enum {string}
-             */
-            source: "signup" | "code" | "activation";
-            /**
-             * Format: int32
-             * @description The redeemed code of a `code` window; `null` otherwise.
-             * @example null
-             */
-            codeId: number | null;
-        };
-        CodeBatchView: {
-            /**
-             * Format: int32
-             * @description Identifier of the code batch.
-             * @example 3
-             */
-            batchId: number;
-            /**
-             * Format: int32
-             * @description Identifier of the plan.
-             * @example 12
-             */
-            planId: number;
-            /**
-             * @description Name of the plan.
-             * @example Pro
-             */
-            planName: string;
-            /**
-             * @description null: permanent
-             * @example P30D
-             */
-            duration: string | null;
-            /**
-             * @description Whether the grant has no end (the plan is held for good).
-             * @example false
-             */
-            permanent: boolean;
-            /**
-             * Format: int32
-             * @description Number of codes in the batch.
-             * @example 100
-             */
-            count: number;
-            /**
-             * Format: date-time
-             * @description After this instant the codes can no longer be redeemed; `null`: never.
-             * @example null
-             */
-            expiresAt: string | null;
-            /**
-             * @description Free text kept with the batch, searchable in the code list.
-             * @example Spring campaign
-             */
-            note: string | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * @description Every code of the batch, in plaintext.
-             * @example [
-             *       "7KQ2-M9XD-4TRB-C1ZP"
-             *     ]
-             */
-            codes: string[];
-        };
-        CreateCodeBatchDto: {
-            /**
-             * Format: int32
-             * @description A plan of the project.
-             * @example 12
-             */
-            planId: number;
-            /**
-             * @description ISO 8601 duration granted by each code; absent or null: permanent.
-             * @example P30D
-             */
-            duration?: string | null;
-            /**
-             * Format: int32
-             * @description How many codes to make.
-             * @default 1
-             * @example 100
-             */
-            count?: number;
-            /**
-             * Format: date-time
-             * @description After this instant the codes can no longer be redeemed; must be in the future. Absent or null: never.
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            expiresAt?: string | null;
-            /**
-             * @description Free text kept with the batch, searchable in the code list (at most 500 characters).
-             * @example Spring campaign
-             */
-            note?: string | null;
-        };
-        CodeView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 1
-             */
-            id: number;
-            /**
-             * @description The code, `XXXX-XXXX-XXXX-XXXX` in Crockford base32.
-             * @example 7KQ2-M9XD-4TRB-C1ZP
-             */
-            code: string;
-            /**
-             * Format: int32
-             * @description Identifier of the plan.
-             * @example 12
-             */
-            planId: number;
-            /**
-             * @description Name of the plan.
-             * @example Pro
-             */
-            planName: string;
-            /**
-             * @description null: permanent
-             * @example P30D
-             */
-            duration: string | null;
-            /**
-             * @description Whether the grant has no end (the plan is held for good).
-             * @example false
-             */
-            permanent: boolean;
-            /**
-             * @description `available`, `redeemed`, `revoked` or `expired` (derived from `expiresAt` when read).
-             * @example available
-             * @enum {string}
-             */
-            status: "available" | "redeemed" | "revoked" | "expired";
-            /**
-             * Format: int32
-             * @description Identifier of the code batch.
-             * @example 3
-             */
-            batchId: number;
-            /**
-             * @description Free text kept with the batch, searchable in the code list.
-             * @example Spring campaign
-             */
-            note: string | null;
-            /**
-             * Format: date-time
-             * @description After this instant the code can no longer be redeemed; `null`: never.
-             * @example 2030-01-01T00:00:00.000Z
-             */
-            expiresAt: string | null;
-            /**
-             * Format: date-time
-             * @description When it was redeemed; `null` if not.
-             * @example null
-             */
-            redeemedAt: string | null;
-            /**
-             * Format: int32
-             * @description The customer who redeemed it; `null` if not redeemed.
-             * @example null
-             */
-            redeemedByCustomerId: number | null;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description When it was last changed (ISO 8601, UTC, milliseconds).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            updatedAt: string;
-        };
-        FeatureSummaryView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 3
-             */
-            id: number;
-            /**
-             * @description Short machine name, unique in the project.
-             * @example api-calls
-             */
-            slug: string;
-            /**
-             * @description The feature's display name.
-             * @example API calls
-             */
-            name: string;
-            /**
-             * @description Whether usage of the feature is counted against a limit.
-             * @example true
-             */
-            metered: boolean;
-            /**
-             * @description Unit of the feature's usage, such as "note" or "GB".
-             * @example call
-             */
-            unit: string;
-        };
-        BalanceView: {
-            /**
-             * @description null: unlimited
-             * @example 1000
-             */
-            limit: number | null;
-            /**
-             * @description Usage recorded in the current periods of the buckets, reversals excluded.
-             * @example 250
-             */
-            used: number;
-            /**
-             * @description null: unlimited
-             * @example 750
-             */
-            remaining: number | null;
-            /**
-             * @description overage recorded since the earliest current period start
-             * @example 0
-             */
-            overage: number;
-        };
-        BucketView: {
-            /**
-             * @description null: unlimited
-             * @example 1000
-             */
-            limit: number | null;
-            /**
-             * @description Usage recorded in this bucket's current period, reversals excluded.
-             * @example 250
-             */
-            used: number;
-            /**
-             * @description null: unlimited
-             * @example 750
-             */
-            remaining: number | null;
-            /**
-             * @description overage recorded since the earliest current period start
-             * @example 0
-             */
-            overage: number;
-            /**
-             * @description where the bucket comes from
-             * @example plan
-             * @enum {string}
-             */
-            source: "plan" | "override" | "grant";
-            /**
-             * @description the plan group; null for an override or a grant
-             * @example tier
-             */
-            group: string | null;
-            /**
-             * Format: int32
-             * @description null for an override or a grant
-             * @example 2
-             */
-            planId: number | null;
-            /**
-             * @description null for an override or a grant
-             * @example pro
-             */
-            planSlug: string | null;
-            /**
-             * Format: int32
-             * @description null for an override or a grant
-             * @example 5
-             */
-            quotaId: number | null;
-            /**
-             * Format: int32
-             * @description a grant's id; null otherwise
-             * @example null
-             */
-            grantId: number | null;
-            /**
-             * @description The quota's priority: higher is consumed first.
-             * @example 0
-             */
-            priority: number;
-            /**
-             * @description a grant's: its effectiveAt
-             * @example 2026-01-31T00:00:00.000Z
-             */
-            periodStart: string;
-            /**
-             * @description null: never resets (always for a grant)
-             * @example 2026-02-28T00:00:00.000Z
-             */
-            periodEnd: string | null;
-            /**
-             * Format: int32
-             * @description null for an override or a grant
-             * @example 40
-             */
-            windowId: number | null;
-            /**
-             * @description the bucket's window end; null: permanent, or an override or a grant
-             * @example null
-             */
-            windowValidTo: string | null;
-            /**
-             * Format: date-time
-             * @description when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never
-             * @example null
-             */
-            expiresAt: string | null;
-        };
-        OverrideView: {
-            /**
-             * Format: int32
-             * @description Identifier of the customer.
-             * @example 12
-             */
-            customerId: number;
-            /**
-             * Format: int32
-             * @description Identifier of the feature.
-             * @example 3
-             */
-            featureId: number;
-            /**
-             * @description `set` or `deny`
-             * @example set
-             * @enum {string}
-             */
-            mode: "set" | "deny";
-            /**
-             * @description the bucket's limit per period; null: unlimited, and for `deny` or a boolean feature
-             * @example 5000
-             */
-            limit: number | null;
-            /**
-             * @description null for `deny` or a boolean feature
-             * @example 0
-             */
-            priority: number | null;
-            /**
-             * @description null: never resets (and for `deny` or a boolean feature)
-             * @example P1M
-             */
-            resetInterval: string | null;
-            /**
-             * @description the start of the bucket's periods (`anchor + k x resetInterval`), copied at the PUT; null for `deny` or a boolean feature
-             * @example 2026-01-15T00:00:00.000Z
-             */
-            anchor: string | null;
-            /**
-             * Format: date-time
-             * @description null: no end
-             * @example null
-             */
-            expiresAt: string | null;
-            /**
-             * @description as given; null when not
-             * @example enterprise trial
-             */
-            reason: string | null;
-            /**
-             * Format: date-time
-             * @description this PUT's instant
-             * @example 2026-02-01T00:00:00.000Z
-             */
-            createdAt: string;
-        };
-        EntitlementView: {
-            /** @description The feature: id, slug, name, metered, unit. */
-            feature: components["schemas"]["FeatureSummaryView"];
-            /**
-             * @description Whether a plan in effect has a quota for the feature.
-             * @example true
-             */
-            granted: boolean;
-            /** @description null for a boolean feature */
-            balance: components["schemas"]["BalanceView"] | null;
-            /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
-            buckets: components["schemas"]["BucketView"][];
-            /** @description the override in effect; null: none */
-            override: components["schemas"]["OverrideView"] | null;
-            /**
-             * Format: date-time
-             * @description The earliest period end among the buckets; null when none resets or nothing is granted.
-             * @example 2026-02-28T00:00:00.000Z
-             */
-            resetsAt: string | null;
-            /**
-             * Format: date-time
-             * @description null: permanent (or not granted)
-             * @example null
-             */
-            accessEndsAt: string | null;
-        };
-        CheckView: {
-            /**
-             * @description Whether the customer may use `requested` of the feature now.
-             * @example true
-             */
-            allowed: boolean;
-            /**
-             * @description null when allowed
-             * @example null
-             * @enum {string|null}
-             */
-            reason: "NOT_GRANTED" | "LIMIT_REACHED" | "CUSTOMER_DISABLED" | null;
-            /** @description The feature checked: id, slug, name, metered, unit. */
-            feature: components["schemas"]["FeatureSummaryView"];
-            /**
-             * @description the amount checked; null for a boolean feature
-             * @example 1
-             */
-            requested: number | null;
-            /** @description null for a boolean feature */
-            balance: components["schemas"]["BalanceView"] | null;
-            /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
-            buckets: components["schemas"]["BucketView"][];
-            /** @description the override in effect; null: none */
-            override: components["schemas"]["OverrideView"] | null;
-            /**
-             * Format: date-time
-             * @description The earliest period end among the buckets; null when none resets.
-             * @example null
-             */
-            resetsAt: string | null;
-            /**
-             * Format: date-time
-             * @description When the last window granting the feature ends (abutting windows of any group followed); null when permanent or not granted.
-             * @example null
-             */
-            accessEndsAt: string | null;
-        };
-        CheckDto: {
-            /**
-             * @description The feature by slug; or `featureId`.
-             * @example api-calls
-             */
-            feature?: string;
-            /**
-             * Format: int32
-             * @description Or `feature`.
-             * @example 3
-             */
-            featureId?: number;
-            /** @description The customer by identifier; or `customerId`. */
-            customer?: components["schemas"]["CustomerRefDto"];
-            /**
-             * Format: int32
-             * @description Or `customer`.
-             * @example 12
-             */
-            customerId?: number;
-            /**
-             * @description Amount to check; 0 asks "is it granted at all". At most 6 decimals; ignored for a boolean feature.
-             * @default 1
-             * @example 1
-             */
-            amount?: number;
-        };
-        AllocationView: {
-            /**
-             * @description the bucket it was taken from: a plan group, the override, or a grant
-             * @example plan
-             * @enum {string}
-             */
-            source: "plan" | "override" | "grant";
-            /**
-             * @description the plan group; null for an override or a grant
-             * @example tier
-             */
-            group: string | null;
-            /**
-             * @description informational: the bucket's period start; null for a grant
-             * @example 2026-01-31T00:00:00.000Z
-             */
-            periodStart: string | null;
-            /**
-             * Format: int32
-             * @description a grant's id; null otherwise
-             * @example null
-             */
-            grantId: number | null;
-            /**
-             * @description The part of the record taken from this group's bucket.
-             * @example 1
-             */
-            amount: number;
-            /**
-             * @description once the record is reversed: whether this part came back; null while the record counts
-             * @example null
-             */
-            restored: boolean | null;
-        };
-        UsageView: {
-            /**
-             * Format: int32
-             * @description Identifier, unique within its kind.
-             * @example 101
-             */
-            id: number;
-            /**
-             * @description The caller's id of the event: unique per customer forever; the same id again replays this record.
-             * @example req_7f3a9c
-             */
-            eventId: string;
-            /**
-             * Format: int32
-             * @description Identifier of the customer.
-             * @example 12
-             */
-            customerId: number;
-            /**
-             * Format: int32
-             * @description Identifier of the feature.
-             * @example 3
-             */
-            featureId: number;
-            /**
-             * @description The amount recorded, in the feature's unit (overage included).
-             * @example 1
-             */
-            amount: number;
-            /**
-             * @description The part of the amount beyond what remained (only with `allowOverage: true`); 0 otherwise.
-             * @example 0
-             */
-            overage: number;
-            /** @description What the record took from each bucket; a reversal gives back exactly these. */
-            allocations: components["schemas"]["AllocationView"][];
-            /**
-             * Format: date-time
-             * @description When the service recorded it (its own clock; no back-dating).
-             * @example 2026-02-01T10:00:00.000Z
-             */
-            recordedAt: string;
-            /**
-             * Format: date-time
-             * @description When it was reversed; null while it counts.
-             * @example null
-             */
-            reversedAt: string | null;
-        };
-        UsageResultView: {
-            /** @description The usage record. */
-            usage: components["schemas"]["UsageView"];
-            /** @description the balance of the feature after the record (now, for a replay) */
-            balance: components["schemas"]["BalanceView"];
-            /**
-             * @description present (true) when the eventId was already recorded
-             * @example true
-             */
-            replayed?: boolean;
-            /**
-             * @description a reversal: the sum not given back (taken from grants that ended); 0 when everything was
-             * @example 0
-             */
-            forfeited?: number;
-        };
-        UsageEventDto: {
-            /**
-             * @description The feature by slug; or `featureId`.
-             * @example api-calls
-             */
-            feature?: string;
-            /**
-             * Format: int32
-             * @description Or `feature`.
-             * @example 3
-             */
-            featureId?: number;
-            /** @description The customer by identifier; or `customerId`. */
-            customer?: components["schemas"]["CustomerRefDto"];
-            /**
-             * Format: int32
-             * @description Or `customer`.
-             * @example 12
-             */
-            customerId?: number;
-            /**
-             * @description Greater than 0, at most 6 decimal places, in the feature's unit.
-             * @example 1
-             */
-            amount: number;
-            /**
-             * @description Your id of this event: unique per customer forever. The same id again answers the first record (`replayed: true`).
-             * @example req_7f3a9c
-             */
-            eventId: string;
-            /**
-             * @description Record the part no bucket can take as `overage` instead of refusing with QUOTA_EXCEEDED.
-             * @default false
-             */
-            allowOverage?: boolean;
-        };
-        BatchErrorView: {
-            /**
-             * @description The error code the single call would have answered.
-             * @example QUOTA_EXCEEDED
-             */
-            code: string;
-            /**
-             * @description A sentence for people; may change, do not parse it.
-             * @example The quota is exhausted.
-             */
-            message: string;
-            /** @description As in the error envelope: the field and what is wrong, or `remaining` and `resetsAt`. */
-            details?: Record<string, never>[];
-        };
-        BatchItemView: {
-            /**
-             * @description the HTTP status the single call would answer
-             * @example 201
-             */
-            status: number;
-            /** @description The record, when the item was recorded or replayed. */
-            usage?: components["schemas"]["UsageView"];
-            /** @description The balance after this item, when it was recorded or replayed. */
-            balance?: components["schemas"]["BalanceView"];
-            /**
-             * @description True when the item's `eventId` was recorded before.
-             * @example true
-             */
-            replayed?: boolean;
-            /** @description Why the item was refused, as the single call would have answered; absent on success. */
-            error?: components["schemas"]["BatchErrorView"];
-        };
-        BatchResultView: {
-            /** @description in the order of `events` */
-            results: components["schemas"]["BatchItemView"][];
-        };
-        UsageBatchDto: {
-            /** @description Decided one by one, in order. */
-            events: components["schemas"]["UsageEventDto"][];
-        };
-        GrantView: {
-            /**
-             * Format: int32
-             * @description Identifier of the grant; `null` in a dry run, where no grant is created.
-             * @example 7
-             */
-            id: number | null;
-            /**
-             * Format: int32
-             * @description Identifier of the customer.
-             * @example 12
-             */
-            customerId: number;
-            /**
-             * Format: int32
-             * @description Identifier of the feature.
-             * @example 3
-             */
-            featureId: number;
-            /**
-             * @description always `used + remaining + forfeited`
-             * @example 500
-             */
-            amount: number;
-            /**
-             * @description what records took, less what reversals gave back
-             * @example 120
-             */
-            used: number;
-            /**
-             * @description `amount - used`; 0 once the grant has ended
-             * @example 380
-             */
-            remaining: number;
-            /**
-             * @description 0 until the grant ends (voided or expired), then what remained
-             * @example 0
-             */
-            forfeited: number;
-            /**
-             * @description on the quotas' scale: higher is consumed first
-             * @example 0
-             */
-            priority: number;
-            /**
-             * Format: date-time
-             * @description when the grant takes effect: as given, or its creation
-             * @example 2026-02-01T00:00:00.000Z
-             */
-            effectiveAt: string;
-            /**
-             * Format: date-time
-             * @description null: never
-             * @example 2026-03-01T00:00:00.000Z
-             */
-            expiresAt: string | null;
-            /**
-             * @description derived when read, the first that applies: `voided`, `expired`, `scheduled` (not yet in effect), `exhausted` (nothing remains), `active`
-             * @example active
-             * @enum {string}
-             */
-            status: "voided" | "expired" | "scheduled" | "exhausted" | "active";
-            /**
-             * @description as given; null when not
-             * @example goodwill for the outage of 3 March
-             */
-            reason: string | null;
-            /**
-             * @description as given; `{}` when not
-             * @example {
-             *       "ticket": "SUP-1234"
-             *     }
-             */
-            metadata: {
-                [key: string]: string;
-            };
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601, UTC, milliseconds).
-             * @example 2026-02-01T00:00:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @description when it was voided; null: not voided
-             * @example null
-             */
-            voidedAt: string | null;
-            /**
-             * @description the void's `reason`; null when not given or not voided
-             * @example null
-             */
-            voidReason: string | null;
-        };
-        GrantResultView: {
-            /** @description the grant as it is after the call */
-            grant: components["schemas"]["GrantView"];
-            /**
-             * @description present (true) on a dry run
-             * @example true
-             */
-            dryRun?: boolean;
-            /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the call */
-            entitlementsAfter?: components["schemas"]["EntitlementView"][];
-        };
-        CreateGrantDto: {
-            /**
-             * @description The feature by slug; or `featureId`.
-             * @example api-calls
-             */
-            feature?: string;
-            /**
-             * Format: int32
-             * @description Or `feature`.
-             * @example 3
-             */
-            featureId?: number;
-            /**
-             * @description What the grant gives, in the feature's unit: greater than 0, at most 6 decimal places.
-             * @example 500
-             */
-            amount: number;
-            /**
-             * Format: date-time
-             * @description When the grant takes effect (ISO 8601 with `Z` or an offset); absent: its creation. A later one makes it `scheduled`.
-             * @example 2026-02-01T00:00:00.000Z
-             */
-            effectiveAt?: string;
-            /**
-             * Format: date-time
-             * @description When the grant ends, later than now and than `effectiveAt`; null or absent: never.
-             * @example 2026-03-01T00:00:00.000Z
-             */
-            expiresAt?: string | null;
-            /**
-             * Format: int32
-             * @description On the quotas' scale: higher is consumed first.
-             * @default 0
-             * @example 0
-             */
-            priority?: number;
-            /**
-             * @description Why the grant is given, shown on it.
-             * @example goodwill for the outage of 3 March
-             */
-            reason?: string;
-            /**
-             * @description Your own strings: at most 20 keys of 1 to 40 characters, values of at most 500. Default `{}`.
-             * @example {
-             *       "ticket": "SUP-1234"
-             *     }
-             */
-            metadata?: {
-                [key: string]: string;
-            };
-        };
-        VoidGrantDto: {
-            /**
-             * @description Shown as `voidReason`.
-             * @example issued by mistake
-             */
-            reason?: string;
-        };
-        OverrideResultView: {
-            /** @description the override set (PUT), or removed as it was (DELETE) */
-            override: components["schemas"]["OverrideView"];
-            /**
-             * @description present (true) on a dry run
-             * @example true
-             */
-            dryRun?: boolean;
-            /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the call */
-            entitlementsAfter?: components["schemas"]["EntitlementView"][];
-        };
-        SetOverrideDto: {
-            /**
-             * @description `deny`: not granted, whatever plans and grants say. `set`: granted; on a metered feature one bucket with `limit` replaces the plans' buckets (grants still add).
-             * @example set
-             * @enum {string}
-             */
-            mode: "set" | "deny";
-            /**
-             * @description `set` on a metered feature: required; the bucket's limit per period, at most 6 decimal places; null: unlimited. Refused (even as null) with `deny` or on a boolean feature.
-             * @example 5000
-             */
-            limit?: number | null;
-            /**
-             * @description ISO 8601 duration as on quotas; null: never resets. Absent: copied from the feature's first plan bucket (null when none). Refused (even as null) with `deny` or on a boolean feature.
-             * @example P1M
-             */
-            resetInterval?: string | null;
-            /**
-             * Format: int32
-             * @description Absent: copied from the feature's first plan bucket (0 when none). Refused with `deny` or on a boolean feature.
-             * @example 0
-             */
-            priority?: number;
-            /**
-             * Format: date-time
-             * @description When the override ends, later than now; null or absent: until removed or replaced.
-             * @example null
-             */
-            expiresAt?: string | null;
-            /**
-             * @description Why, shown on the override.
-             * @example enterprise trial
-             */
-            reason?: string;
-        };
-        RedemptionCustomerView: {
-            /**
-             * Format: int32
-             * @description null only in a dry run that would create the customer
-             * @example 12
-             */
-            id: number | null;
-            /**
-             * @description The customer's username (generated for a customer created from another identifier).
-             * @example ada_lovelace
-             */
-            username: string;
-            /**
-             * @description whether the customer was created by this call
-             * @example false
-             */
-            created: boolean;
-        };
-        GrantedSubscriptionView: {
-            /**
-             * Format: int32
-             * @description Identifier of the plan.
-             * @example 3
-             */
-            planId: number;
-            /**
-             * @description Name of the plan.
-             * @example Pro
-             */
-            planName: string;
-            /**
-             * Format: date-time
-             * @description Start of the window, inclusive (ISO 8601, UTC).
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            validFrom: string;
-            /**
-             * Format: date-time
-             * @description null: permanent
-             * @example 2026-01-31T00:00:00.000Z
-             */
-            validTo: string | null;
-            /**
-             * Format: int32
-             * @description Identifier of the window; `null` in a dry run, where no window is created.
-             * @example 41
-             */
-            id: number | null;
-        };
-        WindowChangeView: {
-            /**
-             * Format: int32
-             * @description Identifier of the window; `null` in a dry run for a window that does not exist yet (one it would create, or any window of a customer it would create).
-             * @example 40
-             */
-            id: number | null;
-            /**
-             * Format: int32
-             * @description The plan of the window.
-             * @example 2
-             */
-            planId: number;
-            /**
-             * Format: date-time
-             * @description Start of the window after the change, inclusive.
-             * @example 2026-01-01T00:00:00.000Z
-             */
-            validFrom: string;
-            /**
-             * Format: date-time
-             * @description End of the window after the change, exclusive; `null` for a permanent window.
-             * @example null
-             */
-            validTo: string | null;
-        };
-        ChainChangesView: {
-            /** @description windows in effect that end now */
-            ended: components["schemas"]["WindowChangeView"][];
-            /** @description windows not yet started that are cancelled */
-            cancelled: components["schemas"]["WindowChangeView"][];
-            /** @description a permanent tail moved to start later */
-            moved: components["schemas"]["WindowChangeView"][];
-            /** @description new windows */
-            created: components["schemas"]["WindowChangeView"][];
-        };
-        DryRunBucketView: {
-            /**
-             * @description null: unlimited
-             * @example 1000
-             */
-            limit: number | null;
-            /**
-             * @description Usage recorded in this bucket's current period, reversals excluded.
-             * @example 250
-             */
-            used: number;
-            /**
-             * @description null: unlimited
-             * @example 750
-             */
-            remaining: number | null;
-            /**
-             * @description overage recorded since the earliest current period start
-             * @example 0
-             */
-            overage: number;
-            /**
-             * @description where the bucket comes from
-             * @example plan
-             * @enum {string}
-             */
-            source: "plan" | "override" | "grant";
-            /**
-             * @description the plan group; null for an override or a grant
-             * @example tier
-             */
-            group: string | null;
-            /**
-             * Format: int32
-             * @description null for an override or a grant
-             * @example 2
-             */
-            planId: number | null;
-            /**
-             * @description null for an override or a grant
-             * @example pro
-             */
-            planSlug: string | null;
-            /**
-             * Format: int32
-             * @description null for an override or a grant
-             * @example 5
-             */
-            quotaId: number | null;
-            /**
-             * Format: int32
-             * @description a grant's id; null otherwise
-             * @example null
-             */
-            grantId: number | null;
-            /**
-             * @description The quota's priority: higher is consumed first.
-             * @example 0
-             */
-            priority: number;
-            /**
-             * @description a grant's: its effectiveAt
-             * @example 2026-01-31T00:00:00.000Z
-             */
-            periodStart: string;
-            /**
-             * @description null: never resets (always for a grant)
-             * @example 2026-02-28T00:00:00.000Z
-             */
-            periodEnd: string | null;
-            /**
-             * @description the bucket's window end; null: permanent, or an override or a grant
-             * @example null
-             */
-            windowValidTo: string | null;
-            /**
-             * Format: date-time
-             * @description when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never
-             * @example null
-             */
-            expiresAt: string | null;
-            /**
-             * Format: int32
-             * @description Identifier of the bucket's window; `null` for a window that does not exist yet (one the dry run would create, or any window of a customer it would create).
-             * @example 40
-             */
-            windowId: number | null;
-        };
-        DryRunEntitlementView: {
-            /** @description The feature: id, slug, name, metered, unit. */
-            feature: components["schemas"]["FeatureSummaryView"];
-            /**
-             * @description Whether a plan in effect has a quota for the feature.
-             * @example true
-             */
-            granted: boolean;
-            /** @description null for a boolean feature */
-            balance: components["schemas"]["BalanceView"] | null;
-            /** @description the override in effect; null: none */
-            override: components["schemas"]["OverrideView"] | null;
-            /**
-             * Format: date-time
-             * @description The earliest period end among the buckets; null when none resets or nothing is granted.
-             * @example 2026-02-28T00:00:00.000Z
-             */
-            resetsAt: string | null;
-            /**
-             * Format: date-time
-             * @description null: permanent (or not granted)
-             * @example null
-             */
-            accessEndsAt: string | null;
-            /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
-            buckets: components["schemas"]["DryRunBucketView"][];
-        };
-        RedemptionResult: {
-            /** @description The customer the plan was granted to. */
-            customer: components["schemas"]["RedemptionCustomerView"];
-            /** @description the windows created by the call */
-            subscriptions: components["schemas"]["GrantedSubscriptionView"][];
-            /**
-             * @description present (true) on a dry run
-             * @example true
-             */
-            dryRun?: boolean;
-            /** @description dry run only: every change the call would make */
-            changes?: components["schemas"]["ChainChangesView"];
-            /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant */
-            entitlementsAfter?: components["schemas"]["DryRunEntitlementView"][];
-        };
-        RedeemCodeDto: {
-            /**
-             * @description Case, spaces and dashes are ignored; O reads as 0, I and L as 1.
-             * @example 7KQ2-M9XD-4TRB-C1ZP
-             */
-            code: string;
-            /** @description The target customer, by any identifier (type `username` included). */
-            customer: components["schemas"]["CustomerRefDto"];
-            /**
-             * @description Create the customer if missing (also needs the project setting autoCreateCustomerAtRedemption).
-             * @default false
-             */
-            autoCreate?: boolean;
-        };
-        ActivateDto: {
-            /** @description The customer to grant the plan to, by one of its identifiers. */
-            customer: components["schemas"]["CustomerRefDto"];
-            /**
-             * Format: int32
-             * @description The plan to grant.
-             * @example 3
-             */
-            planId: number;
-            /**
-             * @description ISO 8601 duration; null or absent: permanent.
-             * @example P30D
-             */
-            duration?: string | null;
-            /**
-             * @description Create the customer if missing (when the project allows it); default `false`.
-             * @default false
-             */
-            autoCreate?: boolean;
-        };
-        LoginResult: {
-            /**
-             * @description Opaque; send as `Authorization: Bearer <token>`.
-             * @example q3Zb9yJ0uX4c1rS2kV8wN5mT7pL6hG0fE3dC2bA1zY8
-             */
-            token: string;
-            /**
-             * @description Always `Bearer`: send the token as `Authorization: Bearer <token>`.
-             * @example Bearer
-             * @enum {string}
-             */
-            tokenType: "Bearer";
-            /**
-             * Format: date-time
-             * @description When the token stops working (`CUSTOMER_TOKEN_TTL_DAYS` after the login).
-             * @example 2026-02-01T00:00:00.000Z
-             */
-            expiresAt: string;
-            /** @description The logged-in customer, as `GET /me` answers it. */
-            customer: components["schemas"]["CustomerRecord"];
-        };
-        LoginDto: {
-            /** @description Any identifier of the customer, type `username` included. */
-            identifier: components["schemas"]["CustomerRefDto"];
-            /**
-             * @description The customer's password.
-             * @example correct horse battery
-             */
-            password: string;
-        };
-        PublicCheckDto: {
-            /**
-             * @description The feature by slug; or `featureId`.
-             * @example api-calls
-             */
-            feature?: string;
-            /**
-             * Format: int32
-             * @description Or `feature`.
-             * @example 3
-             */
-            featureId?: number;
-            /**
-             * @description As in the private check.
-             * @default 1
-             * @example 1
-             */
-            amount?: number;
-        };
-        ChangePasswordDto: {
-            /**
-             * @description The password in use now.
-             * @example correct horse battery
-             */
-            currentPassword: string;
-            /**
-             * @description The new password: 8 to 128 characters, stored as a bcrypt hash only.
-             * @example battery staple horse
-             */
-            newPassword: string;
-        };
-        PublicRedeemDto: {
-            /**
-             * @description Case, spaces and dashes are ignored; O reads as 0, I and L as 1.
-             * @example 7KQ2-M9XD-4TRB-C1ZP
-             */
-            code: string;
-        };
-        ProjectSummary: {
-            /**
-             * @description The project id (`prj_...`).
-             * @example prj_k3v7q2m9x4t6b8n5c1zd
-             */
-            id: string;
-            /**
-             * @description Name of the project.
-             * @example Acme Notes
-             */
-            name: string;
-            /**
-             * @description Whether a redemption may create a missing customer (`autoCreate: true`).
-             * @example false
-             */
-            autoCreateCustomerAtRedemption: boolean;
-        };
-        PrivateApiDescription: {
-            /**
-             * @description The interface version, `v1`.
-             * @example v1
-             */
-            version: string;
-            /**
-             * @description Base address of this interface.
-             * @example https://subs.example.com/api/private/v1
-             */
-            baseUrl: string;
-            /**
-             * @description The authorization scheme: `Bearer`.
-             * @example Bearer
-             */
-            authScheme: string;
-            /**
-             * @description The header carrying the key: `Authorization`.
-             * @example Authorization
-             */
-            authHeader: string;
-            /**
-             * @description Header carrying the request id: `X-Request-Id`.
-             * @example X-Request-Id
-             */
-            requestIdHeader: string;
-            /**
-             * @description The idempotency header: `Idempotency-Key`.
-             * @example Idempotency-Key
-             */
-            idempotencyHeader: string;
-        };
-        PrivateInfo: {
-            /** @description The project of the key. */
-            project: components["schemas"]["ProjectSummary"];
-            /** @description How to call this interface: version, base address and header names. */
-            api: components["schemas"]["PrivateApiDescription"];
-            /**
-             * @description The operations of this interface, each as `METHOD path`.
-             * @example [
-             *       "GET /api/private/v1/info",
-             *       "POST /api/private/v1/redemptions"
-             *     ]
-             */
-            endpoints: string[];
-        };
-        SignatureHeaders: {
-            /**
-             * @description The timestamp header: `X-Service-Timestamp`.
-             * @example X-Service-Timestamp
-             */
-            timestamp: string;
-            /**
-             * @description The nonce header: `X-Service-Nonce`.
-             * @example X-Service-Nonce
-             */
-            nonce: string;
-            /**
-             * @description The signature header: `X-Service-Signature`.
-             * @example X-Service-Signature
-             */
-            signature: string;
-        };
-        PublicApiDescription: {
-            /**
-             * @description The interface version, `v1`.
-             * @example v1
-             */
-            version: string;
-            /**
-             * @description Base address of this interface.
-             * @example https://subs.example.com/api/public/v1
-             */
-            baseUrl: string;
-            /**
-             * @description The header carrying the public key: `X-Service-Key`.
-             * @example X-Service-Key
-             */
-            projectKeyHeader: string;
-            /**
-             * @description The header carrying the customer token: `Authorization`.
-             * @example Authorization
-             */
-            customerAuthHeader: string;
-            /**
-             * @description Header carrying the request id: `X-Request-Id`.
-             * @example X-Request-Id
-             */
-            requestIdHeader: string;
-            /** @description Names of the three signature headers. */
-            signatureHeaders: components["schemas"]["SignatureHeaders"];
-        };
-        PublicInfo: {
-            /** @description The project of the key. */
-            project: components["schemas"]["ProjectSummary"];
-            /** @description How to call this interface: version, base address and header names. */
-            api: components["schemas"]["PublicApiDescription"];
-            /**
-             * @description The operations of this interface, each as `METHOD path`.
-             * @example [
-             *       "GET /api/public/v1/info",
-             *       "POST /api/public/v1/auth/login"
-             *     ]
-             */
-            endpoints: string[];
-        };
-        /** @description A success answer: `{ ok: true, requestId, data }`, `data` being the answer of the operation. */
-        ApiSuccess: {
-            /**
-             * @description `true` on success.
-             * @example true
-             * @enum {boolean}
-             */
-            ok: true;
-            /**
-             * @description Identifier of the request, also in the `X-Request-Id` header.
-             * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
-             */
-            requestId: string;
-            /** @description The answer of the operation. */
-            data: unknown;
-        };
-        /** @description One page of a list: `data` holds its items. */
-        Page: {
-            /**
-             * Format: int32
-             * @description Total number of matches, on every page.
-             * @example 42
-             */
-            total: number;
-            /**
-             * Format: int32
-             * @description This page, from 1.
-             * @example 1
-             */
-            page: number;
-            /**
-             * Format: int32
-             * @description Items per page.
-             * @example 10
-             */
-            pageSize: number;
-            /**
-             * Format: int32
-             * @description Number of pages (0 when nothing matches).
-             * @example 5
-             */
-            totalPages: number;
-        };
+  schemas: {
+    ProjectView: {
+      /**
+       * @description The project id (`prj_...`).
+       * @example prj_k3v7q2m9x4t6b8n5c1zd
+       */
+      id: string;
+      /**
+       * @description Name of the project.
+       * @example Acme Notes
+       */
+      name: string;
+      /**
+       * @description Whether a redemption may create a missing customer (`autoCreate: true`).
+       * @example false
+       */
+      autoCreateCustomerAtRedemption: boolean;
+      /**
+       * @description Whether public requests must be signed (Signature v1).
+       * @example false
+       */
+      requireSignature: boolean;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
     };
-    responses: {
-        /** @description Success */
-        "ApiKeyView.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["ApiKeyView"];
-                };
-            };
-        };
-        /** @description Success */
-        "ApiKeyViewList.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["ApiKeyView"][];
-                };
-            };
-        };
-        /**
-         * @description `FEATURE_NOT_METERED`: Usage was recorded, or a grant created, for a boolean feature (`metered: false`): it is granted or not, never consumed.
-         *
-         *     `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
-         *
-         *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
-         *
-         *     `MALFORMED_JSON`: The body is not valid JSON.
-         *
-         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-         */
-        BadRequest: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "FEATURE_NOT_METERED" | "INVALID_PLAN_VALUE" | "INVALID_SUBSCRIPTION_CHAIN" | "MALFORMED_JSON" | "VALIDATION_FAILED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `MALFORMED_JSON`: The body is not valid JSON.
-         *
-         *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
-         */
-        "BadRequest.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "MALFORMED_JSON" | "VALIDATION_FAILED";
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        BatchResultView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["BatchResultView"];
-                };
-            };
-        };
-        /** @description Success */
-        CheckView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CheckView"];
-                };
-            };
-        };
-        /** @description Success */
-        CodeBatchView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CodeBatchView"];
-                };
-            };
-        };
-        /** @description Success */
-        CodeView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CodeView"];
-                };
-            };
-        };
-        /** @description Success */
-        CodeViewPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["CodeView"][];
-                    };
-                };
-            };
-        };
-        /**
-         * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
-         *
-         *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
-         *
-         *     `CODE_LIMIT_REACHED`: The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.
-         *
-         *     `CODE_REVOKED`: The code was revoked.
-         *
-         *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
-         *
-         *     `FEATURE_IN_USE`: A quota of some plan uses the feature, a customer's override names it (in effect or not), or a grant of it has not ended (neither voided nor expired).
-         *
-         *     `GRANT_EXPIRED`: A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.
-         *
-         *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
-         *
-         *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
-         *
-         *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
-         *
-         *     `PLAN_FIELD_IMMUTABLE`: A plan update changes `group` or `value` (or switches between free and paid).
-         *
-         *     `PLAN_IN_USE`: The plan has subscriptions, codes or code batches.
-         *
-         *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
-         *
-         *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
-         *
-         *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
-         *
-         *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
-         *
-         *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
-         *
-         *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
-         */
-        Conflict: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "CODE_ALREADY_REDEEMED" | "CODE_EXPIRED" | "CODE_LIMIT_REACHED" | "CODE_REVOKED" | "CUSTOMER_LIMIT_REACHED" | "FEATURE_IN_USE" | "GRANT_EXPIRED" | "IDEMPOTENCY_KEY_IN_USE" | "IDENTIFIER_TAKEN" | "PERMANENT_TAIL_CONFLICT" | "PLAN_FIELD_IMMUTABLE" | "PLAN_IN_USE" | "QUOTA_EXCEEDED" | "REDUNDANT_PERMANENT_PURCHASE" | "SLUG_TAKEN" | "USAGE_EVENT_CONFLICT" | "USERNAME_TAKEN" | "WEBHOOK_ENDPOINT_DISABLED";
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        "CreatedApiKeyView.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CreatedApiKeyView"];
-                };
-            };
-        };
-        /** @description Success */
-        CustomerListItem: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CustomerListItem"];
-                };
-            };
-        };
-        /** @description Success */
-        CustomerListItemPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["CustomerListItem"][];
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        CustomerRecord: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CustomerRecord"];
-                };
-            };
-        };
-        /** @description Success */
-        CustomerSubscriptionViewList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["CustomerSubscriptionView"][];
-                };
-            };
-        };
-        /** @description Success */
-        DeliveryViewList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["DeliveryView"][];
-                };
-            };
-        };
-        /** @description Success */
-        EntitlementViewList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["EntitlementView"][];
-                };
-            };
-        };
-        /** @description Success */
-        EventPageView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["EventPageView"];
-                };
-            };
-        };
-        /** @description Success */
-        EventView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["EventView"];
-                };
-            };
-        };
-        /** @description Success */
-        FeatureView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["FeatureView"];
-                };
-            };
-        };
-        /** @description Success */
-        FeatureViewPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["FeatureView"][];
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
-         *
-         *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
-         *
-         *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
-         *
-         *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
-         */
-        Forbidden: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "API_KEY_DISABLED" | "CUSTOMER_DISABLED" | "CUSTOMER_PROJECT_MISMATCH" | "FEATURE_NOT_GRANTED";
-                    };
-                };
-            };
-        };
-        /** @description A dry run: `dryRun: true`, `entitlementsAfter`, `grant.id` null */
-        GrantResultView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["GrantResultView"];
-                };
-            };
-        };
-        /** @description Success */
-        "GrantResultView-2": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["GrantResultView"];
-                };
-            };
-        };
-        /** @description Success */
-        GrantView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["GrantView"];
-                };
-            };
-        };
-        /** @description Success */
-        GrantViewPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["GrantView"][];
-                    };
-                };
-            };
-        };
-        /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-        InternalServerError: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "INTERNAL_ERROR";
-                    };
-                };
-            };
-        };
-        /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
-        "InternalServerError.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "INTERNAL_ERROR";
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        LoginResult: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["LoginResult"];
-                };
-            };
-        };
-        /**
-         * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
-         *
-         *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
-         *
-         *     `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
-         *
-         *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
-         *
-         *     `GRANT_NOT_FOUND`: The grant id is unknown in this project.
-         *
-         *     `OVERRIDE_NOT_FOUND`: The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).
-         *
-         *     `PLAN_NOT_FOUND`: No plan of this project has this id.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         *
-         *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
-         *
-         *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
-         */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "CODE_NOT_FOUND" | "CUSTOMER_NOT_FOUND" | "EVENT_NOT_FOUND" | "FEATURE_NOT_FOUND" | "GRANT_NOT_FOUND" | "OVERRIDE_NOT_FOUND" | "PLAN_NOT_FOUND" | "PROJECT_NOT_FOUND" | "USAGE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
-         *
-         *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
-         */
-        "NotFound.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "API_KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        OverrideResultView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["OverrideResultView"];
-                };
-            };
-        };
-        /** @description Success */
-        OverrideView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["OverrideView"];
-                };
-            };
-        };
-        /** @description Success */
-        OverrideViewList: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["OverrideView"][];
-                };
-            };
-        };
-        /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-        PayloadTooLarge: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "PAYLOAD_TOO_LARGE";
-                    };
-                };
-            };
-        };
-        /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
-        "PayloadTooLarge.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "PAYLOAD_TOO_LARGE";
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        PlanView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["PlanView"];
-                };
-            };
-        };
-        /** @description Success */
-        PlanViewPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["PlanView"][];
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        PrivateInfo: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["PrivateInfo"];
-                };
-            };
-        };
-        /** @description Success */
-        "ProjectView.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["ProjectView"];
-                };
-            };
-        };
-        /** @description Success */
-        "ProjectViewPage.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["ProjectView"][];
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        PublicInfo: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["PublicInfo"];
-                };
-            };
-        };
-        /** @description Success */
-        RedeliveryView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["RedeliveryView"];
-                };
-            };
-        };
-        /** @description Success */
-        RedemptionResult: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["RedemptionResult"];
-                };
-            };
-        };
-        /** @description Success */
-        RotatedWebhookEndpointView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["RotatedWebhookEndpointView"];
-                };
-            };
-        };
-        /** @description `SERVICE_UNAVAILABLE`: Readiness: the database does not answer or a migration is pending. */
-        "ServiceUnavailable.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "SERVICE_UNAVAILABLE";
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        SuccessView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["SuccessView"];
-                };
-            };
-        };
-        /** @description Success */
-        "SuccessView.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["SuccessView"];
-                };
-            };
-        };
-        /**
-         * @description `CODE_BATCH_RATE_LIMITED`: The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.
-         *
-         *     `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.
-         */
-        TooManyRequests: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "CODE_BATCH_RATE_LIMITED" | "RATE_LIMITED";
-                    };
-                };
-            };
-        };
-        /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
-        "TooManyRequests.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "Retry-After": components["headers"]["Retry-After"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "RATE_LIMITED";
-                    };
-                };
-            };
-        };
-        /**
-         * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
-         *
-         *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
-         *
-         *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
-         *
-         *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
-         *
-         *     `NONCE_REUSED`: The nonce was used before with this key.
-         *
-         *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
-         *
-         *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
-         */
-        Unauthorized: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "INVALID_API_KEY" | "INVALID_CREDENTIALS" | "INVALID_CUSTOMER_TOKEN" | "INVALID_SIGNATURE" | "NONCE_REUSED" | "SIGNATURE_EXPIRED" | "SIGNATURE_REQUIRED";
-                    };
-                };
-            };
-        };
-        /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
-        "Unauthorized.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "INVALID_ADMIN_TOKEN";
-                    };
-                };
-            };
-        };
-        /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
-        UnprocessableEntity: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "IDEMPOTENCY_KEY_REUSED";
-                    };
-                };
-            };
-        };
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-        UnsupportedMediaType: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "UNSUPPORTED_MEDIA_TYPE";
-                    };
-                };
-            };
-        };
-        /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
-        "UnsupportedMediaType.unmetered": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiErrorResponse"] & {
-                    error?: components["schemas"]["ApiErrorBody"] & {
-                        /** @enum {unknown} */
-                        code?: "UNSUPPORTED_MEDIA_TYPE";
-                    };
-                };
-            };
-        };
-        /** @description A replay of an eventId already recorded */
-        UsageResultView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["UsageResultView"];
-                };
-            };
-        };
-        /** @description Success */
-        "UsageResultView-2": {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["UsageResultView"];
-                };
-            };
-        };
-        /** @description Success */
-        UsageViewPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["UsageView"][];
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        WebhookEndpointView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["WebhookEndpointView"];
-                };
-            };
-        };
-        /** @description Success */
-        WebhookEndpointViewPage: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["Page"] & {
-                        /** @description The items of this page (at most `pageSize`, itself at most 100). */
-                        data: components["schemas"]["WebhookEndpointView"][];
-                    };
-                };
-            };
-        };
-        /** @description Success */
-        WebhookEndpointWithSecretView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["WebhookEndpointWithSecretView"];
-                };
-            };
-        };
-        /** @description Success */
-        WebhookTestResultView: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiSuccess"] & {
-                    data: components["schemas"]["WebhookTestResultView"];
-                };
-            };
-        };
+    ApiErrorDetail: {
+      /**
+       * @description The field, as a path such as `customer.value` or `identifiers[0].type`.
+       * @example customer.value
+       */
+      field: string;
+      /**
+       * @description What is wrong with it.
+       * @example value must be at most 128 characters
+       */
+      message: string;
     };
-    parameters: {
-        /** @description Identifier of the code. */
-        codeId: number;
-        /** @description Identifier of the customer. */
-        customerId: number;
-        /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
-        dryRun: boolean;
-        /** @description Answer what the call would do, change nothing. */
-        "dryRun.query": boolean;
-        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-        endpointId: string;
-        /** @description Identifier of the event (`evt_` + 24 characters). */
-        eventId: string;
-        /** @description Identifier of the feature. */
-        featureId: number;
-        /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
-        grantId: number;
-        /** @description Also list ended and cancelled windows, after the live ones. */
-        history: boolean;
-        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-        "Idempotency-Key": string;
-        /** @description Identifier of the API key. */
-        keyId: number;
-        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-        page: number;
-        /** @description Items per page; decimal digits only. */
-        pageSize: number;
-        /** @description Identifier of the plan. */
-        planId: number;
-        /** @description The owning project (`prj_...`). */
-        projectId: string;
-        /** @description Case-insensitive substring match. */
-        search: string;
-        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-        "X-Service-Nonce": string;
-        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-        "X-Service-Signature": string;
-        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-        "X-Service-Timestamp": string;
+    ApiErrorBody: {
+      /**
+       * @description The error code; see the error reference for each code.
+       * @example VALIDATION_FAILED
+       * @enum {string}
+       */
+      code:
+        | 'INVALID_API_KEY'
+        | 'API_KEY_DISABLED'
+        | 'PROJECT_NOT_FOUND'
+        | 'CUSTOMER_NOT_FOUND'
+        | 'CODE_NOT_FOUND'
+        | 'CODE_ALREADY_REDEEMED'
+        | 'REDUNDANT_PERMANENT_PURCHASE'
+        | 'PERMANENT_TAIL_CONFLICT'
+        | 'CUSTOMER_PROJECT_MISMATCH'
+        | 'INVALID_PLAN_VALUE'
+        | 'INVALID_SUBSCRIPTION_CHAIN'
+        | 'VALIDATION_FAILED'
+        | 'MALFORMED_JSON'
+        | 'UNSUPPORTED_MEDIA_TYPE'
+        | 'PAYLOAD_TOO_LARGE'
+        | 'ROUTE_NOT_FOUND'
+        | 'RATE_LIMITED'
+        | 'INTERNAL_ERROR'
+        | 'SERVICE_UNAVAILABLE'
+        | 'USERNAME_TAKEN'
+        | 'IDENTIFIER_TAKEN'
+        | 'PLAN_NOT_FOUND'
+        | 'FEATURE_NOT_FOUND'
+        | 'SLUG_TAKEN'
+        | 'PLAN_FIELD_IMMUTABLE'
+        | 'PLAN_IN_USE'
+        | 'FEATURE_IN_USE'
+        | 'CODE_REVOKED'
+        | 'CODE_EXPIRED'
+        | 'IDEMPOTENCY_KEY_IN_USE'
+        | 'IDEMPOTENCY_KEY_REUSED'
+        | 'SIGNATURE_REQUIRED'
+        | 'INVALID_SIGNATURE'
+        | 'SIGNATURE_EXPIRED'
+        | 'NONCE_REUSED'
+        | 'INVALID_CREDENTIALS'
+        | 'INVALID_CUSTOMER_TOKEN'
+        | 'CUSTOMER_DISABLED'
+        | 'FEATURE_NOT_METERED'
+        | 'FEATURE_NOT_GRANTED'
+        | 'QUOTA_EXCEEDED'
+        | 'USAGE_EVENT_CONFLICT'
+        | 'USAGE_NOT_FOUND'
+        | 'GRANT_NOT_FOUND'
+        | 'OVERRIDE_NOT_FOUND'
+        | 'GRANT_EXPIRED'
+        | 'INVALID_ADMIN_TOKEN'
+        | 'API_KEY_NOT_FOUND'
+        | 'CUSTOMER_LIMIT_REACHED'
+        | 'CODE_LIMIT_REACHED'
+        | 'CODE_BATCH_RATE_LIMITED'
+        | 'CODE_TAKEN'
+        | 'CODE_NOT_YET_ACTIVE'
+        | 'CODE_EXHAUSTED'
+        | 'CODE_CUSTOMER_LIMIT_REACHED'
+        | 'CODE_NOT_ELIGIBLE'
+        | 'CODE_CHANGE_NOT_ALLOWED'
+        | 'WEBHOOK_ENDPOINT_NOT_FOUND'
+        | 'EVENT_NOT_FOUND'
+        | 'WEBHOOK_ENDPOINT_DISABLED';
+      /**
+       * @description A sentence for people; may change, do not parse it.
+       * @example The request is not valid.
+       */
+      message: string;
+      /** @description On `VALIDATION_FAILED`: one entry per problem, naming the field. */
+      details?: components['schemas']['ApiErrorDetail'][];
     };
-    requestBodies: never;
-    headers: {
-        /** @description Identifier of this request: the `X-Request-Id` the client sent (1 to 128 characters of `A-Za-z0-9._:-`) or a new UUID; the same value as `requestId` in the body, and in the log lines of the request. */
-        "X-Request-Id": string;
-        /** @description Sent only by an operation that takes an `Idempotency-Key`: `true` when this answer is the stored answer of an earlier request with the same key; absent otherwise. */
-        "Idempotent-Replayed": "true";
-        /** @description Requests allowed in the current window, for the tighter of the per-key and per-address limits (sent when rate limits are on: `RATE_LIMIT_ENABLED`). */
-        "RateLimit-Limit": number;
-        /** @description Requests left in the current window (sent when rate limits are on). */
-        "RateLimit-Remaining": number;
-        /** @description Seconds until the current window ends (sent when rate limits are on). */
-        "RateLimit-Reset": number;
-        /** @description Seconds to wait before retrying. */
-        "Retry-After": number;
+    ApiErrorResponse: {
+      /**
+       * @description Always `false`.
+       * @example false
+       */
+      ok: boolean;
+      /**
+       * @description Identifier of the request, also in the `X-Request-Id` header.
+       * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+       */
+      requestId: string;
+      /** @description What went wrong. */
+      error: components['schemas']['ApiErrorBody'];
     };
-    pathItems: never;
+    CreateProjectDto: {
+      /**
+       * @description Name of the project, 1 to 200 characters.
+       * @example Acme Notes
+       */
+      name: string;
+      /**
+       * @description Whether redemption may create a missing customer.
+       * @default false
+       */
+      autoCreateCustomerAtRedemption?: boolean;
+      /**
+       * @description Whether public requests must be signed.
+       * @default false
+       */
+      requireSignature?: boolean;
+    };
+    UpdateProjectDto: {
+      /**
+       * @description New name of the project, 1 to 200 characters.
+       * @example Acme Notes
+       */
+      name?: string;
+      /**
+       * @description Whether redemption may create a missing customer.
+       * @default false
+       */
+      autoCreateCustomerAtRedemption?: boolean;
+      /**
+       * @description Whether public requests must be signed.
+       * @default false
+       */
+      requireSignature?: boolean;
+    };
+    SuccessView: {
+      /**
+       * @description Always `true`.
+       * @example true
+       */
+      success: boolean;
+    };
+    CreatedApiKeyView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
+       * @enum {string}
+       */
+      kind: 'private' | 'public';
+      /**
+       * @description Name of the key, for people.
+       * @example backend
+       */
+      name: string | null;
+      /**
+       * @description First characters of the key.
+       * @example sk_Xy12ab
+       */
+      prefix: string;
+      /**
+       * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
+       * @example true
+       */
+      enabled: boolean;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * @description The key itself, shown this once.
+       * @example sk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+       */
+      key: string;
+      /**
+       * @description Public keys only: the signing secret, shown this once.
+       * @example ss_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+       */
+      signingSecret?: string;
+    };
+    CreateApiKeyDto: {
+      /**
+       * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
+       * @example private
+       * @enum {string}
+       */
+      kind: 'private' | 'public';
+      /**
+       * @description Name of the key, for people.
+       * @example backend
+       */
+      name?: string;
+    };
+    ApiKeyView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
+       * @enum {string}
+       */
+      kind: 'private' | 'public';
+      /**
+       * @description Name of the key, for people.
+       * @example backend
+       */
+      name: string | null;
+      /**
+       * @description First characters of the key.
+       * @example sk_Xy12ab
+       */
+      prefix: string;
+      /**
+       * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
+       * @example true
+       */
+      enabled: boolean;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+    };
+    UpdateApiKeyDto: {
+      /**
+       * @description Enable or disable the key; a disabled key answers 403 API_KEY_DISABLED.
+       * @example false
+       */
+      enabled?: boolean;
+      /**
+       * @description New name of the key.
+       * @example backend (old)
+       */
+      name?: string;
+    };
+    WebhookEndpointWithSecretView: {
+      /**
+       * @description Identifier of the endpoint (`we_` + 24 characters).
+       * @example we_abcdefghijklmnopqrstuvwx
+       */
+      id: string;
+      /**
+       * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
+       * @example https://example.com/webhooks
+       */
+      url: string;
+      /** @description Free text for people, at most 500 characters; null when none. */
+      description: string | null;
+      /** @description The event types delivered to it; empty: every type. */
+      eventTypes: (
+        | 'subscriptions.changed'
+        | 'subscription.started'
+        | 'subscription.ended'
+        | 'usage.limit_reached'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'code.redeemed'
+        | 'code.revoked'
+        | 'code.exhausted'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'grant.expired'
+        | 'grant.exhausted'
+        | 'override.set'
+        | 'override.removed'
+      )[];
+      /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
+      enabled: boolean;
+      /**
+       * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
+       * @example The receiver answered 410 Gone.
+       */
+      disabledReason: string | null;
+      /** @description Since when every attempt has failed. */
+      failingSince: string | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       */
+      updatedAt: string;
+      /**
+       * @description Shown once.
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
+      secret: string;
+    };
+    CreateWebhookEndpointDto: {
+      /**
+       * @description https only, and not a loopback, private, link-local or metadata address (unless the service allows insecure URLs).
+       * @example https://example.com/webhooks
+       */
+      url: string;
+      /** @description The types this endpoint receives; absent or empty: every type. */
+      eventTypes?: (
+        | 'subscriptions.changed'
+        | 'subscription.started'
+        | 'subscription.ended'
+        | 'usage.limit_reached'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'code.redeemed'
+        | 'code.revoked'
+        | 'code.exhausted'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'grant.expired'
+        | 'grant.exhausted'
+        | 'override.set'
+        | 'override.removed'
+      )[];
+      /**
+       * @description Free text for people, at most 500 characters; null when none.
+       * @example Billing sync
+       */
+      description?: string;
+    };
+    WebhookEndpointView: {
+      /**
+       * @description Identifier of the endpoint (`we_` + 24 characters).
+       * @example we_abcdefghijklmnopqrstuvwx
+       */
+      id: string;
+      /**
+       * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
+       * @example https://example.com/webhooks
+       */
+      url: string;
+      /** @description Free text for people, at most 500 characters; null when none. */
+      description: string | null;
+      /** @description The event types delivered to it; empty: every type. */
+      eventTypes: (
+        | 'subscriptions.changed'
+        | 'subscription.started'
+        | 'subscription.ended'
+        | 'usage.limit_reached'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'code.redeemed'
+        | 'code.revoked'
+        | 'code.exhausted'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'grant.expired'
+        | 'grant.exhausted'
+        | 'override.set'
+        | 'override.removed'
+      )[];
+      /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
+      enabled: boolean;
+      /**
+       * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
+       * @example The receiver answered 410 Gone.
+       */
+      disabledReason: string | null;
+      /** @description Since when every attempt has failed. */
+      failingSince: string | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       */
+      updatedAt: string;
+    };
+    UpdateWebhookEndpointDto: {
+      /**
+       * @description https only, and not a loopback, private, link-local or metadata address (unless the service allows insecure URLs).
+       * @example https://example.com/webhooks
+       */
+      url?: string;
+      /** @description Empty: every type. */
+      eventTypes?: (
+        | 'subscriptions.changed'
+        | 'subscription.started'
+        | 'subscription.ended'
+        | 'usage.limit_reached'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'code.redeemed'
+        | 'code.revoked'
+        | 'code.exhausted'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'grant.expired'
+        | 'grant.exhausted'
+        | 'override.set'
+        | 'override.removed'
+      )[];
+      /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
+      enabled?: boolean;
+      /** @description Free text for people, at most 500 characters; null when none. */
+      description?: string;
+    };
+    RotatedWebhookEndpointView: {
+      /**
+       * @description Identifier of the endpoint (`we_` + 24 characters).
+       * @example we_abcdefghijklmnopqrstuvwx
+       */
+      id: string;
+      /**
+       * @description Where deliveries are posted: `https` only and no private address unless insecure URLs are allowed; at most 2,048 characters.
+       * @example https://example.com/webhooks
+       */
+      url: string;
+      /** @description Free text for people, at most 500 characters; null when none. */
+      description: string | null;
+      /** @description The event types delivered to it; empty: every type. */
+      eventTypes: (
+        | 'subscriptions.changed'
+        | 'subscription.started'
+        | 'subscription.ended'
+        | 'usage.limit_reached'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'code.redeemed'
+        | 'code.revoked'
+        | 'code.exhausted'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'grant.expired'
+        | 'grant.exhausted'
+        | 'override.set'
+        | 'override.removed'
+      )[];
+      /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
+      enabled: boolean;
+      /**
+       * @description Why the endpoint is disabled (by a PATCH, a `410 Gone`, or 5 days of failures); null while enabled.
+       * @example The receiver answered 410 Gone.
+       */
+      disabledReason: string | null;
+      /** @description Since when every attempt has failed. */
+      failingSince: string | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       */
+      updatedAt: string;
+      /**
+       * @description Shown once.
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
+      secret: string;
+      /**
+       * Format: date-time
+       * @description Until then deliveries carry a signature under the previous secret too.
+       */
+      previousSecretExpiresAt: string;
+    };
+    WebhookTestResultView: {
+      /** @description True when the receiver answered 2xx. */
+      delivered: boolean;
+      /** @description The receiver's status code. */
+      status: number | null;
+      /** @description Why the delivery failed (timeout, refused address, redirect...); null when it got an answer. */
+      error: string | null;
+      /** @description How long the POST took, in milliseconds. */
+      durationMs: number;
+    };
+    EventView: {
+      /**
+       * @description Identifier of the event (`evt_` + 24 characters); the `webhook-id` of its deliveries.
+       * @example evt_abcdefghijklmnopqrstuvwx
+       */
+      id: string;
+      /**
+       * @description The event type.
+       * @enum {string}
+       */
+      type:
+        | 'subscriptions.changed'
+        | 'subscription.started'
+        | 'subscription.ended'
+        | 'usage.limit_reached'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'code.redeemed'
+        | 'code.revoked'
+        | 'code.exhausted'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'grant.expired'
+        | 'grant.exhausted'
+        | 'override.set'
+        | 'override.removed';
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       */
+      createdAt: string;
+      /** @description The owning project (`prj_...`). */
+      projectId: string;
+      /** @description The snapshot a receiver needs to act without calling back; `customerSeq` inside when it names a customer. */
+      data: {
+        [key: string]: unknown;
+      };
+    };
+    EventPageView: {
+      /** @description The events of this page, newest first. */
+      data: components['schemas']['EventView'][];
+      /** @description null on the last page */
+      nextCursor: string | null;
+    };
+    DeliveryAttemptView: {
+      /**
+       * Format: date-time
+       * @description When the attempt was made.
+       */
+      attemptedAt: string;
+      /**
+       * @description How the attempt ended: delivered, failed, or skipped.
+       * @enum {string}
+       */
+      outcome: 'delivered' | 'failed';
+      /** @description The receiver's HTTP status; null when no answer came. */
+      statusCode: number | null;
+      /** @description Why the attempt failed, when it did; null otherwise. */
+      error: string | null;
+      /** @description How long the POST took, in milliseconds. */
+      durationMs: number;
+    };
+    DeliveryView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       */
+      id: number;
+      /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+      endpointId: string;
+      /**
+       * @description The delivery's state: pending, delivered, failed, or skipped (endpoint disabled).
+       * @enum {string}
+       */
+      status: 'pending' | 'delivered' | 'failed' | 'skipped';
+      /**
+       * Format: date-time
+       * @description When pending: the next attempt.
+       */
+      nextAttemptAt: string | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       */
+      createdAt: string;
+      /** @description Every attempt, oldest first. */
+      attempts: components['schemas']['DeliveryAttemptView'][];
+    };
+    RedeliveryView: {
+      /**
+       * @description How many deliveries were queued.
+       * @example 1
+       */
+      deliveries: number;
+    };
+    RedeliverDto: {
+      /**
+       * @description Only this endpoint.
+       * @example we_abcdefghijklmnopqrstuvwx
+       */
+      endpointId?: string;
+    };
+    FeatureView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description Short machine name, unique in the project.
+       * @example api-calls
+       */
+      slug: string;
+      /**
+       * @description Name of the feature.
+       * @example API calls
+       */
+      name: string;
+      /**
+       * @description What the feature gives, for people.
+       * @example Calls to the public API per period.
+       */
+      description: string;
+      /**
+       * @description The owning project (`prj_...`).
+       * @example prj_k3v7q2m9x4t6b8n5c1zd
+       */
+      projectId: string;
+      /**
+       * @description Whether usage of the feature is counted against a limit.
+       * @example true
+       */
+      metered: boolean;
+      /**
+       * @description Unit of the feature's usage, such as "note" or "GB".
+       * @example calls
+       */
+      unit: string;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+    };
+    CreateFeatureDto: {
+      /**
+       * @description Unique within the project.
+       * @example api-calls
+       */
+      slug: string;
+      /**
+       * @description Name of the feature.
+       * @example API calls
+       */
+      name: string;
+      /**
+       * @description What the feature gives, for people.
+       * @default
+       * @example Calls to the public API per period.
+       */
+      description?: string;
+      /**
+       * @description Whether usage of the feature is counted.
+       * @default false
+       * @example true
+       */
+      metered?: boolean;
+      /**
+       * @description Unit of the feature's usage, such as "note" or "GB".
+       * @default
+       * @example calls
+       */
+      unit?: string;
+    };
+    UpdateFeatureDto: {
+      /**
+       * @description Unique within the project.
+       * @example api-calls
+       */
+      slug?: string;
+      /**
+       * @description New name of the feature.
+       * @example API calls
+       */
+      name?: string;
+      /**
+       * @description New description of the feature.
+       * @default
+       * @example Calls to the public API per period.
+       */
+      description?: string;
+      /**
+       * @description Whether usage of the feature is counted.
+       * @default false
+       * @example true
+       */
+      metered?: boolean;
+      /**
+       * @description New unit of the feature.
+       * @default
+       * @example calls
+       */
+      unit?: string;
+    };
+    QuotaView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * Format: int32
+       * @description Identifier of the plan.
+       * @example 1
+       */
+      planId: number;
+      /**
+       * Format: int32
+       * @description Identifier of the feature.
+       * @example 1
+       */
+      featureId: number;
+      /**
+       * @description null: unlimited
+       * @example 1000
+       */
+      limit: number | null;
+      /**
+       * @description Order of the quotas when several plans limit the same feature (higher first).
+       * @example 0
+       */
+      priority: number;
+      /**
+       * @description ISO 8601 duration; null: never resets.
+       * @example P1M
+       */
+      resetInterval: string | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+      /** @description The feature the quota limits. */
+      feature: components['schemas']['FeatureView'];
+    };
+    PlanView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description Short machine name, unique in the project.
+       * @example pro-monthly
+       */
+      slug: string;
+      /**
+       * @description Name of the plan.
+       * @example Pro (monthly)
+       */
+      name: string;
+      /**
+       * @description The owning project (`prj_...`).
+       * @example prj_k3v7q2m9x4t6b8n5c1zd
+       */
+      projectId: string;
+      /**
+       * @description Face value of the plan (two decimals); 0 is free, above 0 paid; converts remaining time within a group.
+       * @example 9.99
+       */
+      value: number;
+      /**
+       * @description Plans of the same group form one subscription chain; at most one is in effect at a time.
+       * @example pro
+       */
+      group: string;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+      /** @description In order of quota id. */
+      quotas: components['schemas']['QuotaView'][];
+    };
+    QuotaInputDto: {
+      /**
+       * Format: int32
+       * @description A feature of the same project.
+       * @example 1
+       */
+      featureId: number;
+      /**
+       * @description At least 0, at most 4 decimal places; `null`: unlimited.
+       * @example 1000
+       */
+      limit: number | null;
+      /**
+       * @description Integer; higher is consumed first.
+       * @default 0
+       * @example 0
+       */
+      priority?: number;
+      /**
+       * @description ISO 8601 duration (`P1D`, `P1M`, `PT1H`, ...) without fractional components; `null` or absent: the quota never resets.
+       * @default null
+       * @example P1M
+       */
+      resetInterval?: string | null;
+    };
+    CreatePlanDto: {
+      /**
+       * @description Unique within the project.
+       * @example pro-monthly
+       */
+      slug: string;
+      /**
+       * @description Name of the plan.
+       * @example Pro (monthly)
+       */
+      name: string;
+      /**
+       * @description Face value, at most 2 decimal places; 0 makes a free plan. Cannot be changed later.
+       * @example 9.99
+       */
+      value: number;
+      /**
+       * @description Plans of one group form one renewal chain. Cannot be changed later.
+       * @example pro
+       */
+      group: string;
+      /**
+       * @description At most one quota per feature, and at most 100.
+       * @default []
+       */
+      quotas?: components['schemas']['QuotaInputDto'][];
+    };
+    UpdatePlanDto: {
+      /**
+       * @description Unique within the project.
+       * @example pro-monthly
+       */
+      slug?: string;
+      /**
+       * @description New name of the plan.
+       * @example Pro (monthly)
+       */
+      name?: string;
+      /**
+       * @description Face value, at most 2 decimal places; 0 makes a free plan. Cannot be changed later.
+       * @example 9.99
+       */
+      value?: number;
+      /**
+       * @description Plans of one group form one renewal chain. Cannot be changed later.
+       * @example pro
+       */
+      group?: string;
+      /**
+       * @description At most one quota per feature, and at most 100.
+       * @default []
+       */
+      quotas?: components['schemas']['QuotaInputDto'][];
+    };
+    IdentifierShortView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 7
+       */
+      id: number;
+      /**
+       * @description Kind of identifier, such as `username`, `email` or `external_user_id`.
+       * @example email
+       */
+      type: string;
+      /**
+       * @description The identifier value.
+       * @example ada@example.com
+       */
+      value: string;
+    };
+    CustomerListItem: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 12
+       */
+      id: number;
+      /**
+       * @description The username: 8 to 16 characters, unique in the project (case-insensitively).
+       * @example ada_lovelace
+       */
+      username: string;
+      /**
+       * @description The owning project (`prj_...`).
+       * @example prj_k3v7q2m9x4t6b8n5c1zd
+       */
+      projectId: string;
+      /**
+       * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
+       * @example true
+       */
+      enabled: boolean;
+      /**
+       * @description Whether the customer was created implicitly by a redemption or activation with `autoCreate` (from an identifier other than a username).
+       * @example false
+       */
+      temporary: boolean;
+      /** @description The customer's identifiers, the mirrored `username` one first. */
+      identifiers: components['schemas']['IdentifierShortView'][];
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+    };
+    IdentifierInputDto: {
+      /**
+       * @description e.g. `email`, `external_user_id`; not `username`.
+       * @example email
+       */
+      type: string;
+      /**
+       * @description The identifier value, 1 to 128 characters.
+       * @example ada@example.com
+       */
+      value: string;
+    };
+    CreateCustomerDto: {
+      /**
+       * @description Letters, digits, `_ . -`; starts with a letter or digit; unique per project, case-insensitively.
+       * @example ada_lovelace
+       */
+      username: string;
+      /**
+       * @description Whether the customer is enabled; default `true`.
+       * @default true
+       */
+      enabled?: boolean;
+      /**
+       * @description Creates a password credential (type 1).
+       * @example correct horse battery
+       */
+      password?: string;
+      /** @description Extra identifiers; the `username` one is mirrored automatically. */
+      identifiers?: components['schemas']['IdentifierInputDto'][];
+    };
+    CredentialView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 3
+       */
+      id: number;
+      /**
+       * Format: int32
+       * @description Kind of credential, a number: `1` is a password (kept as a bcrypt hash, never returned). No other kind exists yet.
+       * @example 1
+       * @enum {integer}
+       */
+      type: 1;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+    };
+    IdentifierFullView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 7
+       */
+      id: number;
+      /**
+       * @description Kind of identifier, such as `username`, `email` or `external_user_id`.
+       * @example email
+       */
+      type: string;
+      /**
+       * @description The identifier value.
+       * @example ada@example.com
+       */
+      value: string;
+      /**
+       * @description true for the system-maintained username identifier
+       * @example false
+       */
+      readonly: boolean;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+    };
+    CustomerRecord: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 12
+       */
+      id: number;
+      /**
+       * @description The username: 8 to 16 characters, unique in the project (case-insensitively).
+       * @example ada_lovelace
+       */
+      username: string;
+      /**
+       * @description The owning project (`prj_...`).
+       * @example prj_k3v7q2m9x4t6b8n5c1zd
+       */
+      projectId: string;
+      /**
+       * @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused.
+       * @example true
+       */
+      enabled: boolean;
+      /**
+       * @description Whether the customer was created implicitly by a redemption or activation with `autoCreate` (from an identifier other than a username).
+       * @example false
+       */
+      temporary: boolean;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+      /** @description The customer's credentials (a password credential once a password is set), never their secret. */
+      credentials: components['schemas']['CredentialView'][];
+      /** @description The customer's identifiers, the mirrored `username` one first. */
+      identifiers: components['schemas']['IdentifierFullView'][];
+    };
+    CustomerRefDto: {
+      /**
+       * @description Identifier type, `username` included.
+       * @example email
+       */
+      type: string;
+      /**
+       * @description The identifier value, 1 to 128 characters.
+       * @example ada@example.com
+       */
+      value: string;
+    };
+    ResolveCustomerDto: {
+      /** @description The identifier to look up (type `username` compares case-insensitively). */
+      customer: components['schemas']['CustomerRefDto'];
+    };
+    UpdateCustomerDto: {
+      /**
+       * @description New username, 8 to 16 characters; the `username` identifier follows it.
+       * @example ada_byron
+       */
+      username?: string;
+      /**
+       * @description Enable or disable the customer.
+       * @example false
+       */
+      enabled?: boolean;
+      /** @description Updates the password credential, or creates it. */
+      password?: string;
+      /** @description The complete list of extra identifiers; pairs that stay keep their id. */
+      identifiers?: components['schemas']['IdentifierInputDto'][];
+    };
+    CustomerSubscriptionView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 41
+       */
+      id: number;
+      /**
+       * Format: int32
+       * @description Identifier of the plan.
+       * @example 3
+       */
+      planId: number;
+      /**
+       * @description Name of the plan.
+       * @example Pro
+       */
+      planName: string;
+      /**
+       * Format: date-time
+       * @description Start of the window, inclusive (ISO 8601, UTC).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      validFrom: string;
+      /**
+       * Format: date-time
+       * @description null: permanent
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      validTo: string | null;
+      /**
+       * @description The plan group of the window.
+       * @example tier
+       */
+      group: string;
+      /**
+       * @description `active` (not cancelled: in effect now, later, or ended) or `cancelled`.
+       * @enum {string}
+       */
+      status: 'active' | 'cancelled';
+      /**
+       * @description What made the window: `signup` (a free plan at creation), `code` or `activation`.
+       * @enum {string}
+       */
+      source: 'signup' | 'code' | 'activation';
+      /**
+       * Format: int32
+       * @description The redeemed code of a `code` window; `null` otherwise.
+       * @example null
+       */
+      codeId: number | null;
+    };
+    CodeBatchView: {
+      /**
+       * Format: int32
+       * @description Identifier of the code batch.
+       * @example 3
+       */
+      batchId: number;
+      /**
+       * Format: int32
+       * @description Identifier of the plan.
+       * @example 12
+       */
+      planId: number;
+      /**
+       * @description Name of the plan.
+       * @example Pro
+       */
+      planName: string;
+      /**
+       * @description null: permanent
+       * @example P30D
+       */
+      duration: string | null;
+      /**
+       * @description Whether the grant has no end (the plan is held for good).
+       * @example false
+       */
+      permanent: boolean;
+      /**
+       * Format: int32
+       * @description Number of codes in the batch.
+       * @example 100
+       */
+      count: number;
+      /**
+       * Format: date-time
+       * @description After this instant the codes can no longer be redeemed; `null`: never.
+       * @example null
+       */
+      expiresAt: string | null;
+      /**
+       * @description Free text kept with the batch, searchable in the code list.
+       * @example Spring campaign
+       */
+      note: string | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * @description Every code of the batch, in plaintext.
+       * @example [
+       *       "7KQ2-M9XD-4TRB-C1ZP"
+       *     ]
+       */
+      codes: string[];
+    };
+    CodeEligibilityDto: {
+      /**
+       * @description Only customers that have never held the group of the code's plan.
+       * @default false
+       */
+      newCustomersOnly?: boolean;
+      /**
+       * @description Customers that have held any of these plan groups may not redeem (kept in order, duplicates dropped).
+       * @default []
+       * @example [
+       *       "pro"
+       *     ]
+       */
+      notIfHeldPlanGroups?: string[];
+    };
+    CreateCodeBatchDto: {
+      /**
+       * @description `batch`: single-use codes; `campaign`: one code that many customers redeem.
+       * @default batch
+       * @enum {string}
+       */
+      kind?: 'batch' | 'campaign';
+      /**
+       * @description Campaign only: the code (letters, digits and single dashes, shown in upper case); absent or null: generated, `XXXX-XXXX-XXXX`.
+       * @example LAUNCH-50
+       */
+      code?: string | null;
+      /**
+       * Format: int32
+       * @description A plan of the project.
+       * @example 12
+       */
+      planId: number;
+      /**
+       * @description ISO 8601 duration granted by each code; absent or null: permanent.
+       * @example P30D
+       */
+      duration?: string | null;
+      /**
+       * Format: int32
+       * @description How many codes to make.
+       * @default 1
+       * @example 100
+       */
+      count?: number;
+      /**
+       * @description Campaign only: a trial code (not available yet).
+       * @default false
+       */
+      trial?: boolean;
+      /**
+       * @description Campaign only: the most successful redemptions; absent or null: no cap.
+       * @example 1000
+       */
+      maxRedemptions?: number | null;
+      /**
+       * @description Campaign only: the most redemptions by one customer.
+       * @default 1
+       */
+      perCustomerLimit?: number;
+      /**
+       * Format: date-time
+       * @description Campaign only: before this instant the code cannot be redeemed. Absent or null: at once.
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      startsAt?: string | null;
+      /** @description Campaign only: who may redeem. */
+      eligibility?: components['schemas']['CodeEligibilityDto'];
+      /**
+       * Format: date-time
+       * @description After this instant the codes can no longer be redeemed; must be in the future. Absent or null: never.
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      expiresAt?: string | null;
+      /**
+       * @description Free text kept with the batch, searchable in the code list (at most 500 characters).
+       * @example Spring campaign
+       */
+      note?: string | null;
+    };
+    CodeEligibilityView: {
+      /** @example false */
+      newCustomersOnly: boolean;
+      /**
+       * @example [
+       *       "pro"
+       *     ]
+       */
+      notIfHeldPlanGroups: string[];
+    };
+    CodeView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description `private` (`sk_...`, server side) or `public` (`pk_...`, client apps).
+       * @example batch
+       * @enum {string}
+       */
+      kind: 'batch' | 'campaign';
+      /**
+       * @description The code, `XXXX-XXXX-XXXX-XXXX` in Crockford base32.
+       * @example 7KQ2-M9XD-4TRB-C1ZP
+       */
+      code: string;
+      /**
+       * Format: int32
+       * @description Identifier of the plan.
+       * @example 12
+       */
+      planId: number;
+      /**
+       * @description Name of the plan.
+       * @example Pro
+       */
+      planName: string;
+      /**
+       * @description null: permanent
+       * @example P30D
+       */
+      duration: string | null;
+      /**
+       * @description Whether the grant has no end (the plan is held for good).
+       * @example false
+       */
+      permanent: boolean;
+      /**
+       * @description `available`, `redeemed`, `revoked` or `expired` (derived from `expiresAt` when read).
+       * @example available
+       * @enum {string}
+       */
+      status: 'available' | 'redeemed' | 'revoked' | 'expired' | 'exhausted' | 'scheduled';
+      /**
+       * @description Campaign codes only.
+       * @example false
+       */
+      trial?: boolean;
+      /**
+       * Format: int32
+       * @description null for a campaign code
+       * @example 3
+       */
+      batchId: number | null;
+      /**
+       * @description Free text kept with the batch, searchable in the code list.
+       * @example Spring campaign
+       */
+      note: string | null;
+      /**
+       * Format: date-time
+       * @description Campaign codes only.
+       * @example null
+       */
+      startsAt?: string | null;
+      /**
+       * Format: date-time
+       * @description After this instant the code can no longer be redeemed; `null`: never.
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      expiresAt: string | null;
+      /**
+       * @description Campaign codes only; null: no cap.
+       * @example 1000
+       */
+      maxRedemptions?: number | null;
+      /**
+       * @description Campaign codes only.
+       * @example 1
+       */
+      perCustomerLimit?: number;
+      /** @description Campaign codes only. */
+      eligibility?: components['schemas']['CodeEligibilityView'];
+      /**
+       * @description Campaign codes only: successful redemptions.
+       * @example 0
+       */
+      redemptionCount?: number;
+      /**
+       * @description Campaign codes only: `maxRedemptions - redemptionCount`; null without a cap.
+       * @example 1000
+       */
+      remainingRedemptions?: number | null;
+      /**
+       * Format: date-time
+       * @description When it was redeemed; `null` if not.
+       * @example null
+       */
+      redeemedAt: string | null;
+      /**
+       * Format: int32
+       * @description The customer who redeemed it; `null` if not redeemed.
+       * @example null
+       */
+      redeemedByCustomerId: number | null;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When it was last changed (ISO 8601, UTC, milliseconds).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      updatedAt: string;
+    };
+    UpdateCodeDto: {
+      /**
+       * Format: int32
+       * @description Until the first redemption only.
+       * @example 12
+       */
+      planId?: number;
+      /**
+       * @description Until the first redemption only; null: permanent.
+       * @example P30D
+       */
+      duration?: string | null;
+      /** @description Until the first redemption only. */
+      trial?: boolean;
+      /**
+       * Format: date-time
+       * @description Until the first redemption only; null: at once.
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      startsAt?: string | null;
+      /**
+       * Format: date-time
+       * @description Must be in the future and after `startsAt`; null: never.
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      expiresAt?: string | null;
+      /**
+       * @description null, or not below `redemptionCount`.
+       * @example 1000
+       */
+      maxRedemptions?: number | null;
+      perCustomerLimit?: number;
+      /** @description Replaced whole. */
+      eligibility?: components['schemas']['CodeEligibilityDto'];
+      /**
+       * @description Free text kept with the batch, searchable in the code list.
+       * @example Launch week
+       */
+      note?: string | null;
+    };
+    FeatureSummaryView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 3
+       */
+      id: number;
+      /**
+       * @description Short machine name, unique in the project.
+       * @example api-calls
+       */
+      slug: string;
+      /**
+       * @description The feature's display name.
+       * @example API calls
+       */
+      name: string;
+      /**
+       * @description Whether usage of the feature is counted against a limit.
+       * @example true
+       */
+      metered: boolean;
+      /**
+       * @description Unit of the feature's usage, such as "note" or "GB".
+       * @example call
+       */
+      unit: string;
+    };
+    BalanceView: {
+      /**
+       * @description null: unlimited
+       * @example 1000
+       */
+      limit: number | null;
+      /**
+       * @description Usage recorded in the current periods of the buckets, reversals excluded.
+       * @example 250
+       */
+      used: number;
+      /**
+       * @description null: unlimited
+       * @example 750
+       */
+      remaining: number | null;
+      /**
+       * @description overage recorded since the earliest current period start
+       * @example 0
+       */
+      overage: number;
+    };
+    BucketView: {
+      /**
+       * @description null: unlimited
+       * @example 1000
+       */
+      limit: number | null;
+      /**
+       * @description Usage recorded in this bucket's current period, reversals excluded.
+       * @example 250
+       */
+      used: number;
+      /**
+       * @description null: unlimited
+       * @example 750
+       */
+      remaining: number | null;
+      /**
+       * @description overage recorded since the earliest current period start
+       * @example 0
+       */
+      overage: number;
+      /**
+       * @description where the bucket comes from
+       * @example plan
+       * @enum {string}
+       */
+      source: 'plan' | 'override' | 'grant';
+      /**
+       * @description the plan group; null for an override or a grant
+       * @example tier
+       */
+      group: string | null;
+      /**
+       * Format: int32
+       * @description null for an override or a grant
+       * @example 2
+       */
+      planId: number | null;
+      /**
+       * @description null for an override or a grant
+       * @example pro
+       */
+      planSlug: string | null;
+      /**
+       * Format: int32
+       * @description null for an override or a grant
+       * @example 5
+       */
+      quotaId: number | null;
+      /**
+       * Format: int32
+       * @description a grant's id; null otherwise
+       * @example null
+       */
+      grantId: number | null;
+      /**
+       * @description The quota's priority: higher is consumed first.
+       * @example 0
+       */
+      priority: number;
+      /**
+       * @description a grant's: its effectiveAt
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      periodStart: string;
+      /**
+       * @description null: never resets (always for a grant)
+       * @example 2026-02-28T00:00:00.000Z
+       */
+      periodEnd: string | null;
+      /**
+       * Format: int32
+       * @description null for an override or a grant
+       * @example 40
+       */
+      windowId: number | null;
+      /**
+       * @description the bucket's window end; null: permanent, or an override or a grant
+       * @example null
+       */
+      windowValidTo: string | null;
+      /**
+       * Format: date-time
+       * @description when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never
+       * @example null
+       */
+      expiresAt: string | null;
+    };
+    OverrideView: {
+      /**
+       * Format: int32
+       * @description Identifier of the customer.
+       * @example 12
+       */
+      customerId: number;
+      /**
+       * Format: int32
+       * @description Identifier of the feature.
+       * @example 3
+       */
+      featureId: number;
+      /**
+       * @description `set` or `deny`
+       * @example set
+       * @enum {string}
+       */
+      mode: 'set' | 'deny';
+      /**
+       * @description the bucket's limit per period; null: unlimited, and for `deny` or a boolean feature
+       * @example 5000
+       */
+      limit: number | null;
+      /**
+       * @description null for `deny` or a boolean feature
+       * @example 0
+       */
+      priority: number | null;
+      /**
+       * @description null: never resets (and for `deny` or a boolean feature)
+       * @example P1M
+       */
+      resetInterval: string | null;
+      /**
+       * @description the start of the bucket's periods (`anchor + k x resetInterval`), copied at the PUT; null for `deny` or a boolean feature
+       * @example 2026-01-15T00:00:00.000Z
+       */
+      anchor: string | null;
+      /**
+       * Format: date-time
+       * @description null: no end
+       * @example null
+       */
+      expiresAt: string | null;
+      /**
+       * @description as given; null when not
+       * @example enterprise trial
+       */
+      reason: string | null;
+      /**
+       * Format: date-time
+       * @description this PUT's instant
+       * @example 2026-02-01T00:00:00.000Z
+       */
+      createdAt: string;
+    };
+    EntitlementView: {
+      /** @description The feature: id, slug, name, metered, unit. */
+      feature: components['schemas']['FeatureSummaryView'];
+      /**
+       * @description Whether a plan in effect has a quota for the feature.
+       * @example true
+       */
+      granted: boolean;
+      /** @description null for a boolean feature */
+      balance: components['schemas']['BalanceView'] | null;
+      /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
+      buckets: components['schemas']['BucketView'][];
+      /** @description the override in effect; null: none */
+      override: components['schemas']['OverrideView'] | null;
+      /**
+       * Format: date-time
+       * @description The earliest period end among the buckets; null when none resets or nothing is granted.
+       * @example 2026-02-28T00:00:00.000Z
+       */
+      resetsAt: string | null;
+      /**
+       * Format: date-time
+       * @description null: permanent (or not granted)
+       * @example null
+       */
+      accessEndsAt: string | null;
+    };
+    CheckView: {
+      /**
+       * @description Whether the customer may use `requested` of the feature now.
+       * @example true
+       */
+      allowed: boolean;
+      /**
+       * @description null when allowed
+       * @example null
+       * @enum {string|null}
+       */
+      reason: 'NOT_GRANTED' | 'LIMIT_REACHED' | 'CUSTOMER_DISABLED' | null;
+      /** @description The feature checked: id, slug, name, metered, unit. */
+      feature: components['schemas']['FeatureSummaryView'];
+      /**
+       * @description the amount checked; null for a boolean feature
+       * @example 1
+       */
+      requested: number | null;
+      /** @description null for a boolean feature */
+      balance: components['schemas']['BalanceView'] | null;
+      /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
+      buckets: components['schemas']['BucketView'][];
+      /** @description the override in effect; null: none */
+      override: components['schemas']['OverrideView'] | null;
+      /**
+       * Format: date-time
+       * @description The earliest period end among the buckets; null when none resets.
+       * @example null
+       */
+      resetsAt: string | null;
+      /**
+       * Format: date-time
+       * @description When the last window granting the feature ends (abutting windows of any group followed); null when permanent or not granted.
+       * @example null
+       */
+      accessEndsAt: string | null;
+    };
+    CheckDto: {
+      /**
+       * @description The feature by slug; or `featureId`.
+       * @example api-calls
+       */
+      feature?: string;
+      /**
+       * Format: int32
+       * @description Or `feature`.
+       * @example 3
+       */
+      featureId?: number;
+      /** @description The customer by identifier; or `customerId`. */
+      customer?: components['schemas']['CustomerRefDto'];
+      /**
+       * Format: int32
+       * @description Or `customer`.
+       * @example 12
+       */
+      customerId?: number;
+      /**
+       * @description Amount to check; 0 asks "is it granted at all". At most 6 decimals; ignored for a boolean feature.
+       * @default 1
+       * @example 1
+       */
+      amount?: number;
+    };
+    AllocationView: {
+      /**
+       * @description the bucket it was taken from: a plan group, the override, or a grant
+       * @example plan
+       * @enum {string}
+       */
+      source: 'plan' | 'override' | 'grant';
+      /**
+       * @description the plan group; null for an override or a grant
+       * @example tier
+       */
+      group: string | null;
+      /**
+       * @description informational: the bucket's period start; null for a grant
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      periodStart: string | null;
+      /**
+       * Format: int32
+       * @description a grant's id; null otherwise
+       * @example null
+       */
+      grantId: number | null;
+      /**
+       * @description The part of the record taken from this group's bucket.
+       * @example 1
+       */
+      amount: number;
+      /**
+       * @description once the record is reversed: whether this part came back; null while the record counts
+       * @example null
+       */
+      restored: boolean | null;
+    };
+    UsageView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 101
+       */
+      id: number;
+      /**
+       * @description The caller's id of the event: unique per customer forever; the same id again replays this record.
+       * @example req_7f3a9c
+       */
+      eventId: string;
+      /**
+       * Format: int32
+       * @description Identifier of the customer.
+       * @example 12
+       */
+      customerId: number;
+      /**
+       * Format: int32
+       * @description Identifier of the feature.
+       * @example 3
+       */
+      featureId: number;
+      /**
+       * @description The amount recorded, in the feature's unit (overage included).
+       * @example 1
+       */
+      amount: number;
+      /**
+       * @description The part of the amount beyond what remained (only with `allowOverage: true`); 0 otherwise.
+       * @example 0
+       */
+      overage: number;
+      /** @description What the record took from each bucket; a reversal gives back exactly these. */
+      allocations: components['schemas']['AllocationView'][];
+      /**
+       * Format: date-time
+       * @description When the service recorded it (its own clock; no back-dating).
+       * @example 2026-02-01T10:00:00.000Z
+       */
+      recordedAt: string;
+      /**
+       * Format: date-time
+       * @description When it was reversed; null while it counts.
+       * @example null
+       */
+      reversedAt: string | null;
+    };
+    UsageResultView: {
+      /** @description The usage record. */
+      usage: components['schemas']['UsageView'];
+      /** @description the balance of the feature after the record (now, for a replay) */
+      balance: components['schemas']['BalanceView'];
+      /**
+       * @description present (true) when the eventId was already recorded
+       * @example true
+       */
+      replayed?: boolean;
+      /**
+       * @description a reversal: the sum not given back (taken from grants that ended); 0 when everything was
+       * @example 0
+       */
+      forfeited?: number;
+    };
+    UsageEventDto: {
+      /**
+       * @description The feature by slug; or `featureId`.
+       * @example api-calls
+       */
+      feature?: string;
+      /**
+       * Format: int32
+       * @description Or `feature`.
+       * @example 3
+       */
+      featureId?: number;
+      /** @description The customer by identifier; or `customerId`. */
+      customer?: components['schemas']['CustomerRefDto'];
+      /**
+       * Format: int32
+       * @description Or `customer`.
+       * @example 12
+       */
+      customerId?: number;
+      /**
+       * @description Greater than 0, at most 6 decimal places, in the feature's unit.
+       * @example 1
+       */
+      amount: number;
+      /**
+       * @description Your id of this event: unique per customer forever. The same id again answers the first record (`replayed: true`).
+       * @example req_7f3a9c
+       */
+      eventId: string;
+      /**
+       * @description Record the part no bucket can take as `overage` instead of refusing with QUOTA_EXCEEDED.
+       * @default false
+       */
+      allowOverage?: boolean;
+    };
+    BatchErrorView: {
+      /**
+       * @description The error code the single call would have answered.
+       * @example QUOTA_EXCEEDED
+       */
+      code: string;
+      /**
+       * @description A sentence for people; may change, do not parse it.
+       * @example The quota is exhausted.
+       */
+      message: string;
+      /** @description As in the error envelope: the field and what is wrong, or `remaining` and `resetsAt`. */
+      details?: Record<string, never>[];
+    };
+    BatchItemView: {
+      /**
+       * @description the HTTP status the single call would answer
+       * @example 201
+       */
+      status: number;
+      /** @description The record, when the item was recorded or replayed. */
+      usage?: components['schemas']['UsageView'];
+      /** @description The balance after this item, when it was recorded or replayed. */
+      balance?: components['schemas']['BalanceView'];
+      /**
+       * @description True when the item's `eventId` was recorded before.
+       * @example true
+       */
+      replayed?: boolean;
+      /** @description Why the item was refused, as the single call would have answered; absent on success. */
+      error?: components['schemas']['BatchErrorView'];
+    };
+    BatchResultView: {
+      /** @description in the order of `events` */
+      results: components['schemas']['BatchItemView'][];
+    };
+    UsageBatchDto: {
+      /** @description Decided one by one, in order. */
+      events: components['schemas']['UsageEventDto'][];
+    };
+    GrantView: {
+      /**
+       * Format: int32
+       * @description Identifier of the grant; `null` in a dry run, where no grant is created.
+       * @example 7
+       */
+      id: number | null;
+      /**
+       * Format: int32
+       * @description Identifier of the customer.
+       * @example 12
+       */
+      customerId: number;
+      /**
+       * Format: int32
+       * @description Identifier of the feature.
+       * @example 3
+       */
+      featureId: number;
+      /**
+       * @description always `used + remaining + forfeited`
+       * @example 500
+       */
+      amount: number;
+      /**
+       * @description what records took, less what reversals gave back
+       * @example 120
+       */
+      used: number;
+      /**
+       * @description `amount - used`; 0 once the grant has ended
+       * @example 380
+       */
+      remaining: number;
+      /**
+       * @description 0 until the grant ends (voided or expired), then what remained
+       * @example 0
+       */
+      forfeited: number;
+      /**
+       * @description on the quotas' scale: higher is consumed first
+       * @example 0
+       */
+      priority: number;
+      /**
+       * Format: date-time
+       * @description when the grant takes effect: as given, or its creation
+       * @example 2026-02-01T00:00:00.000Z
+       */
+      effectiveAt: string;
+      /**
+       * Format: date-time
+       * @description null: never
+       * @example 2026-03-01T00:00:00.000Z
+       */
+      expiresAt: string | null;
+      /**
+       * @description derived when read, the first that applies: `voided`, `expired`, `scheduled` (not yet in effect), `exhausted` (nothing remains), `active`
+       * @example active
+       * @enum {string}
+       */
+      status: 'voided' | 'expired' | 'scheduled' | 'exhausted' | 'active';
+      /**
+       * @description as given; null when not
+       * @example goodwill for the outage of 3 March
+       */
+      reason: string | null;
+      /**
+       * @description as given; `{}` when not
+       * @example {
+       *       "ticket": "SUP-1234"
+       *     }
+       */
+      metadata: {
+        [key: string]: string;
+      };
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-02-01T00:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description when it was voided; null: not voided
+       * @example null
+       */
+      voidedAt: string | null;
+      /**
+       * @description the void's `reason`; null when not given or not voided
+       * @example null
+       */
+      voidReason: string | null;
+    };
+    GrantResultView: {
+      /** @description the grant as it is after the call */
+      grant: components['schemas']['GrantView'];
+      /**
+       * @description present (true) on a dry run
+       * @example true
+       */
+      dryRun?: boolean;
+      /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the call */
+      entitlementsAfter?: components['schemas']['EntitlementView'][];
+    };
+    CreateGrantDto: {
+      /**
+       * @description The feature by slug; or `featureId`.
+       * @example api-calls
+       */
+      feature?: string;
+      /**
+       * Format: int32
+       * @description Or `feature`.
+       * @example 3
+       */
+      featureId?: number;
+      /**
+       * @description What the grant gives, in the feature's unit: greater than 0, at most 6 decimal places.
+       * @example 500
+       */
+      amount: number;
+      /**
+       * Format: date-time
+       * @description When the grant takes effect (ISO 8601 with `Z` or an offset); absent: its creation. A later one makes it `scheduled`.
+       * @example 2026-02-01T00:00:00.000Z
+       */
+      effectiveAt?: string;
+      /**
+       * Format: date-time
+       * @description When the grant ends, later than now and than `effectiveAt`; null or absent: never.
+       * @example 2026-03-01T00:00:00.000Z
+       */
+      expiresAt?: string | null;
+      /**
+       * Format: int32
+       * @description On the quotas' scale: higher is consumed first.
+       * @default 0
+       * @example 0
+       */
+      priority?: number;
+      /**
+       * @description Why the grant is given, shown on it.
+       * @example goodwill for the outage of 3 March
+       */
+      reason?: string;
+      /**
+       * @description Your own strings: at most 20 keys of 1 to 40 characters, values of at most 500. Default `{}`.
+       * @example {
+       *       "ticket": "SUP-1234"
+       *     }
+       */
+      metadata?: {
+        [key: string]: string;
+      };
+    };
+    VoidGrantDto: {
+      /**
+       * @description Shown as `voidReason`.
+       * @example issued by mistake
+       */
+      reason?: string;
+    };
+    OverrideResultView: {
+      /** @description the override set (PUT), or removed as it was (DELETE) */
+      override: components['schemas']['OverrideView'];
+      /**
+       * @description present (true) on a dry run
+       * @example true
+       */
+      dryRun?: boolean;
+      /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the call */
+      entitlementsAfter?: components['schemas']['EntitlementView'][];
+    };
+    SetOverrideDto: {
+      /**
+       * @description `deny`: not granted, whatever plans and grants say. `set`: granted; on a metered feature one bucket with `limit` replaces the plans' buckets (grants still add).
+       * @example set
+       * @enum {string}
+       */
+      mode: 'set' | 'deny';
+      /**
+       * @description `set` on a metered feature: required; the bucket's limit per period, at most 6 decimal places; null: unlimited. Refused (even as null) with `deny` or on a boolean feature.
+       * @example 5000
+       */
+      limit?: number | null;
+      /**
+       * @description ISO 8601 duration as on quotas; null: never resets. Absent: copied from the feature's first plan bucket (null when none). Refused (even as null) with `deny` or on a boolean feature.
+       * @example P1M
+       */
+      resetInterval?: string | null;
+      /**
+       * Format: int32
+       * @description Absent: copied from the feature's first plan bucket (0 when none). Refused with `deny` or on a boolean feature.
+       * @example 0
+       */
+      priority?: number;
+      /**
+       * Format: date-time
+       * @description When the override ends, later than now; null or absent: until removed or replaced.
+       * @example null
+       */
+      expiresAt?: string | null;
+      /**
+       * @description Why, shown on the override.
+       * @example enterprise trial
+       */
+      reason?: string;
+    };
+    RedemptionCustomerView: {
+      /**
+       * Format: int32
+       * @description null only in a dry run that would create the customer
+       * @example 12
+       */
+      id: number | null;
+      /**
+       * @description The customer's username (generated for a customer created from another identifier).
+       * @example ada_lovelace
+       */
+      username: string;
+      /**
+       * @description whether the customer was created by this call
+       * @example false
+       */
+      created: boolean;
+    };
+    GrantedSubscriptionView: {
+      /**
+       * Format: int32
+       * @description Identifier of the plan.
+       * @example 3
+       */
+      planId: number;
+      /**
+       * @description Name of the plan.
+       * @example Pro
+       */
+      planName: string;
+      /**
+       * Format: date-time
+       * @description Start of the window, inclusive (ISO 8601, UTC).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      validFrom: string;
+      /**
+       * Format: date-time
+       * @description null: permanent
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      validTo: string | null;
+      /**
+       * Format: int32
+       * @description Identifier of the window; `null` in a dry run, where no window is created.
+       * @example 41
+       */
+      id: number | null;
+    };
+    WindowChangeView: {
+      /**
+       * Format: int32
+       * @description Identifier of the window; `null` in a dry run for a window that does not exist yet (one it would create, or any window of a customer it would create).
+       * @example 40
+       */
+      id: number | null;
+      /**
+       * Format: int32
+       * @description The plan of the window.
+       * @example 2
+       */
+      planId: number;
+      /**
+       * Format: date-time
+       * @description Start of the window after the change, inclusive.
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      validFrom: string;
+      /**
+       * Format: date-time
+       * @description End of the window after the change, exclusive; `null` for a permanent window.
+       * @example null
+       */
+      validTo: string | null;
+    };
+    ChainChangesView: {
+      /** @description windows in effect that end now */
+      ended: components['schemas']['WindowChangeView'][];
+      /** @description windows not yet started that are cancelled */
+      cancelled: components['schemas']['WindowChangeView'][];
+      /** @description a permanent tail moved to start later */
+      moved: components['schemas']['WindowChangeView'][];
+      /** @description new windows */
+      created: components['schemas']['WindowChangeView'][];
+    };
+    DryRunBucketView: {
+      /**
+       * @description null: unlimited
+       * @example 1000
+       */
+      limit: number | null;
+      /**
+       * @description Usage recorded in this bucket's current period, reversals excluded.
+       * @example 250
+       */
+      used: number;
+      /**
+       * @description null: unlimited
+       * @example 750
+       */
+      remaining: number | null;
+      /**
+       * @description overage recorded since the earliest current period start
+       * @example 0
+       */
+      overage: number;
+      /**
+       * @description where the bucket comes from
+       * @example plan
+       * @enum {string}
+       */
+      source: 'plan' | 'override' | 'grant';
+      /**
+       * @description the plan group; null for an override or a grant
+       * @example tier
+       */
+      group: string | null;
+      /**
+       * Format: int32
+       * @description null for an override or a grant
+       * @example 2
+       */
+      planId: number | null;
+      /**
+       * @description null for an override or a grant
+       * @example pro
+       */
+      planSlug: string | null;
+      /**
+       * Format: int32
+       * @description null for an override or a grant
+       * @example 5
+       */
+      quotaId: number | null;
+      /**
+       * Format: int32
+       * @description a grant's id; null otherwise
+       * @example null
+       */
+      grantId: number | null;
+      /**
+       * @description The quota's priority: higher is consumed first.
+       * @example 0
+       */
+      priority: number;
+      /**
+       * @description a grant's: its effectiveAt
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      periodStart: string;
+      /**
+       * @description null: never resets (always for a grant)
+       * @example 2026-02-28T00:00:00.000Z
+       */
+      periodEnd: string | null;
+      /**
+       * @description the bucket's window end; null: permanent, or an override or a grant
+       * @example null
+       */
+      windowValidTo: string | null;
+      /**
+       * Format: date-time
+       * @description when the bucket ends: a plan bucket's windowValidTo, an override's or a grant's expiresAt; null: never
+       * @example null
+       */
+      expiresAt: string | null;
+      /**
+       * Format: int32
+       * @description Identifier of the bucket's window; `null` for a window that does not exist yet (one the dry run would create, or any window of a customer it would create).
+       * @example 40
+       */
+      windowId: number | null;
+    };
+    DryRunEntitlementView: {
+      /** @description The feature: id, slug, name, metered, unit. */
+      feature: components['schemas']['FeatureSummaryView'];
+      /**
+       * @description Whether a plan in effect has a quota for the feature.
+       * @example true
+       */
+      granted: boolean;
+      /** @description null for a boolean feature */
+      balance: components['schemas']['BalanceView'] | null;
+      /** @description the override in effect; null: none */
+      override: components['schemas']['OverrideView'] | null;
+      /**
+       * Format: date-time
+       * @description The earliest period end among the buckets; null when none resets or nothing is granted.
+       * @example 2026-02-28T00:00:00.000Z
+       */
+      resetsAt: string | null;
+      /**
+       * Format: date-time
+       * @description null: permanent (or not granted)
+       * @example null
+       */
+      accessEndsAt: string | null;
+      /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
+      buckets: components['schemas']['DryRunBucketView'][];
+    };
+    CampaignRedemptionView: {
+      /**
+       * Format: int32
+       * @description Identifier of the code.
+       * @example 41
+       */
+      codeId: number;
+      /** @example LAUNCH-50 */
+      code: string;
+      /** @example false */
+      trial: boolean;
+      /** @example 17 */
+      redemptionCount: number;
+      /** @example 100 */
+      maxRedemptions: number | null;
+      /** @example 83 */
+      remainingRedemptions: number | null;
+      /**
+       * @description the customer's redemptions of the code
+       * @example 1
+       */
+      customerRedemptions: number;
+      /** @example 1 */
+      perCustomerLimit: number;
+    };
+    RedemptionResult: {
+      /** @description The customer the plan was granted to. */
+      customer: components['schemas']['RedemptionCustomerView'];
+      /** @description the windows created by the call */
+      subscriptions: components['schemas']['GrantedSubscriptionView'][];
+      /**
+       * @description present (true) on a dry run
+       * @example true
+       */
+      dryRun?: boolean;
+      /** @description dry run only: every change the call would make */
+      changes?: components['schemas']['ChainChangesView'];
+      /** @description dry run only: the customer's entitlements (every feature of the project) as they would be right after the grant */
+      entitlementsAfter?: components['schemas']['DryRunEntitlementView'][];
+      /** @description a campaign code only: its counts */
+      campaign?: components['schemas']['CampaignRedemptionView'];
+    };
+    RedeemCodeDto: {
+      /**
+       * @description Case, spaces and dashes are ignored; O reads as 0, I and L as 1.
+       * @example 7KQ2-M9XD-4TRB-C1ZP
+       */
+      code: string;
+      /** @description The target customer, by any identifier (type `username` included). */
+      customer: components['schemas']['CustomerRefDto'];
+      /**
+       * @description Create the customer if missing (also needs the project setting autoCreateCustomerAtRedemption).
+       * @default false
+       */
+      autoCreate?: boolean;
+    };
+    ActivateDto: {
+      /** @description The customer to grant the plan to, by one of its identifiers. */
+      customer: components['schemas']['CustomerRefDto'];
+      /**
+       * Format: int32
+       * @description The plan to grant.
+       * @example 3
+       */
+      planId: number;
+      /**
+       * @description ISO 8601 duration; null or absent: permanent.
+       * @example P30D
+       */
+      duration?: string | null;
+      /**
+       * @description Create the customer if missing (when the project allows it); default `false`.
+       * @default false
+       */
+      autoCreate?: boolean;
+    };
+    CodeRedemptionCustomerView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 7
+       */
+      id: number;
+      /**
+       * @description The username: 8 to 16 characters, unique in the project (case-insensitively).
+       * @example ada_lovelace
+       */
+      username: string;
+    };
+    CodeRedemptionWindowView: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 31
+       */
+      id: number;
+      /**
+       * Format: int32
+       * @description Identifier of the plan.
+       * @example 12
+       */
+      planId: number;
+      /**
+       * @description Name of the plan.
+       * @example Pro
+       */
+      planName: string;
+      /**
+       * Format: date-time
+       * @description Start of the window, inclusive (ISO 8601, UTC).
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      validFrom: string;
+      /**
+       * Format: date-time
+       * @description End of the window, exclusive (ISO 8601, UTC); `null` for a permanent window.
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      validTo: string | null;
+    };
+    CodeRedemptionView: {
+      /**
+       * Format: int32
+       * @description A batch code's one redemption has the code's id.
+       * @example 5
+       */
+      id: number;
+      /**
+       * Format: int32
+       * @description Identifier of the code.
+       * @example 1
+       */
+      codeId: number;
+      /** @description null once the customer is deleted */
+      customer: components['schemas']['CodeRedemptionCustomerView'] | null;
+      /**
+       * Format: date-time
+       * @example 2026-01-01T00:00:00.000Z
+       */
+      redeemedAt: string;
+      windows: components['schemas']['CodeRedemptionWindowView'][];
+    };
+    LoginResult: {
+      /**
+       * @description Opaque; send as `Authorization: Bearer <token>`.
+       * @example q3Zb9yJ0uX4c1rS2kV8wN5mT7pL6hG0fE3dC2bA1zY8
+       */
+      token: string;
+      /**
+       * @description Always `Bearer`: send the token as `Authorization: Bearer <token>`.
+       * @example Bearer
+       * @enum {string}
+       */
+      tokenType: 'Bearer';
+      /**
+       * Format: date-time
+       * @description When the token stops working (`CUSTOMER_TOKEN_TTL_DAYS` after the login).
+       * @example 2026-02-01T00:00:00.000Z
+       */
+      expiresAt: string;
+      /** @description The logged-in customer, as `GET /me` answers it. */
+      customer: components['schemas']['CustomerRecord'];
+    };
+    LoginDto: {
+      /** @description Any identifier of the customer, type `username` included. */
+      identifier: components['schemas']['CustomerRefDto'];
+      /**
+       * @description The customer's password.
+       * @example correct horse battery
+       */
+      password: string;
+    };
+    PublicCheckDto: {
+      /**
+       * @description The feature by slug; or `featureId`.
+       * @example api-calls
+       */
+      feature?: string;
+      /**
+       * Format: int32
+       * @description Or `feature`.
+       * @example 3
+       */
+      featureId?: number;
+      /**
+       * @description As in the private check.
+       * @default 1
+       * @example 1
+       */
+      amount?: number;
+    };
+    ChangePasswordDto: {
+      /**
+       * @description The password in use now.
+       * @example correct horse battery
+       */
+      currentPassword: string;
+      /**
+       * @description The new password: 8 to 128 characters, stored as a bcrypt hash only.
+       * @example battery staple horse
+       */
+      newPassword: string;
+    };
+    PublicRedeemDto: {
+      /**
+       * @description Case, spaces and dashes are ignored; O reads as 0, I and L as 1.
+       * @example 7KQ2-M9XD-4TRB-C1ZP
+       */
+      code: string;
+    };
+    ProjectSummary: {
+      /**
+       * @description The project id (`prj_...`).
+       * @example prj_k3v7q2m9x4t6b8n5c1zd
+       */
+      id: string;
+      /**
+       * @description Name of the project.
+       * @example Acme Notes
+       */
+      name: string;
+      /**
+       * @description Whether a redemption may create a missing customer (`autoCreate: true`).
+       * @example false
+       */
+      autoCreateCustomerAtRedemption: boolean;
+    };
+    PrivateApiDescription: {
+      /**
+       * @description The interface version, `v1`.
+       * @example v1
+       */
+      version: string;
+      /**
+       * @description Base address of this interface.
+       * @example https://subs.example.com/api/private/v1
+       */
+      baseUrl: string;
+      /**
+       * @description The authorization scheme: `Bearer`.
+       * @example Bearer
+       */
+      authScheme: string;
+      /**
+       * @description The header carrying the key: `Authorization`.
+       * @example Authorization
+       */
+      authHeader: string;
+      /**
+       * @description Header carrying the request id: `X-Request-Id`.
+       * @example X-Request-Id
+       */
+      requestIdHeader: string;
+      /**
+       * @description The idempotency header: `Idempotency-Key`.
+       * @example Idempotency-Key
+       */
+      idempotencyHeader: string;
+    };
+    PrivateInfo: {
+      /** @description The project of the key. */
+      project: components['schemas']['ProjectSummary'];
+      /** @description How to call this interface: version, base address and header names. */
+      api: components['schemas']['PrivateApiDescription'];
+      /**
+       * @description The operations of this interface, each as `METHOD path`.
+       * @example [
+       *       "GET /api/private/v1/info",
+       *       "POST /api/private/v1/redemptions"
+       *     ]
+       */
+      endpoints: string[];
+    };
+    SignatureHeaders: {
+      /**
+       * @description The timestamp header: `X-Service-Timestamp`.
+       * @example X-Service-Timestamp
+       */
+      timestamp: string;
+      /**
+       * @description The nonce header: `X-Service-Nonce`.
+       * @example X-Service-Nonce
+       */
+      nonce: string;
+      /**
+       * @description The signature header: `X-Service-Signature`.
+       * @example X-Service-Signature
+       */
+      signature: string;
+    };
+    PublicApiDescription: {
+      /**
+       * @description The interface version, `v1`.
+       * @example v1
+       */
+      version: string;
+      /**
+       * @description Base address of this interface.
+       * @example https://subs.example.com/api/public/v1
+       */
+      baseUrl: string;
+      /**
+       * @description The header carrying the public key: `X-Service-Key`.
+       * @example X-Service-Key
+       */
+      projectKeyHeader: string;
+      /**
+       * @description The header carrying the customer token: `Authorization`.
+       * @example Authorization
+       */
+      customerAuthHeader: string;
+      /**
+       * @description Header carrying the request id: `X-Request-Id`.
+       * @example X-Request-Id
+       */
+      requestIdHeader: string;
+      /** @description Names of the three signature headers. */
+      signatureHeaders: components['schemas']['SignatureHeaders'];
+    };
+    PublicInfo: {
+      /** @description The project of the key. */
+      project: components['schemas']['ProjectSummary'];
+      /** @description How to call this interface: version, base address and header names. */
+      api: components['schemas']['PublicApiDescription'];
+      /**
+       * @description The operations of this interface, each as `METHOD path`.
+       * @example [
+       *       "GET /api/public/v1/info",
+       *       "POST /api/public/v1/auth/login"
+       *     ]
+       */
+      endpoints: string[];
+    };
+    /** @description A success answer: `{ ok: true, requestId, data }`, `data` being the answer of the operation. */
+    ApiSuccess: {
+      /**
+       * @description `true` on success.
+       * @example true
+       * @enum {boolean}
+       */
+      ok: true;
+      /**
+       * @description Identifier of the request, also in the `X-Request-Id` header.
+       * @example 6f1c2f9e-7d0a-4a55-9d3b-1b7f9a0c1e22
+       */
+      requestId: string;
+      /** @description The answer of the operation. */
+      data: unknown;
+    };
+    /** @description One page of a list: `data` holds its items. */
+    Page: {
+      /**
+       * Format: int32
+       * @description Total number of matches, on every page.
+       * @example 42
+       */
+      total: number;
+      /**
+       * Format: int32
+       * @description This page, from 1.
+       * @example 1
+       */
+      page: number;
+      /**
+       * Format: int32
+       * @description Items per page.
+       * @example 10
+       */
+      pageSize: number;
+      /**
+       * Format: int32
+       * @description Number of pages (0 when nothing matches).
+       * @example 5
+       */
+      totalPages: number;
+    };
+  };
+  responses: {
+    /** @description Success */
+    'ApiKeyView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['ApiKeyView'];
+        };
+      };
+    };
+    /** @description Success */
+    'ApiKeyViewList.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['ApiKeyView'][];
+        };
+      };
+    };
+    /**
+     * @description `FEATURE_NOT_METERED`: Usage was recorded, or a grant created, for a boolean feature (`metered: false`): it is granted or not, never consumed.
+     *
+     *     `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
+     *
+     *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
+     *
+     *     `MALFORMED_JSON`: The body is not valid JSON.
+     *
+     *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+     */
+    BadRequest: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'FEATURE_NOT_METERED'
+              | 'INVALID_PLAN_VALUE'
+              | 'INVALID_SUBSCRIPTION_CHAIN'
+              | 'MALFORMED_JSON'
+              | 'VALIDATION_FAILED';
+          };
+        };
+      };
+    };
+    /**
+     * @description `MALFORMED_JSON`: The body is not valid JSON.
+     *
+     *     `VALIDATION_FAILED`: A field, query or path parameter or header is missing, of the wrong type or out of its limits; `details` names each field.
+     */
+    'BadRequest.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'MALFORMED_JSON' | 'VALIDATION_FAILED';
+          };
+        };
+      };
+    };
+    /** @description Success */
+    BatchResultView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['BatchResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    CheckView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CheckView'];
+        };
+      };
+    };
+    /** @description Success */
+    CodeBatchView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CodeBatchView'];
+        };
+      };
+    };
+    /** @description Success */
+    CodeRedemptionViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['CodeRedemptionView'][];
+          };
+        };
+      };
+    };
+    /** @description Success */
+    CodeView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CodeView'];
+        };
+      };
+    };
+    /** @description Success */
+    CodeViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['CodeView'][];
+          };
+        };
+      };
+    };
+    /**
+     * @description `CODE_ALREADY_REDEEMED`: The code was redeemed before (or, on revoke, a redeemed code cannot be revoked).
+     *
+     *     `CODE_CHANGE_NOT_ALLOWED`: A change of a batch code, or of `planId`, `duration`, `trial` or `startsAt` of a campaign code that has been redeemed; `details` name the field.
+     *
+     *     `CODE_CUSTOMER_LIMIT_REACHED`: The customer has redeemed the campaign code `perCustomerLimit` times.
+     *
+     *     `CODE_EXHAUSTED`: The campaign code has `maxRedemptions` successful redemptions (also when concurrent redemptions took the last ones: nothing was written).
+     *
+     *     `CODE_EXPIRED`: The code's `expiresAt` has passed.
+     *
+     *     `CODE_LIMIT_REACHED`: The batch would take the project past `PROJECT_MAX_CODES` codes in all its batches; no code was created.
+     *
+     *     `CODE_NOT_YET_ACTIVE`: The campaign code's `startsAt` has not come yet.
+     *
+     *     `CODE_REVOKED`: The code was revoked.
+     *
+     *     `CODE_TAKEN`: A batch code of the project, or a campaign code of the project that is neither revoked nor expired, has the same key (case, spaces and dashes ignored; `O` read as `0`, `I` and `L` as `1`).
+     *
+     *     `CUSTOMER_LIMIT_REACHED`: The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).
+     *
+     *     `FEATURE_IN_USE`: A quota of some plan uses the feature, a customer's override names it (in effect or not), or a grant of it has not ended (neither voided nor expired).
+     *
+     *     `GRANT_EXPIRED`: A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.
+     *
+     *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
+     *
+     *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
+     *
+     *     `PERMANENT_TAIL_CONFLICT`: A timed grant would sit behind a permanent plan of this group worth as much or more, so its time could never be used.
+     *
+     *     `PLAN_FIELD_IMMUTABLE`: A plan update changes `group` or `value` (or switches between free and paid).
+     *
+     *     `PLAN_IN_USE`: The plan has subscriptions, codes or code batches.
+     *
+     *     `QUOTA_EXCEEDED`: The amount exceeds what remains of the customer's buckets; nothing was recorded.
+     *
+     *     `REDUNDANT_PERMANENT_PURCHASE`: The customer already holds a permanent plan of this group worth as much or more than the permanent grant.
+     *
+     *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
+     *
+     *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
+     *
+     *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
+     *
+     *     `WEBHOOK_ENDPOINT_DISABLED`: A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).
+     */
+    Conflict: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'CODE_ALREADY_REDEEMED'
+              | 'CODE_CHANGE_NOT_ALLOWED'
+              | 'CODE_CUSTOMER_LIMIT_REACHED'
+              | 'CODE_EXHAUSTED'
+              | 'CODE_EXPIRED'
+              | 'CODE_LIMIT_REACHED'
+              | 'CODE_NOT_YET_ACTIVE'
+              | 'CODE_REVOKED'
+              | 'CODE_TAKEN'
+              | 'CUSTOMER_LIMIT_REACHED'
+              | 'FEATURE_IN_USE'
+              | 'GRANT_EXPIRED'
+              | 'IDEMPOTENCY_KEY_IN_USE'
+              | 'IDENTIFIER_TAKEN'
+              | 'PERMANENT_TAIL_CONFLICT'
+              | 'PLAN_FIELD_IMMUTABLE'
+              | 'PLAN_IN_USE'
+              | 'QUOTA_EXCEEDED'
+              | 'REDUNDANT_PERMANENT_PURCHASE'
+              | 'SLUG_TAKEN'
+              | 'USAGE_EVENT_CONFLICT'
+              | 'USERNAME_TAKEN'
+              | 'WEBHOOK_ENDPOINT_DISABLED';
+          };
+        };
+      };
+    };
+    /** @description Success */
+    'CreatedApiKeyView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CreatedApiKeyView'];
+        };
+      };
+    };
+    /** @description Success */
+    CustomerListItem: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CustomerListItem'];
+        };
+      };
+    };
+    /** @description Success */
+    CustomerListItemPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['CustomerListItem'][];
+          };
+        };
+      };
+    };
+    /** @description Success */
+    CustomerRecord: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CustomerRecord'];
+        };
+      };
+    };
+    /** @description Success */
+    CustomerSubscriptionViewList: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['CustomerSubscriptionView'][];
+        };
+      };
+    };
+    /** @description Success */
+    DeliveryViewList: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['DeliveryView'][];
+        };
+      };
+    };
+    /** @description Success */
+    EntitlementViewList: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['EntitlementView'][];
+        };
+      };
+    };
+    /** @description Success */
+    EventPageView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['EventPageView'];
+        };
+      };
+    };
+    /** @description Success */
+    EventView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['EventView'];
+        };
+      };
+    };
+    /** @description Success */
+    FeatureView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['FeatureView'];
+        };
+      };
+    };
+    /** @description Success */
+    FeatureViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['FeatureView'][];
+          };
+        };
+      };
+    };
+    /**
+     * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
+     *
+     *     `CODE_NOT_ELIGIBLE`: The customer does not meet the campaign code's eligibility; `details[0].reason` says why (`NOT_NEW_CUSTOMER`, `HELD_PLAN_GROUP`) and `group` which plan group.
+     *
+     *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
+     *
+     *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
+     *
+     *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
+     */
+    Forbidden: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'API_KEY_DISABLED'
+              | 'CODE_NOT_ELIGIBLE'
+              | 'CUSTOMER_DISABLED'
+              | 'CUSTOMER_PROJECT_MISMATCH'
+              | 'FEATURE_NOT_GRANTED';
+          };
+        };
+      };
+    };
+    /** @description A dry run: `dryRun: true`, `entitlementsAfter`, `grant.id` null */
+    GrantResultView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['GrantResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    'GrantResultView-2': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['GrantResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    GrantView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['GrantView'];
+        };
+      };
+    };
+    /** @description Success */
+    GrantViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['GrantView'][];
+          };
+        };
+      };
+    };
+    /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+    InternalServerError: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'INTERNAL_ERROR';
+          };
+        };
+      };
+    };
+    /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
+    'InternalServerError.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'INTERNAL_ERROR';
+          };
+        };
+      };
+    };
+    /** @description Success */
+    LoginResult: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['LoginResult'];
+        };
+      };
+    };
+    /**
+     * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
+     *
+     *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
+     *
+     *     `EVENT_NOT_FOUND`: The event id (`evt_...`) is unknown in this project, or older than the 30 days events are kept.
+     *
+     *     `FEATURE_NOT_FOUND`: No feature of this project has this id (also for a quota's `featureId`).
+     *
+     *     `GRANT_NOT_FOUND`: The grant id is unknown in this project.
+     *
+     *     `OVERRIDE_NOT_FOUND`: The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).
+     *
+     *     `PLAN_NOT_FOUND`: No plan of this project has this id.
+     *
+     *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+     *
+     *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
+     *
+     *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
+     */
+    NotFound: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'CODE_NOT_FOUND'
+              | 'CUSTOMER_NOT_FOUND'
+              | 'EVENT_NOT_FOUND'
+              | 'FEATURE_NOT_FOUND'
+              | 'GRANT_NOT_FOUND'
+              | 'OVERRIDE_NOT_FOUND'
+              | 'PLAN_NOT_FOUND'
+              | 'PROJECT_NOT_FOUND'
+              | 'USAGE_NOT_FOUND'
+              | 'WEBHOOK_ENDPOINT_NOT_FOUND';
+          };
+        };
+      };
+    };
+    /**
+     * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
+     *
+     *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
+     */
+    'NotFound.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'API_KEY_NOT_FOUND' | 'PROJECT_NOT_FOUND';
+          };
+        };
+      };
+    };
+    /** @description Success */
+    OverrideResultView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['OverrideResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    OverrideView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['OverrideView'];
+        };
+      };
+    };
+    /** @description Success */
+    OverrideViewList: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['OverrideView'][];
+        };
+      };
+    };
+    /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+    PayloadTooLarge: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'PAYLOAD_TOO_LARGE';
+          };
+        };
+      };
+    };
+    /** @description `PAYLOAD_TOO_LARGE`: The body is larger than 1 MiB. */
+    'PayloadTooLarge.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'PAYLOAD_TOO_LARGE';
+          };
+        };
+      };
+    };
+    /** @description Success */
+    PlanView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['PlanView'];
+        };
+      };
+    };
+    /** @description Success */
+    PlanViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['PlanView'][];
+          };
+        };
+      };
+    };
+    /** @description Success */
+    PrivateInfo: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['PrivateInfo'];
+        };
+      };
+    };
+    /** @description Success */
+    'ProjectView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['ProjectView'];
+        };
+      };
+    };
+    /** @description Success */
+    'ProjectViewPage.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['ProjectView'][];
+          };
+        };
+      };
+    };
+    /** @description Success */
+    PublicInfo: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['PublicInfo'];
+        };
+      };
+    };
+    /** @description Success */
+    RedeliveryView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['RedeliveryView'];
+        };
+      };
+    };
+    /** @description Success */
+    RedemptionResult: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['RedemptionResult'];
+        };
+      };
+    };
+    /** @description Success */
+    RotatedWebhookEndpointView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['RotatedWebhookEndpointView'];
+        };
+      };
+    };
+    /** @description `SERVICE_UNAVAILABLE`: Readiness: the database does not answer or a migration is pending. */
+    'ServiceUnavailable.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'SERVICE_UNAVAILABLE';
+          };
+        };
+      };
+    };
+    /** @description Success */
+    SuccessView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['SuccessView'];
+        };
+      };
+    };
+    /** @description Success */
+    'SuccessView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['SuccessView'];
+        };
+      };
+    };
+    /**
+     * @description `CODE_BATCH_RATE_LIMITED`: The project has created `PROJECT_MAX_CODE_BATCHES_PER_HOUR` code batches in the last hour; no code was created.
+     *
+     *     `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address.
+     */
+    TooManyRequests: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'CODE_BATCH_RATE_LIMITED' | 'RATE_LIMITED';
+          };
+        };
+      };
+    };
+    /** @description `RATE_LIMITED`: Too many requests from this key (public interface: this key and address, or this customer) in the current window, too many failed logins, or too many wrong admin tokens from this address. */
+    'TooManyRequests.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'RATE_LIMITED';
+          };
+        };
+      };
+    };
+    /**
+     * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+     *
+     *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
+     *
+     *     `INVALID_CUSTOMER_TOKEN`: The customer token is missing, unknown, expired or logged out, or its customer was deleted.
+     *
+     *     `INVALID_SIGNATURE`: The signature does not match the canonical string of the request.
+     *
+     *     `NONCE_REUSED`: The nonce was used before with this key.
+     *
+     *     `SIGNATURE_EXPIRED`: The timestamp is more than 300 s away from the server's clock.
+     *
+     *     `SIGNATURE_REQUIRED`: The project requires signed requests and a signature header is missing.
+     */
+    Unauthorized: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?:
+              | 'INVALID_API_KEY'
+              | 'INVALID_CREDENTIALS'
+              | 'INVALID_CUSTOMER_TOKEN'
+              | 'INVALID_SIGNATURE'
+              | 'NONCE_REUSED'
+              | 'SIGNATURE_EXPIRED'
+              | 'SIGNATURE_REQUIRED';
+          };
+        };
+      };
+    };
+    /** @description `INVALID_ADMIN_TOKEN`: The admin bearer token is missing or is not `ADMIN_TOKEN`. */
+    'Unauthorized.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'INVALID_ADMIN_TOKEN';
+          };
+        };
+      };
+    };
+    /** @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used within 24 hours for a different request (method, path, query or body). */
+    UnprocessableEntity: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'IDEMPOTENCY_KEY_REUSED';
+          };
+        };
+      };
+    };
+    /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+    UnsupportedMediaType: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'UNSUPPORTED_MEDIA_TYPE';
+          };
+        };
+      };
+    };
+    /** @description `UNSUPPORTED_MEDIA_TYPE`: A body was sent with a `Content-Type` other than `application/json` (or `application/*+json`). */
+    'UnsupportedMediaType.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'UNSUPPORTED_MEDIA_TYPE';
+          };
+        };
+      };
+    };
+    /** @description A replay of an eventId already recorded */
+    UsageResultView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['UsageResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    'UsageResultView-2': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['UsageResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    UsageViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['UsageView'][];
+          };
+        };
+      };
+    };
+    /** @description Success */
+    WebhookEndpointView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['WebhookEndpointView'];
+        };
+      };
+    };
+    /** @description Success */
+    WebhookEndpointViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['WebhookEndpointView'][];
+          };
+        };
+      };
+    };
+    /** @description Success */
+    WebhookEndpointWithSecretView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['WebhookEndpointWithSecretView'];
+        };
+      };
+    };
+    /** @description Success */
+    WebhookTestResultView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['WebhookTestResultView'];
+        };
+      };
+    };
+  };
+  parameters: {
+    /** @description Identifier of the code. */
+    codeId: number;
+    /** @description Identifier of the customer. */
+    customerId: number;
+    /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+    dryRun: boolean;
+    /** @description Answer what the call would do, change nothing. */
+    'dryRun.query': boolean;
+    /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+    endpointId: string;
+    /** @description Identifier of the event (`evt_` + 24 characters). */
+    eventId: string;
+    /** @description Identifier of the feature. */
+    featureId: number;
+    /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
+    grantId: number;
+    /** @description Also list ended and cancelled windows, after the live ones. */
+    history: boolean;
+    /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+    'Idempotency-Key': string;
+    /** @description Identifier of the API key. */
+    keyId: number;
+    /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+    page: number;
+    /** @description Items per page; decimal digits only. */
+    pageSize: number;
+    /** @description Identifier of the plan. */
+    planId: number;
+    /** @description The owning project (`prj_...`). */
+    projectId: string;
+    /** @description Case-insensitive substring match. */
+    search: string;
+    /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+    'X-Service-Nonce': string;
+    /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+    'X-Service-Signature': string;
+    /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+    'X-Service-Timestamp': string;
+  };
+  requestBodies: never;
+  headers: {
+    /** @description Identifier of this request: the `X-Request-Id` the client sent (1 to 128 characters of `A-Za-z0-9._:-`) or a new UUID; the same value as `requestId` in the body, and in the log lines of the request. */
+    'X-Request-Id': string;
+    /** @description Sent only by an operation that takes an `Idempotency-Key`: `true` when this answer is the stored answer of an earlier request with the same key; absent otherwise. */
+    'Idempotent-Replayed': 'true';
+    /** @description Requests allowed in the current window, for the tighter of the per-key and per-address limits (sent when rate limits are on: `RATE_LIMIT_ENABLED`). */
+    'RateLimit-Limit': number;
+    /** @description Requests left in the current window (sent when rate limits are on). */
+    'RateLimit-Remaining': number;
+    /** @description Seconds until the current window ends (sent when rate limits are on). */
+    'RateLimit-Reset': number;
+    /** @description Seconds to wait before retrying. */
+    'Retry-After': number;
+  };
+  pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    AdminController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Case-insensitive substring match. */
-                search?: components["parameters"]["search"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["ProjectViewPage.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_create: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateProjectDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["ProjectView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            413: components["responses"]["PayloadTooLarge.unmetered"];
-            415: components["responses"]["UnsupportedMediaType.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["ProjectView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_remove: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_update: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateProjectDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["ProjectView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            413: components["responses"]["PayloadTooLarge.unmetered"];
-            415: components["responses"]["UnsupportedMediaType.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_listKeys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["ApiKeyViewList.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_createKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateApiKeyDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["CreatedApiKeyView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            413: components["responses"]["PayloadTooLarge.unmetered"];
-            415: components["responses"]["UnsupportedMediaType.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_removeKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-                /** @description Identifier of the API key. */
-                keyId: components["parameters"]["keyId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    AdminController_updateKey: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The owning project (`prj_...`). */
-                projectId: components["parameters"]["projectId"];
-                /** @description Identifier of the API key. */
-                keyId: components["parameters"]["keyId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateApiKeyDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["ApiKeyView.unmetered"];
-            400: components["responses"]["BadRequest.unmetered"];
-            401: components["responses"]["Unauthorized.unmetered"];
-            404: components["responses"]["NotFound.unmetered"];
-            413: components["responses"]["PayloadTooLarge.unmetered"];
-            415: components["responses"]["UnsupportedMediaType.unmetered"];
-            429: components["responses"]["TooManyRequests.unmetered"];
-            500: components["responses"]["InternalServerError.unmetered"];
-        };
-    };
-    WebhookEndpointsController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["WebhookEndpointViewPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    WebhookEndpointsController_create: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateWebhookEndpointDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["WebhookEndpointWithSecretView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    WebhookEndpointsController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: components["parameters"]["endpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["WebhookEndpointView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    WebhookEndpointsController_remove: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: components["parameters"]["endpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    WebhookEndpointsController_update: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: components["parameters"]["endpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateWebhookEndpointDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["WebhookEndpointView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    WebhookEndpointsController_rotate: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: components["parameters"]["endpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["RotatedWebhookEndpointView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    WebhookEndpointsController_test: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
-                endpointId: components["parameters"]["endpointId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["WebhookTestResultView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EventsController_list: {
-        parameters: {
-            query?: {
-                /** @description Events per page, 1 to 100. */
-                limit?: number;
-                /** @description `nextCursor` of the previous page. */
-                cursor?: string;
-                /** @description The event type, such as `subscription.ended`. */
-                type?: "subscriptions.changed" | "subscription.started" | "subscription.ended" | "usage.limit_reached" | "customer.created" | "customer.updated" | "customer.deleted" | "code.redeemed" | "code.revoked" | "code.exhausted" | "grant.created" | "grant.voided" | "grant.expired" | "grant.exhausted" | "override.set" | "override.removed";
-                /** @description Only the events naming this customer. */
-                customerId?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["EventPageView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EventsController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the event (`evt_` + 24 characters). */
-                eventId: components["parameters"]["eventId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["EventView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EventsController_deliveries: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the event (`evt_` + 24 characters). */
-                eventId: components["parameters"]["eventId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["DeliveryViewList"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EventsController_redeliver: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the event (`evt_` + 24 characters). */
-                eventId: components["parameters"]["eventId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RedeliverDto"];
-            };
-        };
-        responses: {
-            202: components["responses"]["RedeliveryView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    FeaturesController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Case-insensitive substring match. */
-                search?: components["parameters"]["search"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["FeatureViewPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    FeaturesController_create: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateFeatureDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["FeatureView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    FeaturesController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the feature. */
-                featureId: components["parameters"]["featureId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["FeatureView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    FeaturesController_remove: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the feature. */
-                featureId: components["parameters"]["featureId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    FeaturesController_update: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the feature. */
-                featureId: components["parameters"]["featureId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateFeatureDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["FeatureView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PlansController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Case-insensitive substring of the plan name or slug. The list is ordered by plan id, ascending. */
-                search?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["PlanViewPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PlansController_create: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreatePlanDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["PlanView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PlansController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the plan. */
-                planId: components["parameters"]["planId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["PlanView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PlansController_remove: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the plan. */
-                planId: components["parameters"]["planId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PlansController_update: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the plan. */
-                planId: components["parameters"]["planId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdatePlanDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["PlanView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomersController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Case-insensitive substring match. */
-                search?: components["parameters"]["search"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CustomerListItemPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomersController_create: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateCustomerDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["CustomerListItem"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomersController_resolve: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ResolveCustomerDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomersController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomersController_remove: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomersController_update: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateCustomerDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CustomerSubscriptionsController_list: {
-        parameters: {
-            query?: {
-                /** @description Also list ended and cancelled windows, after the live ones. */
-                history?: components["parameters"]["history"];
-            };
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CustomerSubscriptionViewList"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CodesController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Case-insensitive substring match. */
-                search?: components["parameters"]["search"];
-                /** @description `expired` means available with `expiresAt` passed. */
-                status?: "available" | "redeemed" | "revoked" | "expired";
-                /** @description Identifier of the plan. */
-                planId?: number;
-                /** @description Identifier of the code batch. */
-                batchId?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CodeViewPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CodesController_create: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateCodeBatchDto"];
-            };
-        };
-        responses: {
-            201: components["responses"]["CodeBatchView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CodesController_export: {
-        parameters: {
-            query: {
-                /** @description The batch to export. */
-                batchId: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description CSV: code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CodesController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the code. */
-                codeId: components["parameters"]["codeId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CodeView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    CodesController_revoke: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the code. */
-                codeId: components["parameters"]["codeId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CodeView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EntitlementsController_list: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["EntitlementViewList"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EntitlementsController_check: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CheckDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["CheckView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EntitlementsController_consume: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UsageEventDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["UsageResultView"];
-            201: components["responses"]["UsageResultView-2"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EntitlementsController_batch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UsageBatchDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["BatchResultView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EntitlementsController_reverse: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Id of the usage record (`usage.id` of `POST /usage`). */
-                usageId: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["UsageResultView-2"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    EntitlementsController_ledger: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Case-insensitive substring match. */
-                search?: components["parameters"]["search"];
-                /** @description Only records of this feature. */
-                featureId?: number;
-                /** @description Recorded at or after (inclusive). */
-                from?: string;
-                /** @description Recorded before (exclusive). */
-                to?: string;
-            };
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["UsageViewPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    GrantsController_list: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
-                page?: components["parameters"]["page"];
-                /** @description Items per page; decimal digits only. */
-                pageSize?: components["parameters"]["pageSize"];
-                /** @description Only grants of this feature. */
-                featureId?: number;
-                /** @description Only grants with this status now. */
-                status?: "voided" | "expired" | "scheduled" | "exhausted" | "active";
-            };
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["GrantViewPage"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    GrantsController_create: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
-            };
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateGrantDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["GrantResultView"];
-            201: components["responses"]["GrantResultView-2"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    GrantsController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
-                grantId: components["parameters"]["grantId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["GrantView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    GrantsController_void: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
-                grantId: components["parameters"]["grantId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VoidGrantDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["GrantResultView-2"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    OverridesController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-                /** @description Identifier of the feature. */
-                featureId: components["parameters"]["featureId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["OverrideView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    OverridesController_set: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
-            };
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-                /** @description Identifier of the feature. */
-                featureId: components["parameters"]["featureId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SetOverrideDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["OverrideResultView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    OverridesController_remove: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
-                dryRun?: components["parameters"]["dryRun"];
-            };
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-                /** @description Identifier of the feature. */
-                featureId: components["parameters"]["featureId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["OverrideResultView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    OverridesController_list: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Identifier of the customer. */
-                customerId: components["parameters"]["customerId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["OverrideViewList"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    RedemptionsController_redeem: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun.query"];
-            };
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RedeemCodeDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    RedemptionsController_redeemAlias: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun.query"];
-            };
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RedeemCodeDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    RedemptionsController_activate: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun.query"];
-            };
-            header?: {
-                /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ActivateDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PublicAuthController_login: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LoginDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["LoginResult"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PublicAuthController_logout: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["SuccessView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    MeController_listEntitlements: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["EntitlementViewList"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    MeController_checkEntitlement: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PublicCheckDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["CheckView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    MeController_get: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CustomerRecord"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    MeController_listSubscriptions: {
-        parameters: {
-            query?: {
-                /** @description Also list ended and cancelled windows, after the live ones. */
-                history?: components["parameters"]["history"];
-            };
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["CustomerSubscriptionViewList"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    MeController_changePassword: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChangePasswordDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["SuccessView"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    MeController_redeem: {
-        parameters: {
-            query?: {
-                /** @description Answer what the call would do, change nothing. */
-                dryRun?: components["parameters"]["dryRun.query"];
-            };
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PublicRedeemDto"];
-            };
-        };
-        responses: {
-            200: components["responses"]["RedemptionResult"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PrivateInfoController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["PrivateInfo"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    PublicInfoController_get: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
-                "X-Service-Timestamp"?: components["parameters"]["X-Service-Timestamp"];
-                /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
-                "X-Service-Nonce"?: components["parameters"]["X-Service-Nonce"];
-                /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
-                "X-Service-Signature"?: components["parameters"]["X-Service-Signature"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["PublicInfo"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-        };
-    };
-    HealthController_live: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            400: components["responses"]["BadRequest.unmetered"];
-        };
-    };
-    HealthController_ready: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The Health Check is successful */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /**
-                         * @example ok
-                         * @enum {string}
-                         */
-                        status?: "ok" | "degraded";
-                        /**
-                         * @example {
-                         *       "database": {
-                         *         "status": "up",
-                         *         "responseTime": 12
-                         *       }
-                         *     }
-                         */
-                        info?: {
-                            [key: string]: {
-                                /** @enum {string} */
-                                status: "up" | "degraded" | "down";
-                                /** @description Time the health indicator took to respond, in ms */
-                                responseTime?: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        } | null;
-                        /** @example {} */
-                        error?: {
-                            [key: string]: {
-                                /** @enum {string} */
-                                status: "up" | "degraded" | "down";
-                                /** @description Time the health indicator took to respond, in ms */
-                                responseTime?: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        } | null;
-                        /**
-                         * @example {
-                         *       "database": {
-                         *         "status": "up",
-                         *         "responseTime": 12
-                         *       }
-                         *     }
-                         */
-                        details?: {
-                            [key: string]: {
-                                /** @enum {string} */
-                                status: "up" | "degraded" | "down";
-                                /** @description Time the health indicator took to respond, in ms */
-                                responseTime?: number;
-                            } & {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest.unmetered"];
-            503: components["responses"]["ServiceUnavailable.unmetered"];
-        };
-    };
+  AdminController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring match. */
+        search?: components['parameters']['search'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['ProjectViewPage.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateProjectDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['ProjectView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      413: components['responses']['PayloadTooLarge.unmetered'];
+      415: components['responses']['UnsupportedMediaType.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['ProjectView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_remove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_update: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateProjectDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['ProjectView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      413: components['responses']['PayloadTooLarge.unmetered'];
+      415: components['responses']['UnsupportedMediaType.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_listKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['ApiKeyViewList.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_createKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateApiKeyDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['CreatedApiKeyView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      413: components['responses']['PayloadTooLarge.unmetered'];
+      415: components['responses']['UnsupportedMediaType.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_removeKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+        /** @description Identifier of the API key. */
+        keyId: components['parameters']['keyId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminController_updateKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+        /** @description Identifier of the API key. */
+        keyId: components['parameters']['keyId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateApiKeyDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['ApiKeyView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      413: components['responses']['PayloadTooLarge.unmetered'];
+      415: components['responses']['UnsupportedMediaType.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  WebhookEndpointsController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['WebhookEndpointViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  WebhookEndpointsController_create: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWebhookEndpointDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['WebhookEndpointWithSecretView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  WebhookEndpointsController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+        endpointId: components['parameters']['endpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['WebhookEndpointView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  WebhookEndpointsController_remove: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+        endpointId: components['parameters']['endpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  WebhookEndpointsController_update: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+        endpointId: components['parameters']['endpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateWebhookEndpointDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['WebhookEndpointView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  WebhookEndpointsController_rotate: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+        endpointId: components['parameters']['endpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['RotatedWebhookEndpointView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  WebhookEndpointsController_test: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the webhook endpoint (`we_` + 24 characters). */
+        endpointId: components['parameters']['endpointId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['WebhookTestResultView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EventsController_list: {
+    parameters: {
+      query?: {
+        /** @description Events per page, 1 to 100. */
+        limit?: number;
+        /** @description `nextCursor` of the previous page. */
+        cursor?: string;
+        /** @description The event type, such as `subscription.ended`. */
+        type?:
+          | 'subscriptions.changed'
+          | 'subscription.started'
+          | 'subscription.ended'
+          | 'usage.limit_reached'
+          | 'customer.created'
+          | 'customer.updated'
+          | 'customer.deleted'
+          | 'code.redeemed'
+          | 'code.revoked'
+          | 'code.exhausted'
+          | 'grant.created'
+          | 'grant.voided'
+          | 'grant.expired'
+          | 'grant.exhausted'
+          | 'override.set'
+          | 'override.removed';
+        /** @description Only the events naming this customer. */
+        customerId?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['EventPageView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EventsController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the event (`evt_` + 24 characters). */
+        eventId: components['parameters']['eventId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['EventView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EventsController_deliveries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the event (`evt_` + 24 characters). */
+        eventId: components['parameters']['eventId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['DeliveryViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EventsController_redeliver: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the event (`evt_` + 24 characters). */
+        eventId: components['parameters']['eventId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RedeliverDto'];
+      };
+    };
+    responses: {
+      202: components['responses']['RedeliveryView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  FeaturesController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring match. */
+        search?: components['parameters']['search'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['FeatureViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  FeaturesController_create: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateFeatureDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['FeatureView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  FeaturesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the feature. */
+        featureId: components['parameters']['featureId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['FeatureView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  FeaturesController_remove: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the feature. */
+        featureId: components['parameters']['featureId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  FeaturesController_update: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the feature. */
+        featureId: components['parameters']['featureId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateFeatureDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['FeatureView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PlansController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring of the plan name or slug. The list is ordered by plan id, ascending. */
+        search?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['PlanViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PlansController_create: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreatePlanDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['PlanView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PlansController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the plan. */
+        planId: components['parameters']['planId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['PlanView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PlansController_remove: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the plan. */
+        planId: components['parameters']['planId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PlansController_update: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the plan. */
+        planId: components['parameters']['planId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdatePlanDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['PlanView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomersController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring match. */
+        search?: components['parameters']['search'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CustomerListItemPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomersController_create: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateCustomerDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['CustomerListItem'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomersController_resolve: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ResolveCustomerDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['CustomerRecord'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomersController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CustomerRecord'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomersController_remove: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomersController_update: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateCustomerDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['CustomerRecord'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CustomerSubscriptionsController_list: {
+    parameters: {
+      query?: {
+        /** @description Also list ended and cancelled windows, after the live ones. */
+        history?: components['parameters']['history'];
+      };
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CustomerSubscriptionViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CodesController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring match. */
+        search?: components['parameters']['search'];
+        /** @description `expired` means available with `expiresAt` passed. */
+        status?: 'available' | 'redeemed' | 'revoked' | 'expired' | 'exhausted' | 'scheduled';
+        /** @description Identifier of the plan. */
+        planId?: number;
+        /** @description Identifier of the code batch. */
+        batchId?: number;
+        /** @description Only codes of this kind. */
+        kind?: 'batch' | 'campaign';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CodeViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CodesController_create: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateCodeBatchDto'];
+      };
+    };
+    responses: {
+      201: components['responses']['CodeBatchView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CodesController_export: {
+    parameters: {
+      query: {
+        /** @description The batch to export. */
+        batchId: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description CSV: code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CodesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the code. */
+        codeId: components['parameters']['codeId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CodeView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CodesController_update: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the code. */
+        codeId: components['parameters']['codeId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UpdateCodeDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['CodeView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  CodesController_revoke: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the code. */
+        codeId: components['parameters']['codeId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CodeView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EntitlementsController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['EntitlementViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EntitlementsController_check: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CheckDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['CheckView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EntitlementsController_consume: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UsageEventDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['UsageResultView'];
+      201: components['responses']['UsageResultView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EntitlementsController_batch: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UsageBatchDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['BatchResultView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EntitlementsController_reverse: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Id of the usage record (`usage.id` of `POST /usage`). */
+        usageId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['UsageResultView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  EntitlementsController_ledger: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring match. */
+        search?: components['parameters']['search'];
+        /** @description Only records of this feature. */
+        featureId?: number;
+        /** @description Recorded at or after (inclusive). */
+        from?: string;
+        /** @description Recorded before (exclusive). */
+        to?: string;
+      };
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['UsageViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  GrantsController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Only grants of this feature. */
+        featureId?: number;
+        /** @description Only grants with this status now. */
+        status?: 'voided' | 'expired' | 'scheduled' | 'exhausted' | 'active';
+      };
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['GrantViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  GrantsController_create: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+        dryRun?: components['parameters']['dryRun'];
+      };
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateGrantDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['GrantResultView'];
+      201: components['responses']['GrantResultView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  GrantsController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
+        grantId: components['parameters']['grantId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['GrantView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  GrantsController_void: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
+        grantId: components['parameters']['grantId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['VoidGrantDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['GrantResultView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  OverridesController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+        /** @description Identifier of the feature. */
+        featureId: components['parameters']['featureId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['OverrideView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  OverridesController_set: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+        dryRun?: components['parameters']['dryRun'];
+      };
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+        /** @description Identifier of the feature. */
+        featureId: components['parameters']['featureId'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetOverrideDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['OverrideResultView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  OverridesController_remove: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
+        dryRun?: components['parameters']['dryRun'];
+      };
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+        /** @description Identifier of the feature. */
+        featureId: components['parameters']['featureId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['OverrideResultView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  OverridesController_list: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the customer. */
+        customerId: components['parameters']['customerId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['OverrideViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  RedemptionsController_redeem: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do, change nothing. */
+        dryRun?: components['parameters']['dryRun.query'];
+      };
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RedeemCodeDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['RedemptionResult'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  RedemptionsController_redeemAlias: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do, change nothing. */
+        dryRun?: components['parameters']['dryRun.query'];
+      };
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RedeemCodeDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['RedemptionResult'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  RedemptionsController_activate: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do, change nothing. */
+        dryRun?: components['parameters']['dryRun.query'];
+      };
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ActivateDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['RedemptionResult'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  RedemptionsController_codeRedemptions: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Case-insensitive substring match. */
+        search?: components['parameters']['search'];
+        /** @description Only the redemptions of this customer. */
+        customerId?: number;
+      };
+      header?: never;
+      path: {
+        /** @description Identifier of the code. */
+        codeId: components['parameters']['codeId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CodeRedemptionViewPage'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PublicAuthController_login: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['LoginDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['LoginResult'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PublicAuthController_logout: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['SuccessView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  MeController_listEntitlements: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['EntitlementViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  MeController_checkEntitlement: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PublicCheckDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['CheckView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  MeController_get: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CustomerRecord'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  MeController_listSubscriptions: {
+    parameters: {
+      query?: {
+        /** @description Also list ended and cancelled windows, after the live ones. */
+        history?: components['parameters']['history'];
+      };
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['CustomerSubscriptionViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  MeController_changePassword: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChangePasswordDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['SuccessView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  MeController_redeem: {
+    parameters: {
+      query?: {
+        /** @description Answer what the call would do, change nothing. */
+        dryRun?: components['parameters']['dryRun.query'];
+      };
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PublicRedeemDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['RedemptionResult'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PrivateInfoController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['PrivateInfo'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  PublicInfoController_get: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
+        'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
+        /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
+        'X-Service-Nonce'?: components['parameters']['X-Service-Nonce'];
+        /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
+        'X-Service-Signature'?: components['parameters']['X-Service-Signature'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['PublicInfo'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  HealthController_live: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components['responses']['BadRequest.unmetered'];
+    };
+  };
+  HealthController_ready: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The Health Check is successful */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @example ok
+             * @enum {string}
+             */
+            status?: 'ok' | 'degraded';
+            /**
+             * @example {
+             *       "database": {
+             *         "status": "up",
+             *         "responseTime": 12
+             *       }
+             *     }
+             */
+            info?: {
+              [key: string]: {
+                /** @enum {string} */
+                status: 'up' | 'degraded' | 'down';
+                /** @description Time the health indicator took to respond, in ms */
+                responseTime?: number;
+              } & {
+                [key: string]: unknown;
+              };
+            } | null;
+            /** @example {} */
+            error?: {
+              [key: string]: {
+                /** @enum {string} */
+                status: 'up' | 'degraded' | 'down';
+                /** @description Time the health indicator took to respond, in ms */
+                responseTime?: number;
+              } & {
+                [key: string]: unknown;
+              };
+            } | null;
+            /**
+             * @example {
+             *       "database": {
+             *         "status": "up",
+             *         "responseTime": 12
+             *       }
+             *     }
+             */
+            details?: {
+              [key: string]: {
+                /** @enum {string} */
+                status: 'up' | 'degraded' | 'down';
+                /** @description Time the health indicator took to respond, in ms */
+                responseTime?: number;
+              } & {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+      400: components['responses']['BadRequest.unmetered'];
+      503: components['responses']['ServiceUnavailable.unmetered'];
+    };
+  };
 }

@@ -353,7 +353,11 @@ export class UpdateCodeDto {
   @Max(MAX_INT4)
   maxRedemptions?: number | null;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PER_CUSTOMER_LIMIT })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_PER_CUSTOMER_LIMIT,
+    description: 'The most redemptions by one customer.',
+  })
   @IsOptionalNotNull()
   @IsInt()
   @Min(1)
@@ -386,8 +390,14 @@ export class ListCodeRedemptionsQueryDto extends PageQueryDto {
 }
 
 export class CodeEligibilityView {
-  @ApiProperty({ example: false }) newCustomersOnly: boolean;
-  @ApiProperty({ example: ['pro'], type: [String] }) notIfHeldPlanGroups: string[];
+  @ApiProperty({ example: false, description: 'only customers that have never held the group of the plan' })
+  newCustomersOnly: boolean;
+  @ApiProperty({
+    example: ['pro'],
+    type: [String],
+    description: 'customers that have held one of these groups may not redeem',
+  })
+  notIfHeldPlanGroups: string[];
 }
 
 export class ExportCodesQueryDto {
@@ -484,6 +494,11 @@ export class CodeRedemptionView {
     description: 'null once the customer is deleted',
   })
   customer: CodeRedemptionCustomerView | null;
-  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) redeemedAt: string;
-  @ApiProperty({ type: [CodeRedemptionWindowView] }) windows: CodeRedemptionWindowView[];
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z', description: "the grant's instant" })
+  redeemedAt: string;
+  @ApiProperty({
+    type: [CodeRedemptionWindowView],
+    description: 'the windows it granted, as they are now; none once the customer is deleted',
+  })
+  windows: CodeRedemptionWindowView[];
 }

@@ -158,14 +158,22 @@ export class DryRunEntitlementView extends OmitType(EntitlementView, ['buckets']
 /** A campaign code's counts, with this redemption (in a dry run: as they would be). */
 export class CampaignRedemptionView {
   @ApiProperty({ example: 41 }) codeId: number;
-  @ApiProperty({ example: 'LAUNCH-50' }) code: string;
-  @ApiProperty({ example: false }) trial: boolean;
-  @ApiProperty({ example: 17 }) redemptionCount: number;
-  @ApiProperty({ example: 100, nullable: true, type: Number }) maxRedemptions: number | null;
-  @ApiProperty({ example: 83, nullable: true, type: Number }) remainingRedemptions: number | null;
+  @ApiProperty({ example: 'LAUNCH-50', description: 'the code as shown' }) code: string;
+  @ApiProperty({ example: false, description: 'whether it is a trial code' }) trial: boolean;
+  @ApiProperty({ example: 17, description: "the code's successful redemptions, this one included" })
+  redemptionCount: number;
+  @ApiProperty({ example: 100, nullable: true, type: Number, description: 'the cap; null: none' })
+  maxRedemptions: number | null;
+  @ApiProperty({
+    example: 83,
+    nullable: true,
+    type: Number,
+    description: 'redemptions left under the cap; null: no cap',
+  })
+  remainingRedemptions: number | null;
   @ApiProperty({ example: 1, description: "the customer's redemptions of the code" })
   customerRedemptions: number;
-  @ApiProperty({ example: 1 }) perCustomerLimit: number;
+  @ApiProperty({ example: 1, description: 'the most redemptions by one customer' }) perCustomerLimit: number;
 }
 
 export class RedemptionResult {
