@@ -25,6 +25,10 @@ export class Customer {
   @Column({ type: 'boolean', default: false })
   temporary: boolean;
 
+  /** The zone of the customer's calendar periods, as sent; null: the project's. */
+  @Column({ name: 'time_zone', type: 'varchar', length: 64, nullable: true })
+  timeZone: string | null;
+
   @CreatedAt()
   createdAt: Date;
 

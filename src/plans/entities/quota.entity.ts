@@ -53,6 +53,22 @@ export class Quota {
   @Column({ name: 'reset_interval', type: 'varchar', length: 32, nullable: true })
   resetInterval: string | null;
 
+  /** `run`: periods from the run's start; `calendar`: at the start of local calendar units (docs/entitlements.md). */
+  @Column({ name: 'reset_anchor', type: 'varchar', length: 8, default: 'run' })
+  resetAnchor: 'run' | 'calendar';
+
+  /** The day of the month a calendar P1M, P3M or P6M period starts on (clamped to the month's last day). */
+  @Column({ name: 'reset_day_of_month', type: 'smallint', nullable: true })
+  resetDayOfMonth: number | null;
+
+  /** A calendar quota's own zone, as sent; null: the customer's, else the project's. */
+  @Column({ name: 'reset_time_zone', type: 'varchar', length: 64, nullable: true })
+  resetTimeZone: string | null;
+
+  /** Percents of `limit` whose crossing is announced, ascending. */
+  @Column({ type: 'smallint', array: true, default: () => "'{}'" })
+  thresholds: number[];
+
   @CreatedAt()
   createdAt: Date;
 

@@ -18,6 +18,10 @@ export class Project {
   @Column({ name: 'require_signature', type: 'boolean', default: false })
   requireSignature: boolean;
 
+  /** The zone of calendar periods whose quota and customer name none, as sent (never null). */
+  @Column({ name: 'time_zone', type: 'varchar', length: 64, default: 'UTC' })
+  timeZone: string;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 
