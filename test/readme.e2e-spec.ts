@@ -12,7 +12,7 @@ const ROOT = join(__dirname, '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
 
 /** The pages whose `<!-- walkthrough-continued -->` blocks run after the walk-through, in this order. */
-const CONTINUED_PAGES = ['docs/entitlements.md', 'docs/events.md'];
+const CONTINUED_PAGES = ['docs/entitlements.md', 'docs/events.md', 'docs/api-guide.md'];
 const START_COMMAND = 'ADMIN_TOKEN=change-me-to-something-at-least-32-chars npm start';
 
 /** The ```bash blocks that follow `<!-- marker -->` in a Markdown text, in order. */
@@ -240,10 +240,11 @@ describe('README and docs walk-through', () => {
       );
       expect(BLOCKS).toHaveLength(fences.length);
       expect(BLOCKS.filter((block) => notRunReason(block) === '').map(blockName)).toEqual([]);
-      // the walk-through (three pages) and the tour are run above, as one script each
+      // the walk-through (four blocks of three pages) and the tour are run above, as one script each
       expect(BLOCKS.filter(inWalkthroughOrTour).map((block) => block.page)).toEqual([
         'README.md',
         'docs/api-guide.md',
+        'docs/api-guide.md', // campaign codes
         'docs/entitlements.md', // the example
         'docs/entitlements.md', // grants and overrides
         'docs/events.md',
