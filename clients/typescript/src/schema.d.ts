@@ -555,7 +555,7 @@ export interface paths {
     };
     /**
      * List codes (newest first; filters status, planId, batchId; search on the code or the note)
-     * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `status` (`available`, `redeemed`, `revoked`, `expired`; expiry is derived from `expiresAt` at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code or the note.
+     * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Both kinds of code. Filters: `kind` (`batch`, `campaign`), `status` (`available`, `redeemed`, `revoked`, `expired`, `exhausted`, `scheduled`; derived from `expiresAt`, `startsAt` and the count at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code (dashes ignored) or the note.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
      */
@@ -563,7 +563,7 @@ export interface paths {
     put?: never;
     /**
      * Create a batch of codes (every code is in the answer, in plaintext), or with `kind: "campaign"` one campaign code (the answer is the code)
-     * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201.
+     * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201. With `kind: "campaign"` it creates one campaign code instead, which many customers redeem: `code` (3 to 32 letters, digits and single dashes, shown in upper case; absent or `null`: generated, `XXXX-XXXX-XXXX`), `planId`, `duration`, `maxRedemptions` (`null`: no cap), `perCustomerLimit` (default 1), `startsAt`, `expiresAt`, `eligibility` (`newCustomersOnly`, `notIfHeldPlanGroups`) and `note`; `count` is then an unknown field, as the campaign fields are in a batch. A code whose key (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) is that of a batch code of the project, or of a campaign code that is neither revoked nor expired, is `409 CODE_TAKEN`. Answers 201 with the code.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_LIMIT_REACHED`, `CODE_TAKEN`; 429 `CODE_BATCH_RATE_LIMITED`.
      */
@@ -605,7 +605,7 @@ export interface paths {
     };
     /**
      * Read a code
-     * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
+     * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A campaign code adds its terms, `redemptionCount` and `remainingRedemptions`. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
@@ -617,7 +617,7 @@ export interface paths {
     head?: never;
     /**
      * Change a campaign code
-     * @description Change a campaign code.
+     * @description Changes a campaign code: `expiresAt`, `maxRedemptions` (`null`, or not below `redemptionCount`), `perCustomerLimit`, `eligibility` (replaced whole) and `note` at any time; `planId`, `duration`, `trial` and `startsAt` only until the first redemption (else `409 CODE_CHANGE_NOT_ALLOWED`, details naming the field; a value equal to the stored one is no change). A batch code cannot change (`409 CODE_CHANGE_NOT_ALLOWED`); a revoked code is `409 CODE_REVOKED`, an expired one `409 CODE_EXPIRED`. Answers the code.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_CHANGE_NOT_ALLOWED`, `CODE_EXPIRED`, `CODE_REVOKED`.
      */
@@ -635,7 +635,7 @@ export interface paths {
     put?: never;
     /**
      * Revoke a code (available or expired); revoking again answers the same
-     * @description Revokes an available or expired code: redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
+     * @description Revokes an available or expired code (or a campaign code in any state): redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`.
      */
@@ -917,7 +917,7 @@ export interface paths {
     put?: never;
     /**
      * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
-     * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
+     * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. A campaign code is checked for `CODE_NOT_YET_ACTIVE` and `CODE_EXHAUSTED` after `CODE_EXPIRED`, then, once the customer is known, `CODE_CUSTOMER_LIMIT_REACHED` and `403 CODE_NOT_ELIGIBLE` (details give the `reason` and `group`) before the chain rules; its cap is exact under concurrency (a cap taken meanwhile is `409 CODE_EXHAUSTED`, nothing written), and the answer adds `campaign` with the counts after this redemption. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
      *
      *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
      */
@@ -981,7 +981,7 @@ export interface paths {
     };
     /**
      * A code's redemptions: who, when, which windows (newest first; filter customerId)
-     * @description A code's redemptions: who, when, which windows (newest first; filter customerId).
+     * @description Lists who redeemed a code, when, and the windows each redemption granted as they are now, newest first, as a page object (`page`, `pageSize` 1 to 100, default 10; filter `customerId`). A batch code's page holds its one redemption once redeemed. A deleted customer's records stay, with `customer: null` and no windows. A code of another project is `404 CODE_NOT_FOUND`.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
@@ -2584,9 +2584,13 @@ export interface components {
       note?: string | null;
     };
     CodeEligibilityView: {
-      /** @example false */
+      /**
+       * @description only customers that have never held the group of the plan
+       * @example false
+       */
       newCustomersOnly: boolean;
       /**
+       * @description customers that have held one of these groups may not redeem
        * @example [
        *       "pro"
        *     ]
@@ -2744,6 +2748,7 @@ export interface components {
        * @example 1000
        */
       maxRedemptions?: number | null;
+      /** @description The most redemptions by one customer. */
       perCustomerLimit?: number;
       /** @description Replaced whole. */
       eligibility?: components['schemas']['CodeEligibilityDto'];
@@ -3631,22 +3636,40 @@ export interface components {
        * @example 41
        */
       codeId: number;
-      /** @example LAUNCH-50 */
+      /**
+       * @description the code as shown
+       * @example LAUNCH-50
+       */
       code: string;
-      /** @example false */
+      /**
+       * @description whether it is a trial code
+       * @example false
+       */
       trial: boolean;
-      /** @example 17 */
+      /**
+       * @description the code's successful redemptions, this one included
+       * @example 17
+       */
       redemptionCount: number;
-      /** @example 100 */
+      /**
+       * @description the cap; null: none
+       * @example 100
+       */
       maxRedemptions: number | null;
-      /** @example 83 */
+      /**
+       * @description redemptions left under the cap; null: no cap
+       * @example 83
+       */
       remainingRedemptions: number | null;
       /**
        * @description the customer's redemptions of the code
        * @example 1
        */
       customerRedemptions: number;
-      /** @example 1 */
+      /**
+       * @description the most redemptions by one customer
+       * @example 1
+       */
       perCustomerLimit: number;
     };
     RedemptionResult: {
@@ -3761,9 +3784,11 @@ export interface components {
       customer: components['schemas']['CodeRedemptionCustomerView'] | null;
       /**
        * Format: date-time
+       * @description the grant's instant
        * @example 2026-01-01T00:00:00.000Z
        */
       redeemedAt: string;
+      /** @description the windows it granted, as they are now; none once the customer is deleted */
       windows: components['schemas']['CodeRedemptionWindowView'][];
     };
     LoginResult: {
