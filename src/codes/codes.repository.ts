@@ -89,8 +89,9 @@ export class CodesRepository {
 
   /**
    * Inserts the candidates of a batch in one `INSERT ... SELECT FROM unnest(...)`, skipping
-   * those that collide with an existing code (globally unique index): the codes inserted. The
-   * note stays on the batch only (migration CodeBatchNotes), never copied into each code.
+   * those that collide with an existing code (globally unique index) or with a key a campaign
+   * code of the project holds (a batch never takes a held key): the codes inserted. The note
+   * stays on the batch only (migration CodeBatchNotes), never copied into each code.
    */
   @GenerateSql({
     params: [
@@ -102,7 +103,11 @@ export class CodesRepository {
     const rows: Array<{ code: string }> = await this.transactions.tx.query(
       `INSERT INTO codes (project_id, batch_id, plan_id, code, duration, expires_at)
            SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::timestamptz
-             FROM unnest($6::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
+             FROM unnest($6::char(16)[]) WITH ORDINALITY AS t(c, n)
+            WHERE NOT EXISTS (SELECT 1 FROM codes h
+                               WHERE h.project_id = $1 AND h.kind = 'campaign' AND h.code_key = c::varchar
+                                 AND h.status <> 'revoked' AND (h.expires_at IS NULL OR h.expires_at > now()))
+            ORDER BY n
            ON CONFLICT (code) DO NOTHING
            RETURNING code`,
       [batch.projectId, batch.id, batch.planId, batch.duration, batch.expiresAt, candidates],

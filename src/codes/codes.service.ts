@@ -317,8 +317,11 @@ export class CodesService {
         if (dto.perCustomerLimit !== undefined && dto.perCustomerLimit !== code.perCustomerLimit)
           next.perCustomerLimit = dto.perCustomerLimit;
         if (dto.eligibility !== undefined) {
-          next.newCustomersOnly = dto.eligibility.newCustomersOnly ?? false;
-          next.notIfHeldPlanGroups = distinct(dto.eligibility.notIfHeldPlanGroups);
+          const newOnly = dto.eligibility.newCustomersOnly ?? false;
+          const groups = distinct(dto.eligibility.notIfHeldPlanGroups);
+          if (newOnly !== code.newCustomersOnly) next.newCustomersOnly = newOnly;
+          if (JSON.stringify(groups) !== JSON.stringify(code.notIfHeldPlanGroups ?? []))
+            next.notIfHeldPlanGroups = groups;
         }
         if (dto.note !== undefined && dto.note !== code.note) next.note = dto.note;
 

@@ -129,7 +129,11 @@ RETURNING "id", "kind", "per_customer_limit", "redemption_count", "new_customers
 -- CodesRepository.insertCodes
 INSERT INTO codes (project_id, batch_id, plan_id, code, duration, expires_at)
 SELECT $1::varchar, $2::int, $3::int, c, $4::varchar, $5::timestamptz
-  FROM unnest($6::char(16)[]) WITH ORDINALITY AS t(c, n) ORDER BY n
+  FROM unnest($6::char(16)[]) WITH ORDINALITY AS t(c, n)
+ WHERE NOT EXISTS (SELECT 1 FROM codes h
+                    WHERE h.project_id = $1 AND h.kind = 'campaign' AND h.code_key = c::varchar
+                      AND h.status <> 'revoked' AND (h.expires_at IS NULL OR h.expires_at > now()))
+ ORDER BY n
 ON CONFLICT (code) DO NOTHING
 RETURNING code
 

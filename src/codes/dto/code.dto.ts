@@ -220,6 +220,7 @@ export class CreateCodeBatchDto {
   @IsOptional()
   @IsString()
   @MaxLength(64)
+  @IsISO8601({ strict: true })
   @IsDateOrZonedTimestamp()
   startsAt?: string | null;
 
@@ -322,6 +323,7 @@ export class UpdateCodeDto {
   @IsOptional()
   @IsString()
   @MaxLength(64)
+  @IsISO8601({ strict: true })
   @IsDateOrZonedTimestamp()
   startsAt?: string | null;
 
