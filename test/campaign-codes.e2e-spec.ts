@@ -184,6 +184,11 @@ describe('campaign codes', () => {
         expectError(res, 400, 'VALIDATION_FAILED');
         expect(res.body.error.details).toContainEqual({ field, message: `${field} is not a known field` });
       }
+      for (const field of ['code', 'maxRedemptions', 'startsAt']) {
+        const res = await post('/codes', { planId: pro, [field]: null });
+        expectError(res, 400, 'VALIDATION_FAILED');
+        expect(res.body.error.details).toContainEqual({ field, message: `${field} is not a known field` });
+      }
       expectError(await campaign({ planId: 999_999 }), 404, 'PLAN_NOT_FOUND');
       const free = (
         await t.dataSource.query(`SELECT id FROM plans WHERE project_id = $1 AND value = 0`, [a.id])

@@ -90,6 +90,16 @@ const OnlyFor = (kind: 'batch' | 'campaign') =>
     },
   });
 
+/**
+ * A campaign field that may be `null` (read as absent) in a campaign; in a batch even `null`
+ * runs the validators, so that `OnlyFor` names it as an unknown field.
+ */
+const OptionalInCampaign = () =>
+  ValidateIf(
+    (object: { kind?: string }, value: unknown) =>
+      value !== undefined && (value !== null || (object.kind ?? 'batch') !== 'campaign'),
+  );
+
 /** Who may redeem a campaign code. */
 export class CodeEligibilityDto {
   @ApiPropertyOptional({
@@ -136,7 +146,7 @@ export class CreateCodeBatchDto {
       'Campaign only: the code (letters, digits and single dashes, shown in upper case); absent or null: generated, `XXXX-XXXX-XXXX`.',
   })
   @OnlyFor('campaign')
-  @IsOptional()
+  @OptionalInCampaign()
   @IsString()
   @Length(3, 32)
   @Matches(CAMPAIGN_CODE_PATTERN, { message: 'code may hold only letters, digits and single dashes' })
@@ -190,7 +200,7 @@ export class CreateCodeBatchDto {
     description: 'Campaign only: the most successful redemptions; absent or null: no cap.',
   })
   @OnlyFor('campaign')
-  @IsOptional()
+  @OptionalInCampaign()
   @IsInt()
   @Min(1)
   @Max(MAX_INT4)
@@ -217,7 +227,7 @@ export class CreateCodeBatchDto {
     description: 'Campaign only: before this instant the code cannot be redeemed. Absent or null: at once.',
   })
   @OnlyFor('campaign')
-  @IsOptional()
+  @OptionalInCampaign()
   @IsString()
   @MaxLength(64)
   @IsISO8601({ strict: true })
