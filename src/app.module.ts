@@ -26,6 +26,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { AddressRateLimitGuard } from './rate-limit/rate-limit.guard';
 import { EventsModule } from './events/events.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
+import { Clock } from './common/clock';
 
 @Global()
 @Module({})
@@ -36,6 +37,8 @@ class AppConfigModule {
       providers: [
         { provide: ENVIRONMENT, useValue: env },
         AppConfig,
+        // one clock for the whole application: zone changes are dated on the clock periods are read by
+        Clock,
         {
           provide: ROOT_LOGGER,
           inject: [AppConfig],
@@ -43,7 +46,7 @@ class AppConfigModule {
             createRootLogger(config.get('LOG_LEVEL'), resolveLogFormat(config.get('LOG_FORMAT'))),
         },
       ],
-      exports: [AppConfig, ROOT_LOGGER],
+      exports: [AppConfig, ROOT_LOGGER, Clock],
     };
   }
 }

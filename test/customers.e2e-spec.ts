@@ -47,6 +47,7 @@ describe('customers', () => {
         projectId: a.id,
         enabled: true,
         temporary: false,
+        timeZone: null,
         identifiers: [
           { id: expect.any(Number), type: 'username', value: 'Ada_Lovelace' },
           { id: expect.any(Number), type: 'email', value: 'ada@example.com' },
@@ -231,6 +232,7 @@ describe('customers', () => {
         projectId: a.id,
         enabled: true,
         temporary: false,
+        timeZone: null,
         createdAt: c.createdAt,
         updatedAt: c.updatedAt,
         credentials: [],
@@ -542,6 +544,7 @@ describe('customers', () => {
         projectId: p.id,
         enabled: true,
         temporary: false,
+        timeZone: null,
         identifiers: [{ id: expect.any(Number), type: 'username', value: 'lister0012' }],
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),

@@ -27,6 +27,7 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
         id: project.id,
         name: 'Acme',
         autoCreateCustomerAtRedemption: true,
+        timeZone: 'UTC',
       });
       expect(res.body.data.api).toEqual({
         version: 'v1',
@@ -95,6 +96,7 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
         id: project.id,
         name: 'Acme',
         autoCreateCustomerAtRedemption: true,
+        timeZone: 'UTC',
       });
       expect(res.body.data.api).toEqual({
         version: 'v1',
@@ -354,6 +356,7 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
         name: 'Listed one',
         autoCreateCustomerAtRedemption: false,
         requireSignature: true,
+        timeZone: 'UTC',
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updatedAt: expect.any(String),
       });

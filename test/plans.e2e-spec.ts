@@ -342,6 +342,11 @@ describe('features, plans and quotas', () => {
       const quota = {
         id: expect.any(Number),
         planId: plan.id,
+        // the reset fields a quota has when none is sent (docs/api-guide.md#features-plans-and-quotas)
+        resetAnchor: 'run',
+        resetDayOfMonth: null,
+        resetTimeZone: null,
+        thresholds: [],
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: expect.stringMatching(ISO_MS),
       };
@@ -705,6 +710,10 @@ describe('features, plans and quotas', () => {
           limit: 30,
           priority: 0,
           resetInterval: 'PT1H',
+          resetAnchor: 'run',
+          resetDayOfMonth: null,
+          resetTimeZone: null,
+          thresholds: [],
           createdAt: expect.stringMatching(ISO_MS),
           updatedAt: expect.stringMatching(ISO_MS),
           feature: f3,

@@ -8,6 +8,8 @@ export interface CallerProject {
   name: string;
   autoCreateCustomerAtRedemption: boolean;
   requireSignature: boolean;
+  /** The project's zone for calendar periods, as stored (never null). */
+  timeZone: string;
 }
 
 export interface Caller {

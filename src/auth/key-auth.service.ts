@@ -93,6 +93,7 @@ function keyOutcome(kind: ApiKeyKind, row: KeyRow): KeyOutcome {
       name: row.name!,
       autoCreateCustomerAtRedemption: row.auto_create!,
       requireSignature: row.require_signature!,
+      timeZone: row.time_zone!,
     }),
   });
 }

@@ -35,6 +35,7 @@ const base = (c: Customer) => ({
   projectId: c.projectId,
   enabled: c.enabled,
   temporary: c.temporary,
+  timeZone: c.timeZone,
 });
 
 export const toCustomerListItem = (c: Customer, identifiers: CustomerIdentifier[]): CustomerListItem => ({
@@ -54,6 +55,7 @@ export const toCustomerRecord = (
   projectId: c.projectId,
   enabled: c.enabled,
   temporary: c.temporary,
+  timeZone: c.timeZone,
   createdAt: c.createdAt.toISOString(),
   updatedAt: c.updatedAt.toISOString(),
   credentials: byId(credentials).map((cr) => ({

@@ -8,6 +8,7 @@ import type { CustomerRefDto, IdentifierInputDto } from './dto/customer.dto';
 import { CREDENTIAL_PASSWORD, CustomerCredential } from './entities/customer-credential.entity';
 import { CustomerIdentifier } from './entities/customer-identifier.entity';
 import { Customer } from './entities/customer.entity';
+import { CustomerTimeZoneChange } from './entities/customer-time-zone-change.entity';
 import { GenerateSql } from '../database/generate-sql';
 import { customerFrom } from './customer-sql';
 
@@ -223,6 +224,7 @@ export class CustomersRepository {
         username: 'grace',
         enabled: true,
         temporary: false,
+        timeZone: 'Europe/Berlin',
         passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA',
         identifiers: [{ type: 'email', value: 'grace@example.com' }],
       },
@@ -234,6 +236,7 @@ export class CustomersRepository {
       username: string;
       enabled: boolean;
       temporary: boolean;
+      timeZone: string | null;
       passwordHash?: string;
       identifiers: IdentifierInputDto[];
     },
@@ -245,6 +248,7 @@ export class CustomersRepository {
         username: input.username,
         enabled: input.enabled,
         temporary: input.temporary,
+        timeZone: input.timeZone,
       }),
     );
     const identifiers = await em.save(
@@ -277,11 +281,30 @@ export class CustomersRepository {
         username: 'ada',
         enabled: false,
         temporary: false,
+        timeZone: 'Asia/Tokyo',
       }),
     ],
   })
   async save(customer: Customer): Promise<void> {
     await this.transactions.tx.save(customer);
+  }
+
+  /** Records a change of the customer's zone (same transaction as the change itself). */
+  @GenerateSql({ params: ['prj_1', 1, new Date(0), null, 'Asia/Tokyo'] })
+  async insertTimeZoneChange(
+    projectId: string,
+    customerId: number,
+    changedAt: Date,
+    fromZone: string | null,
+    toZone: string | null,
+  ): Promise<void> {
+    await this.transactions.tx.insert(CustomerTimeZoneChange, {
+      projectId,
+      customerId,
+      changedAt,
+      fromZone,
+      toZone,
+    });
   }
 
   /** The mirrored `username` identifier follows a rename. */
@@ -394,7 +417,7 @@ export class CustomersRepository {
  * JSON: a page or a record is one round trip. `FROM` and `WHERE` follow.
  */
 const recordSelect = (withCredentials: boolean) =>
-  `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+  `SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.time_zone, c.created_at, c.updated_at,
           (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
                     'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
              FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
@@ -458,6 +481,7 @@ interface CustomerRow {
   username: string;
   enabled: boolean;
   temporary: boolean;
+  time_zone: string | null;
   created_at: Date;
   updated_at: Date;
   identifiers: Array<{
@@ -478,6 +502,7 @@ function toCustomerEntity(r: CustomerRow): Customer {
     username: r.username,
     enabled: r.enabled,
     temporary: r.temporary,
+    timeZone: r.time_zone,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     identifiers: r.identifiers.map((i) =>

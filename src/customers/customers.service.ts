@@ -4,6 +4,7 @@ import { ReadReplicas } from '../database/read-replicas';
 import { runInTransaction, Transactional, Transactions } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
 import { randomBase32Lower } from '../common/crypto/random';
 import { DomainError } from '../common/errors/domain-error';
 import { hashPassword } from '../common/crypto/passwords';
@@ -29,6 +30,8 @@ export interface NewCustomer {
   username: string;
   enabled?: boolean;
   temporary?: boolean;
+  /** null or absent: the customer follows the project's zone (so does every customer created implicitly). */
+  timeZone?: string | null;
   passwordHash?: string;
   identifiers?: IdentifierInputDto[];
 }
@@ -151,6 +154,7 @@ export class CustomersService {
     private readonly repository: CustomersRepository,
     private readonly reads: ReadReplicas,
     private readonly events: EventsService,
+    private readonly clock: Clock,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -222,6 +226,7 @@ export class CustomersService {
           {
             username: dto.username,
             enabled: dto.enabled,
+            timeZone: dto.timeZone,
             passwordHash,
             identifiers: dto.identifiers,
           },
@@ -248,6 +253,7 @@ export class CustomersService {
           username: input.username,
           enabled: input.enabled ?? true,
           temporary: input.temporary ?? false,
+          timeZone: input.timeZone ?? null,
           passwordHash: input.passwordHash,
           identifiers: input.identifiers ?? [],
         });
@@ -395,6 +401,17 @@ export class CustomersService {
           const reEnabled = dto.enabled === true && !customer.enabled;
           if (renamed) customer.username = dto.username!;
           if (dto.enabled !== undefined) customer.enabled = dto.enabled;
+          // the zone's history lets calendar periods follow the zone as it was (docs/entitlements.md)
+          if (dto.timeZone !== undefined && dto.timeZone !== customer.timeZone) {
+            await this.repository.insertTimeZoneChange(
+              projectId,
+              customerId,
+              this.clock.now(),
+              customer.timeZone,
+              dto.timeZone,
+            );
+            customer.timeZone = dto.timeZone;
+          }
           if (dto.username !== undefined || passwordHash) customer.temporary = false;
           // the customer row first: a username taken in any case is USERNAME_TAKEN (its unique
           // index), before the mirrored identifier could collide with the other's as IDENTIFIER_TAKEN

@@ -4,6 +4,11 @@ export class ProjectSummary {
   @ApiProperty({ example: 'prj_k3v7q2m9x4t6b8n5c1zd' }) id: string;
   @ApiProperty({ example: 'Acme Notes' }) name: string;
   @ApiProperty({ example: false }) autoCreateCustomerAtRedemption: boolean;
+  @ApiProperty({
+    example: 'UTC',
+    description: 'The zone of calendar periods when neither the quota nor the customer names one.',
+  })
+  timeZone: string;
 }
 
 class PrivateApiDescription {

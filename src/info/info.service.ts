@@ -58,4 +58,5 @@ const summary = (p: CallerProject): ProjectSummary => ({
   id: p.id,
   name: p.name,
   autoCreateCustomerAtRedemption: p.autoCreateCustomerAtRedemption,
+  timeZone: p.timeZone,
 });

@@ -10,10 +10,29 @@ import type { QuotaWithFeature } from './plans.mapper';
 import type { PageWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 
-export type QuotaRow = Pick<
+/** The columns a plan write sets; the reset fields as `QuotaResetFields`. */
+export type QuotaResetFields = Pick<
   Quota,
-  'projectId' | 'planId' | 'featureId' | 'limit' | 'priority' | 'resetInterval'
+  'resetInterval' | 'resetAnchor' | 'resetDayOfMonth' | 'resetTimeZone' | 'thresholds'
 >;
+export type QuotaRow = Pick<Quota, 'projectId' | 'planId' | 'featureId' | 'limit' | 'priority'> &
+  QuotaResetFields;
+
+/** Reset fields of the generated calls. */
+const RUN_MONTHLY: QuotaResetFields = {
+  resetInterval: 'P1M',
+  resetAnchor: 'run',
+  resetDayOfMonth: null,
+  resetTimeZone: null,
+  thresholds: [80, 100],
+};
+const CALENDAR_DAILY: QuotaResetFields = {
+  resetInterval: 'P1D',
+  resetAnchor: 'calendar',
+  resetDayOfMonth: null,
+  resetTimeZone: 'Europe/Berlin',
+  thresholds: [],
+};
 
 /**
  * Every statement on `plans` and `quotas` (and the key-share lock of the features a quota names):
@@ -163,16 +182,14 @@ export class PlansRepository {
   @GenerateSql(
     {
       name: 'one',
-      params: [
-        [{ projectId: 'prj_1', planId: 2, featureId: 1, limit: 100, priority: 0, resetInterval: '1 month' }],
-      ],
+      params: [[{ projectId: 'prj_1', planId: 2, featureId: 1, limit: 100, priority: 0, ...RUN_MONTHLY }]],
     },
     {
       name: 'several',
       params: [
         [
-          { projectId: 'prj_1', planId: 2, featureId: 1, limit: 100, priority: 0, resetInterval: '1 month' },
-          { projectId: 'prj_1', planId: 2, featureId: 2, limit: null, priority: 0, resetInterval: null },
+          { projectId: 'prj_1', planId: 2, featureId: 1, limit: 100, priority: 0, ...RUN_MONTHLY },
+          { projectId: 'prj_1', planId: 2, featureId: 2, limit: null, priority: 0, ...CALENDAR_DAILY },
         ],
       ],
     },
@@ -181,12 +198,12 @@ export class PlansRepository {
     await this.tx.insert(Quota, rows);
   }
 
-  @GenerateSql({ params: ['prj_1', 1, 1, { limit: 2000, priority: 1, resetInterval: '1 month' }] })
+  @GenerateSql({ params: ['prj_1', 1, 1, { limit: 2000, priority: 1, ...RUN_MONTHLY }] })
   async updateQuota(
     projectId: string,
     planId: number,
     quotaId: number,
-    changes: Pick<Quota, 'limit' | 'priority' | 'resetInterval'>,
+    changes: Pick<Quota, 'limit' | 'priority'> & QuotaResetFields,
   ): Promise<void> {
     await this.tx.update(Quota, { id: quotaId, planId, projectId }, changes);
   }
@@ -231,7 +248,8 @@ const PLAN_COUNT_SEARCH: Statement = {
 /** The quotas of some plans of the project, each with its feature, in id order. */
 const PLAN_QUOTAS: Statement = {
   name: 'plans.quotas',
-  text: `SELECT q.id, q.project_id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval, q.created_at, q.updated_at,
+  text: `SELECT q.id, q.project_id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval,
+                q.reset_anchor, q.reset_day_of_month, q.reset_time_zone, q.thresholds, q.created_at, q.updated_at,
                 f.project_id AS f_project_id, f.slug AS f_slug, f.name AS f_name, f.description AS f_description,
                 f.metered AS f_metered, f.unit AS f_unit, f.created_at AS f_created_at, f.updated_at AS f_updated_at
            FROM quotas q JOIN features f ON f.id = q.feature_id AND f.project_id = q.project_id
@@ -258,6 +276,10 @@ interface QuotaFeatureRow {
   quota_limit: string | null;
   priority: number;
   reset_interval: string | null;
+  reset_anchor: 'run' | 'calendar';
+  reset_day_of_month: number | null;
+  reset_time_zone: string | null;
+  thresholds: number[];
   created_at: Date;
   updated_at: Date;
   f_project_id: string;
@@ -292,6 +314,10 @@ const quotaFromRow = (r: QuotaFeatureRow): QuotaWithFeature =>
     limit: r.quota_limit === null ? null : Number(r.quota_limit),
     priority: r.priority,
     resetInterval: r.reset_interval,
+    resetAnchor: r.reset_anchor,
+    resetDayOfMonth: r.reset_day_of_month,
+    resetTimeZone: r.reset_time_zone,
+    thresholds: r.thresholds,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     feature: Object.assign(new Feature(), {

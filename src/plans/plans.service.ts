@@ -7,8 +7,10 @@ import { Page, likePattern, pageWindow, toPage } from '../common/http/pagination
 import { violatedConstraint } from '../database/pg-errors';
 import { CreatePlanDto, PlanListQueryDto, PlanView, QuotaInputDto, UpdatePlanDto } from './dto/plan.dto';
 import { Plan } from './entities/plan.entity';
+import type { Quota } from './entities/quota.entity';
 import { QuotaWithFeature, toPlanView } from './plans.mapper';
 import { PlansRepository, QuotaRow } from './plans.repository';
+import { assertResetFields } from './reset-rules';
 import { changedFields, guardSlug, PLAN_SLUG_INDEX } from './write-helpers';
 
 /** Foreign keys (ON DELETE RESTRICT) that keep a referenced plan from being deleted. */
@@ -67,6 +69,7 @@ export class PlansService {
 
   /** A plan and its quotas in one transaction; each quota's feature must belong to the project. */
   async create(projectId: string, dto: CreatePlanDto, idem?: IdempotencyContext): Promise<PlanView> {
+    assertResetFields(dto.quotas);
     return guardSlug(PLAN_SLUG_INDEX, () =>
       runInTransaction(
         this.transactions,
@@ -100,6 +103,8 @@ export class PlansService {
     dto: UpdatePlanDto,
     idem?: IdempotencyContext,
   ): Promise<PlanView> {
+    // before the plan is read: INVALID_RESET_ANCHOR comes before PLAN_NOT_FOUND
+    assertResetFields(dto.quotas);
     return guardSlug(PLAN_SLUG_INDEX, () =>
       runInTransaction(
         this.transactions,
@@ -176,15 +181,15 @@ export class PlansService {
       const current = byFeature.get(input.featureId);
       if (!current) {
         added.push(row);
-      } else if (
-        current.limit !== row.limit ||
-        current.priority !== row.priority ||
-        current.resetInterval !== row.resetInterval
-      ) {
+      } else if (quotaChanged(current, row)) {
         await this.repository.updateQuota(projectId, planId, current.id, {
           limit: row.limit,
           priority: row.priority,
           resetInterval: row.resetInterval,
+          resetAnchor: row.resetAnchor,
+          resetDayOfMonth: row.resetDayOfMonth,
+          resetTimeZone: row.resetTimeZone,
+          thresholds: row.thresholds,
         });
         updated++;
       }
@@ -210,7 +215,10 @@ export class PlansService {
   }
 }
 
-/** A quota's columns from its input: priority 0 and no reset unless given. */
+/**
+ * A quota's columns from its input: priority 0, no reset, the `run` anchor and no thresholds
+ * unless given. Thresholds are kept in ascending order, the order they are answered in.
+ */
 const quotaRow = (projectId: string, planId: number, q: QuotaInputDto): QuotaRow => ({
   projectId,
   planId,
@@ -218,4 +226,18 @@ const quotaRow = (projectId: string, planId: number, q: QuotaInputDto): QuotaRow
   limit: q.limit,
   priority: q.priority ?? 0,
   resetInterval: q.resetInterval ?? null,
+  resetAnchor: q.resetAnchor ?? 'run',
+  resetDayOfMonth: q.resetDayOfMonth ?? null,
+  resetTimeZone: q.resetTimeZone ?? null,
+  thresholds: [...(q.thresholds ?? [])].sort((a, b) => a - b),
 });
+
+/** Whether a stored quota differs from the row its input makes (so only changed quotas are written). */
+const quotaChanged = (current: Quota, row: QuotaRow): boolean =>
+  current.limit !== row.limit ||
+  current.priority !== row.priority ||
+  current.resetInterval !== row.resetInterval ||
+  current.resetAnchor !== row.resetAnchor ||
+  current.resetDayOfMonth !== row.resetDayOfMonth ||
+  current.resetTimeZone !== row.resetTimeZone ||
+  current.thresholds.join(',') !== row.thresholds.join(',');

@@ -7,6 +7,7 @@ export const toProjectView = (p: Project): ProjectView => ({
   name: p.name,
   autoCreateCustomerAtRedemption: p.autoCreateCustomerAtRedemption,
   requireSignature: p.requireSignature,
+  timeZone: p.timeZone,
   createdAt: p.createdAt.toISOString(),
   updatedAt: p.updatedAt.toISOString(),
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
 import { KeyAuthService } from '../auth/key-auth.service';
 import { randomBase32Lower, randomBase62 } from '../common/crypto/random';
 import { sha256Hex } from '../common/crypto/sha256';
@@ -37,6 +38,7 @@ export class ProjectsService {
     private readonly keyAuth: KeyAuthService,
     config: AppConfig,
     private readonly transactions: Transactions,
+    private readonly clock: Clock,
   ) {
     this.secretBox = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
   }
@@ -47,6 +49,7 @@ export class ProjectsService {
       name: dto.name,
       autoCreateCustomerAtRedemption: dto.autoCreateCustomerAtRedemption ?? false,
       requireSignature: dto.requireSignature ?? false,
+      timeZone: dto.timeZone ?? 'UTC',
     });
     return toProjectView(project);
   }
@@ -63,6 +66,15 @@ export class ProjectsService {
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
     const saved = await runInTransaction(this.transactions, async () => {
       const project = await this.find(projectId, 'pessimistic_write');
+      // the zone's history lets calendar periods follow the zone as it was (docs/entitlements.md)
+      if (dto.timeZone !== undefined && dto.timeZone !== project.timeZone) {
+        await this.repository.insertTimeZoneChange(
+          projectId,
+          this.clock.now(),
+          project.timeZone,
+          dto.timeZone,
+        );
+      }
       return this.repository.saveProject(Object.assign(project, dto));
     });
     this.keyAuth.invalidate();

@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   SLUG_TAKEN: 409,
   PLAN_FIELD_IMMUTABLE: 409,
   PLAN_IN_USE: 409,
+  INVALID_RESET_ANCHOR: 400,
   FEATURE_IN_USE: 409,
   CODE_REVOKED: 409,
   CODE_EXPIRED: 409,
@@ -106,6 +107,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   SLUG_TAKEN: 'The slug is already used in this project.',
   PLAN_FIELD_IMMUTABLE: 'The group and value of a plan cannot be changed.',
   PLAN_IN_USE: 'The plan has subscriptions or codes and cannot be deleted.',
+  INVALID_RESET_ANCHOR: "A quota's reset fields do not go together.",
   FEATURE_IN_USE: 'The feature is used by a quota, an override or a grant not ended, and cannot be deleted.',
   CODE_REVOKED: 'The code has been revoked.',
   CODE_EXPIRED: 'The code has expired.',
@@ -262,6 +264,10 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
   PLAN_FIELD_IMMUTABLE: {
     when: 'A plan update changes `group` or `value` (or switches between free and paid).',
     action: 'Create a new plan instead.',
+  },
+  INVALID_RESET_ANCHOR: {
+    when: 'A quota is `calendar` with a `resetInterval` that is not a calendar unit (`PT1M`, `PT1H`, `P1D`, `P1W`, `P1M`, `P3M`, `P6M`, `P1Y`), has a `resetDayOfMonth` when it is `run` or its interval is not `P1M`, `P3M` or `P6M`, or a `resetTimeZone` when it is `run`; `details` names the field.',
+    action: 'Change the quota named in `details` so that its reset fields go together.',
   },
   PLAN_IN_USE: {
     when: 'The plan has subscriptions, codes or code batches.',

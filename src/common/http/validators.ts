@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { ValidateBy, ValidateIf, ValidationOptions, buildMessage } from 'class-validator';
 import { isValidIsoDuration } from '../time/duration';
+import { isTimeZoneName } from '../time/time-zone';
 
 // Shared class-validator decorators for request DTOs.
 
@@ -59,3 +60,21 @@ export function IsIsoDuration(options?: ValidationOptions) {
 /** A query-string flag: `'true'` and `'false'` become booleans; anything else is left for `@IsBoolean()` to refuse. */
 export const QueryBoolean = () =>
   Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));
+
+/** A zone name of the IANA database, any letter case, 1 to 64 characters, no UTC offset (common/time/time-zone.ts). */
+export function IsTimeZone(options?: ValidationOptions) {
+  return ValidateBy(
+    {
+      name: 'isTimeZone',
+      validator: {
+        validate: (value: unknown) => isTimeZoneName(value),
+        defaultMessage: buildMessage(
+          (each) =>
+            `${each}$property must name a zone of the IANA time zone database, such as America/New_York or UTC`,
+          options,
+        ),
+      },
+    },
+    options,
+  );
+}

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { OptionalNotNull } from '../../common/http/validators';
+import { IsTimeZone, OptionalNotNull } from '../../common/http/validators';
+import { MAX_TIME_ZONE_LENGTH } from '../../common/time/time-zone';
 import { CREDENTIAL_PASSWORD } from '../entities/customer-credential.entity';
 import { Type } from 'class-transformer';
 import {
@@ -61,6 +62,15 @@ export class ResolveCustomerDto {
   customer: CustomerRefDto;
 }
 
+const TIME_ZONE_DESCRIPTION =
+  "The zone of the customer's calendar periods when its quota names none: an IANA zone name in any letter case, stored as sent; `null`: the project's `timeZone`.";
+const TIME_ZONE_VIEW = {
+  example: null,
+  nullable: true,
+  type: String,
+  description: "As sent; null: the project's `timeZone`.",
+};
+
 export class CreateCustomerDto {
   @ApiProperty({
     example: 'ada_lovelace',
@@ -80,6 +90,18 @@ export class CreateCustomerDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    default: null,
+    example: 'America/New_York',
+    maxLength: MAX_TIME_ZONE_LENGTH,
+    description: TIME_ZONE_DESCRIPTION,
+  })
+  @IsOptional()
+  @IsTimeZone()
+  timeZone?: string | null;
 
   @ApiPropertyOptional({
     example: 'correct horse battery',
@@ -119,6 +141,17 @@ export class UpdateCustomerDto {
   @OptionalNotNull()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'America/New_York',
+    maxLength: MAX_TIME_ZONE_LENGTH,
+    description: `${TIME_ZONE_DESCRIPTION} A change applies from each period's next boundary.`,
+  })
+  @IsOptional()
+  @IsTimeZone()
+  timeZone?: string | null;
 
   @ApiPropertyOptional({
     minLength: 8,
@@ -176,6 +209,7 @@ export class CustomerListItem {
   @ApiProperty({ example: 'prj_k3v7q2m9x4t6b8n5c1zd' }) projectId: string;
   @ApiProperty({ example: true }) enabled: boolean;
   @ApiProperty({ example: false }) temporary: boolean;
+  @ApiProperty(TIME_ZONE_VIEW) timeZone: string | null;
   @ApiProperty({ type: [IdentifierShortView] }) identifiers: IdentifierShortView[];
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
@@ -188,6 +222,7 @@ export class CustomerRecord {
   @ApiProperty({ example: 'prj_k3v7q2m9x4t6b8n5c1zd' }) projectId: string;
   @ApiProperty({ example: true }) enabled: boolean;
   @ApiProperty({ example: false }) temporary: boolean;
+  @ApiProperty(TIME_ZONE_VIEW) timeZone: string | null;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
   @ApiProperty({ type: [CredentialView] }) credentials: CredentialView[];

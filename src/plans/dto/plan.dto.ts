@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   ArrayUnique,
   IsArray,
+  IsIn,
   IsInt,
   IsNumber,
   IsObject,
@@ -19,7 +20,9 @@ import {
 } from 'class-validator';
 import { MAX_INT4, PageQueryDto } from '../../common/http/pagination';
 import { FeatureView } from './feature.dto';
-import { IsIsoDuration, MaxDecimalPlaces, OptionalNotNull } from '../../common/http/validators';
+import { IsIsoDuration, IsTimeZone, MaxDecimalPlaces, OptionalNotNull } from '../../common/http/validators';
+import { MAX_TIME_ZONE_LENGTH } from '../../common/time/time-zone';
+import { RESET_ANCHORS, ResetAnchor, ThresholdsNeedLimit } from '../reset-rules';
 import { SLUG_MESSAGE, SLUG_PATTERN } from './slug';
 
 /** `numeric(14,2)`: twelve digits before the point. */
@@ -70,6 +73,63 @@ export class QuotaInputDto {
   @IsIsoDuration()
   @Matches(/^[^.,]*$/, { message: 'resetInterval must not have a fractional component' })
   resetInterval?: string | null;
+
+  @ApiPropertyOptional({
+    enum: RESET_ANCHORS,
+    default: 'run',
+    description:
+      "`run`: periods of `resetInterval` from the start of the customer's run; `calendar`: periods start at the start of local calendar units (`resetInterval` one of `PT1M`, `PT1H`, `P1D`, `P1W`, `P1M`, `P3M`, `P6M`, `P1Y`).",
+  })
+  @OptionalNotNull()
+  @IsIn(RESET_ANCHORS)
+  resetAnchor?: ResetAnchor;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1,
+    maximum: 31,
+    default: null,
+    example: null,
+    description:
+      "Only with `calendar` and `P1M`, `P3M` or `P6M`: the day of the month periods start on, the month's last day when it is shorter; `null`: the 1st.",
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(31)
+  resetDayOfMonth?: number | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: MAX_TIME_ZONE_LENGTH,
+    default: null,
+    example: null,
+    description:
+      "Only with `calendar`: the zone of the quota's periods, an IANA zone name in any letter case (`America/New_York`); `null`: the customer's `timeZone`, else the project's.",
+  })
+  @IsOptional()
+  @IsTimeZone()
+  resetTimeZone?: string | null;
+
+  @ApiPropertyOptional({
+    type: [Number],
+    default: [],
+    maxItems: 10,
+    example: [80, 100],
+    description:
+      'At most 10 distinct integers from 1 to 100: percents of `limit` whose crossing records `usage.threshold_crossed`; answered in ascending order. Must be empty when `limit` is `null`.',
+  })
+  @OptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @IsInt({ each: true })
+  @Min(1, { each: true })
+  @Max(100, { each: true })
+  @ArrayUnique()
+  @ThresholdsNeedLimit()
+  thresholds?: number[];
 }
 
 export class CreatePlanDto {
@@ -159,6 +219,23 @@ export class QuotaView {
     description: 'ISO 8601 duration; null: never resets.',
   })
   resetInterval: string | null;
+  @ApiProperty({ enum: RESET_ANCHORS, example: 'run' }) resetAnchor: ResetAnchor;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: Number,
+    description: 'null: the 1st (calendar) or none (run).',
+  })
+  resetDayOfMonth: number | null;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description: "As sent; null: the customer's zone, else the project's.",
+  })
+  resetTimeZone: string | null;
+  @ApiProperty({ type: [Number], example: [80, 100], description: 'Percents of `limit`, ascending.' })
+  thresholds: number[];
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
   @ApiProperty({ type: () => FeatureView }) feature: FeatureView;

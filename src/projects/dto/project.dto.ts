@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { OptionalNotNull } from '../../common/http/validators';
+import { IsTimeZone, OptionalNotNull } from '../../common/http/validators';
+import { MAX_TIME_ZONE_LENGTH } from '../../common/time/time-zone';
 import type { ApiKeyKind } from '../entities/api-key.entity';
 
 export class CreateProjectDto {
@@ -19,6 +20,17 @@ export class CreateProjectDto {
   @OptionalNotNull()
   @IsBoolean()
   requireSignature?: boolean;
+
+  @ApiPropertyOptional({
+    default: 'UTC',
+    example: 'Europe/Berlin',
+    maxLength: MAX_TIME_ZONE_LENGTH,
+    description:
+      "The zone of calendar periods whose quota and customer name none: an IANA zone name in any letter case, stored as sent. A change applies from each period's next boundary.",
+  })
+  @OptionalNotNull()
+  @IsTimeZone()
+  timeZone?: string;
 }
 
 export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {}
@@ -28,6 +40,7 @@ export class ProjectView {
   @ApiProperty({ example: 'Acme Notes' }) name: string;
   @ApiProperty({ example: false }) autoCreateCustomerAtRedemption: boolean;
   @ApiProperty({ example: false }) requireSignature: boolean;
+  @ApiProperty({ example: 'UTC' }) timeZone: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
 }

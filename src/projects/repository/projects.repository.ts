@@ -3,6 +3,7 @@ import { likePattern, PageWindow } from '../../common/http/pagination';
 import { Transactions } from '../../database/transactional';
 import { ApiKey, ApiKeyKind } from '../entities/api-key.entity';
 import { Project } from '../entities/project.entity';
+import { ProjectTimeZoneChange } from '../entities/project-time-zone-change.entity';
 import { GenerateSql } from '../../database/generate-sql';
 
 /** A key and its project as the key guards need them (`ProjectsRepository.findKeyByHash`). */
@@ -14,12 +15,13 @@ export interface KeyRow {
   name: string | null;
   auto_create: boolean | null;
   require_signature: boolean | null;
+  time_zone: string | null;
 }
 
 /** A key and its project by the key's SHA-256 and kind (`$1`, `$2`); no row: an unknown key. */
 export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
               p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
-              p.require_signature
+              p.require_signature, p.time_zone
          FROM api_keys k
          LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
         WHERE k.key_hash = $1 AND k.kind = $2`;
@@ -49,7 +51,15 @@ export class ProjectsRepository {
   }
 
   @GenerateSql({
-    params: [{ id: 'prj_2', name: 'Globex', autoCreateCustomerAtRedemption: false, requireSignature: false }],
+    params: [
+      {
+        id: 'prj_2',
+        name: 'Globex',
+        autoCreateCustomerAtRedemption: false,
+        requireSignature: false,
+        timeZone: 'UTC',
+      },
+    ],
   })
   insertProject(project: Omit<Project, 'createdAt' | 'updatedAt' | 'deletedAt'>): Promise<Project> {
     const projects = this.tx.getRepository(Project);
@@ -94,11 +104,23 @@ export class ProjectsRepository {
         name: 'Acme Inc',
         autoCreateCustomerAtRedemption: true,
         requireSignature: false,
+        timeZone: 'Europe/Berlin',
       }),
     ],
   })
   saveProject(project: Project): Promise<Project> {
     return this.tx.save(project);
+  }
+
+  /** Records a change of the project's zone (same transaction as the change itself). */
+  @GenerateSql({ params: ['prj_1', new Date(0), 'UTC', 'Europe/Berlin'] })
+  async insertTimeZoneChange(
+    projectId: string,
+    changedAt: Date,
+    fromZone: string,
+    toZone: string,
+  ): Promise<void> {
+    await this.tx.insert(ProjectTimeZoneChange, { projectId, changedAt, fromZone, toZone });
   }
 
   @GenerateSql({ params: ['prj_1'] })
