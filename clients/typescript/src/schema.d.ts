@@ -2611,7 +2611,7 @@ export interface components {
        */
       kind: 'batch' | 'campaign';
       /**
-       * @description The code, `XXXX-XXXX-XXXX-XXXX` in Crockford base32.
+       * @description A batch code: `XXXX-XXXX-XXXX-XXXX` in Crockford base32; a campaign code: its string in upper case (generated: `XXXX-XXXX-XXXX`).
        * @example 7KQ2-M9XD-4TRB-C1ZP
        */
       code: string;
@@ -2637,7 +2637,7 @@ export interface components {
        */
       permanent: boolean;
       /**
-       * @description `available`, `redeemed`, `revoked` or `expired` (derived from `expiresAt` when read).
+       * @description A batch code: `available`, `redeemed`, `revoked` or `expired` (derived from `expiresAt` when read); a campaign code: the first that applies of `revoked`, `expired`, `exhausted`, `scheduled` (before `startsAt`), `available`.
        * @example available
        * @enum {string}
        */

@@ -95,8 +95,10 @@ export const PROPERTY_DOCS: Record<string, string> = {
   'CodeBatchView.expiresAt': 'After this instant the codes can no longer be redeemed; `null`: never.',
   'CreateCodeBatchDto.note':
     'Free text kept with the batch, searchable in the code list (at most 500 characters).',
-  'CodeView.code': 'The code, `XXXX-XXXX-XXXX-XXXX` in Crockford base32.',
-  'CodeView.status': '`available`, `redeemed`, `revoked` or `expired` (derived from `expiresAt` when read).',
+  'CodeView.code':
+    'A batch code: `XXXX-XXXX-XXXX-XXXX` in Crockford base32; a campaign code: its string in upper case (generated: `XXXX-XXXX-XXXX`).',
+  'CodeView.status':
+    'A batch code: `available`, `redeemed`, `revoked` or `expired` (derived from `expiresAt` when read); a campaign code: the first that applies of `revoked`, `expired`, `exhausted`, `scheduled` (before `startsAt`), `available`.',
   'CodeView.redeemedAt': 'When it was redeemed; `null` if not.',
   'CodeView.redeemedByCustomerId': 'The customer who redeemed it; `null` if not redeemed.',
   'RedemptionCustomerView.username':
