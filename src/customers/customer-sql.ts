@@ -30,3 +30,13 @@ export const lockCustomersSql = (ids: string): string =>
 /** Joins the customer (alias `alias`) of a row whose customer and project are `customer` and `project`. */
 export const customerJoin = (alias: string, customer: string, project: string): string =>
   `JOIN customers ${alias} ON ${alias}.id = ${customer} AND ${alias}.project_id = ${project}`;
+
+/**
+ * The zone of a customer (alias `c`) and its changes, as JSON: `{ zone, changes: [[at, from, to],
+ * ...] }`, `at` in epoch ms as `epochMs` renders it, in time order; a null zone follows the project.
+ */
+export const customerZonesJson = (epochMs: (column: string) => string): string =>
+  `json_build_object('zone', c.time_zone, 'changes',
+     (SELECT coalesce(json_agg(json_build_array(${epochMs('z.changed_at')}, z.from_zone, z.to_zone)
+                               ORDER BY z.changed_at, z.id), '[]'::json)
+        FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id))`;

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
-import { Clock } from '../common/clock';
 import { CustomersModule } from '../customers/customers.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -24,7 +23,6 @@ import { UsageRepository } from './usage.repository';
   imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule, PlansModule],
   controllers: [EntitlementsController, GrantsController, OverridesController],
   providers: [
-    Clock,
     EntitlementsService,
     EntitlementsRepository,
     UsageRepository,

@@ -7,10 +7,18 @@ import {
   EngineOverride,
   EngineQuota,
   EngineWindow,
+  ResetAnchor,
   toMicros,
 } from './engine/entitlement-engine';
+import { customerZones, toZoneChanges, ZoneHistory } from './engine/zones';
 import { GenerateSql } from '../database/generate-sql';
-import { customerFrom, CustomerLookupKind, lockCustomersSql } from '../customers/customer-sql';
+import {
+  customerFrom,
+  CustomerLookupKind,
+  customerZonesJson,
+  lockCustomersSql,
+} from '../customers/customer-sql';
+import { projectZonesJson } from '../projects/project-sql';
 import { featureIds, FeatureLookupKind, featuresJson, plansWithQuotasJson } from '../plans/plan-sql';
 import { liveWindowsJson, livePlanIds } from '../subscriptions/subscription-sql';
 
@@ -94,6 +102,8 @@ export interface CustomerState {
   grantsFor(featureId: number): StateGrant[];
   /** Per feature id: the customer's override, in effect or not (null: none). */
   overrideFor(featureId: number): OverrideRow | null;
+  /** The customer's zone over time: its own, else its project's (calendar quotas without a zone). */
+  zones: ZoneHistory;
   /** With `eventId`: the customer's record holding that event id, if any. */
   existing?: UsageRow | null;
   /** With `eventId`: when the customer's latest record of the feature was made (null: none yet). */
@@ -148,6 +158,16 @@ interface QuotaJson {
   limit: string | null;
   priority: number;
   resetInterval: string | null;
+  resetAnchor: ResetAnchor;
+  resetDayOfMonth: number | null;
+  resetTimeZone: string | null;
+  thresholds: number[];
+}
+
+/** A zone and its changes (`[at in epoch ms, from, to]`, in time order); a null zone follows the project. */
+interface ZonesJson {
+  zone: string | null;
+  changes: Array<[number, string | null, string | null]>;
 }
 
 interface StateRow {
@@ -167,6 +187,8 @@ interface StateRow {
   plans: Record<string, { slug: string; quotas: QuotaJson[] } | undefined>;
   grants: GrantJson[];
   overrides: OverrideJson[];
+  customer_zones: ZonesJson;
+  project_zones: ZonesJson;
   existing?: UsageRow | null;
   last_recorded_at?: Date | null;
 }
@@ -789,6 +811,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     ...(eventId !== undefined
       ? { existing: row.existing ?? null, lastRecordedAt: row.last_recorded_at ?? null }
       : {}),
+    zones: customerZones(toZoneChanges(row.project_zones), toZoneChanges(row.customer_zones)),
     grantsFor: (featureId: number): StateGrant[] => grants.filter((g) => g.featureId === featureId),
     overrideFor: (featureId: number): OverrideRow | null =>
       overrides.find((o) => o.featureId === featureId) ?? null,
@@ -805,6 +828,10 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
                 limit: q.limit === null ? null : toMicros(q.limit),
                 priority: q.priority,
                 resetInterval: q.resetInterval,
+                resetAnchor: q.resetAnchor,
+                resetDayOfMonth: q.resetDayOfMonth,
+                resetTimeZone: q.resetTimeZone,
+                thresholds: q.thresholds,
               }
             : null;
           quotaOf.set(w.planId, quota);
@@ -994,6 +1021,8 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
         ${featuresJson(project, featureKind, feature)} AS features,
         ${liveWindowsJson('c.id', project, epochMs)} AS windows,
         ${plansWithQuotasJson(project, livePlanIds('c.id', project), featureKind, feature)} AS plans,
+        ${customerZonesJson(epochMs)} AS customer_zones,
+        ${projectZonesJson(project, epochMs)} AS project_zones,
         (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
                   ${epochMs('g.effective_at')}, ${epochMs('g.expires_at')}) ORDER BY g.id), '[]'::json)
            FROM grants g

@@ -142,7 +142,7 @@ export class EntitlementsService {
       { at },
     );
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
-    return bucketsAt(state.windowsFor(featureId), at)[0] ?? null;
+    return bucketsAt(state.windowsFor(featureId), at, state.zones)[0] ?? null;
   }
 
   /** `POST /entitlements/check`: reads only; 200 with `allowed: false` when refused. */
@@ -467,7 +467,13 @@ export class EntitlementsService {
       const override = state.overrideFor(feature.id);
       const grants = state.grantsFor(feature.id);
       const { granted, buckets, accessEndsAt } = featureBucketsAt(
-        { metered: feature.metered, windows: state.windowsFor(feature.id), override, grants },
+        {
+          metered: feature.metered,
+          windows: state.windowsFor(feature.id),
+          override,
+          grants,
+          zones: state.zones,
+        },
         at,
       );
       return {
@@ -582,6 +588,8 @@ function toBucketView(b: BucketUsage): BucketView {
     windowId: b.window?.id ?? null,
     windowValidTo: b.window ? iso(b.window.validTo) : null,
     expiresAt: iso(b.expiresAt),
+    resetAnchor: b.resetAnchor,
+    timeZone: b.timeZone,
   };
 }
 

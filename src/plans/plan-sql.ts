@@ -22,7 +22,8 @@ export const featureIds = (project: string, kind: FeatureLookupKind, feature?: s
 
 /**
  * The plans `planIds` (a subquery) as a JSON object by plan id: each plan's slug and its quotas
- * (id, feature id, limit as text, priority, reset interval) of the looked-up feature(s), read once
+ * (id, feature id, limit as text, priority, reset interval, anchor, day of month and zone,
+ * thresholds) of the looked-up feature(s), read once
  * per plan (a customer who renewed monthly for years holds hundreds of windows of one plan).
  */
 export const plansWithQuotasJson = (
@@ -33,7 +34,9 @@ export const plansWithQuotasJson = (
 ): string =>
   `(SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
             (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                      'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                      'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                      'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
                FROM quotas q
               WHERE q.plan_id = p.id AND q.project_id = ${project}${
                 kind === 'all' ? '' : ` AND q.feature_id IN (${featureIds(project, kind, feature)})`

@@ -92,10 +92,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[],
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -152,10 +163,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[]
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -212,10 +234,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::t
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -272,10 +305,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -332,10 +376,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[]
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -392,10 +447,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -450,10 +516,21 @@ SELECT c.id AS customer_id, c.username, c.enabled,
 WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
  FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = $1) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -479,10 +556,21 @@ SELECT c.id AS customer_id, c.username, c.enabled,
 WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
  FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = $1) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -536,10 +624,21 @@ SELECT c.id AS customer_id, c.username, c.enabled,
 WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = $1 AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)))), '{}'::json)
  FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = $1) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -573,10 +672,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[],
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -648,10 +758,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[]
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -723,10 +844,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::t
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -798,10 +930,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -873,10 +1016,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[]
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g
@@ -948,10 +1102,21 @@ SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[
 WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
     (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
         (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval)), '[]'::json)
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
            FROM quotas q
           WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
  FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
               (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
        FROM grants g

@@ -255,6 +255,20 @@ export class BucketView extends BalanceView {
     ),
   )
   expiresAt: string | null;
+  @ApiProperty({
+    enum: ['run', 'calendar'],
+    nullable: true,
+    example: 'run',
+    description: "how the bucket's periods are laid out (the quota's `resetAnchor`); null for a grant",
+  })
+  resetAnchor: 'run' | 'calendar' | null;
+  @ApiProperty(
+    nullableText(
+      'UTC',
+      'the zone of the current period (its zone at `periodStart`): `UTC` for `run`; null for a grant',
+    ),
+  )
+  timeZone: string | null;
 }
 
 export class OverrideView {

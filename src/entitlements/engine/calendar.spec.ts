@@ -7,6 +7,7 @@ import {
   CalendarInterval,
 } from './calendar';
 
+import { customerZones } from './zones';
 const ms = (iso: string) => Date.parse(iso);
 const iso = (t: number) => new Date(t).toISOString();
 const RUN_START = ms('2020-01-01T00:00:00.000Z');
@@ -166,5 +167,27 @@ describe('calendar periods: properties', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('a customer zone over time', () => {
+  it("the customer's own zone as it was, else the project's as it was", () => {
+    const project = { zone: 'Europe/Berlin', changes: [{ at: 100, from: 'UTC', to: 'Europe/Berlin' }] };
+    const customer = {
+      zone: null,
+      changes: [
+        { at: 50, from: null, to: 'Asia/Tokyo' },
+        { at: 200, from: 'Asia/Tokyo', to: null },
+      ],
+    };
+    expect(customerZones(project, customer)).toEqual([
+      { from: null, zone: 'UTC' },
+      { from: 50, zone: 'Asia/Tokyo' },
+      { from: 100, zone: 'Asia/Tokyo' },
+      { from: 200, zone: 'Europe/Berlin' },
+    ]);
+    expect(customerZones({ zone: 'UTC', changes: [] }, { zone: null, changes: [] })).toEqual([
+      { from: null, zone: 'UTC' },
+    ]);
   });
 });

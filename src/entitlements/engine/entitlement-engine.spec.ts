@@ -41,9 +41,23 @@ function win(
     quota:
       quota === null
         ? null
-        : ({ id, limit: 10n * MICROS, priority: 0, resetInterval: null, ...quota } satisfies EngineQuota),
+        : ({
+            ...RUN_QUOTA,
+            id,
+            limit: 10n * MICROS,
+            priority: 0,
+            resetInterval: null,
+            ...quota,
+          } satisfies EngineQuota),
   };
 }
+/** The period fields of a quota reset on its run, in UTC. */
+const RUN_QUOTA: Pick<EngineQuota, 'resetAnchor' | 'resetDayOfMonth' | 'resetTimeZone' | 'thresholds'> = {
+  resetAnchor: 'run',
+  resetDayOfMonth: null,
+  resetTimeZone: null,
+  thresholds: [],
+};
 const withUsed = (buckets: Bucket[], used: bigint[] = []): BucketUsage[] =>
   buckets.map((b, i) => ({ ...b, used: used[i] ?? 0n }));
 
@@ -260,7 +274,13 @@ describe('property: allocations within buckets, period sums equal the ledger', (
                 validFrom: new Date(t),
                 validTo: end === null ? null : new Date(end),
                 quota: w.quota
-                  ? { id, limit: w.quota.limit, priority: w.quota.priority, resetInterval: g.interval }
+                  ? {
+                      ...RUN_QUOTA,
+                      id,
+                      limit: w.quota.limit,
+                      priority: w.quota.priority,
+                      resetInterval: g.interval,
+                    }
                   : null,
               });
               if (end !== null) t = end;

@@ -1,5 +1,6 @@
 import { DateTime, Duration } from 'luxon';
 import { parseIsoDuration } from '../../common/time/duration';
+import { calendarPeriodAt, isCalendarInterval, ZoneHistory } from './calendar';
 
 /**
  * The pure rules of entitlements: which buckets a customer has at an
@@ -18,7 +19,16 @@ export interface EngineQuota {
   limit: bigint | null;
   priority: number;
   resetInterval: string | null;
+  /** `run`: `anchor + k x resetInterval` in UTC; `calendar`: local calendar units in a zone. */
+  resetAnchor: ResetAnchor;
+  resetDayOfMonth: number | null;
+  /** The quota's own zone (calendar); null: the customer's, else the project's. */
+  resetTimeZone: string | null;
+  /** Percents of `limit` whose crossing a consume announces, ascending. */
+  thresholds: number[];
 }
+
+export type ResetAnchor = 'run' | 'calendar';
 
 /** A live (not cancelled) window of the customer, in any group, with its plan's quota for the feature. */
 export interface EngineWindow {
@@ -77,6 +87,10 @@ export interface Bucket {
   periodEnd: Date | null;
   /** When the bucket ends: a plan bucket's window end, an override's or a grant's `expiresAt` (null: never). */
   expiresAt: Date | null;
+  /** How its periods are laid out; null for a grant (no periods). */
+  resetAnchor: ResetAnchor | null;
+  /** The zone of its current period: `UTC` for `run`, null for a grant. */
+  timeZone: string | null;
 }
 
 export interface BucketUsage extends Bucket {
@@ -203,14 +217,18 @@ export function consumptionOrder(a: Bucket, b: Bucket): number {
  * The plan buckets at `t`, in the order of consumption: for each group, the window in effect when
  * its plan has a quota for the feature. At most one window per group is in effect (chain rules).
  */
-export function bucketsAt(windows: readonly EngineWindow[], t: Date): Bucket[] {
+export function bucketsAt(
+  windows: readonly EngineWindow[],
+  t: Date,
+  zones: ZoneHistory = UTC_ONLY,
+): Bucket[] {
   const buckets: Bucket[] = [];
   const groups = new Set<string>();
   for (const w of windows) {
     if (!w.quota || !inEffect(w, t) || groups.has(w.group)) continue;
     groups.add(w.group);
     const anchor = runAnchor(windows, w);
-    const period = periodAt(anchor, w.quota.resetInterval, t);
+    const { period, timeZone } = quotaPeriodAt(w.quota, zones, anchor, t);
     buckets.push({
       source: 'plan',
       group: w.group,
@@ -223,9 +241,38 @@ export function bucketsAt(windows: readonly EngineWindow[], t: Date): Bucket[] {
       periodStart: period.start,
       periodEnd: period.end,
       expiresAt: w.validTo,
+      resetAnchor: w.quota.resetAnchor,
+      timeZone,
     });
   }
   return buckets.sort(consumptionOrder);
+}
+
+/** A customer's zone when nothing names another: UTC, since always. */
+export const UTC_ONLY: ZoneHistory = [{ from: null, zone: 'UTC' }];
+
+/**
+ * The period holding `t` of a quota whose run started at `anchor`, and the zone it is in: `run`
+ * quotas in UTC; `calendar` ones in the quota's own zone, else in `zones` (the customer's, as it
+ * was over time).
+ */
+function quotaPeriodAt(
+  quota: EngineQuota,
+  zones: ZoneHistory,
+  anchor: Date,
+  t: Date,
+): { period: { start: Date; end: Date | null }; timeZone: string } {
+  if (quota.resetAnchor !== 'calendar' || !isCalendarInterval(quota.resetInterval))
+    return { period: periodAt(anchor, quota.resetInterval, t), timeZone: 'UTC' };
+  const history: ZoneHistory = quota.resetTimeZone ? [{ from: null, zone: quota.resetTimeZone }] : zones;
+  const p = calendarPeriodAt(
+    { interval: quota.resetInterval, dayOfMonth: quota.resetDayOfMonth },
+    history,
+    anchor.getTime(),
+    t.getTime(),
+  );
+  const zone = history.reduce((z, h) => (h.from === null || h.from <= p.start ? h.zone : z), history[0].zone);
+  return { period: { start: new Date(p.start), end: new Date(p.end) }, timeZone: zone };
 }
 
 /** Whether an override is in effect at `t` (its row exists from its `PUT`; it ends at `expiresAt`). */
@@ -279,12 +326,14 @@ export function featureBucketsAt(
     windows: readonly EngineWindow[];
     override: EngineOverride | null;
     grants: readonly EngineGrant[];
+    /** The customer's zone over time (calendar quotas without their own zone). */
+    zones?: ZoneHistory;
   },
   t: Date,
 ): FeatureBuckets {
   const override = overrideInEffect(input.override, t) ? input.override : null;
   if (override?.mode === 'deny') return { granted: false, buckets: [], accessEndsAt: null };
-  const plans = bucketsAt(input.windows, t);
+  const plans = bucketsAt(input.windows, t, input.zones);
   const grants = input.metered ? input.grants.filter((g) => grantInEffect(g, t)) : [];
   const buckets: Bucket[] = override && input.metered ? [overrideBucket(override, t)] : [...plans];
   for (const g of grants) buckets.push(grantBucket(g));
@@ -319,6 +368,8 @@ function overrideBucket(o: EngineOverride, t: Date): Bucket {
     periodStart: period.start,
     periodEnd: period.end,
     expiresAt: o.expiresAt,
+    resetAnchor: 'run',
+    timeZone: 'UTC',
   };
 }
 
@@ -336,6 +387,8 @@ function grantBucket(g: EngineGrant): Bucket {
     periodStart: g.effectiveAt,
     periodEnd: null,
     expiresAt: g.expiresAt,
+    resetAnchor: null,
+    timeZone: null,
   };
 }
 

@@ -1,0 +1,207 @@
+import { Clock } from '../src/common/clock';
+import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+
+const P = '/api/private/v1';
+
+/**
+ * Calendar periods through HTTP (docs/entitlements.md#calendar-periods): quotas that reset at local
+ * calendar units in the quota's zone, else the customer's, else the project's, each as it was when
+ * the period started. Windows at exact instants are written straight into `subscriptions`; the
+ * application's `Clock` is set to the instant under test.
+ */
+describe('calendar periods', () => {
+  let t: TestApp;
+  let a: TestProject;
+  let clock: Clock;
+  let seq = 0;
+  const A = () => bearer(a.privateKey);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    a = await t.createProject();
+    clock = t.app.get(Clock);
+  });
+  afterAll(() => t.close());
+  afterEach(() => jest.restoreAllMocks());
+
+  const setNow = (iso: string) => jest.spyOn(clock, 'now').mockImplementation(() => new Date(iso));
+
+  async function meteredFeature(): Promise<{ id: number; slug: string }> {
+    const slug = `pf-${++seq}`;
+    const res = await t.http
+      .post(`${P}/features`)
+      .set(A())
+      .send({ slug, name: slug, metered: true, unit: 'call' });
+    expect(res.status).toBe(201);
+    return res.body.data;
+  }
+
+  async function planWith(quota: Record<string, unknown>): Promise<{ id: number; group: string }> {
+    const slug = `pp-${++seq}`;
+    const group = `g-${seq}`;
+    const res = await t.http
+      .post(`${P}/plans`)
+      .set(A())
+      .send({ slug, name: slug, value: 10, group, quotas: [quota] });
+    expect(res.status).toBe(201);
+    return { id: res.body.data.id, group };
+  }
+
+  async function customerOn(
+    planId: number,
+    group: string,
+    from: string,
+    extra: Record<string, unknown> = {},
+  ) {
+    const res = await t.http
+      .post(`${P}/customers`)
+      .set(A())
+      .send({ username: `pc${String(++seq).padStart(8, '0')}`, ...extra });
+    expect(res.status).toBe(201);
+    await t.dataSource.query(
+      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, status)
+       VALUES ($1, $2, $3, $4, $5, NULL, 'activation', 'active')`,
+      [a.id, res.body.data.id, planId, group, from],
+    );
+    return res.body.data as { id: number };
+  }
+
+  const bucket = async (customerId: number, featureId: number) => {
+    const res = await t.http.post(`${P}/entitlements/check`).set(A()).send({ customerId, featureId });
+    expect(res.status).toBe(200);
+    return res.body.data.buckets[0];
+  };
+  const use = (customerId: number, featureId: number, amount: number) =>
+    t.http
+      .post(`${P}/usage`)
+      .set(A())
+      .send({ eventId: `pe-${++seq}`, customerId, featureId, amount });
+
+  it("a calendar P1D quota in the quota's zone: a 23-hour day in New York, and usage of the day before does not count", async () => {
+    const f = await meteredFeature();
+    const p = await planWith({
+      featureId: f.id,
+      limit: 10,
+      resetInterval: 'P1D',
+      resetAnchor: 'calendar',
+      resetTimeZone: 'America/New_York',
+    });
+    const c = await customerOn(p.id, p.group, '2027-01-01T00:00:00.000Z');
+    setNow('2027-03-14T04:30:00.000Z'); // 23:30 on the 13th in New York
+    await use(c.id, f.id, 4).expect(201);
+    setNow('2027-03-14T12:00:00.000Z');
+    expect(await bucket(c.id, f.id)).toMatchObject({
+      resetAnchor: 'calendar',
+      timeZone: 'America/New_York',
+      periodStart: '2027-03-14T05:00:00.000Z',
+      periodEnd: '2027-03-15T04:00:00.000Z',
+      used: 0,
+      remaining: 10,
+    });
+  });
+
+  it('a run-anchored quota says so: resetAnchor run, timeZone UTC', async () => {
+    const f = await meteredFeature();
+    const p = await planWith({ featureId: f.id, limit: 10, resetInterval: 'P1D' });
+    const c = await customerOn(p.id, p.group, '2027-01-01T10:00:00.000Z');
+    setNow('2027-03-14T12:00:00.000Z');
+    expect(await bucket(c.id, f.id)).toMatchObject({
+      resetAnchor: 'run',
+      timeZone: 'UTC',
+      periodStart: '2027-03-14T10:00:00.000Z',
+      periodEnd: '2027-03-15T10:00:00.000Z',
+    });
+  });
+
+  it('a calendar period never reaches back before the run: the first is [run start, first boundary)', async () => {
+    const f = await meteredFeature();
+    const p = await planWith({ featureId: f.id, limit: 10, resetInterval: 'P1M', resetAnchor: 'calendar' });
+    const c = await customerOn(p.id, p.group, '2027-05-17T10:00:00.000Z');
+    setNow('2027-05-20T00:00:00.000Z');
+    expect(await bucket(c.id, f.id)).toMatchObject({
+      timeZone: 'UTC',
+      periodStart: '2027-05-17T10:00:00.000Z',
+      periodEnd: '2027-06-01T00:00:00.000Z',
+    });
+  });
+
+  it("without a zone of its own a quota follows the customer's zone, and a change applies from the next boundary", async () => {
+    const f = await meteredFeature();
+    const p = await planWith({ featureId: f.id, limit: 10, resetInterval: 'P1D', resetAnchor: 'calendar' });
+    const c = await customerOn(p.id, p.group, '2027-01-01T00:00:00.000Z', { timeZone: 'Asia/Tokyo' });
+    setNow('2027-05-10T03:00:00.000Z');
+    expect(await bucket(c.id, f.id)).toMatchObject({
+      timeZone: 'Asia/Tokyo',
+      periodStart: '2027-05-09T15:00:00.000Z',
+      periodEnd: '2027-05-10T15:00:00.000Z',
+    });
+    const patched = await t.http.patch(`${P}/customers/${c.id}`).set(A()).send({ timeZone: 'UTC' });
+    expect(patched.status).toBe(200);
+    // the period in progress keeps its bounds
+    setNow('2027-05-10T05:00:00.000Z');
+    expect(await bucket(c.id, f.id)).toMatchObject({
+      timeZone: 'Asia/Tokyo',
+      periodStart: '2027-05-09T15:00:00.000Z',
+      periodEnd: '2027-05-10T15:00:00.000Z',
+    });
+    // the next one ends at the first UTC midnight: a short day
+    setNow('2027-05-10T20:00:00.000Z');
+    expect(await bucket(c.id, f.id)).toMatchObject({
+      timeZone: 'UTC',
+      periodStart: '2027-05-10T15:00:00.000Z',
+      periodEnd: '2027-05-11T00:00:00.000Z',
+    });
+  });
+
+  it("a customer without a zone follows the project's, as it was when the period started", async () => {
+    const project = await t.createProject();
+    const auth = bearer(project.privateKey);
+    const f = (
+      await t.http
+        .post(`${P}/features`)
+        .set(auth)
+        .send({ slug: 'calls', name: 'Calls', metered: true, unit: 'call' })
+    ).body.data;
+    const plan = (
+      await t.http
+        .post(`${P}/plans`)
+        .set(auth)
+        .send({
+          slug: 'daily',
+          name: 'Daily',
+          value: 10,
+          group: 'tier',
+          quotas: [{ featureId: f.id, limit: 5, resetInterval: 'P1D', resetAnchor: 'calendar' }],
+        })
+    ).body.data;
+    const created = await t.http.post(`${P}/customers`).set(auth).send({ username: 'zoned_customer' });
+    expect(created.status).toBe(201);
+    const c = created.body.data;
+    await t.dataSource.query(
+      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, status)
+       VALUES ($1, $2, $3, 'tier', '2027-01-01T00:00:00Z', NULL, 'activation', 'active')`,
+      [project.id, c.id, plan.id],
+    );
+    setNow('2027-05-10T03:00:00.000Z');
+    const changed = await t.http
+      .patch(`/api/admin/v1/projects/${project.id}`)
+      .set({ Authorization: `Bearer ${t.env.ADMIN_TOKEN}` })
+      .send({ timeZone: 'Asia/Kolkata' });
+    expect(changed.status).toBe(200);
+    const check = async () =>
+      (await t.http.post(`${P}/entitlements/check`).set(auth).send({ customerId: c.id, featureId: f.id }))
+        .body.data.buckets[0];
+    // the UTC day in progress keeps its bounds, the next ends at Kolkata's midnight
+    expect(await check()).toMatchObject({
+      timeZone: 'UTC',
+      periodStart: '2027-05-10T00:00:00.000Z',
+      periodEnd: '2027-05-11T00:00:00.000Z',
+    });
+    setNow('2027-05-11T06:00:00.000Z');
+    expect(await check()).toMatchObject({
+      timeZone: 'Asia/Kolkata',
+      periodStart: '2027-05-11T00:00:00.000Z',
+      periodEnd: '2027-05-11T18:30:00.000Z',
+    });
+  });
+});
