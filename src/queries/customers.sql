@@ -28,8 +28,8 @@ FROM customers c
 WHERE c.project_id = $1 AND lower(c.username) = lower($2)
 
 -- CustomersRepository.insert
-INSERT INTO "customers"("project_id", "username", "enabled", "temporary", "created_at", "updated_at")
-VALUES ($1, $2, $3, $4, DEFAULT, DEFAULT)
+INSERT INTO "customers"("project_id", "username", "enabled", "temporary", "time_zone", "created_at", "updated_at")
+VALUES ($1, $2, $3, $4, $5, DEFAULT, DEFAULT)
 RETURNING "id", "enabled", "temporary", "created_at", "updated_at"
 
 -- CustomersRepository.insert
@@ -42,8 +42,13 @@ INSERT INTO "customer_credentials"("project_id", "customer_id", "type", "secret_
 VALUES ($1, $2, $3, $4, DEFAULT, DEFAULT)
 RETURNING "id", "created_at", "updated_at"
 
+-- CustomersRepository.insertTimeZoneChange
+INSERT INTO "customer_time_zone_changes"("project_id", "customer_id", "changed_at", "from_zone", "to_zone")
+VALUES ($1, $2, $3, $4, $5)
+RETURNING "id"
+
 -- CustomersRepository.loadMany
-SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.time_zone, c.created_at, c.updated_at,
 (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
           'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
    FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
@@ -56,6 +61,7 @@ SELECT
   "Customer"."username" AS "Customer_username",
   "Customer"."enabled" AS "Customer_enabled",
   "Customer"."temporary" AS "Customer_temporary",
+  "Customer"."time_zone" AS "Customer_time_zone",
   "Customer"."created_at" AS "Customer_created_at",
   "Customer"."updated_at" AS "Customer_updated_at"
 FROM "customers" "Customer"
@@ -113,7 +119,7 @@ SELECT c.enabled, cr.secret_hash
 WHERE c.id = $1 AND c.project_id = $2
 
 -- CustomersRepository.record
-SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.time_zone, c.created_at, c.updated_at,
 (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
           'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
    FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
@@ -121,7 +127,7 @@ SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.u
    FROM customer_credentials k WHERE k.customer_id = c.id AND k.project_id = c.project_id) AS credentials FROM customers c WHERE c.id = $1 AND c.project_id = $2
 
 -- CustomersRepository.recordByRef (by identifier)
-SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.time_zone, c.created_at, c.updated_at,
 (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
           'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
    FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
@@ -129,7 +135,7 @@ SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.u
    FROM customer_credentials k WHERE k.customer_id = c.id AND k.project_id = c.project_id) AS credentials FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = $1 AND i.type = $2 AND i.value = $3
 
 -- CustomersRepository.recordByRef (by username)
-SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.created_at, c.updated_at,
+SELECT c.id, c.project_id, c.username, c.enabled, c.temporary, c.time_zone, c.created_at, c.updated_at,
 (SELECT coalesce(json_agg(json_build_object('id', i.id, 'type', i.type, 'value', i.value, 'readonly', i.readonly,
           'created_at', i.created_at, 'updated_at', i.updated_at)), '[]')
    FROM customer_identifiers i WHERE i.customer_id = c.id AND i.project_id = c.project_id) AS identifiers,
@@ -170,6 +176,7 @@ SELECT
   "Customer"."username" AS "Customer_username",
   "Customer"."enabled" AS "Customer_enabled",
   "Customer"."temporary" AS "Customer_temporary",
+  "Customer"."time_zone" AS "Customer_time_zone",
   "Customer"."created_at" AS "Customer_created_at",
   "Customer"."updated_at" AS "Customer_updated_at"
 FROM "customers" "Customer"
@@ -177,8 +184,8 @@ WHERE "Customer"."id" = $1
 
 -- CustomersRepository.save
 UPDATE "customers"
-SET "enabled" = $1, "updated_at" = CURRENT_TIMESTAMP
-WHERE "id" = $2
+SET "enabled" = $1, "time_zone" = $2, "updated_at" = CURRENT_TIMESTAMP
+WHERE "id" = $3
 RETURNING "updated_at"
 
 -- CustomersRepository.setPassword

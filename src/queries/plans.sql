@@ -212,14 +212,14 @@ VALUES ($1, $2, $3, $4, $5, DEFAULT, DEFAULT)
 RETURNING "id", "created_at", "updated_at"
 
 -- PlansRepository.insertQuotas (one)
-INSERT INTO "quotas"("project_id", "plan_id", "feature_id", "quota_limit", "priority", "reset_interval", "created_at", "updated_at")
-VALUES ($1, $2, $3, $4, $5, $6, DEFAULT, DEFAULT)
-RETURNING "id", "priority", "created_at", "updated_at"
+INSERT INTO "quotas"("project_id", "plan_id", "feature_id", "quota_limit", "priority", "reset_interval", "reset_anchor", "reset_day_of_month", "reset_time_zone", "thresholds", "created_at", "updated_at")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, DEFAULT, DEFAULT)
+RETURNING "id", "priority", "reset_anchor", "thresholds", "created_at", "updated_at"
 
 -- PlansRepository.insertQuotas (several)
-INSERT INTO "quotas"("project_id", "plan_id", "feature_id", "quota_limit", "priority", "reset_interval", "created_at", "updated_at")
-VALUES ($1, $2, $3, $4, $5, $6, DEFAULT, DEFAULT), ($7, $8, $9, $10, $11, $12, DEFAULT, DEFAULT)
-RETURNING "id", "priority", "created_at", "updated_at"
+INSERT INTO "quotas"("project_id", "plan_id", "feature_id", "quota_limit", "priority", "reset_interval", "reset_anchor", "reset_day_of_month", "reset_time_zone", "thresholds", "created_at", "updated_at")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, DEFAULT, DEFAULT), ($11, $12, $13, $14, $15, $16, $17, $18, $19, $20, DEFAULT, DEFAULT)
+RETURNING "id", "priority", "reset_anchor", "thresholds", "created_at", "updated_at"
 
 -- PlansRepository.isReferenced (not referenced)
 SELECT
@@ -350,13 +350,18 @@ SELECT
   "Quota"."quota_limit" AS "Quota_quota_limit",
   "Quota"."priority" AS "Quota_priority",
   "Quota"."reset_interval" AS "Quota_reset_interval",
+  "Quota"."reset_anchor" AS "Quota_reset_anchor",
+  "Quota"."reset_day_of_month" AS "Quota_reset_day_of_month",
+  "Quota"."reset_time_zone" AS "Quota_reset_time_zone",
+  "Quota"."thresholds" AS "Quota_thresholds",
   "Quota"."created_at" AS "Quota_created_at",
   "Quota"."updated_at" AS "Quota_updated_at"
 FROM "quotas" "Quota"
 WHERE (("Quota"."plan_id" = $1) AND ("Quota"."project_id" = $2))
 
 -- PlansRepository.quotasWithFeatures
-SELECT q.id, q.project_id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval, q.created_at, q.updated_at,
+SELECT q.id, q.project_id, q.plan_id, q.feature_id, q.quota_limit, q.priority, q.reset_interval,
+      q.reset_anchor, q.reset_day_of_month, q.reset_time_zone, q.thresholds, q.created_at, q.updated_at,
       f.project_id AS f_project_id, f.slug AS f_slug, f.name AS f_name, f.description AS f_description,
       f.metered AS f_metered, f.unit AS f_unit, f.created_at AS f_created_at, f.updated_at AS f_updated_at
  FROM quotas q JOIN features f ON f.id = q.feature_id AND f.project_id = q.project_id
@@ -370,5 +375,5 @@ WHERE ("id" = $2 AND "project_id" = $3)
 
 -- PlansRepository.updateQuota
 UPDATE "quotas"
-SET "quota_limit" = $1, "priority" = $2, "reset_interval" = $3, "updated_at" = CURRENT_TIMESTAMP
-WHERE ("id" = $4 AND "plan_id" = $5 AND "project_id" = $6)
+SET "quota_limit" = $1, "priority" = $2, "reset_interval" = $3, "reset_anchor" = $4, "reset_day_of_month" = $5, "reset_time_zone" = $6, "thresholds" = $7, "updated_at" = CURRENT_TIMESTAMP
+WHERE ("id" = $8 AND "plan_id" = $9 AND "project_id" = $10)

@@ -10,6 +10,7 @@ SELECT
   "Project"."name" AS "Project_name",
   "Project"."auto_create_customer_at_redemption" AS "Project_auto_create_customer_at_redemption",
   "Project"."require_signature" AS "Project_require_signature",
+  "Project"."time_zone" AS "Project_time_zone",
   "Project"."created_at" AS "Project_created_at",
   "Project"."updated_at" AS "Project_updated_at",
   "Project"."deleted_at" AS "Project_deleted_at"
@@ -24,6 +25,7 @@ SELECT
   "Project"."name" AS "Project_name",
   "Project"."auto_create_customer_at_redemption" AS "Project_auto_create_customer_at_redemption",
   "Project"."require_signature" AS "Project_require_signature",
+  "Project"."time_zone" AS "Project_time_zone",
   "Project"."created_at" AS "Project_created_at",
   "Project"."updated_at" AS "Project_updated_at",
   "Project"."deleted_at" AS "Project_deleted_at"
@@ -38,6 +40,7 @@ SELECT
   "Project"."name" AS "Project_name",
   "Project"."auto_create_customer_at_redemption" AS "Project_auto_create_customer_at_redemption",
   "Project"."require_signature" AS "Project_require_signature",
+  "Project"."time_zone" AS "Project_time_zone",
   "Project"."created_at" AS "Project_created_at",
   "Project"."updated_at" AS "Project_updated_at",
   "Project"."deleted_at" AS "Project_deleted_at"
@@ -48,7 +51,7 @@ LIMIT 1
 -- ProjectsRepository.findKeyByHash
 SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
       p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
-      p.require_signature
+      p.require_signature, p.time_zone
  FROM api_keys k
  LEFT JOIN projects p ON p.id = k.project_id AND p.deleted_at IS NULL
 WHERE k.key_hash = $1 AND k.kind = $2
@@ -81,6 +84,7 @@ SELECT
   "Project"."name" AS "Project_name",
   "Project"."auto_create_customer_at_redemption" AS "Project_auto_create_customer_at_redemption",
   "Project"."require_signature" AS "Project_require_signature",
+  "Project"."time_zone" AS "Project_time_zone",
   "Project"."created_at" AS "Project_created_at",
   "Project"."updated_at" AS "Project_updated_at",
   "Project"."deleted_at" AS "Project_deleted_at"
@@ -88,9 +92,14 @@ FROM "projects" "Project"
 WHERE "Project"."id" = $1
 
 -- ProjectsRepository.insertProject
-INSERT INTO "projects"("id", "name", "auto_create_customer_at_redemption", "require_signature", "created_at", "updated_at", "deleted_at")
-VALUES ($1, $2, $3, $4, DEFAULT, DEFAULT, DEFAULT)
-RETURNING "auto_create_customer_at_redemption", "require_signature", "created_at", "updated_at", "deleted_at"
+INSERT INTO "projects"("id", "name", "auto_create_customer_at_redemption", "require_signature", "time_zone", "created_at", "updated_at", "deleted_at")
+VALUES ($1, $2, $3, $4, $5, DEFAULT, DEFAULT, DEFAULT)
+RETURNING "auto_create_customer_at_redemption", "require_signature", "time_zone", "created_at", "updated_at", "deleted_at"
+
+-- ProjectsRepository.insertTimeZoneChange
+INSERT INTO "project_time_zone_changes"("project_id", "changed_at", "from_zone", "to_zone")
+VALUES ($1, $2, $3, $4)
+RETURNING "id"
 
 -- ProjectsRepository.listKeys
 SELECT
@@ -114,6 +123,7 @@ SELECT
   "p"."name" AS "p_name",
   "p"."auto_create_customer_at_redemption" AS "p_auto_create_customer_at_redemption",
   "p"."require_signature" AS "p_require_signature",
+  "p"."time_zone" AS "p_time_zone",
   "p"."created_at" AS "p_created_at",
   "p"."updated_at" AS "p_updated_at",
   "p"."deleted_at" AS "p_deleted_at"
@@ -135,6 +145,7 @@ SELECT
   "p"."name" AS "p_name",
   "p"."auto_create_customer_at_redemption" AS "p_auto_create_customer_at_redemption",
   "p"."require_signature" AS "p_require_signature",
+  "p"."time_zone" AS "p_time_zone",
   "p"."created_at" AS "p_created_at",
   "p"."updated_at" AS "p_updated_at",
   "p"."deleted_at" AS "p_deleted_at"
@@ -177,6 +188,7 @@ SELECT
   "Project"."name" AS "Project_name",
   "Project"."auto_create_customer_at_redemption" AS "Project_auto_create_customer_at_redemption",
   "Project"."require_signature" AS "Project_require_signature",
+  "Project"."time_zone" AS "Project_time_zone",
   "Project"."created_at" AS "Project_created_at",
   "Project"."updated_at" AS "Project_updated_at",
   "Project"."deleted_at" AS "Project_deleted_at"
@@ -185,8 +197,8 @@ WHERE "Project"."id" = $1
 
 -- ProjectsRepository.saveProject
 UPDATE "projects"
-SET "name" = $1, "auto_create_customer_at_redemption" = $2, "updated_at" = CURRENT_TIMESTAMP
-WHERE "id" = $3
+SET "name" = $1, "auto_create_customer_at_redemption" = $2, "time_zone" = $3, "updated_at" = CURRENT_TIMESTAMP
+WHERE "id" = $4
 RETURNING "updated_at"
 
 -- ProjectsRepository.softDeleteProject
