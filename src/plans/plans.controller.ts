@@ -28,7 +28,7 @@ export class PlansController {
   @Idempotent()
   @ApiOperation({ summary: 'Create a plan with its quotas' })
   @ApiEnvelope(PlanView, { status: 201 })
-  @ApiErrors('SLUG_TAKEN', 'FEATURE_NOT_FOUND')
+  @ApiErrors('INVALID_RESET_ANCHOR', 'SLUG_TAKEN', 'FEATURE_NOT_FOUND')
   create(
     @CurrentProject() project: CallerProject,
     @Body() dto: CreatePlanDto,
@@ -49,7 +49,13 @@ export class PlansController {
   @Idempotent()
   @ApiOperation({ summary: "Change a plan's name, slug or whole list of quotas; group and value are fixed" })
   @ApiEnvelope(PlanView)
-  @ApiErrors('PLAN_NOT_FOUND', 'FEATURE_NOT_FOUND', 'SLUG_TAKEN', 'PLAN_FIELD_IMMUTABLE')
+  @ApiErrors(
+    'INVALID_RESET_ANCHOR',
+    'PLAN_NOT_FOUND',
+    'FEATURE_NOT_FOUND',
+    'SLUG_TAKEN',
+    'PLAN_FIELD_IMMUTABLE',
+  )
   update(
     @CurrentProject() project: CallerProject,
     @IdParam('planId') planId: number,

@@ -85,7 +85,7 @@ export class QuotaInputDto {
   resetAnchor?: ResetAnchor;
 
   @ApiPropertyOptional({
-    type: Number,
+    type: 'integer',
     nullable: true,
     minimum: 1,
     maximum: 31,
@@ -114,7 +114,8 @@ export class QuotaInputDto {
   resetTimeZone?: string | null;
 
   @ApiPropertyOptional({
-    type: [Number],
+    type: 'integer',
+    isArray: true,
     default: [],
     maxItems: 10,
     example: [80, 100],
@@ -219,11 +220,17 @@ export class QuotaView {
     description: 'ISO 8601 duration; null: never resets.',
   })
   resetInterval: string | null;
-  @ApiProperty({ enum: RESET_ANCHORS, example: 'run' }) resetAnchor: ResetAnchor;
+  @ApiProperty({
+    enum: RESET_ANCHORS,
+    example: 'run',
+    description:
+      "`run`: periods from the start of the customer's run; `calendar`: at the start of local calendar units.",
+  })
+  resetAnchor: ResetAnchor;
   @ApiProperty({
     example: null,
     nullable: true,
-    type: Number,
+    type: 'integer',
     description: 'null: the 1st (calendar) or none (run).',
   })
   resetDayOfMonth: number | null;
@@ -234,7 +241,12 @@ export class QuotaView {
     description: "As sent; null: the customer's zone, else the project's.",
   })
   resetTimeZone: string | null;
-  @ApiProperty({ type: [Number], example: [80, 100], description: 'Percents of `limit`, ascending.' })
+  @ApiProperty({
+    type: 'integer',
+    isArray: true,
+    example: [80, 100],
+    description: 'Percents of `limit`, ascending.',
+  })
   thresholds: number[];
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;

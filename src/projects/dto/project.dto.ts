@@ -40,7 +40,11 @@ export class ProjectView {
   @ApiProperty({ example: 'Acme Notes' }) name: string;
   @ApiProperty({ example: false }) autoCreateCustomerAtRedemption: boolean;
   @ApiProperty({ example: false }) requireSignature: boolean;
-  @ApiProperty({ example: 'UTC' }) timeZone: string;
+  @ApiProperty({
+    example: 'UTC',
+    description: 'The zone of calendar periods when neither the quota nor the customer names one; as sent.',
+  })
+  timeZone: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updatedAt: string;
 }
