@@ -287,6 +287,9 @@ export class OverrideView {
     example: 0,
     nullable: true,
     type: 'integer',
+    format: 'int32',
+    minimum: -2147483648,
+    maximum: 2147483647,
     description: 'null for `deny` or a boolean feature',
   })
   priority: number | null;
