@@ -410,7 +410,12 @@ describe('time zones, reset anchors and thresholds as fields', () => {
       expect(await projectChanges(p.id)).toHaveLength(1);
 
       await t.http.patch(`${PROJECTS}/${p.id}`).set(admin).send({ timeZone: 'utc' }).expect(200);
-      expect((await projectChanges(p.id)).map((c: { to_zone: string }) => [c.from_zone, c.to_zone])).toEqual([
+      expect(
+        (await projectChanges(p.id)).map((c: { from_zone: string; to_zone: string }) => [
+          c.from_zone,
+          c.to_zone,
+        ]),
+      ).toEqual([
         ['UTC', 'Asia/Tokyo'],
         ['Asia/Tokyo', 'utc'],
       ]);
