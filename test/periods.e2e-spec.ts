@@ -204,4 +204,61 @@ describe('calendar periods', () => {
       periodEnd: '2027-05-11T18:30:00.000Z',
     });
   });
+
+  describe('thresholds', () => {
+    const events = async (customerId: number) => {
+      const res = await t.http.get(`${P}/events?customerId=${customerId}&limit=100`).set(A());
+      expect(res.status).toBe(200);
+      return (res.body.data.data as Array<{ type: string; data: any }>)
+        .filter((e) => e.type === 'usage.threshold_crossed' || e.type === 'usage.limit_reached')
+        .sort((x, y) => x.data.customerSeq - y.data.customerSeq);
+    };
+
+    it('a consume crossing several records each once, ascending, then usage.limit_reached; a reversal does not re-arm, the next period does', async () => {
+      const f = await meteredFeature();
+      const p = await planWith({
+        featureId: f.id,
+        limit: 10,
+        resetInterval: 'P1D',
+        resetAnchor: 'calendar',
+        thresholds: [80, 50],
+      });
+      const c = await customerOn(p.id, p.group, '2027-01-01T00:00:00.000Z');
+      setNow('2027-03-01T10:00:00.000Z');
+      await use(c.id, f.id, 4).expect(201); // 40%: nothing
+      expect(await events(c.id)).toEqual([]);
+      const crossing = await use(c.id, f.id, 6).expect(201); // 40% → 100%: 50, 80, then the limit
+      const got = await events(c.id);
+      expect(got.map((e) => [e.type, e.data.threshold ?? null])).toEqual([
+        ['usage.threshold_crossed', 50],
+        ['usage.threshold_crossed', 80],
+        ['usage.limit_reached', null],
+      ]);
+      expect(got[0].data).toMatchObject({
+        customer: { id: c.id },
+        feature: { id: f.id, slug: f.slug },
+        usageId: crossing.body.data.usage.id,
+        bucket: { used: 10, remaining: 0, periodStart: '2027-03-01T00:00:00.000Z' },
+      });
+      expect(got[0].data.customerSeq).toBeLessThan(got[1].data.customerSeq);
+      // given back and taken again in the same period: not again
+      await t.http.post(`${P}/usage/${crossing.body.data.usage.id}/reverse`).set(A()).expect(200);
+      await use(c.id, f.id, 6).expect(201);
+      expect(await events(c.id)).toHaveLength(3);
+      // a check and a refused consume record none
+      await t.http
+        .post(`${P}/entitlements/check`)
+        .set(A())
+        .send({ customerId: c.id, featureId: f.id, amount: 5 })
+        .expect(200);
+      await use(c.id, f.id, 5).expect(409);
+      expect(await events(c.id)).toHaveLength(3);
+      // the next day's period arms them again
+      setNow('2027-03-02T10:00:00.000Z');
+      await use(c.id, f.id, 5).expect(201);
+      expect((await events(c.id)).slice(3).map((e) => [e.data.threshold, e.data.bucket.periodStart])).toEqual(
+        [[50, '2027-03-02T00:00:00.000Z']],
+      );
+    });
+  });
 });

@@ -257,9 +257,10 @@ export class EntitlementsService {
         (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
       );
       const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
-      for (const { item, state, write } of writes)
-        if (write.emptied.length > 0)
-          await this.events.record(item.projectId, await this.emptiedEvents(item.projectId, state, write));
+      for (const [k, { item, state, write }] of writes.entries()) {
+        const events = await this.consumeEvents(item.projectId, state, write, Number(rows[k].id));
+        if (events.length > 0) await this.events.record(item.projectId, events);
+      }
       return decisions.map((d) => {
         if (!isDecision(d)) return d;
         return d.write
@@ -331,10 +332,6 @@ export class EntitlementsService {
       ]);
     }
     const after = applyAllocations(evaluation, decision.allocations, decision.overage);
-    // in the order of the allocations, as their events are recorded
-    const emptied = decision.allocations
-      .map((a) => after.buckets.find((b) => bucketKey(b) === allocationKey(a))!)
-      .filter((b) => remainingOf(b) === 0n);
     so.balance = after;
     run.events.add(dto.eventId);
     return {
@@ -353,25 +350,43 @@ export class EntitlementsService {
         },
         evaluation,
         after,
-        emptied,
       },
     };
   }
 
   /**
-   * The events of the buckets a consume emptied, in the order of its allocations: a plan or
-   * override bucket `usage.limit_reached` (once per customer, bucket and period), a grant
-   * `grant.exhausted` (once per grant), with the grant as it is after the consume.
+   * The events a consume records, per bucket in the order of its allocations: a plan bucket's
+   * thresholds it crossed (ascending), then, for a bucket it left with nothing remaining,
+   * `usage.limit_reached` (a plan or override bucket: once per customer, bucket and period) or
+   * `grant.exhausted` (once per grant, with the grant as it is after the consume).
    */
-  private async emptiedEvents(
+  private async consumeEvents(
     projectId: string,
     state: CustomerState,
     write: PendingWrite,
+    usageId: number,
   ): Promise<NewEvent[]> {
     const customer = { id: state.customerId, username: state.username };
     const feature = write.evaluation.feature;
     const events: NewEvent[] = [];
-    for (const b of write.emptied) {
+    for (const a of write.usage.allocations) {
+      const key = allocationKey(a);
+      const before = write.evaluation.buckets.find((b) => bucketKey(b) === key)!;
+      const b = write.after.buckets.find((x) => bucketKey(x) === key)!;
+      for (const threshold of crossedThresholds(before, a.amount))
+        events.push({
+          type: 'usage.threshold_crossed',
+          customer,
+          data: {
+            customer,
+            feature: { id: feature.id, slug: feature.slug },
+            bucket: { ...toBucketView(b) },
+            threshold,
+            usageId,
+          },
+          uniqueKey: `usage.threshold_crossed:${state.customerId}:${b.quota!.id}:${b.periodStart.getTime()}:${threshold}`,
+        });
+      if (remainingOf(b) !== 0n) continue;
       if (b.grant) {
         const grant = await this.grants.findGrant(projectId, b.grant.id);
         events.push({
@@ -648,12 +663,11 @@ interface CustomerRun {
 /** Consume batches in flight at a time (`EntitlementsService.consumes`). */
 const CONSUMES_IN_FLIGHT = 4;
 
-/** A record a consume writes, with the evaluation before and after it and the buckets it empties. */
+/** A record a consume writes, with the evaluation before and after it. */
 interface PendingWrite {
   usage: NewUsage;
   evaluation: FeatureEvaluation;
   after: FeatureEvaluation;
-  emptied: BucketUsage[];
 }
 
 /** What a consume came to: a replay's `outcome`, or a `write`. */
@@ -666,6 +680,18 @@ interface Decision {
 
 const isDecision = (d: Decision | DomainError | typeof AGAIN): d is Decision =>
   d !== AGAIN && !(d instanceof DomainError);
+
+/**
+ * The thresholds (percents, ascending) of a plan bucket that taking `amount` from it crosses: `p`
+ * when `used < p x limit / 100 <= used + amount` (exact: a limit has at most 4 decimals).
+ */
+function crossedThresholds(b: BucketUsage, amount: bigint): number[] {
+  if (!b.quota || b.limit === null) return [];
+  return b.quota.thresholds.filter((p) => {
+    const at = (b.limit! * BigInt(p)) / 100n;
+    return b.used < at && at <= b.used + amount;
+  });
+}
 
 /** A written consume's answer (201). */
 function outcomeOf({ write }: Decision, row: UsageRow): ConsumeOutcome {

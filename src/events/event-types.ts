@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'subscription.started',
   'subscription.ended',
   'usage.limit_reached',
+  'usage.threshold_crossed',
   'customer.created',
   'customer.updated',
   'customer.deleted',
@@ -61,6 +62,13 @@ export interface UsageLimitReachedData {
   bucket: Record<string, unknown>;
 }
 
+export interface UsageThresholdCrossedData extends UsageLimitReachedData {
+  /** The percent of the bucket's limit crossed. */
+  threshold: number;
+  /** The record that crossed it. */
+  usageId: number;
+}
+
 /** A grant as the API shows it at the event's instant (docs/entitlements.md). */
 export type EventGrant = Record<string, unknown>;
 
@@ -105,6 +113,12 @@ export type NewEvent =
       uniqueKey: string;
     }
   | { type: 'usage.limit_reached'; customer: EventCustomer; data: UsageLimitReachedData; uniqueKey?: string }
+  | {
+      type: 'usage.threshold_crossed';
+      customer: EventCustomer;
+      data: UsageThresholdCrossedData;
+      uniqueKey?: string;
+    }
   | {
       type: 'customer.created' | 'customer.updated' | 'customer.deleted';
       customer: EventCustomer;
