@@ -86,6 +86,7 @@ export class QuotaInputDto {
 
   @ApiPropertyOptional({
     type: 'integer',
+    format: 'int32',
     nullable: true,
     minimum: 1,
     maximum: 31,
@@ -114,8 +115,8 @@ export class QuotaInputDto {
   resetTimeZone?: string | null;
 
   @ApiPropertyOptional({
-    type: 'integer',
-    isArray: true,
+    type: 'array',
+    items: { type: 'integer', format: 'int32', minimum: 1, maximum: 100 },
     default: [],
     maxItems: 10,
     example: [80, 100],
@@ -231,6 +232,9 @@ export class QuotaView {
     example: null,
     nullable: true,
     type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: 31,
     description: 'null: the 1st (calendar) or none (run).',
   })
   resetDayOfMonth: number | null;
@@ -242,8 +246,9 @@ export class QuotaView {
   })
   resetTimeZone: string | null;
   @ApiProperty({
-    type: 'integer',
-    isArray: true,
+    type: 'array',
+    items: { type: 'integer', format: 'int32', minimum: 1, maximum: 100 },
+    maxItems: 10,
     example: [80, 100],
     description: 'Percents of `limit`, ascending.',
   })
