@@ -21,7 +21,7 @@ export interface paths {
     put?: never;
     /**
      * Create a project
-     * @description Creates a project, the tenant that owns customers, plans, features, codes and keys. `autoCreateCustomerAtRedemption` (default `false`) lets a redemption or activation with `autoCreate: true` create a missing customer; `requireSignature` (default `false`) makes every public request carry a signature v1. The new project has no keys: create them with `POST /projects/{projectId}/keys`. Answers 201 with the project and its `prj_` id.
+     * @description Creates a project, the tenant that owns customers, plans, features, codes and keys. `autoCreateCustomerAtRedemption` (default `false`) lets a redemption or activation with `autoCreate: true` create a missing customer; `requireSignature` (default `false`) makes every public request carry a signature v1; `timeZone` (default `UTC`, an IANA zone name stored as sent) is the zone of calendar quotas whose quota and customer name none. The new project has no keys: create them with `POST /projects/{projectId}/keys`. Answers 201 with the project and its `prj_` id.
      *
      *     Errors: 401 `INVALID_ADMIN_TOKEN`; 429 `RATE_LIMITED`.
      */
@@ -59,7 +59,7 @@ export interface paths {
     head?: never;
     /**
      * Change a project's name or settings
-     * @description Changes any of `name`, `autoCreateCustomerAtRedemption` and `requireSignature`; fields left out keep their value. Turning `requireSignature` on makes every public request of the project without signature headers fail with `401 SIGNATURE_REQUIRED` at once. Answers the updated project.
+     * @description Changes any of `name`, `autoCreateCustomerAtRedemption`, `requireSignature` and `timeZone` (an IANA zone name; a change applies to calendar periods from their next boundary); fields left out keep their value. Turning `requireSignature` on makes every public request of the project without signature headers fail with `401 SIGNATURE_REQUIRED` at once. Answers the updated project.
      *
      *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
      */
@@ -395,9 +395,9 @@ export interface paths {
     put?: never;
     /**
      * Create a plan with its quotas
-     * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never). A free plan is granted to every customer created afterwards. Answers 201 with the plan.
+     * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never); `resetAnchor` `calendar` (default `run`) starts periods at local calendar units (`PT1M`, `PT1H`, `P1D`, `P1W`, `P1M`, `P3M`, `P6M`, `P1Y`), on `resetDayOfMonth` for `P1M`, `P3M`, `P6M`, in `resetTimeZone`, else the `timeZone` of the customer, else of the project; `thresholds` (percents of `limit`) announce usage crossing them. Reset fields that do not go together are `400 INVALID_RESET_ANCHOR`, checked after the fields and before anything else. A free plan is granted to every customer created afterwards. Answers 201 with the plan.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     *     Errors: 400 `INVALID_RESET_ANCHOR`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
      */
     post: operations['PlansController_create'];
     delete?: never;
@@ -433,9 +433,9 @@ export interface paths {
     head?: never;
     /**
      * Change a plan's name, slug or whole list of quotas; group and value are fixed
-     * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits apply at once to the customers holding the plan. Answers the updated plan.
+     * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits and reset fields apply at once to the customers holding the plan. Reset fields that do not go together are `400 INVALID_RESET_ANCHOR`, checked after the fields and before the plan is looked up. Answers the updated plan.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
+     *     Errors: 400 `INVALID_RESET_ANCHOR`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
      */
     patch: operations['PlansController_update'];
     trace?: never;
@@ -457,7 +457,7 @@ export interface paths {
     put?: never;
     /**
      * Create a customer; every free plan of the project is granted to it
-     * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login. Answers 201 with the customer in short form.
+     * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login; `timeZone` (an IANA zone name, or `null`, the default, for the zone of the project) is the zone of its calendar quotas. Answers 201 with the customer in short form.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
      */
@@ -517,7 +517,7 @@ export interface paths {
     head?: never;
     /**
      * Update a customer; `identifiers` replaces the whole list of extra identifiers
-     * @description Updates a customer; every field is optional and `null` is refused. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
+     * @description Updates a customer; every field is optional and `null` is refused but for `timeZone`. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. `timeZone` sets the zone of its calendar quotas (`null`: the zone of the project again; a change applies from the next boundary of each period). Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
      *
      *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
      */
@@ -1282,6 +1282,11 @@ export interface components {
        */
       requireSignature: boolean;
       /**
+       * @description The zone of calendar periods when neither the quota nor the customer names one; as sent.
+       * @example UTC
+       */
+      timeZone: string;
+      /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
        * @example 2026-01-01T00:00:00.000Z
@@ -1339,6 +1344,7 @@ export interface components {
         | 'SLUG_TAKEN'
         | 'PLAN_FIELD_IMMUTABLE'
         | 'PLAN_IN_USE'
+        | 'INVALID_RESET_ANCHOR'
         | 'FEATURE_IN_USE'
         | 'CODE_REVOKED'
         | 'CODE_EXPIRED'
@@ -1411,6 +1417,12 @@ export interface components {
        * @default false
        */
       requireSignature?: boolean;
+      /**
+       * @description The zone of calendar periods whose quota and customer name none: an IANA zone name in any letter case, stored as sent. A change applies from each period's next boundary.
+       * @default UTC
+       * @example Europe/Berlin
+       */
+      timeZone?: string;
     };
     UpdateProjectDto: {
       /**
@@ -1428,6 +1440,12 @@ export interface components {
        * @default false
        */
       requireSignature?: boolean;
+      /**
+       * @description The zone of calendar periods whose quota and customer name none: an IANA zone name in any letter case, stored as sent. A change applies from each period's next boundary.
+       * @default UTC
+       * @example Europe/Berlin
+       */
+      timeZone?: string;
     };
     SuccessView: {
       /**
@@ -1558,6 +1576,7 @@ export interface components {
         | 'subscription.started'
         | 'subscription.ended'
         | 'usage.limit_reached'
+        | 'usage.threshold_crossed'
         | 'customer.created'
         | 'customer.updated'
         | 'customer.deleted'
@@ -1608,6 +1627,7 @@ export interface components {
         | 'subscription.started'
         | 'subscription.ended'
         | 'usage.limit_reached'
+        | 'usage.threshold_crossed'
         | 'customer.created'
         | 'customer.updated'
         | 'customer.deleted'
@@ -1646,6 +1666,7 @@ export interface components {
         | 'subscription.started'
         | 'subscription.ended'
         | 'usage.limit_reached'
+        | 'usage.threshold_crossed'
         | 'customer.created'
         | 'customer.updated'
         | 'customer.deleted'
@@ -1691,6 +1712,7 @@ export interface components {
         | 'subscription.started'
         | 'subscription.ended'
         | 'usage.limit_reached'
+        | 'usage.threshold_crossed'
         | 'customer.created'
         | 'customer.updated'
         | 'customer.deleted'
@@ -1728,6 +1750,7 @@ export interface components {
         | 'subscription.started'
         | 'subscription.ended'
         | 'usage.limit_reached'
+        | 'usage.threshold_crossed'
         | 'customer.created'
         | 'customer.updated'
         | 'customer.deleted'
@@ -1796,6 +1819,7 @@ export interface components {
         | 'subscription.started'
         | 'subscription.ended'
         | 'usage.limit_reached'
+        | 'usage.threshold_crossed'
         | 'customer.created'
         | 'customer.updated'
         | 'customer.deleted'
@@ -2029,6 +2053,31 @@ export interface components {
        */
       resetInterval: string | null;
       /**
+       * @description `run`: periods from the start of the customer's run; `calendar`: at the start of local calendar units.
+       * @example run
+       * @enum {string}
+       */
+      resetAnchor: 'run' | 'calendar';
+      /**
+       * Format: int32
+       * @description null: the 1st (calendar) or none (run).
+       * @example null
+       */
+      resetDayOfMonth: number | null;
+      /**
+       * @description As sent; null: the customer's zone, else the project's.
+       * @example null
+       */
+      resetTimeZone: string | null;
+      /**
+       * @description Percents of `limit`, ascending.
+       * @example [
+       *       80,
+       *       100
+       *     ]
+       */
+      thresholds: number[];
+      /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
        * @example 2026-01-01T00:00:00.000Z
@@ -2114,6 +2163,34 @@ export interface components {
        * @example P1M
        */
       resetInterval?: string | null;
+      /**
+       * @description `run`: periods of `resetInterval` from the start of the customer's run; `calendar`: periods start at the start of local calendar units (`resetInterval` one of `PT1M`, `PT1H`, `P1D`, `P1W`, `P1M`, `P3M`, `P6M`, `P1Y`).
+       * @default run
+       * @enum {string}
+       */
+      resetAnchor?: 'run' | 'calendar';
+      /**
+       * Format: int32
+       * @description Only with `calendar` and `P1M`, `P3M` or `P6M`: the day of the month periods start on, the month's last day when it is shorter; `null`: the 1st.
+       * @default null
+       * @example null
+       */
+      resetDayOfMonth?: number | null;
+      /**
+       * @description Only with `calendar`: the zone of the quota's periods, an IANA zone name in any letter case (`America/New_York`); `null`: the customer's `timeZone`, else the project's.
+       * @default null
+       * @example null
+       */
+      resetTimeZone?: string | null;
+      /**
+       * @description At most 10 distinct integers from 1 to 100: percents of `limit` whose crossing records `usage.threshold_crossed`; answered in ascending order. Must be empty when `limit` is `null`.
+       * @default []
+       * @example [
+       *       80,
+       *       100
+       *     ]
+       */
+      thresholds?: number[];
     };
     CreatePlanDto: {
       /**
@@ -2214,6 +2291,11 @@ export interface components {
        * @example false
        */
       temporary: boolean;
+      /**
+       * @description As sent; null: the project's `timeZone`.
+       * @example null
+       */
+      timeZone: string | null;
       /** @description The customer's identifiers, the mirrored `username` one first. */
       identifiers: components['schemas']['IdentifierShortView'][];
       /**
@@ -2252,6 +2334,12 @@ export interface components {
        * @default true
        */
       enabled?: boolean;
+      /**
+       * @description The zone of the customer's calendar periods when its quota names none: an IANA zone name in any letter case, stored as sent; `null`: the project's `timeZone`.
+       * @default null
+       * @example America/New_York
+       */
+      timeZone?: string | null;
       /**
        * @description Creates a password credential (type 1).
        * @example correct horse battery
@@ -2344,6 +2432,11 @@ export interface components {
        */
       temporary: boolean;
       /**
+       * @description As sent; null: the project's `timeZone`.
+       * @example null
+       */
+      timeZone: string | null;
+      /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
        * @example 2026-01-01T00:00:00.000Z
@@ -2387,6 +2480,11 @@ export interface components {
        * @example false
        */
       enabled?: boolean;
+      /**
+       * @description The zone of the customer's calendar periods when its quota names none: an IANA zone name in any letter case, stored as sent; `null`: the project's `timeZone`. A change applies from each period's next boundary.
+       * @example America/New_York
+       */
+      timeZone?: string | null;
       /** @description Updates the password credential, or creates it. */
       password?: string;
       /** @description The complete list of extra identifiers; pairs that stay keep their id. */
@@ -2895,6 +2993,17 @@ export interface components {
        * @example null
        */
       expiresAt: string | null;
+      /**
+       * @description how the bucket's periods are laid out (the quota's `resetAnchor`); null for a grant
+       * @example run
+       * @enum {string|null}
+       */
+      resetAnchor: 'run' | 'calendar' | null;
+      /**
+       * @description the zone of the current period (its zone at `periodStart`): `UTC` for `run`; null for a grant
+       * @example UTC
+       */
+      timeZone: string | null;
     };
     OverrideView: {
       /**
@@ -2921,6 +3030,7 @@ export interface components {
        */
       limit: number | null;
       /**
+       * Format: int32
        * @description null for `deny` or a boolean feature
        * @example 0
        */
@@ -3596,6 +3706,17 @@ export interface components {
        */
       expiresAt: string | null;
       /**
+       * @description how the bucket's periods are laid out (the quota's `resetAnchor`); null for a grant
+       * @example run
+       * @enum {string|null}
+       */
+      resetAnchor: 'run' | 'calendar' | null;
+      /**
+       * @description the zone of the current period (its zone at `periodStart`): `UTC` for `run`; null for a grant
+       * @example UTC
+       */
+      timeZone: string | null;
+      /**
        * Format: int32
        * @description Identifier of the bucket's window; `null` for a window that does not exist yet (one the dry run would create, or any window of a customer it would create).
        * @example 40
@@ -3875,6 +3996,11 @@ export interface components {
        * @example false
        */
       autoCreateCustomerAtRedemption: boolean;
+      /**
+       * @description The zone of calendar periods when neither the quota nor the customer names one.
+       * @example UTC
+       */
+      timeZone: string;
     };
     PrivateApiDescription: {
       /**
@@ -4056,6 +4182,8 @@ export interface components {
      *
      *     `INVALID_PLAN_VALUE`: A plan of the grant or of the customer's chain has a negative or non-finite value (bad stored data).
      *
+     *     `INVALID_RESET_ANCHOR`: A quota is `calendar` with a `resetInterval` that is not a calendar unit (`PT1M`, `PT1H`, `P1D`, `P1W`, `P1M`, `P3M`, `P6M`, `P1Y`), has a `resetDayOfMonth` when it is `run` or its interval is not `P1M`, `P3M` or `P6M`, or a `resetTimeZone` when it is `run`; `details` names the field.
+     *
      *     `INVALID_SUBSCRIPTION_CHAIN`: The customer's stored windows of this group break the chain rules (overlap, a permanent window before another, values rising over time), so no grant can be placed.
      *
      *     `MALFORMED_JSON`: The body is not valid JSON.
@@ -4078,6 +4206,7 @@ export interface components {
             code?:
               | 'FEATURE_NOT_METERED'
               | 'INVALID_PLAN_VALUE'
+              | 'INVALID_RESET_ANCHOR'
               | 'INVALID_SUBSCRIPTION_CHAIN'
               | 'MALFORMED_JSON'
               | 'VALIDATION_FAILED';
@@ -5684,6 +5813,7 @@ export interface operations {
           | 'subscription.started'
           | 'subscription.ended'
           | 'usage.limit_reached'
+          | 'usage.threshold_crossed'
           | 'customer.created'
           | 'customer.updated'
           | 'customer.deleted'
