@@ -253,6 +253,96 @@ describe('planGrant: timed grants', () => {
   });
 });
 
+/** A trial window of `plan` (docs/api-guide.md#trials): worth 0 in every grant. */
+const trialWin = (plan: Plan, from: Date, to: Date, id = nextId++): ChainWindow => ({
+  ...win(plan, from, to, id),
+  trial: true,
+});
+
+describe('planGrant: trial windows count as windows of value 0', () => {
+  it('a trial grant on a free permanent tail starts now, lasts exactly its duration, and moves the tail', () => {
+    const free = win(FREE, day(-100), null);
+    expect(plan([free], timed(PRO, 'P14D'))).toEqual({
+      ...empty,
+      ended: [{ id: free.id, planId: FREE.id, validFrom: day(-100), validTo: NOW }],
+      created: [
+        { planId: PRO.id, validFrom: NOW, validTo: day(14) },
+        { planId: FREE.id, validFrom: day(14), validTo: null },
+      ],
+    });
+  });
+
+  it('a trial grant converts free timed windows into nothing', () => {
+    const free = win(FREE, day(-1), day(10));
+    const result = plan([free], timed(PRO, 'P14D'));
+    expect(result.ended).toEqual([{ id: free.id, planId: FREE.id, validFrom: day(-1), validTo: NOW }]);
+    expect(result.created).toEqual([{ planId: PRO.id, validFrom: NOW, validTo: day(14) }]);
+  });
+
+  it('Pro trial day -4 to 10, Free tail + Pro 30 days: the trial ends now, none of its time converted', () => {
+    const trial = trialWin(PRO, day(-4), day(10));
+    const free = win(FREE, day(10), null);
+    expect(plan([trial, free], timed(PRO, 'P30D'))).toEqual({
+      ...empty,
+      ended: [{ id: trial.id, planId: PRO.id, validFrom: day(-4), validTo: NOW }],
+      moved: [{ id: free.id, planId: FREE.id, validFrom: day(30), validTo: null }],
+      created: [{ planId: PRO.id, validFrom: NOW, validTo: day(30) }],
+    });
+  });
+
+  it('a lesser paid plan also ends a trial of a better one at once (it is worth 0, never a head)', () => {
+    const trial = trialWin(MAX, day(-4), day(10));
+    const result = plan([trial], timed(BASIC, 'P30D'));
+    expect(result.ended).toEqual([{ id: trial.id, planId: MAX.id, validFrom: day(-4), validTo: NOW }]);
+    expect(result.created).toEqual([{ planId: BASIC.id, validFrom: NOW, validTo: day(30) }]);
+  });
+
+  it('a permanent paid grant ends the trial at now, unconverted', () => {
+    const trial = trialWin(PRO, day(-4), day(10));
+    const free = win(FREE, day(10), null);
+    expect(plan([trial, free], permanent(PRO))).toEqual({
+      ...empty,
+      ended: [{ id: trial.id, planId: PRO.id, validFrom: day(-4), validTo: NOW }],
+      cancelled: [{ id: free.id, planId: FREE.id, validFrom: day(10), validTo: null }],
+      created: [{ planId: PRO.id, validFrom: NOW, validTo: null }],
+    });
+  });
+
+  it('a trial that starts exactly now (made earlier in the same instant) is cancelled by a paid grant', () => {
+    const trial = trialWin(PRO, NOW, day(14));
+    const result = plan([trial], timed(PRO, 'P30D'));
+    expect(result.cancelled).toEqual([{ id: trial.id, planId: PRO.id, validFrom: NOW, validTo: day(14) }]);
+    expect(result.created).toEqual([{ planId: PRO.id, validFrom: NOW, validTo: day(30) }]);
+  });
+
+  it('a free timed grant waits behind the trial, as behind any window of value 0', () => {
+    const trial = trialWin(PRO, day(-4), day(10));
+    expect(plan([trial], timed(FREE, 'P7D'))).toEqual({
+      ...empty,
+      created: [{ planId: FREE.id, validFrom: day(10), validTo: day(17) }],
+    });
+  });
+
+  it('a trial is ordered as value 0: a paid window after it breaks invariant 3, one before it does not', () => {
+    expectCode(
+      [trialWin(PRO, day(-4), day(10)), win(BASIC, day(10), day(20))],
+      timed(PRO, 'P1D'),
+      'INVALID_SUBSCRIPTION_CHAIN',
+    );
+    expect(() =>
+      checkChainInvariants([win(BASIC, day(-4), day(10)), trialWin(MAX, day(10), day(20))]),
+    ).not.toThrow();
+  });
+
+  it('a trial of a plan with an unreadable value is still worth 0, and the input is not changed', () => {
+    const trial = { ...trialWin(PRO, day(-4), day(10)), planValue: NaN };
+    expect(plan([trial], timed(BASIC, 'P1D')).ended).toEqual([
+      { id: trial.id, planId: PRO.id, validFrom: day(-4), validTo: NOW },
+    ]);
+    expect(trial.planValue).toBeNaN();
+  });
+});
+
 describe('planGrant: calendar arithmetic (UTC)', () => {
   const at = (iso: string): Date => new Date(iso);
 

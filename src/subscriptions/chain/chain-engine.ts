@@ -20,6 +20,12 @@ export interface ChainWindow {
   validFrom: Date;
   /** `null` = permanent. */
   validTo: Date | null;
+  /**
+   * A trial window (docs/api-guide.md#trials): in every grant it counts as a window of value 0
+   * (kept, converted and ordered as such), whatever its plan's value, so that a paid grant ends it
+   * at now and converts none of its time.
+   */
+  trial?: boolean;
 }
 
 /** What is granted: a plan for an ISO 8601 duration, or permanently (`duration: null`). */
@@ -73,7 +79,8 @@ export function liveWindows(chain: readonly ChainWindow[], now: Date): ChainWind
  * - 1, no overlap; 2, at most one permanent window and it is the last; 3, the values of the
  *   timed windows never increase over time: `INVALID_SUBSCRIPTION_CHAIN`.
  */
-export function checkChainInvariants(live: readonly ChainWindow[]): void {
+export function checkChainInvariants(windows: readonly ChainWindow[]): void {
+  const live = windows.map(worthOf);
   for (const w of live) {
     if (!isValidPlanValue(w.planValue)) throw new DomainError('INVALID_PLAN_VALUE');
   }
@@ -106,13 +113,14 @@ export function checkChainInvariants(live: readonly ChainWindow[]): void {
 /**
  * Plans a grant on the chain of one group (docs/api-guide.md#timed-grant and #permanent-grant).
  *
- * `chain` is every non-cancelled window of the group; only the live ones count. Order of
+ * `input` is every non-cancelled window of the group; only the live ones count, trials as worth 0. Order of
  * checks: the grant's duration (`VALIDATION_FAILED`), the granted plan's value and the chain's
  * invariants (`INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`), then the grant rules
  * (`PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`). Never mutates its input; every
  * Date in the result is a new object.
  */
-export function planGrant(chain: readonly ChainWindow[], grant: Grant, now: Date): ChainPlan {
+export function planGrant(input: readonly ChainWindow[], grant: Grant, now: Date): ChainPlan {
+  const chain = input.map(worthOf);
   if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
     throw new RangeError('now must be a valid Date');
   }
@@ -254,6 +262,15 @@ function outOfRange(): DomainError {
   return new DomainError('VALIDATION_FAILED', 'duration must be an ISO 8601 duration', [
     { field: 'duration', message: 'the subscription would end past the supported date range' },
   ]);
+}
+
+/**
+ * The window as the grant rules read it: a trial is worth 0 (it was not paid for, so converting
+ * it would turn free time into paid time, and keeping it as a head would make a paying customer
+ * wait). A copy, so the input is never changed.
+ */
+function worthOf(w: ChainWindow): ChainWindow {
+  return w.trial === true ? { ...w, planValue: 0 } : w;
 }
 
 /** A window in effect ends at `now`; one not started yet is cancelled. */

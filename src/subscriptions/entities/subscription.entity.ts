@@ -22,6 +22,8 @@ export type SubscriptionSource = 'signup' | 'code' | 'activation';
 @Index('subscriptions_active_valid_to_idx', ['validTo'], {
   where: `"status" = 'active' AND "valid_to" IS NOT NULL`,
 })
+// the boundary scheduler's trial events: the active trial windows by end
+@Index('subscriptions_active_trial_valid_to_idx', ['validTo'], { where: `"trial" AND "status" = 'active'` })
 // the live windows of a customer's group (the redemption's chain read): an index on an expression,
 // which TypeORM cannot declare; made by migration LiveWindowsIndex and left alone by the schema diff
 @Index('subscriptions_live_chain_idx', { synchronize: false })
@@ -62,6 +64,13 @@ export class Subscription {
 
   @Column({ type: 'varchar', length: 16 })
   source: SubscriptionSource;
+
+  /**
+   * A trial window (docs/api-guide.md#trials): a window of its plan, but worth 0 in every later
+   * grant, and at most one per customer and plan group, ever.
+   */
+  @Column({ type: 'boolean', default: false })
+  trial: boolean;
 
   @Column({ name: 'code_id', type: 'int', nullable: true })
   codeId: number | null;
