@@ -146,6 +146,9 @@ interface OverrideJson {
   limit: string | null;
   priority: number | null;
   resetInterval: string | null;
+  resetAnchor: 'run' | 'calendar' | null;
+  resetDayOfMonth: number | null;
+  resetTimeZone: string | null;
   anchor: number | null;
   expiresAt: number | null;
   reason: string | null;
@@ -1030,7 +1033,8 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
             AND coalesce(g.expires_at, 'infinity') > ${at} - interval '${GRANTS_EXPIRED_READ}'${grantWhere}) AS grants,
         (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
                   'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-                  'anchor', ${epochMs('o.anchor')}, 'expiresAt', ${epochMs('o.expires_at')}, 'reason', o.reason,
+                  'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                  'resetTimeZone', o.reset_time_zone, 'anchor', ${epochMs('o.anchor')}, 'expiresAt', ${epochMs('o.expires_at')}, 'reason', o.reason,
                   'createdAt', ${epochMs('o.created_at')}) ORDER BY o.feature_id), '[]'::json)
            FROM customer_overrides o
           WHERE o.customer_id = c.id AND o.project_id = ${project}${overrideWhere}) AS overrides
