@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isValidIsoDuration } from '../common/time/duration';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -402,6 +403,20 @@ export class EnvironmentVariables {
   @Min(10)
   @Max(60_000)
   EVENTS_SCHEDULER_INTERVAL_MS: number = 1000;
+
+  /**
+   * How long before a trial window's end `trial.ending` is told: an ISO 8601 duration
+   * (docs/events.md#event-types).
+   */
+  @IsOptional()
+  @ValidateBy({
+    name: 'isIsoDuration',
+    validator: {
+      validate: (value: unknown) => isValidIsoDuration(value),
+      defaultMessage: () => 'TRIAL_ENDING_LEAD must be an ISO 8601 duration such as P3D or PT12H',
+    },
+  })
+  TRIAL_ENDING_LEAD: string = 'P3D';
 
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional()

@@ -2,6 +2,7 @@ import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/com
 import { AppConfig } from '../config/app-config';
 import { Transactional, Transactions } from '../database/transactional';
 import { PeriodicTask } from '../common/periodic-task';
+import { parseIsoDuration } from '../common/time/duration';
 import { boundaryKey, NewEvent } from './event-types';
 import { BoundaryRow, EventsRepository } from './events.repository';
 import { EventsService, toEventWindow } from './events.service';
@@ -27,13 +28,29 @@ const windowOf = (r: BoundaryRow) =>
       status: r.status,
       source: r.source,
       codeId: r.code_id,
+      trial: r.trial,
     },
     r.plan_name,
   );
 
 /**
+ * An ISO 8601 duration (validated by the configuration) as a PostgreSQL interval, component by
+ * component, so that calendar units stay calendar units (`P1M` is a month, not 30 days).
+ */
+export function toPgInterval(iso: string): string {
+  const d = parseIsoDuration(iso);
+  if (d === null) throw new RangeError(`not an ISO 8601 duration: ${iso}`);
+  const o = d.toObject();
+  const days = (o.weeks ?? 0) * 7 + (o.days ?? 0);
+  const seconds = (o.seconds ?? 0) + (o.milliseconds ?? 0) / 1000;
+  return `${o.years ?? 0} years ${(o.quarters ?? 0) * 3 + (o.months ?? 0)} mons ${days} days ${o.hours ?? 0} hours ${o.minutes ?? 0} mins ${seconds} secs`;
+}
+
+/**
  * The time-boundary events: `subscription.started` for a window created to start
- * later, `subscription.ended` with `reason: expired` when a window reaches its end. Every
+ * later, `subscription.ended` with `reason: expired` when a window reaches its end, and for a
+ * trial window `trial.ending` (`TRIAL_ENDING_LEAD` before its end, only while it is in effect)
+ * and `trial.ended` (`expired`, unless a grant told it as `replaced`). Every
  * replica runs it; the replica that locks the cursor row (`FOR UPDATE SKIP LOCKED`) scans the
  * time since the previous scan (and a minute before, for late commits), and the unique key per
  * (window, type) makes each boundary one event whatever happens. After a stop, the next start
@@ -44,6 +61,7 @@ const windowOf = (r: BoundaryRow) =>
 export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly loop: PeriodicTask;
   private readonly retention: PeriodicTask;
+  private readonly trialLead: string;
 
   constructor(
     private readonly repository: EventsRepository,
@@ -51,6 +69,7 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
     private readonly config: AppConfig,
     private readonly transactions: Transactions,
   ) {
+    this.trialLead = toPgInterval(config.get('TRIAL_ENDING_LEAD'));
     this.loop = new PeriodicTask(
       'EventsBoundaryScheduler',
       config.get('EVENTS_SCHEDULER_INTERVAL_MS'),
@@ -101,7 +120,27 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
         uniqueKey: boundaryKey('subscription.ended', r.id),
       });
     }
-    const more = started.length === BATCH || ended.length === BATCH;
+    const ending = await this.repository.trialEndingBetween(from, now, BATCH, this.trialLead);
+    for (const r of ending) {
+      const customer = { id: r.customer_id, username: r.username };
+      await this.record(r.project_id, {
+        type: 'trial.ending',
+        customer,
+        data: { customer, window: windowOf(r) },
+        uniqueKey: boundaryKey('trial.ending', r.id),
+      });
+    }
+    const trialsEnded = await this.repository.trialEndsBetween(from, now, BATCH);
+    for (const r of trialsEnded) {
+      const customer = { id: r.customer_id, username: r.username };
+      await this.record(r.project_id, {
+        type: 'trial.ended',
+        customer,
+        data: { customer, window: windowOf(r), reason: 'expired', converted: false },
+        uniqueKey: boundaryKey('trial.ended', r.id),
+      });
+    }
+    const more = [started, ended, ending, trialsEnded].some((rows) => rows.length === BATCH);
     if (!more) await this.repository.advanceCursor('windows', now);
     return more;
   }

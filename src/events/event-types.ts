@@ -20,6 +20,9 @@ export const EVENT_TYPES = [
   'grant.exhausted',
   'override.set',
   'override.removed',
+  'trial.started',
+  'trial.ending',
+  'trial.ended',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -43,6 +46,7 @@ export interface EventWindow {
   status: 'active' | 'cancelled';
   source: 'signup' | 'code' | 'activation';
   codeId: number | null;
+  trial: boolean;
 }
 
 export interface SubscriptionsChangedData {
@@ -142,9 +146,36 @@ export type NewEvent =
       data: GrantEventData;
       uniqueKey?: string;
     }
+  | {
+      type: 'trial.started';
+      customer: EventCustomer;
+      data: { customer: EventCustomer; window: EventWindow; codeId: number | null };
+    }
+  | {
+      type: 'trial.ending';
+      customer: EventCustomer;
+      data: { customer: EventCustomer; window: EventWindow };
+      uniqueKey: string;
+    }
+  | {
+      type: 'trial.ended';
+      customer: EventCustomer;
+      data: {
+        customer: EventCustomer;
+        window: EventWindow;
+        reason: 'expired' | 'replaced';
+        converted: boolean;
+      };
+      uniqueKey: string;
+    }
   | { type: 'override.set'; customer: EventCustomer; data: OverrideSetData }
   | { type: 'override.removed'; customer: EventCustomer; data: OverrideRemovedData; uniqueKey?: string };
 
-/** The key that makes a window's start or end announced once. */
-export const boundaryKey = (type: 'subscription.started' | 'subscription.ended', windowId: number) =>
-  `${type}:${windowId}`;
+/**
+ * The key that makes a window's start or end announced once (`trial.ended`'s is shared by its two
+ * reasons, so a trial ends once whichever comes first).
+ */
+export const boundaryKey = (
+  type: 'subscription.started' | 'subscription.ended' | 'trial.ending' | 'trial.ended',
+  windowId: number,
+) => `${type}:${windowId}`;

@@ -58,6 +58,7 @@ export interface BoundaryRow {
   status: 'active' | 'cancelled';
   source: 'signup' | 'code' | 'activation';
   code_id: number | null;
+  trial: boolean;
 }
 
 export interface DeliveryRow {
@@ -124,17 +125,26 @@ const INSERT_WITHOUT_CUSTOMER: Statement = {
   ), ${FAN_OUT}`,
 };
 
-/** Boundaries of one kind in `($1, $2]` not yet announced, oldest first, at most `$3`. */
-const boundaries = (column: 'valid_from' | 'valid_to', key: string, extra: string) => `
+/**
+ * Boundaries of one kind in `($1, $2]` not yet announced (no event with `<key>:<window id>`),
+ * oldest first, at most `$3`; `at` is the boundary's instant, a column of `s` or an expression.
+ */
+const boundaries = (at: string, key: string, extra: string) => `
   SELECT s.id, s.project_id, s.customer_id, c.username, s.plan_id, p.name AS plan_name, s.plan_group,
-         s.valid_from, s.valid_to, s.status, s.source, s.code_id
+         s.valid_from, s.valid_to, s.status, s.source, s.code_id, s.trial
     FROM subscriptions s
     JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
     JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
-   WHERE s.status = 'active' AND s.${column} > $1 AND s.${column} <= $2 ${extra}
+   WHERE s.status = 'active' AND ${at} > $1 AND ${at} <= $2 ${extra}
      AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = '${key}:' || s.id)
-   ORDER BY s.${column}, s.id
+   ORDER BY ${at}, s.id
    LIMIT $3`;
+
+/**
+ * When `trial.ending` is due: `max(validFrom, validTo - lead)`, the lead (`$4`, an interval)
+ * taken off in UTC as the durations of codes are added.
+ */
+const TRIAL_ENDING_AT = `GREATEST(s.valid_from, (s.valid_to AT TIME ZONE 'UTC' - $4::interval) AT TIME ZONE 'UTC')`;
 
 /**
  * Every SQL statement of the events tables: `events`, `customer_event_seqs`,
@@ -402,7 +412,7 @@ export class EventsRepository {
   @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   startsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
     return this.transactions.tx.query(
-      boundaries('valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'),
+      boundaries('s.valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'),
       [from, to, limit],
     );
   }
@@ -410,7 +420,38 @@ export class EventsRepository {
   /** Windows whose end is in `(from, to]` and whose end is not yet announced (expired or replaced). */
   @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   endsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
-    return this.transactions.tx.query(boundaries('valid_to', 'subscription.ended', ''), [from, to, limit]);
+    return this.transactions.tx.query(boundaries('s.valid_to', 'subscription.ended', ''), [from, to, limit]);
+  }
+
+  /**
+   * Trial windows whose `trial.ending` is due in `(from, to]` and not yet announced, still in effect
+   * at `to` (a trial that ended before the scan gets none); `lead` is a PostgreSQL interval. The
+   * due instant is at most `lead` before the end, so the trials' index is read from `to` to
+   * `to + lead` only.
+   */
+  @GenerateSql({
+    params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100, '3 days'],
+  })
+  trialEndingBetween(from: Date, to: Date, limit: number, lead: string): Promise<BoundaryRow[]> {
+    return this.transactions.tx.query(
+      boundaries(
+        TRIAL_ENDING_AT,
+        'trial.ending',
+        `AND s.trial AND s.valid_to > $2
+         AND s.valid_to <= (($2::timestamptz AT TIME ZONE 'UTC') + $4::interval) AT TIME ZONE 'UTC'`,
+      ),
+      [from, to, limit, lead],
+    );
+  }
+
+  /** Trial windows whose end is in `(from, to]` and whose `trial.ended` is not yet told (expired or replaced). */
+  @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
+  trialEndsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
+    return this.transactions.tx.query(boundaries('s.valid_to', 'trial.ended', 'AND s.trial'), [
+      from,
+      to,
+      limit,
+    ]);
   }
 }
 

@@ -22,6 +22,7 @@ export interface WindowLike {
   status: 'active' | 'cancelled';
   source: 'signup' | 'code' | 'activation';
   codeId: number | null;
+  trial: boolean;
 }
 
 export const toEventWindow = (w: WindowLike, planName: string): EventWindow => ({
@@ -34,6 +35,7 @@ export const toEventWindow = (w: WindowLike, planName: string): EventWindow => (
   status: w.status,
   source: w.source,
   codeId: w.codeId,
+  trial: w.trial,
 });
 
 const toEventView = (row: EventRow): EventView => ({

@@ -6,7 +6,7 @@ import { CurrentProject } from '../auth/caller';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CustomerRecord } from '../customers/dto/customer.dto';
 import { CustomersService } from '../customers/customers.service';
-import { CheckView, EntitlementView, PublicCheckDto } from '../entitlements/dto/entitlement.dto';
+import { AtQueryDto, CheckView, EntitlementView, PublicCheckDto } from '../entitlements/dto/entitlement.dto';
 import { EntitlementsService, featureOf } from '../entitlements/entitlements.service';
 import { DryRunQueryDto, RedemptionResult } from '../redemptions/dto/redemption.dto';
 import { RedemptionsService } from '../redemptions/redemptions.service';
@@ -35,8 +35,13 @@ export class MeController {
       "The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods",
   })
   @ApiEnvelope(EntitlementView, { isArray: true })
-  listEntitlements(@CurrentProject() project: CallerProject, @CurrentCustomer() me: CustomerSessionRef) {
-    return this.entitlements.list(project.id, me.customerId);
+  @ApiErrors('VALIDATION_FAILED')
+  listEntitlements(
+    @CurrentProject() project: CallerProject,
+    @CurrentCustomer() me: CustomerSessionRef,
+    @Query() query: AtQueryDto,
+  ) {
+    return this.entitlements.list(project.id, me.customerId, query.at);
   }
 
   @Post('entitlements/check')
@@ -52,8 +57,9 @@ export class MeController {
     @CurrentProject() project: CallerProject,
     @CurrentCustomer() me: CustomerSessionRef,
     @Body() dto: PublicCheckDto,
+    @Query() query: AtQueryDto,
   ) {
-    return this.entitlements.checkFor(project.id, me.customerId, featureOf(dto), dto.amount);
+    return this.entitlements.checkFor(project.id, me.customerId, featureOf(dto), dto.amount, query.at);
   }
 
   @Get()
@@ -116,6 +122,7 @@ export class MeController {
     'CODE_NOT_YET_ACTIVE',
     'CODE_EXHAUSTED',
     'CODE_CUSTOMER_LIMIT_REACHED',
+    'TRIAL_ALREADY_USED',
     'CODE_NOT_ELIGIBLE',
     'REDUNDANT_PERMANENT_PURCHASE',
     'PERMANENT_TAIL_CONFLICT',

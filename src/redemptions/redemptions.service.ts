@@ -32,7 +32,7 @@ import { Page, toPage } from '../common/http/pagination';
 import { remainingRedemptions } from '../codes/codes.mapper';
 
 /** Checks run once the customer is known and locked, before the chain rules. */
-type BeforeGrant = (customer: Customer, created: boolean) => Promise<void>;
+type BeforeGrant = (customer: Customer, created: boolean, at: Date) => Promise<void>;
 
 /** Who receives a grant: an existing customer by identifier (maybe created), or a known id (public `me`). */
 export type GrantTarget = { ref: CustomerRefDto; autoCreate: boolean } | { customerId: number };
@@ -50,8 +50,10 @@ interface Outcome {
   windows: Subscription[];
   changes: ChainPlan;
   planNames: Map<number, string>;
-  origins: Map<number, { source: SubscriptionSource; codeId: number | null }>;
+  origins: Map<number, { source: SubscriptionSource; codeId: number | null; trial: boolean }>;
   group: string;
+  /** The granted plan's value is above 0 (a trial it ends is `converted`). */
+  paid: boolean;
   source: SubscriptionSource;
   codeId: number | null;
   /** The windows the grant created (not a new customer's sign-up ones). */
@@ -62,10 +64,16 @@ interface Outcome {
   campaign?: CampaignRedemptionView;
   /** The grant's instant. */
   at: Date;
+  /** The granted window is a trial. */
+  trial: boolean;
 }
 
 /** `403 CODE_NOT_ELIGIBLE` with its reason and the plan group it is about. */
-const notEligible = (reason: 'NOT_NEW_CUSTOMER' | 'HELD_PLAN_GROUP', group: string, message: string) =>
+const notEligible = (
+  reason: 'NOT_NEW_CUSTOMER' | 'HELD_PLAN_GROUP' | 'HOLDS_PAID_PLAN',
+  group: string,
+  message: string,
+) =>
   new DomainError('CODE_NOT_ELIGIBLE', `The customer may not redeem this code: ${message}.`, [
     { field: 'code', message, reason, group },
   ]);
@@ -174,24 +182,44 @@ export class RedemptionsService {
       'code',
       code.id,
       locked,
-      async (customer, created) => {
+      async (customer, created, at) => {
         customerRedemptions = created ? 0 : await this.codes.customerRedemptions(code.id, customer.id);
         if (customerRedemptions >= code.perCustomerLimit)
           throw new DomainError('CODE_CUSTOMER_LIMIT_REACHED');
-        // a customer created by this call holds only its sign-up windows (free): it is new
+        // a customer created by this call holds only its sign-up windows (free): it is new, and
+        // has had no trial
+        if (created) return;
+        // once per customer and group, ever, whichever code gave it; the customer's row lock
+        // serialises its redemptions, so two at once cannot both pass
+        const standing = code.trial
+          ? await this.subscriptions.trialStanding(project.id, customer.id, plan.group, at)
+          : undefined;
+        if (standing?.hadTrial) throw new DomainError('TRIAL_ALREADY_USED');
         const groups = code.notIfHeldPlanGroups ?? [];
-        if (created || (!code.newCustomersOnly && groups.length === 0)) return;
-        const held = await this.subscriptions.heldGroups(project.id, customer.id);
-        if (code.newCustomersOnly && held.has(plan.group))
+        if (code.newCustomersOnly || groups.length > 0) {
+          const held = await this.subscriptions.heldGroups(project.id, customer.id);
+          if (code.newCustomersOnly && held.has(plan.group))
+            throw notEligible(
+              'NOT_NEW_CUSTOMER',
+              plan.group,
+              'the customer has held the plan group of the code',
+            );
+          const group = groups.find((g) => held.has(g));
+          if (group !== undefined)
+            throw notEligible(
+              'HELD_PLAN_GROUP',
+              group,
+              'the customer has held a plan group the code excludes',
+            );
+        }
+        if (standing?.holdsPaidPlan)
           throw notEligible(
-            'NOT_NEW_CUSTOMER',
+            'HOLDS_PAID_PLAN',
             plan.group,
-            'the customer has held the plan group of the code',
+            'the customer holds a paid plan in the group of the trial',
           );
-        const group = groups.find((g) => held.has(g));
-        if (group !== undefined)
-          throw notEligible('HELD_PLAN_GROUP', group, 'the customer has held a plan group the code excludes');
       },
+      code.trial,
     );
     if (dryRun) {
       if (code.maxRedemptions !== null && code.redemptionCount >= code.maxRedemptions)
@@ -336,14 +364,15 @@ export class RedemptionsService {
     codeId: number | null,
     locked?: Customer | null,
     beforeGrant?: BeforeGrant,
+    trial = false,
   ): Promise<Outcome> {
     const { customer, created } = await this.findOrCreateCustomer(project, target, now, locked);
-    if (beforeGrant) await beforeGrant(customer, created);
     // The grant's time is read once the customer's row is locked, so it is never earlier than that
     // of a grant for the same customer that committed while this call waited for the lock (a chain
     // read "as of" an earlier time would see that grant's ended windows as live). A customer
     // created by this call keeps the call's time, that of its sign-up windows.
     const at = created ? now : new Date(Math.max(now.getTime(), Date.now()));
+    if (beforeGrant) await beforeGrant(customer, created, at);
     const result = await this.subscriptions.grant({
       projectId: project.id,
       customerId: customer.id,
@@ -351,6 +380,7 @@ export class RedemptionsService {
       duration,
       source,
       codeId,
+      trial,
       now: at,
     });
     // A customer created by this call holds only windows this call made: its sign-up windows
@@ -368,6 +398,8 @@ export class RedemptionsService {
       origins: result.origins,
       at,
       group: plan.group,
+      paid: Number(plan.value) > 0,
+      trial,
       source,
       codeId,
     };
@@ -380,13 +412,22 @@ export class RedemptionsService {
    * sign-up windows) are told only as they are afterwards, in `created`.
    */
   private eventsOf(outcome: Outcome, result: RedemptionResult, now: Date): NewEvent[] {
+    // `trial.ended` (`replaced`) for each trial window the grant ended, then `trial.started`
+    // (docs/events.md#event-types), before `code.redeemed`
     const customer = { id: outcome.customer.id, username: outcome.customer.username };
     const names = new Map(result.subscriptions.map((v) => [v.id, v.planName]));
     const created = outcome.windows.map((w) => toEventWindow(w, names.get(w.id)!));
     const changed = (w: WindowChange, status: 'active' | 'cancelled'): EventWindow => {
       const origin = outcome.origins.get(w.id)!;
       return toEventWindow(
-        { ...w, group: outcome.group, status, source: origin.source, codeId: origin.codeId },
+        {
+          ...w,
+          group: outcome.group,
+          status,
+          source: origin.source,
+          codeId: origin.codeId,
+          trial: origin.trial,
+        },
         outcome.planNames.get(w.planId)!,
       );
     };
@@ -415,6 +456,15 @@ export class RedemptionsService {
         data: { customer, window, reason: 'replaced' },
         uniqueKey: boundaryKey('subscription.ended', window.id),
       });
+    for (const window of [...ended, ...cancelled].filter((w) => w.trial))
+      events.push({
+        type: 'trial.ended',
+        customer,
+        data: { customer, window, reason: 'replaced', converted: outcome.paid },
+        uniqueKey: boundaryKey('trial.ended', window.id),
+      });
+    for (const window of created.filter((w) => w.trial))
+      events.push({ type: 'trial.started', customer, data: { customer, window, codeId: outcome.codeId } });
     if (outcome.code) {
       const planName = outcome.code.plan?.name ?? '';
       const code = toCodeView(outcome.code, planName, now);
@@ -507,6 +557,7 @@ export class RedemptionsService {
       planId: w.planId,
       validFrom: w.validFrom.toISOString(),
       validTo: w.validTo ? w.validTo.toISOString() : null,
+      trial: outcome.origins.get(w.id)?.trial ?? false,
     });
     return {
       dryRun: true,
@@ -532,11 +583,13 @@ export class RedemptionsService {
         ended: outcome.changes.ended.map(change),
         cancelled: outcome.changes.cancelled.map(change),
         moved: outcome.changes.moved.map(change),
-        created: outcome.changes.created.map((w) => ({
+        created: outcome.changes.created.map((w, index) => ({
           id: null,
           planId: w.planId,
           validFrom: w.validFrom.toISOString(),
           validTo: w.validTo ? w.validTo.toISOString() : null,
+          // the granted window comes first; a second one is a re-created (free) tail
+          trial: index === 0 && outcome.trial,
         })),
       },
     };

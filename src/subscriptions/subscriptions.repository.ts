@@ -65,7 +65,10 @@ export class SubscriptionsRepository {
     await this.statements.run(undefined, MOVE_WINDOW, [id, projectId, validFrom, validTo]);
   }
 
-  /** Inserts windows in one statement: their ids, statuses and timestamps, in order. */
+  /**
+   * Inserts windows in one statement: their ids, statuses and timestamps, in order. `trialFirst`:
+   * the first one is a trial window.
+   */
   @GenerateSql(
     {
       name: 'one window',
@@ -90,9 +93,44 @@ export class SubscriptionsRepository {
         ],
       ],
     },
+    {
+      name: 'a trial and the tail after it',
+      params: [
+        [
+          CODE_WINDOW,
+          [
+            'prj_1',
+            1,
+            2,
+            'default',
+            new Date('2026-04-01T00:00:00Z'),
+            null,
+            'signup',
+            null,
+            new Date('2026-03-15T12:00:00Z'),
+          ],
+        ],
+        true,
+      ],
+    },
   )
-  insert(values: NewWindowValues[]): Promise<InsertedRow[]> {
-    return this.statements.rows<InsertedRow>(undefined, insertWindows(values.length), values.flat());
+  insert(values: NewWindowValues[], trialFirst = false): Promise<InsertedRow[]> {
+    return this.statements.rows<InsertedRow>(
+      undefined,
+      insertWindows(values.length, trialFirst),
+      values.flat(),
+    );
+  }
+
+  /** Whether the customer ever had a trial window in the group, in any state (docs/api-guide.md#trials). */
+  @GenerateSql({ params: ['prj_1', 1, 'default'] })
+  async hadTrial(projectId: string, customerId: number, group: string): Promise<boolean> {
+    const [row] = await this.statements.rows<{ found: boolean }>(undefined, HAD_TRIAL, [
+      customerId,
+      group,
+      projectId,
+    ]);
+    return row.found;
   }
 
   /** A customer's active windows (without their plans), by start. */
@@ -154,6 +192,7 @@ export interface WindowRow {
   name: string;
   source: SubscriptionSource;
   code_id: number | null;
+  trial: boolean;
   plan_id: number;
   value: string;
   valid_from: Date;
@@ -169,10 +208,16 @@ export interface WindowRow {
  */
 export const LIVE_CHAIN: Statement = {
   name: 'subscriptions.live-chain',
-  text: `SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
+  text: `SELECT s.id, s.plan_id, s.source, s.code_id, s.trial, p.value, p.name, s.valid_from, s.valid_to
            FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
           WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
             AND COALESCE(s.valid_to, 'infinity'::timestamptz) > $3 AND s.project_id = $4`,
+};
+/** Any trial window of the customer's group, whatever its state, through `(customer_id, plan_group)`. */
+const HAD_TRIAL: Statement = {
+  name: 'subscriptions.had-trial',
+  text: `SELECT EXISTS (SELECT 1 FROM subscriptions s
+                     WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.trial AND s.project_id = $3) AS found`,
 };
 /** Changes to one window (by primary key) of the project: `$1` the window, `$2` the project. */
 const END_WINDOW: Statement = {
@@ -190,11 +235,13 @@ const MOVE_WINDOW: Statement = {
 /**
  * INSERT of `count` windows (a grant creates one, or two when it re-creates a permanent tail).
  * `created_at` is the grant's time, so that a window "created to start later" is exactly one
- * whose `valid_from` is later than its `created_at` (the events' scheduler relies on it).
+ * whose `valid_from` is later than its `created_at` (the events' scheduler relies on it). With
+ * `trialFirst`, the first window (the granted one) is a trial: a statement of its own, so that
+ * every other grant keeps its nine parameters a row and the column's default.
  */
-export const insertWindows = (count: number): Statement => ({
-  name: `subscriptions.insert-${count}`,
-  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at)
-         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 9 }, (__, j) => `$${i * 9 + j + 1}`).join(', ')})`).join(', ')}
+export const insertWindows = (count: number, trialFirst = false): Statement => ({
+  name: `subscriptions.insert-${trialFirst ? 'trial-' : ''}${count}`,
+  text: `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at${trialFirst ? ', trial' : ''})
+         VALUES ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 9 }, (__, j) => `$${i * 9 + j + 1}`).join(', ')}${trialFirst ? (i === 0 ? ', true' : ', false') : ''})`).join(', ')}
          RETURNING id, status, created_at, updated_at`,
 });

@@ -15,6 +15,8 @@ export interface GrantInput {
   duration: string | null;
   source: SubscriptionSource;
   codeId?: number | null;
+  /** The granted window is a trial (a trial code's). */
+  trial?: boolean;
   now: Date;
 }
 
@@ -24,7 +26,7 @@ export interface GrantResult {
   /** Names of the plans in the chain, for answers that show them without another query. */
   planNames: Map<number, string>;
   /** Origin of each window of the chain the grant read (for the snapshots of events). */
-  origins: Map<number, { source: SubscriptionSource; codeId: number | null }>;
+  origins: Map<number, { source: SubscriptionSource; codeId: number | null; trial: boolean }>;
 }
 
 /**
@@ -52,6 +54,7 @@ export class SubscriptionsService {
       planValue: Number(r.value),
       validFrom: r.valid_from,
       validTo: r.valid_to,
+      trial: r.trial,
     }));
     const changes = planGrant(
       chain,
@@ -76,7 +79,8 @@ export class SubscriptionsService {
       index === 0 || !tail ? (input.codeId ?? null) : tail.code_id,
       input.now,
     ]);
-    const inserted = values.length ? await this.repository.insert(values) : [];
+    const trial = input.trial === true;
+    const inserted = values.length ? await this.repository.insert(values, trial) : [];
     const created = inserted.map((row, i) =>
       Object.assign(new Subscription(), {
         id: row.id,
@@ -89,6 +93,7 @@ export class SubscriptionsService {
         status: row.status,
         source: values[i][6],
         codeId: values[i][7],
+        trial: trial && i === 0,
         createdAt: row.created_at,
         updatedAt: row.updated_at,
       }),
@@ -97,7 +102,7 @@ export class SubscriptionsService {
       ...rows.map((r): [number, string] => [r.plan_id, r.name]),
       [input.plan.id, input.plan.name],
     ]);
-    const origins = new Map(rows.map((r) => [r.id, { source: r.source, codeId: r.code_id }]));
+    const origins = new Map(rows.map((r) => [r.id, { source: r.source, codeId: r.code_id, trial: r.trial }]));
     return { created, changes, planNames, origins };
   }
 
@@ -157,13 +162,31 @@ export class SubscriptionsService {
 
   /**
    * The plan groups the customer has held (docs/api-guide.md#campaign-codes): those of its
-   * windows that are not cancelled and of a plan of value above 0, ended, in effect or queued.
+   * windows that are not cancelled, not trials and of a plan of value above 0, ended, in effect
+   * or queued.
    */
   async heldGroups(projectId: string, customerId: number): Promise<Set<string>> {
     const rows = await this.repository.listForCustomer(projectId, customerId, true);
     return new Set(
-      rows.filter((s) => s.status === 'active' && Number(s.plan!.value) > 0).map((s) => s.group),
+      rows.filter((s) => s.status === 'active' && !s.trial && Number(s.plan!.value) > 0).map((s) => s.group),
     );
+  }
+
+  /**
+   * What a trial in `group` depends on (docs/api-guide.md#trials): whether the customer ever had a
+   * trial window there (in any state), and whether it holds a live window there, in effect or
+   * queued, not a trial, of a plan of value above 0.
+   */
+  async trialStanding(
+    projectId: string,
+    customerId: number,
+    group: string,
+    now: Date,
+  ): Promise<{ hadTrial: boolean; holdsPaidPlan: boolean }> {
+    if (await this.repository.hadTrial(projectId, customerId, group))
+      return { hadTrial: true, holdsPaidPlan: false };
+    const live = await this.repository.liveChain(projectId, customerId, group, now);
+    return { hadTrial: false, holdsPaidPlan: live.some((r) => !r.trial && Number(r.value) > 0) };
   }
 
   /** Views of the project's windows among `ids` as they are now, in the order of `ids` (gone ones left out). */
@@ -200,6 +223,7 @@ export const toSubscriptionView = (s: Subscription, planName: string): Subscript
   planName,
   validFrom: s.validFrom.toISOString(),
   validTo: s.validTo ? s.validTo.toISOString() : null,
+  trial: s.trial,
 });
 
 export const toCustomerSubscriptionView = (s: Subscription, plan: Plan): CustomerSubscriptionView => ({

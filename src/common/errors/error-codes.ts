@@ -69,6 +69,7 @@ export const ERROR_STATUS = {
   CODE_EXHAUSTED: 409,
   CODE_CUSTOMER_LIMIT_REACHED: 409,
   CODE_NOT_ELIGIBLE: 403,
+  TRIAL_ALREADY_USED: 409,
   CODE_CHANGE_NOT_ALLOWED: 409,
   // events and webhooks (docs/events.md)
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
@@ -140,6 +141,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   CODE_CUSTOMER_LIMIT_REACHED:
     'The customer has redeemed the code as many times as it may (perCustomerLimit).',
   CODE_NOT_ELIGIBLE: 'The customer may not redeem this code.',
+  TRIAL_ALREADY_USED: 'The customer has already had a trial in this plan group.',
   CODE_CHANGE_NOT_ALLOWED: 'This field of the code cannot change now.',
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
   EVENT_NOT_FOUND: 'Event not found.',
@@ -409,8 +411,12 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     action: 'Retrying cannot succeed for this customer; raise `perCustomerLimit` to allow more.',
   },
   CODE_NOT_ELIGIBLE: {
-    when: "The customer does not meet the campaign code's eligibility; `details[0].reason` says why (`NOT_NEW_CUSTOMER`, `HELD_PLAN_GROUP`) and `group` which plan group.",
+    when: "The customer does not meet the campaign code's eligibility; `details[0].reason` says why (`NOT_NEW_CUSTOMER`, `HELD_PLAN_GROUP`, `HOLDS_PAID_PLAN` for a trial code while a paid plan of its group is live) and `group` which plan group.",
     action: 'Tell the customer the offer is not for them; retrying cannot succeed.',
+  },
+  TRIAL_ALREADY_USED: {
+    when: 'A trial code, and the customer has had a trial window in its plan group before (in any state, from any code): a trial is once per customer and group, ever.',
+    action: 'Tell the customer the trial was used; offer a plain campaign code instead.',
   },
   CODE_CHANGE_NOT_ALLOWED: {
     when: 'A change of a batch code, or of `planId`, `duration`, `trial` or `startsAt` of a campaign code that has been redeemed; `details` name the field.',

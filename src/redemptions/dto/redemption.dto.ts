@@ -115,6 +115,8 @@ export class WindowChangeView {
   @ApiProperty({ example: 2 }) planId: number;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) validFrom: string;
   @ApiProperty({ example: null, nullable: true, type: String }) validTo: string | null;
+  @ApiProperty({ example: false, description: 'A trial window (worth 0 in every later grant).' })
+  trial: boolean;
 }
 
 export class ChainChangesView {

@@ -15,6 +15,11 @@ export class SubscriptionView {
     description: 'null: permanent',
   })
   validTo: string | null;
+  @ApiProperty({
+    example: false,
+    description: 'A trial window: at most one per customer and plan group, worth 0 in every later grant.',
+  })
+  trial: boolean;
 }
 
 /** A window as listed for a customer, with its group and where it came from. */
