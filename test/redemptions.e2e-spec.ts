@@ -86,6 +86,7 @@ describe('redemption, activation and the chain', () => {
         planName: 'Pro',
         validFrom: expect.any(String),
         validTo: expect.any(String),
+        trial: false,
       });
       expect(ms(pro.validTo) - ms(pro.validFrom)).toBe(30 * DAY);
       expect(free).toMatchObject({
@@ -417,6 +418,7 @@ describe('redemption, activation and the chain', () => {
           planId: plans.free,
           validFrom: d.changes.created[0].validTo,
           validTo: null,
+          trial: false,
         },
       ]);
       expect(d.changes.cancelled).toEqual([]);
