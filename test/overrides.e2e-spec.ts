@@ -59,7 +59,12 @@ describe('overrides', () => {
   /** A paid plan of one quota, and a window of it for the customer written straight into the chain. */
   async function planWindow(
     customerId: number,
-    quota: { featureId: number; limit: number | null; priority?: number; resetInterval?: string | null },
+    quota: {
+      featureId: number;
+      limit: number | null;
+      priority?: number;
+      resetInterval?: string | null;
+    } & Record<string, unknown>,
     validFrom: string,
   ): Promise<void> {
     const slug = `p-${++seq}`;
@@ -122,6 +127,9 @@ describe('overrides', () => {
           limit: 5000,
           priority: 0,
           resetInterval: null,
+          resetAnchor: 'run',
+          resetDayOfMonth: null,
+          resetTimeZone: null,
           anchor: NOW.toISOString(),
           expiresAt: null,
           reason: null,
@@ -144,6 +152,9 @@ describe('overrides', () => {
         limit: null,
         anchor: '2026-01-15T00:00:00.000Z',
         resetInterval: 'P1M',
+        resetAnchor: 'run',
+        resetDayOfMonth: null,
+        resetTimeZone: null,
         priority: 5,
         reason: 'enterprise trial',
       });
@@ -171,6 +182,9 @@ describe('overrides', () => {
         limit: null,
         priority: null,
         resetInterval: null,
+        resetAnchor: null,
+        resetDayOfMonth: null,
+        resetTimeZone: null,
         anchor: null,
         expiresAt: at(DAY),
       });
@@ -188,6 +202,9 @@ describe('overrides', () => {
         limit: null,
         priority: null,
         resetInterval: null,
+        resetAnchor: null,
+        resetDayOfMonth: null,
+        resetTimeZone: null,
         anchor: null,
       });
     });
@@ -308,6 +325,156 @@ describe('overrides', () => {
       expect(sets).toHaveLength(2);
       expect(sets[1].data.previous).toBeNull();
       expect(await rows(c.id)).toBe(1);
+    });
+  });
+
+  describe('calendar reset rules (copied with resetInterval)', () => {
+    const check = async (customerId: number, featureId: number) => {
+      const res = await t.http.post(`${P}/entitlements/check`).set(A()).send({ customerId, featureId });
+      expect(res.status).toBe(200);
+      return res.body.data;
+    };
+    const period = (bucket: any) => ({
+      source: bucket.source,
+      periodStart: bucket.periodStart,
+      periodEnd: bucket.periodEnd,
+      resetAnchor: bucket.resetAnchor,
+      timeZone: bucket.timeZone,
+    });
+
+    it("a set copies a calendar P1D quota's anchor, day and zone; its periods are New York days from its anchor", async () => {
+      const f = await feature();
+      const c = await customer();
+      const quota = {
+        featureId: f.id,
+        limit: 100,
+        resetInterval: 'P1D',
+        resetAnchor: 'calendar',
+        resetTimeZone: 'America/New_York',
+      };
+      await planWindow(c.id, quota, '2026-03-01T00:00:00.000Z');
+      const res = await put(c.id, f.id, { mode: 'set', limit: 7 });
+      expect(res.status).toBe(200);
+      expect(res.body.data.override).toMatchObject({
+        anchor: '2026-03-01T00:00:00.000Z',
+        resetInterval: 'P1D',
+        resetAnchor: 'calendar',
+        resetDayOfMonth: null,
+        resetTimeZone: 'America/New_York',
+      });
+      expect((await get(c.id, f.id)).body.data).toEqual(res.body.data.override);
+
+      // 2026-03-10 is after the switch to EDT (March 8): the New York day starts at 04:00Z
+      const now = await check(c.id, f.id);
+      expect(now.override).toEqual(res.body.data.override);
+      expect(now.buckets.map(period)).toEqual([
+        {
+          source: 'override',
+          periodStart: '2026-03-10T04:00:00.000Z',
+          periodEnd: '2026-03-11T04:00:00.000Z',
+          resetAnchor: 'calendar',
+          timeZone: 'America/New_York',
+        },
+      ]);
+      // EST again after November 1: 05:00Z
+      setNow('2026-11-02T12:00:00.000Z');
+      expect((await check(c.id, f.id)).buckets.map(period)).toEqual([
+        {
+          source: 'override',
+          periodStart: '2026-11-02T05:00:00.000Z',
+          periodEnd: '2026-11-03T05:00:00.000Z',
+          resetAnchor: 'calendar',
+          timeZone: 'America/New_York',
+        },
+      ]);
+    });
+
+    it("copies resetDayOfMonth; a quota without its own zone follows the customer's, and the first period starts at the anchor", async () => {
+      const f = await feature();
+      const created = await t.http
+        .post(`${P}/customers`)
+        .set(A())
+        .send({ username: `over${String(++seq).padStart(8, '0')}`, timeZone: 'Asia/Tokyo' });
+      expect(created.status).toBe(201);
+      const c = created.body.data;
+      await planWindow(
+        c.id,
+        { featureId: f.id, limit: 100, resetInterval: 'P1M', resetAnchor: 'calendar', resetDayOfMonth: 15 },
+        '2026-03-01T00:00:00.000Z',
+      );
+      const res = await put(c.id, f.id, { mode: 'set', limit: 7 });
+      expect(res.body.data.override).toMatchObject({
+        anchor: '2026-03-01T00:00:00.000Z',
+        resetInterval: 'P1M',
+        resetAnchor: 'calendar',
+        resetDayOfMonth: 15,
+        resetTimeZone: null,
+      });
+      // the first boundary after the anchor is March 15, 00:00 in Tokyo
+      expect((await check(c.id, f.id)).buckets.map(period)).toEqual([
+        {
+          source: 'override',
+          periodStart: '2026-03-01T00:00:00.000Z',
+          periodEnd: '2026-03-14T15:00:00.000Z',
+          resetAnchor: 'calendar',
+          timeZone: 'Asia/Tokyo',
+        },
+      ]);
+    });
+
+    it('a PUT naming resetInterval gets run, null, null: UTC periods from the anchor', async () => {
+      const f = await feature();
+      const c = await customer();
+      await planWindow(
+        c.id,
+        {
+          featureId: f.id,
+          limit: 100,
+          resetInterval: 'P1M',
+          resetAnchor: 'calendar',
+          resetDayOfMonth: 15,
+          resetTimeZone: 'America/New_York',
+        },
+        '2026-03-01T00:00:00.000Z',
+      );
+      const res = await put(c.id, f.id, { mode: 'set', limit: 7, resetInterval: 'P1D' });
+      expect(res.body.data.override).toMatchObject({
+        anchor: '2026-03-01T00:00:00.000Z',
+        resetInterval: 'P1D',
+        resetAnchor: 'run',
+        resetDayOfMonth: null,
+        resetTimeZone: null,
+      });
+      expect((await check(c.id, f.id)).buckets.map(period)).toEqual([
+        {
+          source: 'override',
+          periodStart: '2026-03-10T00:00:00.000Z',
+          periodEnd: '2026-03-11T00:00:00.000Z',
+          resetAnchor: 'run',
+          timeZone: 'UTC',
+        },
+      ]);
+      const never = await put(c.id, f.id, { mode: 'set', limit: 7, resetInterval: null });
+      expect(never.body.data.override).toMatchObject({
+        resetInterval: null,
+        resetAnchor: 'run',
+        resetDayOfMonth: null,
+        resetTimeZone: null,
+      });
+    });
+
+    it('deny and a set on a boolean feature show the three null, whatever the plan', async () => {
+      const f = await feature();
+      const c = await customer();
+      await planWindow(
+        c.id,
+        { featureId: f.id, limit: 100, resetInterval: 'P1D', resetAnchor: 'calendar', resetTimeZone: 'UTC' },
+        '2026-03-01T00:00:00.000Z',
+      );
+      const nulls = { resetAnchor: null, resetDayOfMonth: null, resetTimeZone: null };
+      expect((await put(c.id, f.id, { mode: 'deny' })).body.data.override).toMatchObject(nulls);
+      const flag = await feature(false);
+      expect((await put(c.id, flag.id, { mode: 'set' })).body.data.override).toMatchObject(nulls);
     });
   });
 

@@ -208,6 +208,9 @@ export class GrantsService implements OnModuleInit {
         limit: null,
         priority: null,
         resetInterval: null,
+        resetAnchor: null,
+        resetDayOfMonth: null,
+        resetTimeZone: null,
         anchor: null,
         expiresAt,
         reason: dto.reason ?? null,
@@ -217,8 +220,12 @@ export class GrantsService implements OnModuleInit {
         const first = await this.entitlements.firstPlanBucket(projectId, customerId, featureId, now);
         row.limit = dto.limit === null || dto.limit === undefined ? null : microsText(toMicros(dto.limit));
         row.anchor = first?.anchor ?? now;
-        row.resetInterval =
-          dto.resetInterval !== undefined ? dto.resetInterval : (first?.quota?.resetInterval ?? null);
+        // the reset rule travels whole: an interval the PUT names is laid out from the anchor (`run`)
+        const copied = dto.resetInterval === undefined ? (first?.quota ?? null) : null;
+        row.resetInterval = copied ? copied.resetInterval : (dto.resetInterval ?? null);
+        row.resetAnchor = copied?.resetAnchor ?? 'run';
+        row.resetDayOfMonth = copied?.resetDayOfMonth ?? null;
+        row.resetTimeZone = copied?.resetTimeZone ?? null;
         row.priority = dto.priority ?? first?.priority ?? 0;
       }
       const view = toOverrideView(overrideRowOf(await this.repository.upsertOverride(row)));

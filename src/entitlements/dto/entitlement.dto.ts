@@ -301,6 +301,32 @@ export class OverrideView {
   })
   resetInterval: string | null;
   @ApiProperty({
+    enum: ['run', 'calendar'],
+    nullable: true,
+    example: 'run',
+    description:
+      "copied with resetInterval from the plan bucket's quota (`run` when the PUT names resetInterval or no plan bucket is in effect); null for `deny` or a boolean feature",
+  })
+  resetAnchor: 'run' | 'calendar' | null;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: 'integer',
+    format: 'int32',
+    minimum: 1,
+    maximum: 31,
+    description: "copied with resetInterval: a calendar month's day (null: the 1st, or none)",
+  })
+  resetDayOfMonth: number | null;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    type: String,
+    description:
+      "copied with resetInterval: a calendar bucket's own zone; null: the customer's, else the project's",
+  })
+  resetTimeZone: string | null;
+  @ApiProperty({
     example: '2026-01-15T00:00:00.000Z',
     nullable: true,
     type: String,

@@ -6,8 +6,10 @@ import {
   balanceOf,
   boundary,
   Bucket,
+  featureBucketsAt,
   BucketUsage,
   bucketsAt,
+  EngineOverride,
   EngineQuota,
   EngineWindow,
   fromMicros,
@@ -195,6 +197,78 @@ describe('buckets, order and allocation', () => {
     expect(() => toMicros(1e-7)).toThrow(RangeError);
     expect(microsText(1_500_000n)).toBe('1.500000');
     expect(fromMicros(1_500_000n)).toBe(1.5);
+  });
+});
+
+describe('override bucket', () => {
+  const override = (fields: Partial<EngineOverride>): EngineOverride => ({
+    mode: 'set',
+    limit: 7n * MICROS,
+    priority: 0,
+    resetInterval: 'P1D',
+    resetAnchor: 'run',
+    resetDayOfMonth: null,
+    resetTimeZone: null,
+    anchor: d('2026-03-01T00:00:00.000Z'),
+    expiresAt: null,
+    ...fields,
+  });
+  const bucketOf = (o: EngineOverride, t: string, zones?: Array<{ from: number | null; zone: string }>) => {
+    const { buckets } = featureBucketsAt(
+      { metered: true, windows: [], override: o, grants: [], zones },
+      d(t),
+    );
+    expect(buckets).toHaveLength(1);
+    const [b] = buckets;
+    return {
+      start: iso(b.periodStart),
+      end: iso(b.periodEnd),
+      resetAnchor: b.resetAnchor,
+      timeZone: b.timeZone,
+    };
+  };
+
+  it('calendar: periods of local days from its anchor, in its own zone, across a DST change', () => {
+    const o = override({ resetAnchor: 'calendar', resetTimeZone: 'America/New_York' });
+    // the first period runs from the anchor to the first local midnight after it
+    expect(bucketOf(o, '2026-03-01T03:00:00.000Z')).toEqual({
+      start: '2026-03-01T00:00:00.000Z',
+      end: '2026-03-01T05:00:00.000Z',
+      resetAnchor: 'calendar',
+      timeZone: 'America/New_York',
+    });
+    // clocks go forward on March 8: that day is 23 hours long
+    expect(bucketOf(o, '2026-03-08T12:00:00.000Z')).toMatchObject({
+      start: '2026-03-08T05:00:00.000Z',
+      end: '2026-03-09T04:00:00.000Z',
+    });
+  });
+
+  it("calendar without its own zone: the customer's zone at the period's start; a P1M takes its day of the month", () => {
+    const o = override({ resetAnchor: 'calendar', resetInterval: 'P1M', resetDayOfMonth: 15 });
+    expect(bucketOf(o, '2026-04-20T00:00:00.000Z', [{ from: null, zone: 'Asia/Tokyo' }])).toEqual({
+      start: '2026-04-14T15:00:00.000Z',
+      end: '2026-05-14T15:00:00.000Z',
+      resetAnchor: 'calendar',
+      timeZone: 'Asia/Tokyo',
+    });
+    // no zone given: UTC
+    expect(bucketOf(o, '2026-04-20T00:00:00.000Z')).toMatchObject({
+      start: '2026-04-15T00:00:00.000Z',
+      timeZone: 'UTC',
+    });
+  });
+
+  it('run (and a row without a reset anchor): anchor + k x resetInterval in UTC', () => {
+    const expected = {
+      start: '2026-03-08T00:00:00.000Z',
+      end: '2026-03-09T00:00:00.000Z',
+      resetAnchor: 'run',
+      timeZone: 'UTC',
+    };
+    const zones = [{ from: null, zone: 'Asia/Tokyo' }];
+    expect(bucketOf(override({}), '2026-03-08T12:00:00.000Z', zones)).toEqual(expected);
+    expect(bucketOf(override({ resetAnchor: null }), '2026-03-08T12:00:00.000Z', zones)).toEqual(expected);
   });
 });
 

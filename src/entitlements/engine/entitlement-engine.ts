@@ -61,6 +61,10 @@ export interface EngineOverride {
   limit: bigint | null;
   priority: number | null;
   resetInterval: string | null;
+  /** Copied with `resetInterval` from the plan bucket; null for `deny` and a boolean feature (then `run`). */
+  resetAnchor: ResetAnchor | null;
+  resetDayOfMonth: number | null;
+  resetTimeZone: string | null;
   anchor: Date | null;
   expiresAt: Date | null;
 }
@@ -228,7 +232,7 @@ export function bucketsAt(
     if (!w.quota || !inEffect(w, t) || groups.has(w.group)) continue;
     groups.add(w.group);
     const anchor = runAnchor(windows, w);
-    const { period, timeZone } = quotaPeriodAt(w.quota, zones, anchor, t);
+    const { period, timeZone } = resetPeriodAt(w.quota, zones, anchor, t);
     buckets.push({
       source: 'plan',
       group: w.group,
@@ -251,22 +255,27 @@ export function bucketsAt(
 /** A customer's zone when nothing names another: UTC, since always. */
 export const UTC_ONLY: ZoneHistory = [{ from: null, zone: 'UTC' }];
 
+/** How a bucket's periods are laid out: a quota's reset fields, or those an override copied from one. */
+type ResetRule = Pick<EngineQuota, 'resetInterval' | 'resetDayOfMonth' | 'resetTimeZone'> & {
+  resetAnchor: ResetAnchor | null;
+};
+
 /**
- * The period holding `t` of a quota whose run started at `anchor`, and the zone it is in: `run`
- * quotas in UTC; `calendar` ones in the quota's own zone, else in `zones` (the customer's, as it
- * was over time).
+ * The period holding `t` of a bucket whose periods start at `anchor` (a quota's run start, an
+ * override's anchor), and the zone it is in: `run` in UTC; `calendar` in the rule's own zone, else
+ * in `zones` (the customer's, as it was over time).
  */
-function quotaPeriodAt(
-  quota: EngineQuota,
+function resetPeriodAt(
+  rule: ResetRule,
   zones: ZoneHistory,
   anchor: Date,
   t: Date,
 ): { period: { start: Date; end: Date | null }; timeZone: string } {
-  if (quota.resetAnchor !== 'calendar' || !isCalendarInterval(quota.resetInterval))
-    return { period: periodAt(anchor, quota.resetInterval, t), timeZone: 'UTC' };
-  const history: ZoneHistory = quota.resetTimeZone ? [{ from: null, zone: quota.resetTimeZone }] : zones;
+  if (rule.resetAnchor !== 'calendar' || !isCalendarInterval(rule.resetInterval))
+    return { period: periodAt(anchor, rule.resetInterval, t), timeZone: 'UTC' };
+  const history: ZoneHistory = rule.resetTimeZone ? [{ from: null, zone: rule.resetTimeZone }] : zones;
   const p = calendarPeriodAt(
-    { interval: quota.resetInterval, dayOfMonth: quota.resetDayOfMonth },
+    { interval: rule.resetInterval, dayOfMonth: rule.resetDayOfMonth },
     history,
     anchor.getTime(),
     t.getTime(),
@@ -335,7 +344,8 @@ export function featureBucketsAt(
   if (override?.mode === 'deny') return { granted: false, buckets: [], accessEndsAt: null };
   const plans = bucketsAt(input.windows, t, input.zones);
   const grants = input.metered ? input.grants.filter((g) => grantInEffect(g, t)) : [];
-  const buckets: Bucket[] = override && input.metered ? [overrideBucket(override, t)] : [...plans];
+  const buckets: Bucket[] =
+    override && input.metered ? [overrideBucket(override, t, input.zones ?? UTC_ONLY)] : [...plans];
   for (const g of grants) buckets.push(grantBucket(g));
   const planEnd = plans.length > 0 ? accessEndsAt(input.windows, t) : undefined;
   const ends: Array<Date | null> = [
@@ -352,10 +362,20 @@ export function featureBucketsAt(
   };
 }
 
-/** The override's bucket at `t`: periods `anchor + k x resetInterval`. */
-function overrideBucket(o: EngineOverride, t: Date): Bucket {
+/**
+ * The override's bucket at `t`: periods from its `anchor` as the quota it copied its reset rule from
+ * would have them (`anchor + k x resetInterval`, or calendar units in the rule's or the customer's
+ * zone).
+ */
+function overrideBucket(o: EngineOverride, t: Date, zones: ZoneHistory): Bucket {
   const anchor = o.anchor ?? t;
-  const period = periodAt(anchor, o.resetInterval, t.getTime() < anchor.getTime() ? anchor : t);
+  const resetAnchor = o.resetAnchor ?? 'run';
+  const { period, timeZone } = resetPeriodAt(
+    { ...o, resetAnchor },
+    zones,
+    anchor,
+    t.getTime() < anchor.getTime() ? anchor : t,
+  );
   return {
     source: 'override',
     group: null,
@@ -368,8 +388,8 @@ function overrideBucket(o: EngineOverride, t: Date): Bucket {
     periodStart: period.start,
     periodEnd: period.end,
     expiresAt: o.expiresAt,
-    resetAnchor: 'run',
-    timeZone: 'UTC',
+    resetAnchor,
+    timeZone,
   };
 }
 

@@ -58,7 +58,22 @@ export class CustomerOverride {
   @Column({ name: 'reset_interval', type: 'varchar', length: 32, nullable: true })
   resetInterval: string | null;
 
-  /** The start of the override bucket's periods (`anchor + k x resetInterval`). */
+  /**
+   * Copied with `reset_interval` from the plan bucket (`run` when the PUT names the interval or no
+   * plan bucket is in effect); null for `deny` and on a boolean feature.
+   */
+  @Column({ name: 'reset_anchor', type: 'varchar', length: 8, nullable: true })
+  resetAnchor: 'run' | 'calendar' | null;
+
+  /** A calendar P1M, P3M or P6M period's day of the month, copied with `reset_interval`. */
+  @Column({ name: 'reset_day_of_month', type: 'smallint', nullable: true })
+  resetDayOfMonth: number | null;
+
+  /** A calendar bucket's own zone, copied with `reset_interval`; null: the customer's, else the project's. */
+  @Column({ name: 'reset_time_zone', type: 'varchar', length: 64, nullable: true })
+  resetTimeZone: string | null;
+
+  /** The start of the override bucket's periods (`anchor + k x resetInterval`, or calendar units from it). */
   @Column({ type: 'timestamptz', precision: 3, nullable: true })
   anchor: Date | null;
 
