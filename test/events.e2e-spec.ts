@@ -305,6 +305,7 @@ describe('events and webhooks', () => {
             status: 'active',
             source: 'signup',
             codeId: null,
+            trial: false,
           },
         ],
         ended: [],
