@@ -51,6 +51,9 @@ SELECT
   "o"."override_limit" AS "o_override_limit",
   "o"."priority" AS "o_priority",
   "o"."reset_interval" AS "o_reset_interval",
+  "o"."reset_anchor" AS "o_reset_anchor",
+  "o"."reset_day_of_month" AS "o_reset_day_of_month",
+  "o"."reset_time_zone" AS "o_reset_time_zone",
   "o"."anchor" AS "o_anchor",
   "o"."expires_at" AS "o_expires_at",
   "o"."reason" AS "o_reason",
@@ -69,6 +72,9 @@ SELECT
   "o"."override_limit" AS "o_override_limit",
   "o"."priority" AS "o_priority",
   "o"."reset_interval" AS "o_reset_interval",
+  "o"."reset_anchor" AS "o_reset_anchor",
+  "o"."reset_day_of_month" AS "o_reset_day_of_month",
+  "o"."reset_time_zone" AS "o_reset_time_zone",
   "o"."anchor" AS "o_anchor",
   "o"."expires_at" AS "o_expires_at",
   "o"."reason" AS "o_reason",
@@ -114,7 +120,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
@@ -185,7 +192,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
@@ -256,7 +264,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
@@ -327,7 +336,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
@@ -398,7 +408,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
@@ -469,7 +480,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
@@ -538,7 +550,8 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
         AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day') AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
@@ -578,7 +591,8 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
         AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day') AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
@@ -646,7 +660,8 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
         AND coalesce(g.expires_at, 'infinity') > $4::timestamptz - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = $1 AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS overrides
@@ -694,7 +709,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
@@ -780,7 +796,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
@@ -866,7 +883,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
@@ -952,7 +970,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
@@ -1038,7 +1057,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
@@ -1124,7 +1144,8 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
         AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
       WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
@@ -1298,6 +1319,9 @@ SELECT
   "CustomerOverride"."override_limit" AS "CustomerOverride_override_limit",
   "CustomerOverride"."priority" AS "CustomerOverride_priority",
   "CustomerOverride"."reset_interval" AS "CustomerOverride_reset_interval",
+  "CustomerOverride"."reset_anchor" AS "CustomerOverride_reset_anchor",
+  "CustomerOverride"."reset_day_of_month" AS "CustomerOverride_reset_day_of_month",
+  "CustomerOverride"."reset_time_zone" AS "CustomerOverride_reset_time_zone",
   "CustomerOverride"."anchor" AS "CustomerOverride_anchor",
   "CustomerOverride"."expires_at" AS "CustomerOverride_expires_at",
   "CustomerOverride"."reason" AS "CustomerOverride_reason",
@@ -1340,6 +1364,9 @@ SELECT
   "o"."override_limit" AS "o_override_limit",
   "o"."priority" AS "o_priority",
   "o"."reset_interval" AS "o_reset_interval",
+  "o"."reset_anchor" AS "o_reset_anchor",
+  "o"."reset_day_of_month" AS "o_reset_day_of_month",
+  "o"."reset_time_zone" AS "o_reset_time_zone",
   "o"."anchor" AS "o_anchor",
   "o"."expires_at" AS "o_expires_at",
   "o"."reason" AS "o_reason",
@@ -1393,10 +1420,10 @@ LIMIT 10
 OFFSET 0
 
 -- GrantsRepository.upsertOverride
-INSERT INTO "customer_overrides"("customer_id", "feature_id", "project_id", "mode", "override_limit", "priority", "reset_interval", "anchor", "expires_at", "reason", "created_at")
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+INSERT INTO "customer_overrides"("customer_id", "feature_id", "project_id", "mode", "override_limit", "priority", "reset_interval", "reset_anchor", "reset_day_of_month", "reset_time_zone", "anchor", "expires_at", "reason", "created_at")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 ON CONFLICT ( "customer_id", "feature_id" ) DO UPDATE
-SET "customer_id" = EXCLUDED."customer_id", "feature_id" = EXCLUDED."feature_id", "project_id" = EXCLUDED."project_id", "mode" = EXCLUDED."mode", "override_limit" = EXCLUDED."override_limit", "priority" = EXCLUDED."priority", "reset_interval" = EXCLUDED."reset_interval", "anchor" = EXCLUDED."anchor", "expires_at" = EXCLUDED."expires_at", "reason" = EXCLUDED."reason", "created_at" = EXCLUDED."created_at"
+SET "customer_id" = EXCLUDED."customer_id", "feature_id" = EXCLUDED."feature_id", "project_id" = EXCLUDED."project_id", "mode" = EXCLUDED."mode", "override_limit" = EXCLUDED."override_limit", "priority" = EXCLUDED."priority", "reset_interval" = EXCLUDED."reset_interval", "reset_anchor" = EXCLUDED."reset_anchor", "reset_day_of_month" = EXCLUDED."reset_day_of_month", "reset_time_zone" = EXCLUDED."reset_time_zone", "anchor" = EXCLUDED."anchor", "expires_at" = EXCLUDED."expires_at", "reason" = EXCLUDED."reason", "created_at" = EXCLUDED."created_at"
 
 -- GrantsRepository.upsertOverride
 SELECT
@@ -1407,6 +1434,9 @@ SELECT
   "CustomerOverride"."override_limit" AS "CustomerOverride_override_limit",
   "CustomerOverride"."priority" AS "CustomerOverride_priority",
   "CustomerOverride"."reset_interval" AS "CustomerOverride_reset_interval",
+  "CustomerOverride"."reset_anchor" AS "CustomerOverride_reset_anchor",
+  "CustomerOverride"."reset_day_of_month" AS "CustomerOverride_reset_day_of_month",
+  "CustomerOverride"."reset_time_zone" AS "CustomerOverride_reset_time_zone",
   "CustomerOverride"."anchor" AS "CustomerOverride_anchor",
   "CustomerOverride"."expires_at" AS "CustomerOverride_expires_at",
   "CustomerOverride"."reason" AS "CustomerOverride_reason",
