@@ -39,9 +39,16 @@ interface Call {
 /** What batching must not change: the status and `data`, or the error's code (not the request id). */
 type Answer = { status: number; data?: unknown; code?: string };
 
+const withoutAt = (data: unknown): unknown => {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return data;
+  const { at: _at, ...rest } = data as Record<string, unknown>;
+  return rest;
+};
+
 const answerOf = (res: Response): Answer =>
   res.status < 300
-    ? { status: res.status, data: res.body.data }
+    ? // the instant answered for is the request's own, so it differs between two calls
+      { status: res.status, data: withoutAt(res.body.data) }
     : { status: res.status, code: res.body?.error?.code };
 
 /**

@@ -488,7 +488,10 @@ describe('grants and overrides in the entitlement engine', () => {
     expect(mine).toMatchObject({ granted: true, balance: { limit: 3, remaining: 3 }, override: null });
     expect(mine.buckets).toEqual([expect.objectContaining({ source: 'grant', grantId: g.id })]);
     const private_ = await t.http.get(`${P}/customers/${me.id}/entitlements`).set(A());
-    expect(private_.body.data.find((e: any) => e.feature.id === f.id)).toEqual(mine);
+    expect(private_.body.data.find((e: any) => e.feature.id === f.id)).toEqual({
+      ...mine,
+      at: expect.any(String),
+    });
     const checked = await t.http
       .post('/api/public/v1/me/entitlements/check')
       .set(auth)

@@ -261,4 +261,106 @@ describe('calendar periods', () => {
       );
     });
   });
+
+  describe('?at=', () => {
+    it('answers as of another instant: the usage of that period, 0 for one to come, at normalised on every answer', async () => {
+      const f = await meteredFeature();
+      const p = await planWith({ featureId: f.id, limit: 10, resetInterval: 'P1D', resetAnchor: 'calendar' });
+      const c = await customerOn(p.id, p.group, '2027-01-01T00:00:00.000Z');
+      setNow('2027-03-08T12:00:00.000Z');
+      await use(c.id, f.id, 3).expect(201);
+      setNow('2027-03-10T12:00:00.000Z');
+      await use(c.id, f.id, 1).expect(201);
+      const asOf = async (at: string) => {
+        const res = await t.http
+          .post(`${P}/entitlements/check?at=${encodeURIComponent(at)}`)
+          .set(A())
+          .send({ customerId: c.id, featureId: f.id });
+        expect(res.status).toBe(200);
+        return res.body.data;
+      };
+      expect(await asOf('2027-03-08T07:00:00-05:00')).toMatchObject({
+        at: '2027-03-08T12:00:00.000Z',
+        balance: { used: 3, remaining: 7 },
+        buckets: [{ periodStart: '2027-03-08T00:00:00.000Z', periodEnd: '2027-03-09T00:00:00.000Z' }],
+        resetsAt: '2027-03-09T00:00:00.000Z',
+      });
+      expect((await asOf('2027-03-12T00:00:00Z')).balance).toMatchObject({ used: 0, remaining: 10 });
+      // without ?at= the answer says the request's time
+      const now = await t.http
+        .post(`${P}/entitlements/check`)
+        .set(A())
+        .send({ customerId: c.id, featureId: f.id });
+      expect(now.body.data).toMatchObject({ at: '2027-03-10T12:00:00.000Z', balance: { used: 1 } });
+      const list = await t.http
+        .get(`${P}/customers/${c.id}/entitlements?at=2027-03-08T12:00:00.000Z`)
+        .set(A());
+      expect(list.status).toBe(200);
+      const mine = list.body.data.find((e: any) => e.feature.id === f.id);
+      expect(mine).toMatchObject({ at: '2027-03-08T12:00:00.000Z', balance: { used: 3 } });
+    });
+
+    it('refuses a malformed at, one past 2 years from now (before CUSTOMER_NOT_FOUND) and one before the customer existed (before FEATURE_NOT_FOUND)', async () => {
+      const f = await meteredFeature();
+      const p = await planWith({ featureId: f.id, limit: 10, resetInterval: 'P1D' });
+      const c = await customerOn(p.id, p.group, '2027-01-01T00:00:00.000Z');
+      setNow('2027-03-10T12:00:00.000Z');
+      const check = (at: string, body: Record<string, unknown>) =>
+        t.http
+          .post(`${P}/entitlements/check?at=${encodeURIComponent(at)}`)
+          .set(A())
+          .send(body);
+      for (const bad of [
+        '2027-03-10',
+        '2027-02-30T00:00:00Z',
+        '2027-03-10T12:00:00',
+        '2027-03-10T12:00:00.1234Z',
+      ])
+        expectAt(await check(bad, { customerId: c.id, featureId: f.id }));
+      expectAt(await check('2029-03-10T12:00:00.001Z', { customerId: 999_999_999, featureId: f.id }));
+      expect((await check('2029-03-10T12:00:00.000Z', { customerId: c.id, featureId: f.id })).status).toBe(
+        200,
+      );
+      expectAt(await check('2020-01-01T00:00:00Z', { customerId: c.id, featureId: 999_999_999 }));
+    });
+
+    it('a grant voided after the instant counts then; an override set after it does not', async () => {
+      const f = await meteredFeature();
+      const created = await t.http
+        .post(`${P}/customers`)
+        .set(A())
+        .send({ username: `pat${String(++seq).padStart(8, '0')}` });
+      const c = created.body.data;
+      setNow('2027-03-10T12:00:00.000Z');
+      const grant = (
+        await t.http.post(`${P}/customers/${c.id}/grants`).set(A()).send({ featureId: f.id, amount: 5 })
+      ).body.data.grant;
+      setNow('2027-03-11T12:00:00.000Z');
+      await t.http.post(`${P}/grants/${grant.id}/void`).set(A()).send({}).expect(200);
+      await t.http
+        .put(`${P}/customers/${c.id}/overrides/${f.id}`)
+        .set(A())
+        .send({ mode: 'deny' })
+        .expect(200);
+      const asOf = async (at: string) =>
+        (
+          await t.http
+            .post(`${P}/entitlements/check?at=${at}`)
+            .set(A())
+            .send({ customerId: c.id, featureId: f.id })
+        ).body.data;
+      expect(await asOf('2027-03-10T18:00:00.000Z')).toMatchObject({
+        allowed: true,
+        override: null,
+        buckets: [{ source: 'grant', grantId: grant.id, remaining: 5 }],
+      });
+      expect(await asOf('2027-03-11T13:00:00.000Z')).toMatchObject({ allowed: false, reason: 'NOT_GRANTED' });
+    });
+  });
 });
+
+function expectAt(res: { status: number; body: any }): void {
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe('VALIDATION_FAILED');
+  expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('at');
+}

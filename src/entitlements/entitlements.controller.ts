@@ -9,6 +9,7 @@ import { apiPath } from '../common/routes/api-prefixes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { Idempotent } from '../idempotency/idempotency.decorator';
 import {
+  AtQueryDto,
   BatchResultView,
   CheckDto,
   CheckView,
@@ -35,8 +36,12 @@ export class EntitlementsController {
   })
   @ApiEnvelope(EntitlementView, { isArray: true })
   @ApiErrors('VALIDATION_FAILED', 'CUSTOMER_NOT_FOUND')
-  list(@CurrentProject() project: CallerProject, @IdParam('customerId') customerId: number) {
-    return this.entitlements.list(project.id, customerId);
+  list(
+    @CurrentProject() project: CallerProject,
+    @IdParam('customerId') customerId: number,
+    @Query() query: AtQueryDto,
+  ) {
+    return this.entitlements.list(project.id, customerId, query.at);
   }
 
   @Post('entitlements/check')
@@ -48,8 +53,8 @@ export class EntitlementsController {
   })
   @ApiEnvelope(CheckView)
   @ApiErrors('VALIDATION_FAILED', 'CUSTOMER_NOT_FOUND', 'FEATURE_NOT_FOUND')
-  check(@CurrentProject() project: CallerProject, @Body() dto: CheckDto) {
-    return this.entitlements.check(project.id, dto);
+  check(@CurrentProject() project: CallerProject, @Body() dto: CheckDto, @Query() query: AtQueryDto) {
+    return this.entitlements.check(project.id, dto, query.at);
   }
 
   @Post('usage')

@@ -95,10 +95,14 @@ export interface CustomerState {
   customerId: number;
   username: string;
   enabled: boolean;
+  createdAt: Date;
   features: FeatureRow[];
   /** Per feature id: the customer's live windows with that feature's quota (null when the plan has none). */
   windowsFor(featureId: number): EngineWindow[];
-  /** Per feature id: the customer's grants not voided (those that expired long ago are not read). */
+  /**
+   * Per feature id: the customer's grants not voided by the instant read at (those that expired a
+   * day or more before it are not read).
+   */
   grantsFor(featureId: number): StateGrant[];
   /** Per feature id: the customer's override, in effect or not (null: none). */
   overrideFor(featureId: number): OverrideRow | null;
@@ -135,10 +139,10 @@ export interface OverrideRow extends EngineOverride {
 
 /**
  * A grant as the state reads it: what the rules need, as an array (id, feature id, amount, used,
- * priority, effectiveAt and expiresAt in epoch ms) rather than an object per grant, since a
+ * priority, effectiveAt, expiresAt and voidedAt in epoch ms) rather than an object per grant, since a
  * customer may hold many; the rest of a grant is read when shown (`GrantsRepository`).
  */
-type GrantJson = [number, number, string, string, number, number, number | null];
+type GrantJson = [number, number, string, string, number, number, number | null, number | null];
 
 interface OverrideJson {
   featureId: number;
@@ -177,6 +181,8 @@ interface StateRow {
   customer_id: number;
   username: string;
   enabled: boolean;
+  /** Milliseconds since the epoch (a bigint column: its text). */
+  created_at: string;
   features: FeatureRow[];
   windows: Array<{
     id: number;
@@ -221,6 +227,8 @@ export interface SumRequest {
 export interface OverageRequest {
   featureId: number;
   since: Date;
+  /** Exclusive; null: no end. */
+  until: Date | null;
 }
 
 /**
@@ -246,6 +254,7 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
   periods.map((p) => p.periodEnd),
   overages.map((o) => o.featureId),
   overages.map((o) => o.since),
+  overages.map((o) => o.until),
 ];
 
 /**
@@ -274,7 +283,7 @@ const SUMS_SAMPLE = [
       periodEnd: new Date('2026-04-01T00:00:00Z'),
     },
   ],
-  [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
+  [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z'), until: new Date('2026-04-01T00:00:00Z') }],
 ];
 
 @Injectable()
@@ -372,7 +381,13 @@ export class EntitlementsRepository {
               periodEnd: new Date('2026-04-01T00:00:00Z'),
             },
           ],
-          [{ featureId: 1, since: new Date('2026-03-01T00:00:00Z') }],
+          [
+            {
+              featureId: 1,
+              since: new Date('2026-03-01T00:00:00Z'),
+              until: new Date('2026-04-01T00:00:00Z'),
+            },
+          ],
         );
         return ['prj_1', { name: 'id', values: [1] }, 'all', { at: SAMPLE_AT, guess: true }];
       },
@@ -680,7 +695,10 @@ function sameRequests(guess: SumsGuess, periods: SumRequest[], overages: Overage
         sameTime(p.periodEnd, guess.periods[i].periodEnd),
     ) &&
     overages.every(
-      (x, i) => x.featureId === guess.overages[i].featureId && sameTime(x.since, guess.overages[i].since),
+      (x, i) =>
+        x.featureId === guess.overages[i].featureId &&
+        sameTime(x.since, guess.overages[i].since) &&
+        sameTime(x.until, guess.overages[i].until),
     )
   );
 }
@@ -736,7 +754,7 @@ function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): un
 
 /**
  * The guesses of `loads` (none: no sums) as each load's slices, from and to, of the periods and
- * of the overage requests (four arrays, one row a load), and the six flattened arrays they slice
+ * of the overage requests (four arrays, one row a load), and the seven flattened arrays they slice
  * (see `slicedSums`).
  */
 function guessValues(loads: readonly { guess?: SumsGuess }[]): [unknown[], unknown[]] {
@@ -787,7 +805,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
   }));
   const date = (ms: number | null) => (ms === null ? null : new Date(ms));
   const grants: StateGrant[] = row.grants.map(
-    ([id, featureId, amount, used, priority, effectiveAt, expiresAt]) => ({
+    ([id, featureId, amount, used, priority, effectiveAt, expiresAt, voidedAt]) => ({
       id,
       featureId,
       amount: toMicros(amount),
@@ -795,7 +813,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
       priority,
       effectiveAt: new Date(effectiveAt),
       expiresAt: date(expiresAt),
-      voidedAt: null,
+      voidedAt: date(voidedAt),
     }),
   );
   const overrides: OverrideRow[] = row.overrides.map((o) => ({
@@ -810,6 +828,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     customerId: row.customer_id,
     username: row.username,
     enabled: row.enabled,
+    createdAt: new Date(Number(row.created_at)),
     features: row.features,
     ...(eventId !== undefined
       ? { existing: row.existing ?? null, lastRecordedAt: row.last_recorded_at ?? null }
@@ -883,6 +902,7 @@ interface SumsInputs {
   ends: string;
   overageFids: string;
   overageSince: string;
+  overageUntil: string;
 }
 
 /** The sums' arrays as parameters `$p` to `$p+5` of one statement. */
@@ -893,6 +913,7 @@ const sumsParams = (p: number): SumsInputs => ({
   ends: `$${p + 3}::timestamptz[]`,
   overageFids: `$${p + 4}::int[]`,
   overageSince: `$${p + 5}::timestamptz[]`,
+  overageUntil: `$${p + 6}::timestamptz[]`,
 });
 
 /**
@@ -933,14 +954,16 @@ const sumsColumns = (customer: string, project: string, sums: SumsInputs) => `
     ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                        ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                               WHERE u.customer_id = ${customer} AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                                AND u.recorded_at >= o.since AND u.project_id = ${project})
+                                AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                                AND u.project_id = ${project})
                   END)::text
-            FROM unnest(${sums.overageFids}, ${sums.overageSince}) WITH ORDINALITY AS o(fid, since, i),
+            FROM unnest(${sums.overageFids}, ${sums.overageSince}, ${sums.overageUntil}) WITH ORDINALITY AS o(fid, since, until, i),
                  ${runningSpan(
                    'usage_records',
                    'overage_running',
                    'overage',
-                   `t.customer_id = ${customer} AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = ${project}`,
+                   `t.customer_id = ${customer} AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                    AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = ${project}`,
                  )}
            WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
@@ -957,7 +980,7 @@ const SLICE_COLUMNS: Array<[string, string]> = [
   ['ot', 'int'],
 ];
 
-/** The sums' arrays of a batch's request `r`: its slices (`SLICE_COLUMNS`) of the six flattened arrays from `$flat`. */
+/** The sums' arrays of a batch's request `r`: its slices (`SLICE_COLUMNS`) of the seven flattened arrays from `$flat`. */
 function slicedSums(flat: number): SumsInputs {
   const slice = (k: number, type: string, from: string, to: string) =>
     `($${flat + k}::${type}[])[r.${from}:r.${to}]`;
@@ -968,6 +991,7 @@ function slicedSums(flat: number): SumsInputs {
     ends: slice(3, 'timestamptz', 'pf', 'pt'),
     overageFids: slice(4, 'int', 'of', 'ot'),
     overageSince: slice(5, 'timestamptz', 'of', 'ot'),
+    overageUntil: slice(6, 'timestamptz', 'of', 'ot'),
   };
 }
 
@@ -1020,17 +1044,21 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
     featureKind === 'all' ? '' : ` AND ${column} IN (${featureIds(project, featureKind, feature)})`;
   const grantWhere = featureIn('g.feature_id');
   const overrideWhere = featureIn('o.feature_id');
-  return `SELECT c.id AS customer_id, c.username, c.enabled,
+  return `SELECT c.id AS customer_id, c.username, c.enabled, ${epochMs('c.created_at')} AS created_at,
         ${featuresJson(project, featureKind, feature)} AS features,
         ${liveWindowsJson('c.id', project, epochMs)} AS windows,
         ${plansWithQuotasJson(project, livePlanIds('c.id', project), featureKind, feature)} AS plans,
         ${customerZonesJson(epochMs)} AS customer_zones,
         ${projectZonesJson(project, epochMs)} AS project_zones,
         (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-                  ${epochMs('g.effective_at')}, ${epochMs('g.expires_at')}) ORDER BY g.id), '[]'::json)
-           FROM grants g
-          WHERE g.customer_id = c.id AND g.project_id = ${project} AND g.voided_at IS NULL
-            AND coalesce(g.expires_at, 'infinity') > ${at} - interval '${GRANTS_EXPIRED_READ}'${grantWhere}) AS grants,
+                  ${epochMs('g.effective_at')}, ${epochMs('g.expires_at')}, ${epochMs('g.voided_at')}) ORDER BY g.id), '[]'::json)
+           FROM (SELECT g.* FROM grants g
+                  WHERE g.customer_id = c.id AND g.project_id = ${project} AND g.voided_at IS NULL
+                    AND coalesce(g.expires_at, 'infinity') > ${at} - interval '${GRANTS_EXPIRED_READ}'${grantWhere}
+                 UNION ALL
+                 -- voided after the instant (a read of an earlier one): none at the present
+                 SELECT g.* FROM grants g
+                  WHERE g.customer_id = c.id AND g.project_id = ${project} AND g.voided_at > ${at}${grantWhere}) g) AS grants,
         (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
                   'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
                   'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -1062,7 +1090,7 @@ const GRANTS_EXPIRED_READ = '1 day';
 
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
- * all, the instant, then the guess's six arrays when asked.
+ * all, the instant, then the guess's seven arrays when asked.
  */
 function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGuess: boolean): Statement {
   let n = 1;
@@ -1086,7 +1114,7 @@ function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGu
  * `withEvent`: `lockAndLoadMany`), each as `stateStatement` with the sums (and the event id) would
  * read it, with its request's ordinality `i`. One row of arrays per request (`$1` the projects,
  * then the lock's values, the features, the instants, each request's slice of the flattened sums arrays, from
- * and to, and the event ids), then those six flattened arrays. A request whose customer does not
+ * and to, and the event ids), then those seven flattened arrays. A request whose customer does not
  * exist has no row.
  */
 function stateBatchStatement(

@@ -104,16 +104,37 @@ export class EntitlementsService {
     private readonly grants: GrantsRepository,
   ) {}
 
-  /** Every feature of the project for one customer (`GET /customers/:customerId/entitlements`). */
-  async list(projectId: string, customerId: number): Promise<EntitlementView[]> {
-    const at = this.clock.now();
+  /**
+   * Every feature of the project for one customer (`GET /customers/:customerId/entitlements`), now
+   * or as of `asOf` (`?at=`).
+   */
+  async list(projectId: string, customerId: number, asOf?: string): Promise<EntitlementView[]> {
+    const at = this.instantOf(asOf);
     const state = await this.repository.loadState(projectId, customerLockFor(customerId), 'all', {
       at,
-      guess: true,
+      guess: asOf === undefined,
     });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    if (asOf !== undefined) assertAfterCreation(state, at);
     const evaluations = await this.evaluate(projectId, state, state.features, at);
     return evaluations.map(toEntitlementView);
+  }
+
+  /**
+   * The instant a read answers for: `asOf` (`?at=`, its format checked with the body) within 2
+   * years from now, else now.
+   */
+  private instantOf(asOf: string | undefined): Date {
+    const now = this.clock.now();
+    if (asOf === undefined) return now;
+    const at = new Date(asOf);
+    const limit = new Date(now);
+    limit.setUTCFullYear(limit.getUTCFullYear() + 2);
+    if (at.getTime() > limit.getTime())
+      throw new DomainError('VALIDATION_FAILED', 'at must be at most 2 years from now', [
+        { field: 'at', message: `at must be at most 2 years from now (${limit.toISOString()})` },
+      ]);
+    return at;
   }
 
   /** The same in the caller's unit of work and at its instant (a dry run's `entitlementsAfter`). */
@@ -146,13 +167,19 @@ export class EntitlementsService {
   }
 
   /** `POST /entitlements/check`: reads only; 200 with `allowed: false` when refused. */
-  async check(projectId: string, dto: CheckDto): Promise<CheckView> {
-    return this.checkWith(projectId, lockOf(dto), featureOf(dto), dto.amount);
+  async check(projectId: string, dto: CheckDto, asOf?: string): Promise<CheckView> {
+    return this.checkWith(projectId, lockOf(dto), featureOf(dto), dto.amount, asOf);
   }
 
   /** The public check, for the logged-in customer. */
-  checkFor(projectId: string, customerId: number, feature: OneFeature, amount?: number): Promise<CheckView> {
-    return this.checkWith(projectId, customerLockFor(customerId), feature, amount);
+  checkFor(
+    projectId: string,
+    customerId: number,
+    feature: OneFeature,
+    amount?: number,
+    asOf?: string,
+  ): Promise<CheckView> {
+    return this.checkWith(projectId, customerLockFor(customerId), feature, amount, asOf);
   }
 
   private async checkWith(
@@ -160,10 +187,16 @@ export class EntitlementsService {
     lock: CustomerLock,
     selector: OneFeature,
     amount = 1,
+    asOf?: string,
   ): Promise<CheckView> {
-    const at = this.clock.now();
-    const state = await this.repository.loadBatched(projectId, lock, selector, at);
+    const at = this.instantOf(asOf);
+    // a read of another instant is read alone, without the guess kept for the present
+    const state =
+      asOf === undefined
+        ? await this.repository.loadBatched(projectId, lock, selector, at)
+        : await this.repository.loadState(projectId, lock, selector, { at });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
+    if (asOf !== undefined) assertAfterCreation(state, at);
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
     const [evaluation] = await this.evaluate(projectId, state, [feature], at);
@@ -186,6 +219,7 @@ export class EntitlementsService {
       override: view.override,
       resetsAt: view.resetsAt,
       accessEndsAt: view.accessEndsAt,
+      at: view.at,
     };
   }
 
@@ -533,12 +567,26 @@ function sumRequestsOf(evaluations: FeatureEvaluation[]): {
         periodEnd: b.periodEnd,
       });
     }
+    // from the earliest period start to the latest period end (none when one never resets)
+    const ends = buckets.map((b) => b.periodEnd);
     overages.push({
       featureId: feature.id,
       since: new Date(Math.min(...buckets.map((b) => b.periodStart.getTime()))),
+      until: ends.some((e) => e === null) ? null : new Date(Math.max(...ends.map((e) => e!.getTime()))),
     });
   }
   return { periods, overages };
+}
+
+/** `?at=` reaches back at most to the customer's creation (as answered, in milliseconds). */
+function assertAfterCreation(state: CustomerState, at: Date): void {
+  if (at.getTime() < state.createdAt.getTime())
+    throw new DomainError('VALIDATION_FAILED', "at must not be before the customer's createdAt", [
+      {
+        field: 'at',
+        message: `at must not be before the customer's createdAt (${state.createdAt.toISOString()})`,
+      },
+    ]);
 }
 
 function lockOf(dto: CustomerFeatureDto): CustomerLock {
@@ -622,6 +670,7 @@ function toEntitlementView(e: FeatureEvaluation): EntitlementView {
     override: e.override ? toOverrideView(e.override) : null,
     resetsAt: metered && e.granted ? iso(resetsAt(e.buckets)) : null,
     accessEndsAt: e.granted ? iso(e.accessEndsAt) : null,
+    at: e.at.toISOString(),
   };
 }
 

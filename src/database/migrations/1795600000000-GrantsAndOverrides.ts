@@ -20,6 +20,9 @@ export class GrantsAndOverrides1795600000000 implements MigrationInterface {
     );
     await q.query(`CREATE INDEX "grants_customer_idx" ON "grants" ("customer_id", "id")`);
     await q.query(
+      `CREATE INDEX "grants_voided_idx" ON "grants" ("customer_id", "voided_at") WHERE "voided_at" IS NOT NULL`,
+    );
+    await q.query(
       `CREATE INDEX "grants_customer_feature_idx" ON "grants" ("customer_id", "feature_id", (COALESCE("expires_at", 'infinity'::timestamptz))) WHERE "voided_at" IS NULL`,
     );
     await q.query(

@@ -85,6 +85,46 @@ export class CustomerFeatureDto extends FeatureRefDto {
   customerId?: number;
 }
 
+/**
+ * `?at=`: `YYYY-MM-DDTHH:mm:ss`, optionally `.` and 1 to 3 digits, then `Z` or `±HH:mm`; a real
+ * date and time.
+ */
+const AT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** Whether `value` is an instant `?at=` takes, a real date and time. */
+export function isAtInstant(value: unknown): value is string {
+  if (typeof value !== 'string' || !AT_PATTERN.test(value)) return false;
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) return false;
+  // a real date: the calendar fields survive a round trip (2027-02-30 does not)
+  const [date, time] = value.split('T');
+  const offset = /(?:Z|([+-])(\d{2}):(\d{2}))$/.exec(time)!;
+  const minutes = offset[1] ? (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) : 0;
+  const local = new Date(ms + minutes * 60_000).toISOString();
+  return (
+    local.slice(0, 10) === date && local.slice(11, 19) === time.slice(0, 8) && Math.abs(minutes) < 24 * 60
+  );
+}
+
+/** `?at=` of the entitlement reads: answer as a call at that instant would (read only). */
+export class AtQueryDto {
+  @ApiPropertyOptional({
+    example: '2027-03-14T12:00:00.000Z',
+    description:
+      "Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`).",
+  })
+  @IsOptional()
+  @ValidateBy({
+    name: 'isAtInstant',
+    validator: {
+      validate: isAtInstant,
+      defaultMessage: (args?: ValidationArguments) =>
+        `${args!.property} must be a date-time YYYY-MM-DDTHH:mm:ss[.sss] with Z or an offset ±HH:mm`,
+    },
+  })
+  at?: string;
+}
+
 export class CheckDto extends CustomerFeatureDto {
   @ApiPropertyOptional({
     example: 1,
@@ -362,6 +402,11 @@ export class EntitlementView {
     description: 'null: permanent (or not granted)',
   })
   accessEndsAt: string | null;
+  @ApiProperty({
+    example: '2027-03-14T12:00:00.000Z',
+    description: 'the instant answered for: `?at=`, or the time of the request',
+  })
+  at: string;
 }
 
 export class CheckView {
@@ -388,6 +433,11 @@ export class CheckView {
   override: OverrideView | null;
   @ApiProperty({ example: null, nullable: true, type: String }) resetsAt: string | null;
   @ApiProperty({ example: null, nullable: true, type: String }) accessEndsAt: string | null;
+  @ApiProperty({
+    example: '2027-03-14T12:00:00.000Z',
+    description: 'the instant answered for: `?at=`, or the time of the request',
+  })
+  at: string;
 }
 
 export class AllocationView {

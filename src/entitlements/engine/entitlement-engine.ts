@@ -67,6 +67,8 @@ export interface EngineOverride {
   resetTimeZone: string | null;
   anchor: Date | null;
   expiresAt: Date | null;
+  /** Its `PUT`'s instant: in effect from then (a read of an earlier instant does not see it). */
+  createdAt?: Date;
 }
 
 /**
@@ -284,13 +286,16 @@ function resetPeriodAt(
   return { period: { start: new Date(p.start), end: new Date(p.end) }, timeZone: zone };
 }
 
-/** Whether an override is in effect at `t` (its row exists from its `PUT`; it ends at `expiresAt`). */
+/** Whether an override is in effect at `t`: from its `PUT` until its `expiresAt`. */
 export const overrideInEffect = (o: EngineOverride | null, t: Date): o is EngineOverride =>
-  o !== null && (o.expiresAt === null || t.getTime() < o.expiresAt.getTime());
+  o !== null &&
+  (o.createdAt === undefined || o.createdAt.getTime() <= t.getTime()) &&
+  (o.expiresAt === null || t.getTime() < o.expiresAt.getTime());
 
-/** Whether a grant is in effect at `t`: started, not expired, not voided. */
+/** Whether a grant is in effect at `t`: started, and neither expired nor voided by then. */
 export const grantInEffect = (g: EngineGrant, t: Date): boolean =>
-  g.voidedAt === null && inEffect({ validFrom: g.effectiveAt, validTo: g.expiresAt }, t);
+  (g.voidedAt === null || t.getTime() < g.voidedAt.getTime()) &&
+  inEffect({ validFrom: g.effectiveAt, validTo: g.expiresAt }, t);
 
 /** A grant's status at `t`, in the order the rules name them. */
 export type GrantStatus = 'voided' | 'expired' | 'scheduled' | 'exhausted' | 'active';

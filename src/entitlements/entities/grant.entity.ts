@@ -16,6 +16,8 @@ import { Feature } from '../../plans/entities/feature.entity';
 @Index('grants_customer_feature_idx', { synchronize: false })
 // the customer's list, newest first
 @Index('grants_customer_idx', ['customerId', 'id'])
+// a read of an instant before a void (`?at=`) finds the grants voided after it
+@Index('grants_voided_idx', ['customerId', 'voidedAt'], { where: '"voided_at" IS NOT NULL' })
 // the boundary scheduler's scan of grants reaching their end
 @Index('grants_expires_idx', ['expiresAt'], { where: '"voided_at" IS NULL AND "expires_at" IS NOT NULL' })
 export class Grant {
