@@ -42,7 +42,7 @@ ORDER BY d.id
 
 -- EventsRepository.endsBetween
 SELECT s.id, s.project_id, s.customer_id, c.username, s.plan_id, p.name AS plan_name, s.plan_group,
-      s.valid_from, s.valid_to, s.status, s.source, s.code_id
+      s.valid_from, s.valid_to, s.status, s.source, s.code_id, s.trial
  FROM subscriptions s
  JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
  JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
@@ -150,13 +150,36 @@ WHERE endpoint_id = $1 AND status = 'pending'
 
 -- EventsRepository.startsBetween
 SELECT s.id, s.project_id, s.customer_id, c.username, s.plan_id, p.name AS plan_name, s.plan_group,
-      s.valid_from, s.valid_to, s.status, s.source, s.code_id
+      s.valid_from, s.valid_to, s.status, s.source, s.code_id, s.trial
  FROM subscriptions s
  JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
  JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
 WHERE s.status = 'active' AND s.valid_from > $1 AND s.valid_from <= $2 AND s.valid_from > s.created_at
   AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = 'subscription.started:' || s.id)
 ORDER BY s.valid_from, s.id
+LIMIT $3
+
+-- EventsRepository.trialEndingBetween
+SELECT s.id, s.project_id, s.customer_id, c.username, s.plan_id, p.name AS plan_name, s.plan_group,
+      s.valid_from, s.valid_to, s.status, s.source, s.code_id, s.trial
+ FROM subscriptions s
+ JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
+ JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
+WHERE s.status = 'active' AND GREATEST(s.valid_from, (s.valid_to AT TIME ZONE 'UTC' - $4::interval) AT TIME ZONE 'UTC') > $1 AND GREATEST(s.valid_from, (s.valid_to AT TIME ZONE 'UTC' - $4::interval) AT TIME ZONE 'UTC') <= $2 AND s.trial AND s.valid_to > $2
+      AND s.valid_to <= (($2::timestamptz AT TIME ZONE 'UTC') + $4::interval) AT TIME ZONE 'UTC'
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = 'trial.ending:' || s.id)
+ORDER BY GREATEST(s.valid_from, (s.valid_to AT TIME ZONE 'UTC' - $4::interval) AT TIME ZONE 'UTC'), s.id
+LIMIT $3
+
+-- EventsRepository.trialEndsBetween
+SELECT s.id, s.project_id, s.customer_id, c.username, s.plan_id, p.name AS plan_name, s.plan_group,
+      s.valid_from, s.valid_to, s.status, s.source, s.code_id, s.trial
+ FROM subscriptions s
+ JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
+ JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
+WHERE s.status = 'active' AND s.valid_to > $1 AND s.valid_to <= $2 AND s.trial
+  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = 'trial.ended:' || s.id)
+ORDER BY s.valid_to, s.id
 LIMIT $3
 
 -- WebhookEndpointsRepository.delete

@@ -11,6 +11,7 @@ SELECT
   "Subscription"."valid_to" AS "Subscription_valid_to",
   "Subscription"."status" AS "Subscription_status",
   "Subscription"."source" AS "Subscription_source",
+  "Subscription"."trial" AS "Subscription_trial",
   "Subscription"."code_id" AS "Subscription_code_id",
   "Subscription"."created_at" AS "Subscription_created_at",
   "Subscription"."updated_at" AS "Subscription_updated_at"
@@ -29,6 +30,7 @@ SELECT
   "Subscription"."valid_to" AS "Subscription_valid_to",
   "Subscription"."status" AS "Subscription_status",
   "Subscription"."source" AS "Subscription_source",
+  "Subscription"."trial" AS "Subscription_trial",
   "Subscription"."code_id" AS "Subscription_code_id",
   "Subscription"."created_at" AS "Subscription_created_at",
   "Subscription"."updated_at" AS "Subscription_updated_at"
@@ -44,6 +46,15 @@ WHERE id = $1 AND project_id = $2
 UPDATE subscriptions
 SET valid_to = $3, updated_at = now()
 WHERE id = $1 AND project_id = $2
+
+-- SubscriptionsRepository.hadTrial
+SELECT EXISTS (SELECT 1 FROM subscriptions s
+WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.trial AND s.project_id = $3) AS found
+
+-- SubscriptionsRepository.insert (a trial and the tail after it)
+INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at, trial)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true), ($10, $11, $12, $13, $14, $15, $16, $17, $18, false)
+RETURNING id, status, created_at, updated_at
 
 -- SubscriptionsRepository.insert (one window)
 INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, code_id, created_at)
@@ -66,6 +77,7 @@ SELECT
   "s"."valid_to" AS "s_valid_to",
   "s"."status" AS "s_status",
   "s"."source" AS "s_source",
+  "s"."trial" AS "s_trial",
   "s"."code_id" AS "s_code_id",
   "s"."created_at" AS "s_created_at",
   "s"."updated_at" AS "s_updated_at",
@@ -94,6 +106,7 @@ SELECT
   "s"."valid_to" AS "s_valid_to",
   "s"."status" AS "s_status",
   "s"."source" AS "s_source",
+  "s"."trial" AS "s_trial",
   "s"."code_id" AS "s_code_id",
   "s"."created_at" AS "s_created_at",
   "s"."updated_at" AS "s_updated_at",
@@ -112,7 +125,7 @@ WHERE "s"."customer_id" = $1 AND "s"."project_id" = $2
 ORDER BY "ended" ASC, "s"."valid_from" ASC, "s"."id" ASC
 
 -- SubscriptionsRepository.liveChain
-SELECT s.id, s.plan_id, s.source, s.code_id, p.value, p.name, s.valid_from, s.valid_to
+SELECT s.id, s.plan_id, s.source, s.code_id, s.trial, p.value, p.name, s.valid_from, s.valid_to
  FROM subscriptions s JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
 WHERE s.customer_id = $1 AND s.plan_group = $2 AND s.status = 'active'
   AND COALESCE(s.valid_to, 'infinity'::timestamptz) > $3 AND s.project_id = $4
@@ -133,6 +146,7 @@ SELECT
   "Subscription"."valid_to" AS "Subscription_valid_to",
   "Subscription"."status" AS "Subscription_status",
   "Subscription"."source" AS "Subscription_source",
+  "Subscription"."trial" AS "Subscription_trial",
   "Subscription"."code_id" AS "Subscription_code_id",
   "Subscription"."created_at" AS "Subscription_created_at",
   "Subscription"."updated_at" AS "Subscription_updated_at"
