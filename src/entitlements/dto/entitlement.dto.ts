@@ -110,6 +110,8 @@ export function isAtInstant(value: unknown): value is string {
 export class AtQueryDto {
   @ApiPropertyOptional({
     example: '2027-03-14T12:00:00.000Z',
+    format: 'date-time',
+    maxLength: 29,
     description:
       "Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`).",
   })
