@@ -87,7 +87,7 @@ LIMIT 100
 -- EntitlementsRepository.loadBatched (by id, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -114,10 +114,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -145,11 +149,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -159,7 +166,7 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 -- EntitlementsRepository.loadBatched (by id, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -186,10 +193,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -217,11 +228,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -231,7 +245,7 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 -- EntitlementsRepository.loadBatched (by identifier, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -258,10 +272,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -289,11 +307,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -303,7 +324,7 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 -- EntitlementsRepository.loadBatched (by identifier, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -330,10 +351,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -361,11 +386,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -375,7 +403,7 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 -- EntitlementsRepository.loadBatched (by username, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -402,10 +430,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -433,11 +465,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -447,7 +482,7 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
 -- EntitlementsRepository.loadBatched (by username, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -474,10 +509,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -505,11 +544,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -517,7 +559,7 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
  WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadState (all features)
-SELECT c.id AS customer_id, c.username, c.enabled,
+SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = $1) AS features,
@@ -544,10 +586,14 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = $1) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day') AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day'
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at > $3::timestamptz) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -558,7 +604,7 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
   FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.loadState (all features, with the sums of the last read)
-SELECT c.id AS customer_id, c.username, c.enabled,
+SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = $1) AS features,
@@ -585,10 +631,14 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = $1) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day') AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day'
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at > $3::timestamptz) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -616,18 +666,21 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = $1)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = $1)
               END)::text
-        FROM unnest($8::int[], $9::timestamptz[]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest($8::int[], $9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
   FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.loadState (one feature by id)
-SELECT c.id AS customer_id, c.username, c.enabled,
+SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = $1 AND f.id = $3::int) AS features,
@@ -654,10 +707,14 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = $1) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > $4::timestamptz - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > $4::timestamptz - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at > $4::timestamptz AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -676,7 +733,7 @@ WITH ORDINALITY AS r(project, v1, i)
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -703,10 +760,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -734,11 +795,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -763,7 +827,7 @@ WITH ORDINALITY AS r(project, v1, i)
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -790,10 +854,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -821,11 +889,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -850,7 +921,7 @@ WITH ORDINALITY AS r(project, v1, v2, i)
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -877,10 +948,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -908,11 +983,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -937,7 +1015,7 @@ WITH ORDINALITY AS r(project, v1, v2, i)
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -964,10 +1042,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -995,11 +1077,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -1024,7 +1109,7 @@ WITH ORDINALITY AS r(project, v1, i)
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -1051,10 +1136,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -1082,11 +1171,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -1111,7 +1203,7 @@ WITH ORDINALITY AS r(project, v1, i)
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled,
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
         'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
  FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -1138,10 +1230,14 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
       FROM project_time_zone_changes z WHERE z.project_id = p.id))
  FROM projects p WHERE p.id = r.project) AS project_zones,
     (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM grants g
-      WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-        AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS grants,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
     (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
               'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
               'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
@@ -1169,11 +1265,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -1210,11 +1309,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = $1)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = $1)
               END)::text
-        FROM unnest($7::int[], $8::timestamptz[]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest($7::int[], $8::timestamptz[], $9::timestamptz[]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
@@ -1240,11 +1342,14 @@ LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id =
 ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
                    ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
                           WHERE u.customer_id = r.customer AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.project_id = r.project)
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
               END)::text
-        FROM unnest(($11::int[])[r.of:r.ot], ($12::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+        FROM unnest(($11::int[])[r.of:r.ot], ($12::timestamptz[])[r.of:r.ot], ($13::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
