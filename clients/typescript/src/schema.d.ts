@@ -3041,6 +3041,23 @@ export interface components {
        */
       resetInterval: string | null;
       /**
+       * @description copied with resetInterval from the plan bucket's quota (`run` when the PUT names resetInterval or no plan bucket is in effect); null for `deny` or a boolean feature
+       * @example run
+       * @enum {string|null}
+       */
+      resetAnchor: 'run' | 'calendar' | null;
+      /**
+       * Format: int32
+       * @description copied with resetInterval: a calendar month's day (null: the 1st, or none)
+       * @example null
+       */
+      resetDayOfMonth: number | null;
+      /**
+       * @description copied with resetInterval: a calendar bucket's own zone; null: the customer's, else the project's
+       * @example null
+       */
+      resetTimeZone: string | null;
+      /**
        * @description the start of the bucket's periods (`anchor + k x resetInterval`), copied at the PUT; null for `deny` or a boolean feature
        * @example 2026-01-15T00:00:00.000Z
        */
