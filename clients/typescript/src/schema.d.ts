@@ -917,9 +917,9 @@ export interface paths {
     put?: never;
     /**
      * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
-     * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. A campaign code is checked for `CODE_NOT_YET_ACTIVE` and `CODE_EXHAUSTED` after `CODE_EXPIRED`, then, once the customer is known, `CODE_CUSTOMER_LIMIT_REACHED` and `403 CODE_NOT_ELIGIBLE` (details give the `reason` and `group`) before the chain rules; its cap is exact under concurrency (a cap taken meanwhile is `409 CODE_EXHAUSTED`, nothing written), and the answer adds `campaign` with the counts after this redemption. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
+     * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. A campaign code is checked for `CODE_NOT_YET_ACTIVE` and `CODE_EXHAUSTED` after `CODE_EXPIRED`, then, once the customer is known, `CODE_CUSTOMER_LIMIT_REACHED`, `409 TRIAL_ALREADY_USED` (a trial code, and the customer had a trial in its group before) and `403 CODE_NOT_ELIGIBLE` (details give the `reason` and `group`; a trial code refuses a customer holding a paid plan of its group: `HOLDS_PAID_PLAN`) before the chain rules; its cap is exact under concurrency (a cap taken meanwhile is `409 CODE_EXHAUSTED`, nothing written), and the answer adds `campaign` with the counts after this redemption. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
      */
     post: operations['RedemptionsController_redeem'];
     delete?: never;
@@ -941,7 +941,7 @@ export interface paths {
      * Alias of POST /redemptions: same body, answer, rules and errors
      * @description Alias of `POST /redemptions`, kept for clients written against it: the same body (`code`, `customer`, `autoCreate`), the same `?dryRun=true`, the same order of checks, chain rules, answer and errors. Prefer `POST /redemptions` in new code.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
      */
     post: operations['RedemptionsController_redeemAlias'];
     delete?: never;
@@ -1161,7 +1161,7 @@ export interface paths {
      * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
      * @description Lets the logged-in customer redeem a code for itself (`{ code }`), for example from an in-app "enter your code" field. The rules are those of the private redemption: code normalisation, the order of code checks, the chain rules and their errors; no customer is ever created. `?dryRun=true` changes nothing and answers what would happen, with `entitlementsAfter` to show the customer what the code gives before it is used. Answers 200 like the private redemption.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
      */
     post: operations['MeController_redeem'];
     delete?: never;
@@ -1375,6 +1375,7 @@ export interface components {
         | 'CODE_EXHAUSTED'
         | 'CODE_CUSTOMER_LIMIT_REACHED'
         | 'CODE_NOT_ELIGIBLE'
+        | 'TRIAL_ALREADY_USED'
         | 'CODE_CHANGE_NOT_ALLOWED'
         | 'WEBHOOK_ENDPOINT_NOT_FOUND'
         | 'EVENT_NOT_FOUND'
@@ -1589,6 +1590,9 @@ export interface components {
         | 'grant.exhausted'
         | 'override.set'
         | 'override.removed'
+        | 'trial.started'
+        | 'trial.ending'
+        | 'trial.ended'
       )[];
       /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
       enabled: boolean;
@@ -1640,6 +1644,9 @@ export interface components {
         | 'grant.exhausted'
         | 'override.set'
         | 'override.removed'
+        | 'trial.started'
+        | 'trial.ending'
+        | 'trial.ended'
       )[];
       /**
        * @description Free text for people, at most 500 characters; null when none.
@@ -1679,6 +1686,9 @@ export interface components {
         | 'grant.exhausted'
         | 'override.set'
         | 'override.removed'
+        | 'trial.started'
+        | 'trial.ending'
+        | 'trial.ended'
       )[];
       /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
       enabled: boolean;
@@ -1725,6 +1735,9 @@ export interface components {
         | 'grant.exhausted'
         | 'override.set'
         | 'override.removed'
+        | 'trial.started'
+        | 'trial.ending'
+        | 'trial.ended'
       )[];
       /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
       enabled?: boolean;
@@ -1763,6 +1776,9 @@ export interface components {
         | 'grant.exhausted'
         | 'override.set'
         | 'override.removed'
+        | 'trial.started'
+        | 'trial.ending'
+        | 'trial.ended'
       )[];
       /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
       enabled: boolean;
@@ -1831,7 +1847,10 @@ export interface components {
         | 'grant.expired'
         | 'grant.exhausted'
         | 'override.set'
-        | 'override.removed';
+        | 'override.removed'
+        | 'trial.started'
+        | 'trial.ending'
+        | 'trial.ended';
       /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
@@ -2521,6 +2540,11 @@ export interface components {
        */
       validTo: string | null;
       /**
+       * @description A trial window: at most one per customer and plan group, worth 0 in every later grant.
+       * @example false
+       */
+      trial: boolean;
+      /**
        * @description The plan group of the window.
        * @example tier
        */
@@ -3106,6 +3130,11 @@ export interface components {
        * @example null
        */
       accessEndsAt: string | null;
+      /**
+       * @description the instant answered for: `?at=`, or the time of the request
+       * @example 2027-03-14T12:00:00.000Z
+       */
+      at: string;
     };
     CheckView: {
       /**
@@ -3144,6 +3173,11 @@ export interface components {
        * @example null
        */
       accessEndsAt: string | null;
+      /**
+       * @description the instant answered for: `?at=`, or the time of the request
+       * @example 2027-03-14T12:00:00.000Z
+       */
+      at: string;
     };
     CheckDto: {
       /**
@@ -3599,6 +3633,11 @@ export interface components {
        */
       validTo: string | null;
       /**
+       * @description A trial window: at most one per customer and plan group, worth 0 in every later grant.
+       * @example false
+       */
+      trial: boolean;
+      /**
        * Format: int32
        * @description Identifier of the window; `null` in a dry run, where no window is created.
        * @example 41
@@ -3630,6 +3669,11 @@ export interface components {
        * @example null
        */
       validTo: string | null;
+      /**
+       * @description A trial window (worth 0 in every later grant).
+       * @example false
+       */
+      trial: boolean;
     };
     ChainChangesView: {
       /** @description windows in effect that end now */
@@ -3764,6 +3808,11 @@ export interface components {
        * @example null
        */
       accessEndsAt: string | null;
+      /**
+       * @description the instant answered for: `?at=`, or the time of the request
+       * @example 2027-03-14T12:00:00.000Z
+       */
+      at: string;
       /** @description One bucket per plan group with a quota in effect, in the order of consumption. */
       buckets: components['schemas']['DryRunBucketView'][];
     };
@@ -4393,6 +4442,8 @@ export interface components {
      *
      *     `SLUG_TAKEN`: Another plan (or feature) of the project has this slug.
      *
+     *     `TRIAL_ALREADY_USED`: A trial code, and the customer has had a trial window in its plan group before (in any state, from any code): a trial is once per customer and group, ever.
+     *
      *     `USAGE_EVENT_CONFLICT`: The `eventId` was already recorded for this customer with another feature or amount.
      *
      *     `USERNAME_TAKEN`: Another customer of the project has this username (compared case-insensitively).
@@ -4433,6 +4484,7 @@ export interface components {
               | 'QUOTA_EXCEEDED'
               | 'REDUNDANT_PERMANENT_PURCHASE'
               | 'SLUG_TAKEN'
+              | 'TRIAL_ALREADY_USED'
               | 'USAGE_EVENT_CONFLICT'
               | 'USERNAME_TAKEN'
               | 'WEBHOOK_ENDPOINT_DISABLED';
@@ -4621,7 +4673,7 @@ export interface components {
     /**
      * @description `API_KEY_DISABLED`: The key exists but was disabled by an operator.
      *
-     *     `CODE_NOT_ELIGIBLE`: The customer does not meet the campaign code's eligibility; `details[0].reason` says why (`NOT_NEW_CUSTOMER`, `HELD_PLAN_GROUP`) and `group` which plan group.
+     *     `CODE_NOT_ELIGIBLE`: The customer does not meet the campaign code's eligibility; `details[0].reason` says why (`NOT_NEW_CUSTOMER`, `HELD_PLAN_GROUP`, `HOLDS_PAID_PLAN` for a trial code while a paid plan of its group is live) and `group` which plan group.
      *
      *     `CUSTOMER_DISABLED`: The customer is disabled (`enabled: false`).
      *
@@ -5369,6 +5421,8 @@ export interface components {
     };
   };
   parameters: {
+    /** @description Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`). */
+    at: string;
     /** @description Identifier of the code. */
     codeId: number;
     /** @description Identifier of the customer. */
@@ -5842,7 +5896,10 @@ export interface operations {
           | 'grant.expired'
           | 'grant.exhausted'
           | 'override.set'
-          | 'override.removed';
+          | 'override.removed'
+          | 'trial.started'
+          | 'trial.ending'
+          | 'trial.ended';
         /** @description Only the events naming this customer. */
         customerId?: number;
       };
@@ -6564,7 +6621,10 @@ export interface operations {
   };
   EntitlementsController_list: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`). */
+        at?: components['parameters']['at'];
+      };
       header?: never;
       path: {
         /** @description Identifier of the customer. */
@@ -6585,7 +6645,10 @@ export interface operations {
   };
   EntitlementsController_check: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`). */
+        at?: components['parameters']['at'];
+      };
       header?: {
         /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
         'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
@@ -7146,7 +7209,10 @@ export interface operations {
   };
   MeController_listEntitlements: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`). */
+        at?: components['parameters']['at'];
+      };
       header?: {
         /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
         'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
@@ -7171,7 +7237,10 @@ export interface operations {
   };
   MeController_checkEntitlement: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`). */
+        at?: components['parameters']['at'];
+      };
       header?: {
         /** @description Unix seconds; accepted within 300 s of the server's clock. Signature v1: lowercase hex HMAC-SHA256, with the public key's signing secret, of `METHOD \n path-with-query \n timestamp \n nonce \n hex(SHA-256(raw body))` (an empty body hashes as empty). Required when the project has `requireSignature`; otherwise verified whenever any of the three headers is sent. Example: `GET /api/public/v1/me`, timestamp `1767225600`, nonce `n0nce-0000000001`, no body, secret `ss_example`: the canonical string is `GET\n/api/public/v1/me\n1767225600\nn0nce-0000000001\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855` and the signature `0b8a7696ebea153b5abf332d731dd20b01e83e2dad56078a28729dbeeb8cfc2a`. */
         'X-Service-Timestamp'?: components['parameters']['X-Service-Timestamp'];
