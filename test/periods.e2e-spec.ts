@@ -1,5 +1,6 @@
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { CALENDAR_EXAMPLES, exampleInstant } from './support/calendar-examples';
 
 const P = '/api/private/v1';
 
@@ -260,6 +261,43 @@ describe('calendar periods', () => {
         [[50, '2027-03-02T00:00:00.000Z']],
       );
     });
+  });
+
+  it('every worked example, asked through ?at= of a quota in its zone', async () => {
+    const f = await meteredFeature();
+    // a customer on a plan of each zone, interval and day, in a run started long before
+    const customers = new Map<string, number>();
+    for (const [, zone, interval, day] of CALENDAR_EXAMPLES) {
+      const key = `${zone}|${interval}|${day}`;
+      if (customers.has(key)) continue;
+      const p = await planWith({
+        featureId: f.id,
+        limit: 10,
+        resetInterval: interval,
+        resetAnchor: 'calendar',
+        resetDayOfMonth: day,
+        resetTimeZone: zone,
+      });
+      customers.set(key, (await customerOn(p.id, p.group, '2026-01-01T00:00:00.000Z')).id);
+    }
+    const answers = [];
+    for (const [rule, zone, interval, day, at] of CALENDAR_EXAMPLES) {
+      const res = await t.http
+        .post(`${P}/entitlements/check?at=${exampleInstant(at)}`)
+        .set(A())
+        .send({ customerId: customers.get(`${zone}|${interval}|${day}`), featureId: f.id });
+      expect(res.status).toBe(200);
+      const [b] = res.body.data.buckets;
+      answers.push([rule, b.timeZone, b.periodStart, b.periodEnd]);
+    }
+    expect(answers).toEqual(
+      CALENDAR_EXAMPLES.map(([rule, zone, , , , start, end]) => [
+        rule,
+        zone,
+        exampleInstant(start),
+        exampleInstant(end),
+      ]),
+    );
   });
 
   describe('?at=', () => {
