@@ -92,14 +92,11 @@ export class GrantsService implements OnModuleInit {
         createdAt: now,
       });
       const view = toGrantView(grantRowOf(grant), now);
-      if (dryRun) {
-        const after = await this.entitlements.listIn(projectId, customer.id, now);
-        throw new DryRunRollback({
+      if (dryRun)
+        await this.rollBack(projectId, customer.id, now, (after) => ({
           grant: { ...view, id: null },
-          dryRun: true,
           entitlementsAfter: withoutGrantId(after, grant.id),
-        } satisfies GrantResultView);
-      }
+        }));
       const ref = eventCustomer(customer);
       await this.events.record(projectId, [
         { type: 'grant.created', customer: ref, data: { customer: ref, grant: { ...view } } },
@@ -229,14 +226,11 @@ export class GrantsService implements OnModuleInit {
         row.priority = dto.priority ?? first?.priority ?? 0;
       }
       const view = toOverrideView(overrideRowOf(await this.repository.upsertOverride(row)));
-      if (dryRun) {
-        const after = await this.entitlements.listIn(projectId, customerId, now);
-        throw new DryRunRollback({
+      if (dryRun)
+        await this.rollBack(projectId, customerId, now, (after) => ({
           override: view,
-          dryRun: true,
           entitlementsAfter: after,
-        } satisfies OverrideResultView);
-      }
+        }));
       const ref = eventCustomer(customer);
       // an override that expired since the scheduler's last scan is announced here, before the
       // one replacing it, under the key the scheduler would have used
@@ -314,14 +308,11 @@ export class GrantsService implements OnModuleInit {
       if (!row || !overrideInEffect(row, now)) throw new DomainError('OVERRIDE_NOT_FOUND');
       const view = toOverrideView(overrideRowOf(row));
       await this.repository.deleteOverride(projectId, customerId, featureId);
-      if (dryRun) {
-        const after = await this.entitlements.listIn(projectId, customerId, now);
-        throw new DryRunRollback({
+      if (dryRun)
+        await this.rollBack(projectId, customerId, now, (after) => ({
           override: view,
-          dryRun: true,
           entitlementsAfter: after,
-        } satisfies OverrideResultView);
-      }
+        }));
       const ref = eventCustomer(customer);
       await this.events.record(projectId, [
         {
@@ -334,6 +325,20 @@ export class GrantsService implements OnModuleInit {
       ]);
       return { override: view };
     });
+  }
+
+  /**
+   * Ends a dry run's unit of work: answers what the write would have been, with the customer's
+   * entitlements right after it (`answer` shapes both), and rolls it back (`write` catches it).
+   */
+  private async rollBack(
+    projectId: string,
+    customerId: number,
+    now: Date,
+    answer: (entitlementsAfter: EntitlementView[]) => object,
+  ): Promise<never> {
+    const after = await this.entitlements.listIn(projectId, customerId, now);
+    throw new DryRunRollback({ ...answer(after), dryRun: true });
   }
 
   /**
