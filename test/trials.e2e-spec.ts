@@ -389,6 +389,35 @@ describe('trials', () => {
     expect(await eventsOf(c.id, 'trial.ending')).toHaveLength(1);
   });
 
+  it('the public route: a trial once per group for the logged-in customer, and /me/subscriptions shows the flag', async () => {
+    const code = await trialCode({ perCustomerLimit: 2 });
+    const name = `trial_me_${++seq}`;
+    await post('/customers', { username: name, password: 'correct horse battery' }).expect(201);
+    const login = await t.http
+      .post('/api/public/v1/auth/login')
+      .set('X-Service-Key', a.publicKey)
+      .send({ identifier: { type: 'username', value: name }, password: 'correct horse battery' })
+      .expect(200);
+    const me = () =>
+      t.http
+        .post('/api/public/v1/me/redemptions')
+        .set('X-Service-Key', a.publicKey)
+        .set('Authorization', `Bearer ${login.body.data.token}`)
+        .send({ code: code.code });
+    const res = await me().expect(200);
+    expect(res.body.data.subscriptions[0]).toMatchObject({ planId: pro, trial: true });
+    expectError(await me(), 409, 'TRIAL_ALREADY_USED');
+    const listed = await t.http
+      .get('/api/public/v1/me/subscriptions')
+      .set('X-Service-Key', a.publicKey)
+      .set('Authorization', `Bearer ${login.body.data.token}`)
+      .expect(200);
+    expect(listed.body.data.map((w: Window) => [w.planId, w.trial])).toEqual([
+      [pro, true],
+      [free, false],
+    ]);
+  });
+
   it('webhook endpoints take the trial event types', async () => {
     const res = await post('/webhook-endpoints', {
       url: 'http://127.0.0.1:9/hooks/trials',
