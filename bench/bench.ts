@@ -20,12 +20,17 @@
  *   5. `grants` (BENCH_PARTS=grants, not in the default): a check and a consume, one client, for a
  *      customer holding 1 active grant of a feature, one holding 100, and one holding 1 active and
  *      1,000 ended ones, in rotating rounds; each one's time per request against the 1-grant one.
+ *   6. `calendar` (BENCH_PARTS=calendar, not in the default): checks, a few clients, spread over
+ *      customers on a plan with a run-anchored daily quota, and over customers on plans with
+ *      calendar quotas in named zones (the quota's zone, or the customer's with a zone history), in
+ *      rotating rounds; each one's req/s against the run-anchored one's.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
  *   BENCH_CUSTOMERS=20000 BENCH_SECONDS=3 npm run bench  # a quick check
  *   BENCH_BEFORE=/tmp/before npm run bench               # this tree against a built earlier checkout
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=grants npm run bench  # the grants part alone
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=calendar npm run bench  # the calendar part alone
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -71,13 +76,63 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants` (not in the default: its rounds would add minutes to every run).
+ * baselines), `windows`, `grants` and `calendar` (not in the default: their rounds would add
+ * minutes to every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
 );
 /** Rounds of the `grants` part: at least 5, so that the median ratio is not one slow round's. */
 const GRANT_ROUNDS = Math.max(5, ROUNDS);
+/** Rounds of the `calendar` part: at least 5, as the grants part's. */
+const CALENDAR_ROUNDS = Math.max(5, ROUNDS);
+/** Customers per scenario of the `calendar` part, checked in turn, so that no row is hot. */
+const CALENDAR_CUSTOMERS = Math.max(1, int('BENCH_CALENDAR_CUSTOMERS', 2000));
+/** Clients of the `calendar` part: a few, so that the service's CPU time shows in req/s. */
+const CALENDAR_CLIENTS = Math.max(1, int('BENCH_CALENDAR_CLIENTS', 4));
+/**
+ * The plans of the `calendar` part, one quota each of the same feature: the run-anchored daily
+ * one (the reference), a run-anchored monthly one (a control: it should match the reference), and
+ * calendar quotas in named zones, in the quota's own zone or in the customer's (whose history then
+ * holds a change). `zone` is the zone the check must answer for the current period.
+ */
+const CALENDAR_PLANS: Array<{
+  label: string;
+  slug: string;
+  quota: Record<string, unknown>;
+  customerZone: string | null;
+  zone: string;
+}> = [
+  { label: 'run P1D', slug: 'cal-run-day', quota: { resetInterval: 'P1D' }, customerZone: null, zone: 'UTC' },
+  {
+    label: 'run P1M',
+    slug: 'cal-run-month',
+    quota: { resetInterval: 'P1M' },
+    customerZone: null,
+    zone: 'UTC',
+  },
+  {
+    label: 'calendar P1D, America/New_York (quota)',
+    slug: 'cal-new-york-day',
+    quota: { resetAnchor: 'calendar', resetInterval: 'P1D', resetTimeZone: 'America/New_York' },
+    customerZone: null,
+    zone: 'America/New_York',
+  },
+  {
+    label: 'calendar P1M on the 31st, Europe/Berlin (customer)',
+    slug: 'cal-berlin-month',
+    quota: { resetAnchor: 'calendar', resetInterval: 'P1M', resetDayOfMonth: 31 },
+    customerZone: 'Europe/Berlin',
+    zone: 'Europe/Berlin',
+  },
+  {
+    label: 'calendar PT1H, Asia/Kathmandu (quota)',
+    slug: 'cal-kathmandu-hour',
+    quota: { resetAnchor: 'calendar', resetInterval: 'PT1H', resetTimeZone: 'Asia/Kathmandu' },
+    customerZone: null,
+    zone: 'Asia/Kathmandu',
+  },
+];
 /** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
 const GRANT_HOLDERS = [
   { label: '1 active grant', active: 1, expired: 0, voided: 0 },
@@ -251,6 +306,16 @@ interface GrantRow {
   runs: GrantRun[];
   /** per round: req/s of the customer holding 1 grant ÷ this one's (empty for that customer) */
   ratios: number[];
+}
+
+/** A scenario of the `calendar` part: its runs, one per round, and its req/s ÷ the reference's. */
+interface CalendarRow {
+  label: string;
+  runs: GrantRun[];
+  /** per round: this req/s ÷ that of the run-anchored daily quota (empty for that one) */
+  ratios: number[];
+  /** per round: the service's CPU ms per request of this one ÷ the reference's (steadier on a shared machine) */
+  cpuRatios: number[];
 }
 
 /** The service's process, whose CPU time the one-client loops report. */
@@ -1471,6 +1536,114 @@ async function main(): Promise<void> {
         });
       }
     }
+    // --- calendar: checks of one feature, a few clients, spread over CALENDAR_CUSTOMERS customers
+    // per plan: a run-anchored daily quota (the reference), a run-anchored monthly one, and
+    // calendar quotas in named zones. The scenarios take turns for CALENDAR_ROUNDS rounds, the
+    // order rotated every round; a ratio is the median of the per-round req/s ÷ the reference's.
+    const calendarRows: CalendarRow[] = [];
+    if (PARTS.has('calendar')) {
+      const featureId: number = (
+        await call(port, 'POST', '/api/private/v1/features', sk, {
+          slug: 'calendar-calls',
+          name: 'Calendar calls',
+          metered: true,
+          unit: 'call',
+        })
+      ).body.data.id;
+      const scenarios: Array<(typeof CALENDAR_PLANS)[number] & { ids: number[] }> = [];
+      for (const [k, p] of CALENDAR_PLANS.entries()) {
+        const reply = await call(port, 'POST', '/api/private/v1/plans', sk, {
+          slug: p.slug,
+          name: p.label,
+          value: 5,
+          group: 'calendar',
+          quotas: [{ featureId, limit: 1_000_000_000, priority: 0, thresholds: [80, 100], ...p.quota }],
+        });
+        if (reply.status >= 300)
+          throw new Error(`calendar: plan ${p.slug} answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+        // usernames of at most 16 characters, as the column allows
+        const ids: number[] = (
+          await db.query(
+            `INSERT INTO customers (project_id, username, time_zone)
+             SELECT $1, 'cal' || $2 || '-' || g, $3 FROM generate_series(1, $4::int) g RETURNING id`,
+            [project.id, k, p.customerZone, CALENDAR_CUSTOMERS],
+          )
+        ).rows.map((r: { id: number }) => r.id);
+        // a zone the customer was given 40 days ago: a history of one change, as the API leaves it
+        if (p.customerZone)
+          await db.query(
+            `INSERT INTO customer_time_zone_changes (project_id, customer_id, changed_at, from_zone, to_zone)
+             SELECT $1, id, now() - interval '40 days', NULL, $2 FROM unnest($3::int[]) AS id`,
+            [project.id, p.customerZone, ids],
+          );
+        // runs started 3 to 7 days ago at various hours, so the run-anchored periods differ too
+        await db.query(
+          `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+           SELECT $1, id, $2, 'calendar', now() - interval '3 days' - (k % 97) * interval '1 hour', NULL, 'activation'
+             FROM unnest($3::int[]) WITH ORDINALITY AS t(id, k)`,
+          [project.id, reply.body.data.id, ids],
+        );
+        scenarios.push({ ...p, ids });
+      }
+      await db.query('ANALYZE customers, subscriptions, customer_time_zone_changes');
+      // every plan answers its own zone, the quota allowed
+      for (const s of scenarios) {
+        const reply = await call(port, 'POST', '/api/private/v1/entitlements/check', json, {
+          customerId: s.ids[0],
+          feature: 'calendar-calls',
+          amount: 1,
+        });
+        const bucket = reply.body?.data?.buckets?.[0];
+        if (
+          reply.status !== 200 ||
+          reply.body.data.allowed !== true ||
+          String(bucket?.timeZone).toLowerCase() !== s.zone.toLowerCase()
+        )
+          throw new Error(
+            `calendar: the check of ${s.label} answered ${reply.status}: ${JSON.stringify(reply.body).slice(0, 400)}`,
+          );
+      }
+      const makers = scenarios.map((s) => ({
+        label: s.label,
+        make: (i: number) =>
+          call(port, 'POST', '/api/private/v1/entitlements/check', json, {
+            customerId: s.ids[i % s.ids.length],
+            feature: 'calendar-calls',
+            amount: 1,
+          }),
+      }));
+      // warm-up: each customer checked once, so this process has seen every one
+      for (const [k, s] of makers.entries())
+        await drive(`${s.label} warm-up`, CALENDAR_CLIENTS, 3600, s.make, scenarios[k].ids.length);
+      const runs = new Map(makers.map((s) => [s, [] as GrantRun[]]));
+      for (let round = 0; round < CALENDAR_ROUNDS; round++) {
+        for (const s of makers.map((_, i) => makers[(i + round) % makers.length])) {
+          const db0 = databaseCpuMs();
+          const x = await drive(
+            `POST /entitlements/check, ${s.label} (${CALENDAR_CLIENTS} clients)`,
+            CALENDAR_CLIENTS,
+            SECONDS,
+            s.make,
+          );
+          const run = { ...x, dbCpuMsPerRequest: round2((databaseCpuMs() - db0) / Math.max(1, x.requests)) };
+          console.log(JSON.stringify({ round: round + 1, ...run }));
+          runs.get(s)!.push(run);
+        }
+      }
+      const reference = runs.get(makers[0])!;
+      for (const s of makers) {
+        const mine = runs.get(s)!;
+        calendarRows.push({
+          label: s.label,
+          runs: mine,
+          ratios: s === makers[0] ? [] : mine.map((r, i) => round2(r.rps / reference[i].rps)),
+          cpuRatios:
+            s === makers[0]
+              ? []
+              : mine.map((r, i) => round2(r.cpuMsPerRequest / reference[i].cpuMsPerRequest)),
+        });
+      }
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -1554,6 +1727,25 @@ async function main(): Promise<void> {
           `| ${g.kind} | ${g.holder} | ${g.runs.reduce((n, r) => n + r.requests, 0)} | ${gm((r) => r.rps)} | ${gm((r) => r.p50)} | ${gm((r) => r.p99)} | ${g.runs.reduce((n, r) => n + r.errors, 0)} | ${gm((r) => r.cpuMsPerRequest)} | ${gm((r) => r.dbCpuMsPerRequest)} | ${g.ratios.length ? `**${round2(median(g.ratios))}** (${g.ratios.join(', ')})` : ''} |`,
         );
       }
+    }
+    if (calendarRows.length) {
+      console.log(
+        `\ncalendar: POST /entitlements/check, ${CALENDAR_CLIENTS} clients over ${CALENDAR_CUSTOMERS.toLocaleString('en-US')} customers per plan, ${SECONDS} s per run, ${CALENDAR_ROUNDS} rounds in rotating order, medians; ÷ run = median of the per-round (this req/s ÷ that of ${calendarRows[0].label}) (target: calendar >= 0.9):\n`,
+      );
+      console.log(
+        '| quota | requests | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | ÷ run | CPU ms/req ÷ run |\n|---|---|---|---|---|---|---|---|---|---|',
+      );
+      for (const c of calendarRows) {
+        const cm = (f: (r: GrantRun) => number) => round2(median(c.runs.map(f)));
+        console.log(
+          `| ${c.label} | ${c.runs.reduce((n, r) => n + r.requests, 0)} | ${cm((r) => r.rps)} | ${cm((r) => r.p50)} | ${cm((r) => r.p99)} | ${c.runs.reduce((n, r) => n + r.errors, 0)} | ${cm((r) => r.cpuMsPerRequest)} | ${cm((r) => r.dbCpuMsPerRequest)} | ${c.ratios.length ? `**${round2(median(c.ratios))}** (${c.ratios.join(', ')})` : ''} | ${c.cpuRatios.length ? `${round2(median(c.cpuRatios))} (${c.cpuRatios.join(', ')})` : ''} |`,
+        );
+      }
+      const calendarOnly = calendarRows.filter((c) => c.label.startsWith('calendar'));
+      const worst = Math.min(...calendarOnly.map((c) => median(c.ratios)));
+      console.log(
+        `\ncalendar ÷ run (req/s), the lowest median: ${round2(worst)} ${worst >= 0.9 ? '(at or above 0.9)' : '(BELOW 0.9)'}`,
+      );
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
