@@ -5,7 +5,9 @@ import {
   calendarPeriodAt,
   CALENDAR_INTERVALS,
   CalendarInterval,
+  offsetOf,
 } from './calendar';
+import { IANAZone } from 'luxon';
 
 import { CALENDAR_EXAMPLES, exampleInstant } from '../../../test/support/calendar-examples';
 import { customerZones } from './zones';
@@ -136,5 +138,27 @@ describe('a customer zone over time', () => {
     expect(customerZones({ zone: 'UTC', changes: [] }, { zone: null, changes: [] })).toEqual([
       { from: null, zone: 'UTC' },
     ]);
+  });
+});
+
+describe("a zone's offsets, worked out once per year", () => {
+  it("agree with the runtime's at any instant", () => {
+    const ZONES = [
+      'America/New_York',
+      'Europe/Berlin',
+      'America/Havana',
+      'Australia/Lord_Howe',
+      'Asia/Kathmandu',
+    ];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ZONES),
+        fc.integer({ min: ms('2000-01-01T00:00:00Z'), max: ms('2040-01-01T00:00:00Z') }),
+        (zone, at) => {
+          expect(offsetOf(zone, at)).toBe(IANAZone.create(zone).offset(at));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -29,30 +29,93 @@ export interface Grid {
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 
-// one luxon zone per name, for the process: its offsets are computed from the runtime's rules
-const zones = new Map<string, IANAZone>();
-function zoneOf(name: string): IANAZone {
+/**
+ * A zone's UTC offsets, worked out from luxon's zone once per zone and year and kept for the
+ * process: the offset at the year's start and each change in it (found by sampling every six hours
+ * and narrowing each change to the millisecond). A request's periods are then lookups, not calls
+ * into the runtime's time zone data.
+ */
+class ZoneOffsets {
+  private readonly years = new Map<
+    number,
+    { start: number; changes: Array<{ at: number; offset: number }> }
+  >();
+
+  constructor(private readonly zone: IANAZone) {}
+
+  /** The offset in minutes at instant `ms`. */
+  offset(ms: number): number {
+    const year = this.yearOf(new Date(ms).getUTCFullYear());
+    let offset = year.start;
+    for (const c of year.changes) {
+      if (c.at > ms) break;
+      offset = c.offset;
+    }
+    return offset;
+  }
+
+  private yearOf(y: number) {
+    let year = this.years.get(y);
+    if (!year) {
+      const from = Date.UTC(y, 0, 1);
+      const to = Date.UTC(y + 1, 0, 1);
+      const changes: Array<{ at: number; offset: number }> = [];
+      let at = from;
+      let offset = this.zone.offset(at);
+      const start = offset;
+      for (let next = at + SAMPLE; at < to; next = Math.min(at + SAMPLE, to)) {
+        const o = this.zone.offset(next);
+        if (o !== offset) {
+          // the change lies in (at, next]: the first instant with the new offset
+          let lo = at + 1;
+          let hi = next;
+          while (lo < hi) {
+            const mid = Math.floor((lo + hi) / 2);
+            if (this.zone.offset(mid) === offset) lo = mid + 1;
+            else hi = mid;
+          }
+          changes.push({ at: lo, offset: this.zone.offset(lo) });
+          offset = this.zone.offset(lo);
+        }
+        at = next;
+      }
+      year = { start, changes };
+      this.years.set(y, year);
+    }
+    return year;
+  }
+}
+
+const SAMPLE = 6 * 3_600_000;
+
+// one per zone name, for the process (names are few: those of quotas, customers and projects)
+const zones = new Map<string, ZoneOffsets>();
+function zoneOf(name: string): ZoneOffsets {
   let zone = zones.get(name);
   if (!zone) {
-    zone = IANAZone.create(name);
-    if (!zone.isValid) throw new RangeError(`not a time zone: ${name}`);
+    const iana = IANAZone.create(name);
+    if (!iana.isValid) throw new RangeError(`not a time zone: ${name}`);
     if (zones.size >= 1000) zones.clear();
+    zone = new ZoneOffsets(iana);
     zones.set(name, zone);
   }
   return zone;
 }
 
+/** The offset of `zone` at instant `ms`, in minutes (for tests against the runtime's own). */
+export const offsetOf = (zone: string, ms: number): number => zoneOf(zone).offset(ms);
+
 /** Whether the runtime knows `name` as an IANA zone or link (letter case not significant). */
 export const isTimeZone = (name: string): boolean => IANAZone.isValidZone(name);
 
 /** The local wall-clock time of instant `ms` in `zone`, as the milliseconds of a UTC date with those fields. */
-const wallOf = (zone: IANAZone, ms: number): number => ms + zone.offset(ms) * MINUTE;
+const wallOf = (zone: ZoneOffsets, ms: number): number => ms + zone.offset(ms) * MINUTE;
 
 /**
  * The instant of local wall-clock time `wall` (UTC fields) in `zone`: its first occurrence, or,
  * in a gap, the first instant after it.
  */
-function instantOf(zone: IANAZone, wall: number): number {
+function instantOf(zone: ZoneOffsets, wall: number): number {
   const before = wall - zone.offset(wall - 1.5 * DAY) * MINUTE;
   const after = wall - zone.offset(wall + 1.5 * DAY) * MINUTE;
   const valid = [before, after].filter((ms) => wallOf(zone, ms) === wall);
@@ -193,11 +256,11 @@ export function calendarPeriodAt(
   for (;;) {
     const on: Grid = { ...grid, zone: zoneAt(zones, start) };
     const change = nextChange(zones, start);
-    const firstEnd = boundaryAfter(on, start);
-    // the period holding `until` on this zone's grid, from `start` on
+    // the period holding `until` on this zone's grid, from `start` on: the first one when no
+    // boundary of the grid lies between `start` and `until`
     const periodOf = (until: number) => {
-      if (until < firstEnd) return { start, end: firstEnd };
       const from = boundaryAtOrBefore(on, until);
+      if (from <= start) return { start, end: boundaryAfter(on, start) };
       return { start: from, end: boundaryAfter(on, from) };
     };
     if (change === null || t < change) return periodOf(t);
