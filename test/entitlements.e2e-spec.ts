@@ -169,8 +169,22 @@ describe('entitlements and metered usage', () => {
       const res = await use({ customerId: c.id, featureId: f.id, amount: 12 });
       expect(res.status).toBe(201);
       expect(res.body.data.usage.allocations).toEqual([
-        { source: 'plan', grantId: null, restored: null, group: 'addon', periodStart: '2025-03-01T00:00:00.000Z', amount: 10 },
-        { source: 'plan', grantId: null, restored: null, group: 'tier', periodStart: '2025-03-02T00:00:00.000Z', amount: 2 },
+        {
+          source: 'plan',
+          grantId: null,
+          restored: null,
+          group: 'addon',
+          periodStart: '2025-03-01T00:00:00.000Z',
+          amount: 10,
+        },
+        {
+          source: 'plan',
+          grantId: null,
+          restored: null,
+          group: 'tier',
+          periodStart: '2025-03-02T00:00:00.000Z',
+          amount: 2,
+        },
       ]);
     });
 
@@ -226,7 +240,14 @@ describe('entitlements and metered usage', () => {
       expect(res.status).toBe(201);
       expect(res.body.data.balance).toEqual({ limit: null, used: 1_000_000, remaining: null, overage: 0 });
       expect(res.body.data.usage.allocations).toEqual([
-        { source: 'plan', grantId: null, restored: null, group: 'tier', periodStart: '2025-01-01T00:00:00.000Z', amount: 1_000_000 },
+        {
+          source: 'plan',
+          grantId: null,
+          restored: null,
+          group: 'tier',
+          periodStart: '2025-01-01T00:00:00.000Z',
+          amount: 1_000_000,
+        },
       ]);
     });
   });

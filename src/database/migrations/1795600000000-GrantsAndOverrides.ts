@@ -46,7 +46,9 @@ export class GrantsAndOverrides1795600000000 implements MigrationInterface {
     );
 
     await q.query(`ALTER TABLE "usage_records" ADD "granted" numeric(26,6) NOT NULL DEFAULT '0'`);
-    await q.query(`ALTER TABLE "usage_allocations" ADD "source" character varying(8) NOT NULL DEFAULT 'plan'`);
+    await q.query(
+      `ALTER TABLE "usage_allocations" ADD "source" character varying(8) NOT NULL DEFAULT 'plan'`,
+    );
     await q.query(`ALTER TABLE "usage_allocations" ADD "grant_id" integer`);
     await q.query(`ALTER TABLE "usage_allocations" ADD "restored" boolean`);
     await q.query(`ALTER TABLE "usage_allocations" ALTER COLUMN "plan_group" DROP NOT NULL`);
