@@ -124,6 +124,7 @@ async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
     projectId: c.project_id,
     enabled: c.enabled,
     temporary: c.temporary,
+    timeZone: c.time_zone,
     createdAt: iso(c.created_at),
     updatedAt: iso(c.updated_at),
     credentials: byId(c.credentials as Array<{ id: number; type: number; created_at: string }>).map((k) => ({
