@@ -259,9 +259,11 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
       status: 'active',
       source: 'code',
       codeId: row.id,
+      trial: false,
     };
     const codeView = {
       id: row.id,
+      kind: 'batch',
       code: formatCode(row.code),
       planId: row.plan_id,
       planName: row.plan_name,
@@ -306,6 +308,7 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
           planName: row.plan_name,
           validFrom: validFrom.toISOString(),
           validTo: validTo ? validTo.toISOString() : null,
+          trial: false,
         },
       ],
     };
