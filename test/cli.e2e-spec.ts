@@ -92,6 +92,7 @@ describe('cli', () => {
       name: 'CLI project',
       autoCreateCustomerAtRedemption: true,
       requireSignature: false,
+      timeZone: 'UTC',
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -242,6 +242,18 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
     };
     own.usageId = await usageOf(p, victim.id, victim.username, mine);
     foreign.usageId = [await usageOf(q, theirs.customer.id, theirs.customer.username, theirs)];
+    // a grant of each project's customer
+    const grantOf = async (project: TestProject, customerId: number, featureId: number) =>
+      String(
+        (
+          await post(`/api/private/v1/customers/${customerId}/grants`, bearer(project.privateKey), {
+            featureId,
+            amount: 5,
+          })
+        ).grant.id,
+      );
+    own.grantId = await grantOf(p, victim.id, mine.feature.id);
+    foreign.grantId = [await grantOf(q, theirs.customer.id, theirs.feature.id)];
 
     customerToken = await login(p, loginUsername);
     logoutToken = await login(p, tokenUsername);
@@ -374,6 +386,11 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
         ],
       }),
       'POST /api/public/v1/me/entitlements/check': () => ({ featureId: Number(own.featureId), amount: 1 }),
+      'POST /api/private/v1/customers/{customerId}/grants': () => ({
+        featureId: Number(own.featureId),
+        amount: 5,
+      }),
+      'PUT /api/private/v1/customers/{customerId}/overrides/{featureId}': () => ({ mode: 'set', limit: 10 }),
     };
     const recipe = recipes[op.key];
     if (recipe) return recipe();
