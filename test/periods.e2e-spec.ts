@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { CALENDAR_EXAMPLES, exampleInstant } from './support/calendar-examples';
@@ -298,6 +299,30 @@ describe('calendar periods', () => {
         exampleInstant(end),
       ]),
     );
+  });
+
+  it('a threshold is crossed once on two replicas consuming at once', async () => {
+    const replica = await t.startReplica();
+    try {
+      const f = await meteredFeature();
+      const p = await planWith({ featureId: f.id, limit: 20, resetInterval: 'P1D', thresholds: [50] });
+      const c = await customerOn(p.id, p.group, new Date(Date.now() - 3_600_000).toISOString());
+      const servers = [t.app.getHttpServer(), replica.getHttpServer()];
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          request(servers[i % 2])
+            .post(`${P}/usage`)
+            .set(A())
+            .send({ eventId: `rep-${c.id}-${i}`, customerId: c.id, featureId: f.id, amount: 1 }),
+        ),
+      );
+      expect(answers.every((r) => r.status === 201)).toBe(true);
+      const events = await t.http.get(`${P}/events?type=usage.threshold_crossed&customerId=${c.id}`).set(A());
+      expect(events.body.data.data.map((e: any) => e.data.threshold)).toEqual([50]);
+      expect(events.body.data.data[0].data.bucket).toMatchObject({ used: 10 });
+    } finally {
+      await replica.close();
+    }
   });
 
   describe('?at=', () => {

@@ -94,24 +94,27 @@ describe('calendar periods: properties', () => {
         fc.constantFrom(...CALENDAR_INTERVALS),
         fc.option(fc.integer({ min: 1, max: 31 }), { nil: null }),
         fc.integer({ min: ms('2021-01-01T00:00:00Z'), max: ms('2030-01-01T00:00:00Z') }),
-        (zone, interval, day, at) => {
+        fc.integer({ min: 0, max: 400 * 86_400_000 }),
+        (zone, interval, day, at, sinceRun) => {
           const dayOfMonth = ['P1M', 'P3M', 'P6M'].includes(interval) ? day : null;
           const grid = { interval, dayOfMonth, zone };
-          const p = calendarPeriodAt({ interval, dayOfMonth }, [{ from: null, zone }], RUN_START, at);
+          const runStart = at - sinceRun;
+          const p = calendarPeriodAt({ interval, dayOfMonth }, [{ from: null, zone }], runStart, at);
+          // never before the run; the run's first period starts with it
+          expect(p.start >= runStart).toBe(true);
+          if (p.start > runStart) expect(boundaryAtOrBefore(grid, p.start)).toBe(p.start);
           expect(p.start <= at && at < p.end).toBe(true);
           // the next period starts where this one ends, and the one before ends where it starts
-          const next = calendarPeriodAt({ interval, dayOfMonth }, [{ from: null, zone }], RUN_START, p.end);
+          const zones = [{ from: null, zone }];
+          const next = calendarPeriodAt({ interval, dayOfMonth }, zones, runStart, p.end);
           expect(next.start).toBe(p.end);
-          const before = calendarPeriodAt(
-            { interval, dayOfMonth },
-            [{ from: null, zone }],
-            RUN_START,
-            p.start - 1,
-          );
-          expect(before.end).toBe(p.start);
-          // both bounds are boundaries of the grid
-          expect(boundaryAtOrBefore(grid, p.start)).toBe(p.start);
-          expect(boundaryAfter(grid, p.start - 1)).toBe(p.start);
+          if (p.start > runStart)
+            expect(calendarPeriodAt({ interval, dayOfMonth }, zones, runStart, p.start - 1).end).toBe(
+              p.start,
+            );
+          // the end is the grid's first boundary after the start, a boundary itself
+          expect(boundaryAfter(grid, p.start)).toBe(p.end);
+          expect(boundaryAtOrBefore(grid, p.end)).toBe(p.end);
         },
       ),
       { numRuns: 500 },
