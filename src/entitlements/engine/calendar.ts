@@ -230,7 +230,8 @@ export function boundaryAtOrBefore(grid: Grid, ms: number): number {
  */
 export type ZoneHistory = ReadonlyArray<{ from: number | null; zone: string }>;
 
-const zoneAt = (history: ZoneHistory, ms: number): string => {
+/** The zone a history gives at instant `ms`. */
+export const zoneAt = (history: ZoneHistory, ms: number): string => {
   let zone = history[0].zone;
   for (const h of history) if (h.from === null || h.from <= ms) zone = h.zone;
   return zone;

@@ -1,6 +1,6 @@
 import { DateTime, Duration } from 'luxon';
 import { parseIsoDuration } from '../../common/time/duration';
-import { calendarPeriodAt, isCalendarInterval, ZoneHistory } from './calendar';
+import { calendarPeriodAt, isCalendarInterval, ZoneHistory, zoneAt } from './calendar';
 
 /**
  * The pure rules of entitlements: which buckets a customer has at an
@@ -282,8 +282,7 @@ function resetPeriodAt(
     anchor.getTime(),
     t.getTime(),
   );
-  const zone = history.reduce((z, h) => (h.from === null || h.from <= p.start ? h.zone : z), history[0].zone);
-  return { period: { start: new Date(p.start), end: new Date(p.end) }, timeZone: zone };
+  return { period: { start: new Date(p.start), end: new Date(p.end) }, timeZone: zoneAt(history, p.start) };
 }
 
 /** Whether an override is in effect at `t`: from its `PUT` until its `expiresAt`. */
