@@ -24,6 +24,9 @@
  *      customers on a plan with a run-anchored daily quota, and over customers on plans with
  *      calendar quotas in named zones (the quota's zone, or the customer's with a zone history), in
  *      rotating rounds; each one's req/s against the run-anchored one's.
+ *   7. `campaign` (BENCH_PARTS=campaign, not in the default): redemptions with 1,000 connections of
+ *      one campaign code (a cap of 100,000) and of single-use codes of the same plan, every one for
+ *      a customer of its own, in rotating rounds; the campaign code's req/s against single-use.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -31,6 +34,7 @@
  *   BENCH_BEFORE=/tmp/before npm run bench               # this tree against a built earlier checkout
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=grants npm run bench  # the grants part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=calendar npm run bench  # the calendar part alone
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=campaign npm run bench  # the campaign part alone
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -76,8 +80,8 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants` and `calendar` (not in the default: their rounds would add
- * minutes to every run).
+ * baselines), `windows`, `grants`, `calendar` and `campaign` (not in the default: their rounds
+ * would add minutes to every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
@@ -133,6 +137,26 @@ const CALENDAR_PLANS: Array<{
     zone: 'Asia/Kathmandu',
   },
 ];
+/** Rounds of the `campaign` part: at least 5, as the grants part's. */
+const CAMPAIGN_ROUNDS = Math.max(5, ROUNDS);
+/** Connections of the `campaign` part: as many concurrent redeemers as the target speaks of. */
+const CAMPAIGN_CONNECTIONS = Math.max(1, int('BENCH_CAMPAIGN_CONNECTIONS', 1000));
+/** The campaign code's cap: the part never comes near it, so no redemption meets `CODE_EXHAUSTED`. */
+const CAMPAIGN_CAP = 100_000;
+/**
+ * Redemptions per side of the `campaign` part (single-use codes, and customers, for each side):
+ * enough for 1,000 redemptions/s over the warm-up and every round, plus the requests still in
+ * flight when each run stops; never above the cap.
+ */
+const CAMPAIGN_PER_SIDE = Math.min(
+  CAMPAIGN_CAP,
+  int(
+    'BENCH_CAMPAIGN_REDEMPTIONS',
+    Math.ceil(
+      ((CAMPAIGN_ROUNDS * SECONDS + WARMUP) * 1000 + (CAMPAIGN_ROUNDS + 1) * CAMPAIGN_CONNECTIONS) / BATCH,
+    ) * BATCH,
+  ),
+);
 /** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
 const GRANT_HOLDERS = [
   { label: '1 active grant', active: 1, expired: 0, voided: 0 },
@@ -318,6 +342,14 @@ interface CalendarRow {
   cpuRatios: number[];
 }
 
+/** A side of the `campaign` part (the campaign code, or single-use codes): its runs, one per round. */
+interface CampaignRow {
+  label: string;
+  runs: CannonRun[];
+  /** per round: the campaign code's req/s ÷ that of single-use codes (empty for single-use) */
+  ratios: number[];
+}
+
 /** The service's process, whose CPU time the one-client loops report. */
 let servicePid: number | undefined;
 
@@ -407,6 +439,8 @@ interface CannonRun {
   requests: number;
   /** successful (2xx) responses per second */
   rps: number;
+  /** successful (2xx) responses */
+  ok: number;
   p50: number;
   p99: number;
   /** non-2xx responses + connection errors and timeouts */
@@ -449,6 +483,7 @@ async function cannon(
     seconds: r.duration,
     requests: r['2xx'] + r.non2xx,
     rps: round2(r['2xx'] / r.duration),
+    ok: r['2xx'],
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.non2xx + r.errors,
@@ -462,6 +497,22 @@ async function cannon(
         }
       : {}),
   };
+}
+
+/**
+ * Waits until the service and PostgreSQL are idle (under a tenth of a core over 250 ms; 20 s at
+ * most). autocannon stops a run with its requests in flight, which the service still serves: with
+ * many connections that tail would fall on the next run.
+ */
+async function settle(pid: number | undefined): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const service0 = cpuMsOf(pid);
+    const db0 = databaseCpuMs();
+    await new Promise((r) => setTimeout(r, 250));
+    const busy = cpuMsOf(pid) - service0 + (databaseCpuMs() - db0 || 0);
+    if (!(busy > 25)) return;
+  }
 }
 
 interface PgbenchRun {
@@ -1644,6 +1695,156 @@ async function main(): Promise<void> {
         });
       }
     }
+    // --- campaign: redemptions with CAMPAIGN_CONNECTIONS connections of one campaign code (a cap
+    // of CAMPAIGN_CAP, one per customer) and of single-use codes of the same plan, each redemption
+    // for a customer of its own that holds nothing in the plan's group. The two take turns for
+    // CAMPAIGN_ROUNDS rounds, the order rotated every round; the ratio is the median of the
+    // per-round campaign ÷ single-use req/s.
+    const campaignRows: CampaignRow[] = [];
+    let campaignCount: { counted: number; ok: number } | undefined;
+    if (PARTS.has('campaign')) {
+      const campaignPlan = (
+        await call(port, 'POST', '/api/private/v1/plans', sk, {
+          slug: 'campaign',
+          name: 'Campaign',
+          value: 20,
+          group: 'campaign',
+        })
+      ).body.data;
+      const created = await call(port, 'POST', '/api/private/v1/codes', sk, {
+        kind: 'campaign',
+        code: 'BENCH-CAMPAIGN',
+        planId: campaignPlan.id,
+        duration: 'P30D',
+        maxRedemptions: CAMPAIGN_CAP,
+        perCustomerLimit: 1,
+      });
+      if (created.status !== 201)
+        throw new Error(`campaign: the code answered ${created.status}: ${JSON.stringify(created.body)}`);
+      const campaignCode = created.body.data;
+      const singles: string[] = [];
+      while (singles.length < CAMPAIGN_PER_SIDE) {
+        const reply = await call(port, 'POST', '/api/private/v1/codes', sk, {
+          planId: campaignPlan.id,
+          duration: 'P30D',
+          count: Math.min(BATCH, CAMPAIGN_PER_SIDE - singles.length),
+        });
+        if (reply.status !== 201)
+          throw new Error(`campaign: a batch answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+        singles.push(...reply.body.data.codes);
+      }
+      // the seeded customers, the last ones first (the redemption part takes the first ones; it
+      // redeems in another group anyway), then new ones when the seed holds too few
+      const wanted = 2 * CAMPAIGN_PER_SIDE;
+      const names: string[] = (
+        await db.query(
+          'SELECT username FROM customers WHERE project_id = $1 AND username LIKE $2 ORDER BY id DESC LIMIT $3',
+          [project.id, 'user%', wanted],
+        )
+      ).rows.map((r: { username: string }) => r.username);
+      if (names.length < wanted)
+        names.push(
+          ...(
+            await db.query(
+              `INSERT INTO customers (project_id, username)
+               SELECT $1, 'camp' || lpad(g::text, 7, '0') FROM generate_series(1, $2::int) g RETURNING username`,
+              [project.id, wanted - names.length],
+            )
+          ).rows.map((r: { username: string }) => r.username),
+        );
+      await db.query('ANALYZE customers');
+      // position i goes to side i % 2: no customer redeems twice, in either side
+      const campaignSides = [
+        {
+          label: 'campaign code (one code, cap 100,000)',
+          codes: (_i: number) => campaignCode.code as string,
+        },
+        { label: 'single-use codes', codes: (i: number) => singles[i] },
+      ].map((side, k) => ({
+        ...side,
+        customers: names.filter((_, i) => i % 2 === k),
+        used: 0,
+      }));
+      const redeem = (side: (typeof campaignSides)[number]): autocannon.Request => ({
+        method: 'POST',
+        path: '/api/private/v1/redemptions',
+        headers: json,
+        setupRequest: (r) => {
+          // past the end the customers (and single-use codes) repeat and answer 409, counted as
+          // errors: BENCH_CAMPAIGN_REDEMPTIONS too low for this machine's rate
+          const i = side.used++;
+          return {
+            ...r,
+            body: JSON.stringify({
+              code: side.codes(i % CAMPAIGN_PER_SIDE),
+              customer: { type: 'username', value: side.customers[i % side.customers.length] },
+            }),
+          };
+        },
+      });
+      // one redemption of each first: granted, and the campaign code counted
+      for (const side of campaignSides) {
+        const i = side.used++;
+        const reply = await call(port, 'POST', '/api/private/v1/redemptions', json, {
+          code: side.codes(i),
+          customer: { type: 'username', value: side.customers[i] },
+        });
+        const counted = reply.body?.data?.campaign?.redemptionCount;
+        if (reply.status >= 300 || (side === campaignSides[0] && counted !== 1))
+          throw new Error(
+            `campaign: a redemption of ${side.label} answered ${reply.status}: ${JSON.stringify(reply.body).slice(0, 400)}`,
+          );
+      }
+      const requests = campaignSides.map(redeem);
+      let campaignOk = 1;
+      if (WARMUP > 0)
+        for (const [k, side] of campaignSides.entries()) {
+          const warm = await cannon(
+            `${side.label} warm-up`,
+            service,
+            CAMPAIGN_CONNECTIONS,
+            WARMUP,
+            requests[k],
+          );
+          if (k === 0) campaignOk += warm.ok;
+          await settle(service.pid);
+        }
+      // statistics of the tables the warm-up has just filled (as the redemption part does)
+      await db.query('ANALYZE subscriptions, codes, code_redemptions');
+      const runs = campaignSides.map(() => [] as CannonRun[]);
+      for (let round = 0; round < CAMPAIGN_ROUNDS; round++) {
+        for (const k of campaignSides.map((_, i) => (i + round) % campaignSides.length)) {
+          const run = await cannon(
+            `POST /redemptions, ${campaignSides[k].label}`,
+            service,
+            CAMPAIGN_CONNECTIONS,
+            SECONDS,
+            requests[k],
+          );
+          console.log(JSON.stringify({ round: round + 1, ...run }));
+          runs[k].push(run);
+          await settle(service.pid);
+        }
+      }
+      for (const [k, side] of campaignSides.entries())
+        campaignRows.push({
+          label: side.label,
+          runs: runs[k],
+          ratios: k === 0 ? runs[0].map((r, i) => round2(r.rps / runs[1][i].rps)) : [],
+        });
+      // the code's own count: every 2xx seen, and the requests cut off at the end of each run
+      // that the service still served
+      const shown = await call(port, 'GET', `/api/private/v1/codes/${campaignCode.id}`, sk);
+      campaignCount = {
+        counted: shown.body?.data?.redemptionCount,
+        ok: campaignOk + runs[0].reduce((n, r) => n + r.ok, 0),
+      };
+      for (const side of campaignSides)
+        if (side.used > side.customers.length)
+          console.log(
+            `WARNING: campaign: customers ran out for ${side.label} (${side.used} requests, ${side.customers.length} customers): raise BENCH_CAMPAIGN_REDEMPTIONS`,
+          );
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -1745,6 +1946,36 @@ async function main(): Promise<void> {
       const worst = Math.min(...calendarOnly.map((c) => median(c.ratios)));
       console.log(
         `\ncalendar ÷ run (req/s), the lowest median: ${round2(worst)} ${worst >= 0.9 ? '(at or above 0.9)' : '(BELOW 0.9)'}`,
+      );
+    }
+    if (campaignRows.length) {
+      console.log(
+        `\ncampaign: POST /redemptions, ${CAMPAIGN_CONNECTIONS} connections, every redemption for a customer of its own, ${SECONDS} s per run, ${CAMPAIGN_ROUNDS} rounds in rotating order, medians; ÷ single-use = median of the per-round (campaign req/s ÷ single-use req/s) (target >= 0.5):\n`,
+      );
+      console.log(
+        '| codes | requests | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | ÷ single-use |\n|---|---|---|---|---|---|---|---|---|',
+      );
+      for (const c of campaignRows) {
+        const cm = (f: (r: CannonRun) => number) => round2(median(c.runs.map(f)));
+        console.log(
+          `| ${c.label} | ${c.runs.reduce((n, r) => n + r.requests, 0)} | ${cm((r) => r.rps)} | ${cm((r) => r.p50)} | ${cm((r) => r.p99)} | ${c.runs.reduce((n, r) => n + r.errors, 0)} | ${cm((r) => r.cpuMsPerRequest)} | ${cm((r) => r.dbCpuMsPerRequest)} | ${c.ratios.length ? `**${round2(median(c.ratios))}** (${c.ratios.join(', ')})` : ''} |`,
+        );
+        // what the errors were: statuses, and connections that failed or timed out
+        const statuses: Record<string, number> = {};
+        let connectionErrors = 0;
+        for (const r of c.runs) {
+          for (const [status, n] of Object.entries(r.statuses ?? {}))
+            if (!status.startsWith('2')) statuses[status] = (statuses[status] ?? 0) + n;
+          connectionErrors += r.connectionErrors ?? 0;
+        }
+        if (Object.keys(statuses).length || connectionErrors)
+          console.log(
+            `  errors of ${c.label}: ${JSON.stringify(statuses)}, connection errors or timeouts ${connectionErrors}`,
+          );
+      }
+      const ratio = median(campaignRows[0].ratios);
+      console.log(
+        `\ncampaign ÷ single-use (req/s): ${round2(ratio)} ${ratio >= 0.5 ? '(at or above 0.5)' : '(BELOW 0.5)'}; the code's redemptionCount ${campaignCount?.counted} after ${campaignCount?.ok} 2xx answers seen (the rest: requests in flight when a run stopped, which the service still served)`,
       );
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
