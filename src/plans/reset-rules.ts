@@ -1,25 +1,15 @@
 import { ValidateBy, ValidationArguments, ValidationOptions } from 'class-validator';
 import { DomainError } from '../common/errors/domain-error';
 import type { ErrorDetail } from '../common/errors/error-codes';
+import {
+  CALENDAR_INTERVALS,
+  DAY_OF_MONTH_INTERVALS,
+  isCalendarInterval,
+  RESET_ANCHORS,
+  ResetAnchor,
+} from '../common/time/calendar-units';
 
-/** How a quota's periods are laid out (docs/entitlements.md). */
-export const RESET_ANCHORS = ['run', 'calendar'] as const;
-export type ResetAnchor = (typeof RESET_ANCHORS)[number];
-
-/** The intervals a calendar quota may have: each is one calendar unit (or a whole number of months). */
-export const CALENDAR_INTERVALS: readonly string[] = [
-  'PT1M',
-  'PT1H',
-  'P1D',
-  'P1W',
-  'P1M',
-  'P3M',
-  'P6M',
-  'P1Y',
-];
-
-/** The calendar intervals whose periods may start on a chosen day of the month. */
-export const DAY_OF_MONTH_INTERVALS: readonly string[] = ['P1M', 'P3M', 'P6M'];
+export { RESET_ANCHORS, type ResetAnchor };
 
 /** The reset fields of a quota as a plan write sends them (absent fields left out). */
 export interface QuotaResetInput {
@@ -39,7 +29,7 @@ export function assertResetFields(quotas: readonly QuotaResetInput[] | undefined
   (quotas ?? []).forEach((q, i) => {
     const anchor = q.resetAnchor ?? 'run';
     const interval = q.resetInterval ?? null;
-    if (anchor === 'calendar' && (interval === null || !CALENDAR_INTERVALS.includes(interval))) {
+    if (anchor === 'calendar' && !isCalendarInterval(interval)) {
       details.push({
         field: `quotas.${i}.resetInterval`,
         message: `a calendar quota's resetInterval must be one of ${CALENDAR_INTERVALS.join(', ')}`,

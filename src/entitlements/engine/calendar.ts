@@ -1,4 +1,11 @@
 import { IANAZone } from 'luxon';
+import type { CalendarInterval } from '../../common/time/calendar-units';
+
+export {
+  CALENDAR_INTERVALS,
+  type CalendarInterval,
+  isCalendarInterval,
+} from '../../common/time/calendar-units';
 
 /**
  * Calendar periods: boundaries at the start of local calendar units (a minute, an hour, midnight,
@@ -8,16 +15,6 @@ import { IANAZone } from 'luxon';
  * occur (clocks set forward) is the first instant after the gap; boundaries that fall on one
  * instant are one, so no period is empty.
  */
-
-/** The intervals a calendar quota may have, each a calendar unit. */
-export const CALENDAR_INTERVALS = ['PT1M', 'PT1H', 'P1D', 'P1W', 'P1M', 'P3M', 'P6M', 'P1Y'] as const;
-export type CalendarInterval = (typeof CALENDAR_INTERVALS)[number];
-
-/** The intervals that take a `resetDayOfMonth`. */
-export const DAY_OF_MONTH_INTERVALS: readonly string[] = ['P1M', 'P3M', 'P6M'];
-
-export const isCalendarInterval = (interval: string | null): interval is CalendarInterval =>
-  interval !== null && (CALENDAR_INTERVALS as readonly string[]).includes(interval);
 
 /** A calendar grid: its unit, the day of month of month-based units (null: the 1st), and its zone. */
 export interface Grid {
@@ -104,9 +101,6 @@ function zoneOf(name: string): ZoneOffsets {
 
 /** The offset of `zone` at instant `ms`, in minutes (for tests against the runtime's own). */
 export const offsetOf = (zone: string, ms: number): number => zoneOf(zone).offset(ms);
-
-/** Whether the runtime knows `name` as an IANA zone or link (letter case not significant). */
-export const isTimeZone = (name: string): boolean => IANAZone.isValidZone(name);
 
 /** The local wall-clock time of instant `ms` in `zone`, as the milliseconds of a UTC date with those fields. */
 const wallOf = (zone: ZoneOffsets, ms: number): number => ms + zone.offset(ms) * MINUTE;

@@ -1,4 +1,5 @@
 import { DateTime, Duration } from 'luxon';
+import type { ResetAnchor } from '../../common/time/calendar-units';
 import { parseIsoDuration } from '../../common/time/duration';
 import { calendarPeriodAt, isCalendarInterval, ZoneHistory, zoneAt } from './calendar';
 
@@ -28,7 +29,7 @@ export interface EngineQuota {
   thresholds: number[];
 }
 
-export type ResetAnchor = 'run' | 'calendar';
+export type { ResetAnchor } from '../../common/time/calendar-units';
 
 /** A live (not cancelled) window of the customer, in any group, with its plan's quota for the feature. */
 export interface EngineWindow {
