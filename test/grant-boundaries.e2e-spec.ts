@@ -2,6 +2,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Clock } from '../src/common/clock';
 import { GrantBoundariesScheduler } from '../src/entitlements/grant-boundaries.scheduler';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { catalog, clockSetter } from './support/catalog';
 import { expectError } from './support/expect';
 import { eventually, sleep } from './support/webhook-receiver';
 
@@ -23,6 +24,7 @@ describe('grant and override boundaries', () => {
   let a: TestProject;
   let clock: Clock;
   let scheduler: GrantBoundariesScheduler;
+  let setup: ReturnType<typeof catalog>;
   let seq = 0;
   // each test has a day of its own, later than the previous one's
   let day = 0;
@@ -34,11 +36,12 @@ describe('grant and override boundaries', () => {
     a = await t.createProject();
     clock = t.app.get(Clock);
     scheduler = t.app.get(GrantBoundariesScheduler);
+    setup = catalog(t, 'bound');
   });
   afterAll(() => t.close());
   afterEach(() => jest.restoreAllMocks());
 
-  const setNow = (at: Date) => jest.spyOn(clock, 'now').mockImplementation(() => new Date(at));
+  const setNow = (at: Date) => clockSetter(clock)(at);
   /** A fresh instant for a test, with the scheduler's cursor on it. */
   async function start(): Promise<Date> {
     const now = new Date(base + ++day * DAY);
@@ -51,23 +54,8 @@ describe('grant and override boundaries', () => {
     t.dataSource.query(`UPDATE event_schedule_cursors SET scanned_to = $1 WHERE kind = 'grants'`, [at]);
   const later = (d: Date, ms: number) => new Date(d.getTime() + ms);
 
-  async function feature(): Promise<{ id: number; slug: string }> {
-    const slug = `b-${++seq}`;
-    const res = await t.http
-      .post(`${P}/features`)
-      .set(A())
-      .send({ slug, name: slug, metered: true, unit: 'call' });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-  async function customer(): Promise<{ id: number; username: string }> {
-    const res = await t.http
-      .post(`${P}/customers`)
-      .set(A())
-      .send({ username: `bound${String(++seq).padStart(6, '0')}` });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
+  const feature = () => setup.feature(A());
+  const customer = () => setup.customer(A());
   async function grant(customerId: number, body: Record<string, unknown>) {
     const res = await t.http.post(`${P}/customers/${customerId}/grants`).set(A()).send(body);
     expect(res.status).toBe(201);

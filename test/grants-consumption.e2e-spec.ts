@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { catalog, clockSetter } from './support/catalog';
 import { expectError } from './support/expect';
 
 const P = '/api/private/v1';
@@ -18,6 +19,7 @@ describe('grants and overrides in the entitlement engine', () => {
   let t: TestApp;
   let a: TestProject;
   let clock: Clock;
+  let setup: ReturnType<typeof catalog>;
   let seq = 0;
   const A = () => bearer(a.privateKey);
 
@@ -25,62 +27,22 @@ describe('grants and overrides in the entitlement engine', () => {
     t = await createTestApp();
     a = await t.createProject();
     clock = t.app.get(Clock);
+    setup = catalog(t, 'gc');
   });
   afterAll(() => t.close());
   afterEach(() => jest.restoreAllMocks());
 
-  const setNow = (iso: string | Date) => {
-    const d = new Date(iso);
-    jest.spyOn(clock, 'now').mockImplementation(() => new Date(d));
-  };
-
-  async function feature(metered = true): Promise<{ id: number; slug: string }> {
-    const slug = `gf-${++seq}`;
-    const res = await t.http
-      .post(`${P}/features`)
-      .set(A())
-      .send({ slug, name: slug, metered, unit: metered ? 'call' : '' });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-
-  async function plan(
-    group: string,
-    quotas: Array<{
-      featureId: number;
-      limit: number | null;
-      priority?: number;
-      resetInterval?: string | null;
-    }>,
-  ): Promise<{ id: number }> {
-    const slug = `gp-${++seq}`;
-    const res = await t.http.post(`${P}/plans`).set(A()).send({ slug, name: slug, value: 10, group, quotas });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-
-  async function customer(extra: Record<string, unknown> = {}): Promise<{ id: number; username: string }> {
-    const res = await t.http
-      .post(`${P}/customers`)
-      .set(A())
-      .send({ username: `gc${String(++seq).padStart(8, '0')}`, ...extra });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-
-  async function windowOf(
+  const setNow = (at: string | Date) => clockSetter(clock)(at);
+  const feature = (metered = true) => setup.feature(A(), metered);
+  const plan = (group: string, quotas: Array<Record<string, unknown>>) => setup.plan(A(), group, quotas);
+  const customer = (extra: Record<string, unknown> = {}) => setup.customer(A(), extra);
+  const windowOf = (
     customerId: number,
     planId: number,
     group: string,
     validFrom: string,
     validTo: string | null,
-  ) {
-    await t.dataSource.query(
-      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, status)
-       VALUES ($1, $2, $3, $4, $5, $6, 'activation', 'active')`,
-      [a.id, customerId, planId, group, validFrom, validTo],
-    );
-  }
+  ) => setup.windowOf(a.id, { customerId, planId, group, validFrom, validTo });
 
   async function grant(customerId: number, body: Record<string, unknown>): Promise<any> {
     const res = await t.http.post(`${P}/customers/${customerId}/grants`).set(A()).send(body);

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { CALENDAR_EXAMPLES, exampleInstant } from './support/calendar-examples';
+import { catalog, clockSetter } from './support/catalog';
 
 const P = '/api/private/v1';
 
@@ -15,6 +16,7 @@ describe('calendar periods', () => {
   let t: TestApp;
   let a: TestProject;
   let clock: Clock;
+  let setup: ReturnType<typeof catalog>;
   let seq = 0;
   const A = () => bearer(a.privateKey);
 
@@ -22,50 +24,30 @@ describe('calendar periods', () => {
     t = await createTestApp();
     a = await t.createProject();
     clock = t.app.get(Clock);
+    setup = catalog(t, 'pc');
   });
   afterAll(() => t.close());
   afterEach(() => jest.restoreAllMocks());
 
-  const setNow = (iso: string) => jest.spyOn(clock, 'now').mockImplementation(() => new Date(iso));
+  const setNow = (at: string) => clockSetter(clock)(at);
+  const meteredFeature = () => setup.feature(A());
 
-  async function meteredFeature(): Promise<{ id: number; slug: string }> {
-    const slug = `pf-${++seq}`;
-    const res = await t.http
-      .post(`${P}/features`)
-      .set(A())
-      .send({ slug, name: slug, metered: true, unit: 'call' });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-
+  /** A plan of a group of its own with one quota. */
   async function planWith(quota: Record<string, unknown>): Promise<{ id: number; group: string }> {
-    const slug = `pp-${++seq}`;
-    const group = `g-${seq}`;
-    const res = await t.http
-      .post(`${P}/plans`)
-      .set(A())
-      .send({ slug, name: slug, value: 10, group, quotas: [quota] });
-    expect(res.status).toBe(201);
-    return { id: res.body.data.id, group };
+    const group = `g-${++seq}`;
+    return { id: (await setup.plan(A(), group, [quota])).id, group };
   }
 
+  /** A customer holding a permanent window of the plan from `from`. */
   async function customerOn(
     planId: number,
     group: string,
     from: string,
     extra: Record<string, unknown> = {},
   ) {
-    const res = await t.http
-      .post(`${P}/customers`)
-      .set(A())
-      .send({ username: `pc${String(++seq).padStart(8, '0')}`, ...extra });
-    expect(res.status).toBe(201);
-    await t.dataSource.query(
-      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, status)
-       VALUES ($1, $2, $3, $4, $5, NULL, 'activation', 'active')`,
-      [a.id, res.body.data.id, planId, group, from],
-    );
-    return res.body.data as { id: number };
+    const c = await setup.customer(A(), extra);
+    await setup.windowOf(a.id, { customerId: c.id, planId, group, validFrom: from });
+    return c;
   }
 
   const bucket = async (customerId: number, featureId: number) => {
