@@ -1,5 +1,6 @@
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { catalog } from './support/catalog';
 import { expectError, ISO_MS } from './support/expect';
 
 const P = '/api/private/v1';
@@ -16,7 +17,7 @@ describe('grants', () => {
   let a: TestProject;
   let b: TestProject;
   let clock: Clock;
-  let seq = 0;
+  let setup: ReturnType<typeof catalog>;
   const A = () => bearer(a.privateKey);
   const B = () => bearer(b.privateKey);
   const NOW = new Date('2026-03-10T12:00:00.000Z');
@@ -26,6 +27,7 @@ describe('grants', () => {
     a = await t.createProject();
     b = await t.createProject();
     clock = t.app.get(Clock);
+    setup = catalog(t, 'grant');
   });
   afterAll(() => t.close());
   beforeEach(() => setNow(NOW));
@@ -37,24 +39,8 @@ describe('grants', () => {
   };
   const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 
-  async function feature(metered = true, auth = A()): Promise<{ id: number; slug: string }> {
-    const slug = `g-${++seq}`;
-    const res = await t.http
-      .post(`${P}/features`)
-      .set(auth)
-      .send({ slug, name: slug, metered, unit: metered ? 'call' : '' });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-
-  async function customer(auth = A()): Promise<{ id: number; username: string }> {
-    const res = await t.http
-      .post(`${P}/customers`)
-      .set(auth)
-      .send({ username: `grant${String(++seq).padStart(7, '0')}` });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
+  const feature = (metered = true, auth = A()) => setup.feature(auth, metered);
+  const customer = (auth = A()) => setup.customer(auth);
 
   const grant = (customerId: number, body: Record<string, unknown>, auth = A(), query = '') =>
     t.http.post(`${P}/customers/${customerId}/grants${query}`).set(auth).send(body);

@@ -1,5 +1,6 @@
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { catalog } from './support/catalog';
 import { expectError } from './support/expect';
 
 const P = '/api/private/v1';
@@ -16,6 +17,7 @@ describe('overrides', () => {
   let a: TestProject;
   let b: TestProject;
   let clock: Clock;
+  let setup: ReturnType<typeof catalog>;
   let seq = 0;
   const A = () => bearer(a.privateKey);
   const B = () => bearer(b.privateKey);
@@ -26,6 +28,7 @@ describe('overrides', () => {
     a = await t.createProject();
     b = await t.createProject();
     clock = t.app.get(Clock);
+    setup = catalog(t, 'over');
   });
   afterAll(() => t.close());
   beforeEach(() => setNow(NOW));
@@ -37,24 +40,8 @@ describe('overrides', () => {
   };
   const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 
-  async function feature(metered = true, auth = A()): Promise<{ id: number; slug: string }> {
-    const slug = `o-${++seq}`;
-    const res = await t.http
-      .post(`${P}/features`)
-      .set(auth)
-      .send({ slug, name: slug, metered, unit: metered ? 'call' : '' });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
-
-  async function customer(auth = A()): Promise<{ id: number; username: string }> {
-    const res = await t.http
-      .post(`${P}/customers`)
-      .set(auth)
-      .send({ username: `over${String(++seq).padStart(8, '0')}` });
-    expect(res.status).toBe(201);
-    return res.body.data;
-  }
+  const feature = (metered = true, auth = A()) => setup.feature(auth, metered);
+  const customer = (auth = A()) => setup.customer(auth);
 
   /** A paid plan of one quota, and a window of it for the customer written straight into the chain. */
   async function planWindow(
@@ -391,12 +378,7 @@ describe('overrides', () => {
 
     it("copies resetDayOfMonth; a quota without its own zone follows the customer's, and the first period starts at the anchor", async () => {
       const f = await feature();
-      const created = await t.http
-        .post(`${P}/customers`)
-        .set(A())
-        .send({ username: `over${String(++seq).padStart(8, '0')}`, timeZone: 'Asia/Tokyo' });
-      expect(created.status).toBe(201);
-      const c = created.body.data;
+      const c = await setup.customer(A(), { timeZone: 'Asia/Tokyo' });
       await planWindow(
         c.id,
         { featureId: f.id, limit: 100, resetInterval: 'P1M', resetAnchor: 'calendar', resetDayOfMonth: 15 },
