@@ -1,6 +1,6 @@
 import { Clock } from '../src/common/clock';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
-import { catalog } from './support/catalog';
+import { catalog, clockSetter } from './support/catalog';
 import { expectError } from './support/expect';
 
 const P = '/api/private/v1';
@@ -34,10 +34,7 @@ describe('overrides', () => {
   beforeEach(() => setNow(NOW));
   afterEach(() => jest.restoreAllMocks());
 
-  const setNow = (at: string | Date) => {
-    const d = new Date(at);
-    jest.spyOn(clock, 'now').mockImplementation(() => new Date(d));
-  };
+  const setNow = (at: string | Date) => clockSetter(clock)(at);
   const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 
   const feature = (metered = true, auth = A()) => setup.feature(auth, metered);

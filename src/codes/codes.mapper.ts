@@ -2,8 +2,7 @@ import { formatCode } from './code-format';
 import type { CodeBatchView, CodeStatus, CodeView } from './dto/code.dto';
 import type { CodeBatch } from './entities/code-batch.entity';
 import type { Code } from './entities/code.entity';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+import { isoOrNull as iso } from '../common/time/iso';
 
 /**
  * The status a caller sees (docs/api-guide.md#codes): an available code whose `expiresAt` has come is

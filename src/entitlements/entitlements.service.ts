@@ -55,6 +55,7 @@ import {
 import { grantRowOf, toGrantView, toOverrideView } from './grant-views';
 import { GrantsRepository } from './grants.repository';
 import { NewUsage, UsageRepository } from './usage.repository';
+import { isoOrNull as iso } from '../common/time/iso';
 
 /** One feature evaluated for one customer at one instant. */
 interface FeatureEvaluation {
@@ -618,8 +619,6 @@ function applyAllocations(
     })),
   };
 }
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 function toBalanceView(e: FeatureEvaluation): BalanceView {
   if (!e.granted) return { limit: 0, used: 0, remaining: 0, overage: 0 };

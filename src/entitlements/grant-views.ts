@@ -4,14 +4,13 @@ import { fromMicros, grantFigures, toMicros } from './engine/entitlement-engine'
 import type { GrantRow, OverrideRow } from './entitlements.repository';
 import { CustomerOverride } from './entities/customer-override.entity';
 import { Grant } from './entities/grant.entity';
+import { isoOrNull as iso } from '../common/time/iso';
 
 /**
  * Grants and overrides as the API shows them, wherever they are shown: their own routes, the
  * entitlement answers and the events. Each is mapped from the rules' row (amounts in micro-units),
  * which the entitlement state reads and an entity converts to.
  */
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** A stored grant as the rules take it. */
 export function grantRowOf(g: Grant): GrantRow {

@@ -20,18 +20,11 @@ import {
   VoidGrantDto,
 } from './dto/grant.dto';
 import { OverrideView } from './dto/entitlement.dto';
-import { microsText, toMicros } from './engine/entitlement-engine';
+import { microsText, overrideInEffect, toMicros } from './engine/entitlement-engine';
 import { EntitlementsService, featureOf } from './entitlements.service';
-import { CustomerOverride } from './entities/customer-override.entity';
 import { grantRowOf, overrideRemovedKey, overrideRowOf, toGrantView, toOverrideView } from './grant-views';
 import { GrantsRepository, NewOverride } from './grants.repository';
-
-/** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
-class DryRunRollback extends Error {
-  constructor(readonly result: unknown) {
-    super('dry run');
-  }
-}
+import { DryRunRollback } from '../database/dry-run';
 
 /**
  * Grants (an amount of a metered feature outside the plans) and per-customer overrides (`set` or
@@ -390,9 +383,6 @@ function assertFitsKind(dto: SetOverrideDto, metered: boolean): void {
 function invalid(field: string, message: string): DomainError {
   return new DomainError('VALIDATION_FAILED', message, [{ field, message }]);
 }
-
-const overrideInEffect = (o: CustomerOverride, at: Date): boolean =>
-  o.expiresAt === null || at.getTime() < o.expiresAt.getTime();
 
 /** A dry-run grant does not exist: its bucket's `grantId` is null, like its own id. */
 function withoutGrantId(entitlements: EntitlementView[], grantId: number): EntitlementView[] {

@@ -23,11 +23,10 @@ import { newWebhookSecret } from './signing';
 import { urlRefusal } from './url-safety';
 import { sendWebhook } from './webhook-sender';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
+import { isoOrNull as iso } from '../common/time/iso';
 
 /** How long deliveries also carry a signature under the previous secret after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export const toEndpointView = (e: WebhookEndpoint): WebhookEndpointView => ({
   id: e.id,

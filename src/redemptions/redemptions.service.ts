@@ -30,6 +30,7 @@ import {
 import { CodeRedemptionView, ListCodeRedemptionsQueryDto } from '../codes/dto/code.dto';
 import { Page, toPage } from '../common/http/pagination';
 import { remainingRedemptions } from '../codes/codes.mapper';
+import { DryRunRollback } from '../database/dry-run';
 
 /** Checks run once the customer is known and locked, before the chain rules. */
 type BeforeGrant = (customer: Customer, created: boolean, at: Date) => Promise<void>;
@@ -77,13 +78,6 @@ const notEligible = (
   new DomainError('CODE_NOT_ELIGIBLE', `The customer may not redeem this code: ${message}.`, [
     { field: 'code', message, reason, group },
   ]);
-
-/** Thrown inside a dry run's transaction to roll it back with the answer in hand. */
-class DryRunRollback extends Error {
-  constructor(readonly result: RedemptionResult) {
-    super('dry run');
-  }
-}
 
 /**
  * Redemption (and its alias) and activation share one engine: one transaction per call that
@@ -338,7 +332,7 @@ export class RedemptionsService {
           { participant: idem },
         );
       } catch (error) {
-        if (error instanceof DryRunRollback) return error.result;
+        if (error instanceof DryRunRollback) return error.result as RedemptionResult;
         // Two calls creating the same missing customer at once: the loser starts over and finds it.
         const lostCreationRace =
           error instanceof DomainError &&

@@ -287,7 +287,10 @@ function resetPeriodAt(
 }
 
 /** Whether an override is in effect at `t`: from its `PUT` until its `expiresAt`. */
-export const overrideInEffect = (o: EngineOverride | null, t: Date): o is EngineOverride =>
+export const overrideInEffect = <O extends Pick<EngineOverride, 'createdAt' | 'expiresAt'>>(
+  o: O | null,
+  t: Date,
+): o is O =>
   o !== null &&
   (o.createdAt === undefined || o.createdAt.getTime() <= t.getTime()) &&
   (o.expiresAt === null || t.getTime() < o.expiresAt.getTime());
