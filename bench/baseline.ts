@@ -215,7 +215,7 @@ async function redeemOnce(client: PoolClient, projectId: string, code: string, u
   try {
     const now = new Date();
     const [row] = (
-      await client.query({ ...SQL.lockCodeByUsername, values: [projectId, username, code, now] })
+      await client.query({ ...SQL.lockCodeByUsername, values: [projectId, username, code, now, code] })
     ).rows;
     if (row.id === null) throw new HttpError(404, 'CODE_NOT_FOUND');
     if (row.status === 'revoked') throw new HttpError(409, 'CODE_REVOKED');

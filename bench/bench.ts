@@ -1183,7 +1183,7 @@ async function main(): Promise<void> {
           '\\set code 1000000000000000 + :client_id * 100000000 + :k',
           `\\set cust ${Math.min(...own)} + ((:client_id * ${perClient} + :k) % ${own.length})`,
           'START TRANSACTION;',
-          `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now'])} \\gset`,
+          `${pgbenchText(statements.lockCodeById.text, ['project', 'cust', 'code', 'now', 'code'])} \\gset`,
           `${pgbenchText(statements.liveChain.text, ['cust', 'plan_group', 'now', 'project'])};`,
           `${pgbenchText(statements.insertWindow.text, ['project', 'cust', 'plan_id', 'plan_group', 'now', 'later', 'source', 'id', 'now'])};`,
           // the redemption's two events, with fresh ids (pgbench cannot make strings: the array is built in SQL)

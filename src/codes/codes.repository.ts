@@ -50,6 +50,44 @@ export interface LockedCodeRow {
   plan_updated_at: Date | null;
 }
 
+/** What the redemption lock answers beside the batch code's columns. */
+export interface LockedExtras {
+  customer_id: number | null;
+  customer_username: string | null;
+  marked: boolean;
+  campaign: CampaignRow | null;
+}
+
+/** A campaign code as the redemption lock reads it (a JSON object: instants as ISO strings). */
+export interface CampaignRow {
+  id: number;
+  project_id: string;
+  plan_id: number;
+  display_code: string;
+  code_key: string;
+  duration: string | null;
+  trial: boolean;
+  status: Code['status'];
+  note: string | null;
+  starts_at: string | null;
+  expires_at: string | null;
+  max_redemptions: number | null;
+  per_customer_limit: number;
+  redemption_count: number;
+  new_customers_only: boolean;
+  not_if_held_plan_groups: string[] | null;
+  created_at: string;
+  updated_at: string;
+  plan_project_id: string | null;
+  plan_slug: string | null;
+  plan_name: string | null;
+  plan_value: string | number | null;
+  plan_group: string | null;
+  plan_created_at: string | null;
+  plan_updated_at: string | null;
+  customer_redemptions: number;
+}
+
 /**
  * Every statement on `codes` and `code_batches`: the named prepared statements of the redemption,
  * the TypeORM calls and the row types. `CodesService` keeps the rules (formats, the order of
@@ -282,7 +320,11 @@ export class CodesRepository {
    *   WAS (the answer is the row before the mark), and a failed check rolls the mark back with the
    *   transaction; `markRedeemed` then brings the caller's code up to date without a statement;
    * - answers one row: the code's columns (all null when there is no such code), `customer_id`
-   *   and `customer_username` (null when there is no such customer), and `marked`.
+   *   and `customer_username` (null when there is no such customer), and `marked`;
+   * - when there is no batch code with that text, `campaign`: the project's campaign code with the
+   *   key (the one that holds it, else the newest), read WITHOUT a lock, with its plan and the
+   *   customer's redemptions of it so far (`CampaignRow`); null when there is none. The count is
+   *   read with the statement's snapshot: `takeRedemption` checks the limit again at the end.
    * This repository owns the statement although it reads `customers` and `plans`: one round trip
    * is the point, and the customer lookups are the same as `CustomersRepository`'s.
    */
@@ -307,18 +349,18 @@ export class CodesRepository {
     code: string,
     redeemer: RedeemerLookup,
     now: Date,
-  ): Promise<
-    LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }
-  > {
+  ): Promise<LockedCodeRow & LockedExtras> {
     const [kind, values] =
       'id' in redeemer
         ? (['id', [redeemer.id]] as const)
         : 'username' in redeemer
           ? (['username', [redeemer.username]] as const)
           : (['identifier', [redeemer.type, redeemer.value]] as const);
-    const [row] = await this.statements.rows<
-      LockedCodeRow & { customer_id: number | null; customer_username: string | null; marked: boolean }
-    >(undefined, LOCK_FOR_REDEMPTION[kind], [projectId, ...values, code, now]);
+    const [row] = await this.statements.rows<LockedCodeRow & LockedExtras>(
+      undefined,
+      LOCK_FOR_REDEMPTION[kind],
+      [projectId, ...values, code, now, code],
+    );
     return row;
   }
 
@@ -417,38 +459,12 @@ export class CodesRepository {
   }
 
   /**
-   * The project's campaign code with `key` for a redemption, read without a lock (the cap is
-   * taken by `takeRedemption`, the transaction's last statement): the one that holds the key
-   * (neither revoked nor expired at `now`), else the newest with it; null when none.
-   */
-  @GenerateSql({ params: ['prj_1', '1AUNCH50', new Date('2026-03-15T12:00:00Z')] })
-  findCampaign(projectId: string, key: string, now: Date): Promise<Code | null> {
-    return this.transactions.tx
-      .createQueryBuilder(Code, 'c')
-      .where(`c.project_id = :projectId AND c.kind = 'campaign' AND c.code_key = :key`, { projectId, key })
-      .orderBy(
-        `CASE WHEN c.status <> 'revoked' AND (c.expires_at IS NULL OR c.expires_at > :now) THEN 0 ELSE 1 END`,
-      )
-      .addOrderBy('c.id', 'DESC')
-      .setParameter('now', now)
-      .limit(1)
-      .getOne();
-  }
-
-  /** How many times the customer has redeemed the code (an index read, bounded by `perCustomerLimit`). */
-  @GenerateSql({ params: [1, 1] })
-  async customerRedemptions(codeId: number, customerId: number): Promise<number> {
-    const rows = await this.statements.rows<{ n: number }>(undefined, CUSTOMER_REDEMPTIONS, [
-      codeId,
-      customerId,
-    ]);
-    return rows[0].n;
-  }
-
-  /**
-   * The redemption's last statement: raises the code's count when it is under the cap and
-   * records who redeemed it, when, and which windows, in one round trip, so that the code's row
-   * is locked only from here to the commit. Null when the cap was reached meanwhile.
+   * The redemption's last statement: raises the code's count when it is under the cap and the
+   * customer under its limit (counted again here: the lock's count may predate a redemption by
+   * the same customer that committed while this one waited for the customer's row), and records
+   * who redeemed it, when, and which windows, in one round trip, so that the code's row is locked
+   * only from here to the commit. `prior`: the customer's redemptions before this one;
+   * `redemption_count` is null when nothing was taken.
    */
   @GenerateSql({ params: ['prj_1', 1, 1, new Date('2026-03-15T12:00:00Z'), [1]] })
   async takeRedemption(
@@ -457,13 +473,14 @@ export class CodesRepository {
     customerId: number,
     at: Date,
     windowIds: number[],
-  ): Promise<{ redemption_count: number; id: number; updated_at: Date } | null> {
-    const [row] = await this.statements.rows<{ redemption_count: number; id: number; updated_at: Date }>(
-      undefined,
-      TAKE_REDEMPTION,
-      [codeId, projectId, customerId, at, windowIds],
-    );
-    return row ?? null;
+  ): Promise<{ redemption_count: number | null; id: number | null; updated_at: Date | null; prior: number }> {
+    const [row] = await this.statements.rows<{
+      redemption_count: number | null;
+      id: number | null;
+      updated_at: Date | null;
+      prior: number;
+    }>(undefined, TAKE_REDEMPTION, [codeId, projectId, customerId, at, windowIds]);
+    return row;
   }
 
   /** Writes the changed fields of a code (and `updated_at`). */
@@ -517,23 +534,21 @@ const redeemed = (customerId: number, now: Date): Partial<Code> => ({
   updatedAt: now,
 });
 
-const CUSTOMER_REDEMPTIONS: Statement = {
-  name: 'codes.customer-redemptions',
-  text: `SELECT count(*)::int AS n FROM code_redemptions WHERE code_id = $1 AND customer_id = $2`,
-};
-
 const TAKE_REDEMPTION: Statement = {
   name: 'codes.take-redemption',
-  text: `WITH bump AS (
+  text: `WITH prior AS (SELECT count(*)::int AS n FROM code_redemptions WHERE code_id = $1 AND customer_id = $3),
+         bump AS (
            UPDATE codes SET redemption_count = redemption_count + 1, updated_at = greatest(updated_at, $4)
             WHERE id = $1 AND project_id = $2 AND kind = 'campaign'
               AND (max_redemptions IS NULL OR redemption_count < max_redemptions)
+              AND (SELECT n FROM prior) < per_customer_limit
            RETURNING redemption_count, updated_at),
          record AS (
            INSERT INTO code_redemptions (project_id, code_id, customer_id, redeemed_at, window_ids)
            SELECT $2, $1, $3, $4, $5::int[] FROM bump
            RETURNING id)
-         SELECT bump.redemption_count, bump.updated_at, record.id FROM bump, record`,
+         SELECT bump.redemption_count, bump.updated_at, record.id, prior.n AS prior
+           FROM prior LEFT JOIN (bump CROSS JOIN record) ON true`,
 };
 
 const MARK_REDEEMED: Statement = {
@@ -554,6 +569,9 @@ type RedeemerKind = keyof typeof REDEEMER_FROM;
 const lockForRedemptionStatement = (kind: RedeemerKind): Statement => {
   const code = `$${REDEEMER_VALUES[kind] + 2}`;
   const now = `$${REDEEMER_VALUES[kind] + 3}`;
+  // the same text again for the campaign key: one parameter compared with both columns would be
+  // typed `text`, and the batch code's `char(16)` index could not be used
+  const key = `$${REDEEMER_VALUES[kind] + 4}`;
   return {
     name: `codes.lock-with-customer-${kind}`,
     text: `WITH cust AS (SELECT c.id, c.username ${REDEEMER_FROM[kind]} FOR UPDATE OF c),
@@ -568,9 +586,24 @@ const lockForRedemptionStatement = (kind: RedeemerKind): Statement => {
                 marked AS (
                   UPDATE codes ${REDEEMED(now, '(SELECT id FROM cust)')}
                    WHERE id = (SELECT id FROM code) AND ${REDEEMABLE} AND EXISTS (SELECT 1 FROM cust)
-                  RETURNING id)
+                  RETURNING id),
+                campaign AS (
+                  SELECT k.id, k.project_id, k.plan_id, k.display_code, k.code_key, k.duration, k.trial, k.status,
+                         k.note, k.starts_at, k.expires_at, k.max_redemptions, k.per_customer_limit,
+                         k.redemption_count, k.new_customers_only, k.not_if_held_plan_groups, k.created_at,
+                         k.updated_at, p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name,
+                         p.value AS plan_value, p.plan_group, p.created_at AS plan_created_at,
+                         p.updated_at AS plan_updated_at,
+                         (SELECT count(*)::int FROM code_redemptions r
+                           WHERE r.code_id = k.id AND r.customer_id = (SELECT id FROM cust)) AS customer_redemptions
+                    FROM codes k LEFT JOIN plans p ON p.id = k.plan_id
+                   WHERE NOT EXISTS (SELECT 1 FROM code)
+                     AND k.project_id = $1 AND k.kind = 'campaign' AND k.code_key = ${key}
+                   ORDER BY CASE WHEN k.status <> 'revoked' AND (k.expires_at IS NULL OR k.expires_at > ${now})
+                                 THEN 0 ELSE 1 END, k.id DESC
+                   LIMIT 1)
            SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust) AS customer_username,
-                  EXISTS (SELECT 1 FROM marked) AS marked
+                  EXISTS (SELECT 1 FROM marked) AS marked, (SELECT row_to_json(campaign) FROM campaign) AS campaign
              FROM (SELECT 1) AS one LEFT JOIN code ON true`,
   };
 };

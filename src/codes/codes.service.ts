@@ -9,7 +9,7 @@ import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { EventsService } from '../events/events.service';
 import { codeKey, generateCampaignCode, generateCodes, normaliseCodeFragment } from './code-format';
-import { CodesRepository, LockedCodeRow, RedeemerLookup } from './codes.repository';
+import { CampaignRow, CodesRepository, LockedCodeRow, RedeemerLookup } from './codes.repository';
 import { CSV_HEADER, hasExpired, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
 import {
   CodeBatchView,
@@ -410,53 +410,46 @@ export class CodesService {
     rawCode: string,
     customer: RedeemerLookup,
     now: Date,
-  ): Promise<{ code: Code; customer: { id: number; username: string } | null; marked: boolean }> {
+  ): Promise<{
+    code: Code;
+    customer: { id: number; username: string } | null;
+    marked: boolean;
+    /** A campaign code: the customer's redemptions of it so far (as the lock read them). */
+    customerRedemptions: number;
+  }> {
     const key = codeKey(rawCode);
     if (key === null) throw new DomainError('CODE_NOT_FOUND');
     // a batch code with the key first (it also locks the customer), else a campaign code
     const row = await this.repository.lockForRedemption(projectId, key, customer, now);
-    const code = row.id === null ? await this.campaignFor(projectId, key, now) : redeemableCode(row, now); // no code: one row of nulls
+    const code = row.id === null ? campaignCode(row.campaign, now) : redeemableCode(row, now); // no code: one row of nulls
     return {
       code,
       customer: row.customer_id === null ? null : { id: row.customer_id, username: row.customer_username! },
       marked: row.marked,
+      customerRedemptions: row.campaign?.customer_redemptions ?? 0,
     };
   }
 
   /**
-   * The campaign code holding `key` (else the newest with it), read without a lock, with its
-   * plan, or the first check it fails: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`,
-   * `CODE_NOT_YET_ACTIVE`, `CODE_EXHAUSTED` (as read; `takeRedemption` decides at the end).
-   */
-  private async campaignFor(projectId: string, key: string, now: Date): Promise<Code> {
-    const code = await this.repository.findCampaign(projectId, key, now);
-    if (!code) throw new DomainError('CODE_NOT_FOUND');
-    if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
-    if (hasExpired(code, now)) throw new DomainError('CODE_EXPIRED');
-    if (code.startsAt && code.startsAt.getTime() > now.getTime())
-      throw new DomainError('CODE_NOT_YET_ACTIVE');
-    if (code.maxRedemptions !== null && code.redemptionCount >= code.maxRedemptions)
-      throw new DomainError('CODE_EXHAUSTED');
-    code.plan = await this.plans.getPlanEntity(projectId, code.planId);
-    return code;
-  }
-
-  /** For the redemption engine, under the customer's row lock: its redemptions of the code so far. */
-  customerRedemptions(codeId: number, customerId: number): Promise<number> {
-    return this.repository.customerRedemptions(codeId, customerId);
-  }
-
-  /**
    * For the redemption engine, as its unit of work's last statement: takes one redemption of the
-   * campaign code under its cap and records it; `409 CODE_EXHAUSTED` (all rolled back) when
-   * concurrent redemptions took the last ones meanwhile. The code comes back counted.
+   * campaign code under its cap and the customer's limit, and records it; `409 CODE_EXHAUSTED` or
+   * `CODE_CUSTOMER_LIMIT_REACHED` (all rolled back) when concurrent redemptions took the last ones
+   * meanwhile. The code comes back counted, with the customer's redemptions before this one.
    */
-  async takeRedemption(code: Code, customerId: number, at: Date, windowIds: number[]): Promise<Code> {
+  async takeRedemption(
+    code: Code,
+    customerId: number,
+    at: Date,
+    windowIds: number[],
+  ): Promise<{ code: Code; prior: number }> {
     const taken = await this.repository.takeRedemption(code.projectId, code.id, customerId, at, windowIds);
-    if (!taken) throw new DomainError('CODE_EXHAUSTED');
+    if (taken.redemption_count === null)
+      throw new DomainError(
+        taken.prior >= code.perCustomerLimit ? 'CODE_CUSTOMER_LIMIT_REACHED' : 'CODE_EXHAUSTED',
+      );
     code.redemptionCount = taken.redemption_count;
-    code.updatedAt = taken.updated_at;
-    return code;
+    code.updatedAt = taken.updated_at!;
+    return { code, prior: taken.prior };
   }
 
   /**
@@ -477,6 +470,56 @@ export class CodesService {
  * `CODE_REVOKED`, `CODE_EXPIRED` (its `expiresAt` has come, whatever its status; a redeemed code
  * keeps showing `redeemed` in the lists), `CODE_ALREADY_REDEEMED`.
  */
+/**
+ * The campaign code the redemption lock found (else the newest with its key), with its plan, or
+ * the first check it fails: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`,
+ * `CODE_NOT_YET_ACTIVE`, `CODE_EXHAUSTED` (as read; `takeRedemption` decides at the end).
+ */
+function campaignCode(row: CampaignRow | null, now: Date): Code {
+  if (!row) throw new DomainError('CODE_NOT_FOUND');
+  const date = (value: string | null) => (value === null ? null : new Date(value));
+  const code = Object.assign(new Code(), {
+    id: row.id,
+    kind: 'campaign',
+    projectId: row.project_id,
+    batchId: null,
+    planId: row.plan_id,
+    code: null,
+    displayCode: row.display_code,
+    codeKey: row.code_key,
+    duration: row.duration,
+    trial: row.trial,
+    status: row.status,
+    note: row.note,
+    startsAt: date(row.starts_at),
+    expiresAt: date(row.expires_at),
+    maxRedemptions: row.max_redemptions,
+    perCustomerLimit: row.per_customer_limit,
+    redemptionCount: row.redemption_count,
+    newCustomersOnly: row.new_customers_only,
+    notIfHeldPlanGroups: row.not_if_held_plan_groups,
+    redeemedAt: null,
+    redeemedByCustomerId: null,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  });
+  if (code.status === 'revoked') throw new DomainError('CODE_REVOKED');
+  if (hasExpired(code, now)) throw new DomainError('CODE_EXPIRED');
+  if (code.startsAt && code.startsAt.getTime() > now.getTime()) throw new DomainError('CODE_NOT_YET_ACTIVE');
+  if (code.maxRedemptions !== null && code.redemptionCount >= code.maxRedemptions)
+    throw new DomainError('CODE_EXHAUSTED');
+  attachPlan(code, {
+    plan_project_id: row.plan_project_id,
+    plan_slug: row.plan_slug,
+    plan_name: row.plan_name,
+    plan_value: row.plan_value === null ? null : String(row.plan_value),
+    plan_group: row.plan_group,
+    plan_created_at: date(row.plan_created_at),
+    plan_updated_at: date(row.plan_updated_at),
+  });
+  return code;
+}
+
 function redeemableCode(row: LockedCodeRow | undefined, now: Date): Code {
   if (!row) throw new DomainError('CODE_NOT_FOUND');
   const code = toLockedCode(row);
@@ -504,17 +547,33 @@ function toLockedCode(r: LockedCodeRow): Code {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   });
-  if (r.plan_project_id !== null) {
-    code.plan = Object.assign(new Plan(), {
-      id: r.plan_id,
-      projectId: r.plan_project_id,
-      slug: r.plan_slug!,
-      name: r.plan_name!,
-      value: Number(r.plan_value),
-      group: r.plan_group!,
-      createdAt: r.plan_created_at!,
-      updatedAt: r.plan_updated_at!,
-    });
-  }
+  attachPlan(code, r);
   return code;
+}
+
+/** The code's plan, from the columns the lock joined, when the plan exists. */
+function attachPlan(
+  code: Code,
+  r: Pick<
+    LockedCodeRow,
+    | 'plan_project_id'
+    | 'plan_slug'
+    | 'plan_name'
+    | 'plan_value'
+    | 'plan_group'
+    | 'plan_created_at'
+    | 'plan_updated_at'
+  >,
+): void {
+  if (r.plan_project_id === null) return;
+  code.plan = Object.assign(new Plan(), {
+    id: code.planId,
+    projectId: r.plan_project_id,
+    slug: r.plan_slug!,
+    name: r.plan_name!,
+    value: Number(r.plan_value),
+    group: r.plan_group!,
+    createdAt: r.plan_created_at!,
+    updatedAt: r.plan_updated_at!,
+  });
 }

@@ -35,12 +35,6 @@ LEFT JOIN "code_batches" "b" ON "b"."id"="c"."batch_id" AND ("b"."project_id" = 
 WHERE "c"."batch_id" = $1 AND "c"."project_id" = $2
 ORDER BY "c"."id" ASC
 
--- CodesRepository.customerRedemptions
-SELECT
-  count(*)::int AS n
-FROM code_redemptions
-WHERE code_id = $1 AND customer_id = $2
-
 -- CodesRepository.findBatch
 SELECT
   "CodeBatch"."id" AS "CodeBatch_id",
@@ -53,36 +47,6 @@ SELECT
   "CodeBatch"."created_at" AS "CodeBatch_created_at"
 FROM "code_batches" "CodeBatch"
 WHERE (("CodeBatch"."id" = $1) AND ("CodeBatch"."project_id" = $2))
-LIMIT 1
-
--- CodesRepository.findCampaign
-SELECT
-  "c"."id" AS "c_id",
-  "c"."project_id" AS "c_project_id",
-  "c"."kind" AS "c_kind",
-  "c"."batch_id" AS "c_batch_id",
-  "c"."plan_id" AS "c_plan_id",
-  "c"."code" AS "c_code",
-  "c"."display_code" AS "c_display_code",
-  "c"."code_key" AS "c_code_key",
-  "c"."starts_at" AS "c_starts_at",
-  "c"."max_redemptions" AS "c_max_redemptions",
-  "c"."per_customer_limit" AS "c_per_customer_limit",
-  "c"."redemption_count" AS "c_redemption_count",
-  "c"."new_customers_only" AS "c_new_customers_only",
-  "c"."not_if_held_plan_groups" AS "c_not_if_held_plan_groups",
-  "c"."trial" AS "c_trial",
-  "c"."duration" AS "c_duration",
-  "c"."status" AS "c_status",
-  "c"."note" AS "c_note",
-  "c"."expires_at" AS "c_expires_at",
-  "c"."redeemed_at" AS "c_redeemed_at",
-  "c"."redeemed_by_customer_id" AS "c_redeemed_by_customer_id",
-  "c"."created_at" AS "c_created_at",
-  "c"."updated_at" AS "c_updated_at"
-FROM "codes" "c"
-WHERE "c"."project_id" = $1 AND "c"."kind" = 'campaign' AND "c"."code_key" = $2
-ORDER BY CASE WHEN "c"."status" <> 'revoked' AND ("c"."expires_at" IS NULL OR "c"."expires_at" > $3) THEN 0 ELSE 1 END ASC, "c"."id" DESC
 LIMIT 1
 
 -- CodesRepository.get
@@ -196,9 +160,24 @@ WITH cust AS (SELECT c.id, c.username FROM customers c WHERE c.project_id = $1 A
      marked AS (
        UPDATE codes SET status = 'redeemed', redeemed_at = $4, redeemed_by_customer_id = (SELECT id FROM cust), updated_at = $4
         WHERE id = (SELECT id FROM code) AND status = 'available' AND EXISTS (SELECT 1 FROM cust)
-       RETURNING id)
+       RETURNING id),
+     campaign AS (
+       SELECT k.id, k.project_id, k.plan_id, k.display_code, k.code_key, k.duration, k.trial, k.status,
+              k.note, k.starts_at, k.expires_at, k.max_redemptions, k.per_customer_limit,
+              k.redemption_count, k.new_customers_only, k.not_if_held_plan_groups, k.created_at,
+              k.updated_at, p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name,
+              p.value AS plan_value, p.plan_group, p.created_at AS plan_created_at,
+              p.updated_at AS plan_updated_at,
+              (SELECT count(*)::int FROM code_redemptions r
+                WHERE r.code_id = k.id AND r.customer_id = (SELECT id FROM cust)) AS customer_redemptions
+         FROM codes k LEFT JOIN plans p ON p.id = k.plan_id
+        WHERE NOT EXISTS (SELECT 1 FROM code)
+          AND k.project_id = $1 AND k.kind = 'campaign' AND k.code_key = $5
+        ORDER BY CASE WHEN k.status <> 'revoked' AND (k.expires_at IS NULL OR k.expires_at > $4)
+                      THEN 0 ELSE 1 END, k.id DESC
+        LIMIT 1)
 SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust) AS customer_username,
-       EXISTS (SELECT 1 FROM marked) AS marked
+       EXISTS (SELECT 1 FROM marked) AS marked, (SELECT row_to_json(campaign) FROM campaign) AS campaign
   FROM (SELECT 1) AS one LEFT JOIN code ON true
 
 -- CodesRepository.lockForRedemption (by identifier)
@@ -214,9 +193,24 @@ WITH cust AS (SELECT c.id, c.username FROM customers c JOIN customer_identifiers
      marked AS (
        UPDATE codes SET status = 'redeemed', redeemed_at = $5, redeemed_by_customer_id = (SELECT id FROM cust), updated_at = $5
         WHERE id = (SELECT id FROM code) AND status = 'available' AND EXISTS (SELECT 1 FROM cust)
-       RETURNING id)
+       RETURNING id),
+     campaign AS (
+       SELECT k.id, k.project_id, k.plan_id, k.display_code, k.code_key, k.duration, k.trial, k.status,
+              k.note, k.starts_at, k.expires_at, k.max_redemptions, k.per_customer_limit,
+              k.redemption_count, k.new_customers_only, k.not_if_held_plan_groups, k.created_at,
+              k.updated_at, p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name,
+              p.value AS plan_value, p.plan_group, p.created_at AS plan_created_at,
+              p.updated_at AS plan_updated_at,
+              (SELECT count(*)::int FROM code_redemptions r
+                WHERE r.code_id = k.id AND r.customer_id = (SELECT id FROM cust)) AS customer_redemptions
+         FROM codes k LEFT JOIN plans p ON p.id = k.plan_id
+        WHERE NOT EXISTS (SELECT 1 FROM code)
+          AND k.project_id = $1 AND k.kind = 'campaign' AND k.code_key = $6
+        ORDER BY CASE WHEN k.status <> 'revoked' AND (k.expires_at IS NULL OR k.expires_at > $5)
+                      THEN 0 ELSE 1 END, k.id DESC
+        LIMIT 1)
 SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust) AS customer_username,
-       EXISTS (SELECT 1 FROM marked) AS marked
+       EXISTS (SELECT 1 FROM marked) AS marked, (SELECT row_to_json(campaign) FROM campaign) AS campaign
   FROM (SELECT 1) AS one LEFT JOIN code ON true
 
 -- CodesRepository.lockForRedemption (by username)
@@ -232,9 +226,24 @@ WITH cust AS (SELECT c.id, c.username FROM customers c WHERE c.project_id = $1 A
      marked AS (
        UPDATE codes SET status = 'redeemed', redeemed_at = $4, redeemed_by_customer_id = (SELECT id FROM cust), updated_at = $4
         WHERE id = (SELECT id FROM code) AND status = 'available' AND EXISTS (SELECT 1 FROM cust)
-       RETURNING id)
+       RETURNING id),
+     campaign AS (
+       SELECT k.id, k.project_id, k.plan_id, k.display_code, k.code_key, k.duration, k.trial, k.status,
+              k.note, k.starts_at, k.expires_at, k.max_redemptions, k.per_customer_limit,
+              k.redemption_count, k.new_customers_only, k.not_if_held_plan_groups, k.created_at,
+              k.updated_at, p.project_id AS plan_project_id, p.slug AS plan_slug, p.name AS plan_name,
+              p.value AS plan_value, p.plan_group, p.created_at AS plan_created_at,
+              p.updated_at AS plan_updated_at,
+              (SELECT count(*)::int FROM code_redemptions r
+                WHERE r.code_id = k.id AND r.customer_id = (SELECT id FROM cust)) AS customer_redemptions
+         FROM codes k LEFT JOIN plans p ON p.id = k.plan_id
+        WHERE NOT EXISTS (SELECT 1 FROM code)
+          AND k.project_id = $1 AND k.kind = 'campaign' AND k.code_key = $5
+        ORDER BY CASE WHEN k.status <> 'revoked' AND (k.expires_at IS NULL OR k.expires_at > $4)
+                      THEN 0 ELSE 1 END, k.id DESC
+        LIMIT 1)
 SELECT code.*, (SELECT id FROM cust) AS customer_id, (SELECT username FROM cust) AS customer_username,
-       EXISTS (SELECT 1 FROM marked) AS marked
+       EXISTS (SELECT 1 FROM marked) AS marked, (SELECT row_to_json(campaign) FROM campaign) AS campaign
   FROM (SELECT 1) AS one LEFT JOIN code ON true
 
 -- CodesRepository.lockKey
@@ -454,16 +463,19 @@ LIMIT 10
 OFFSET 0
 
 -- CodesRepository.takeRedemption
-WITH bump AS (
+WITH prior AS (SELECT count(*)::int AS n FROM code_redemptions WHERE code_id = $1 AND customer_id = $3),
+bump AS (
   UPDATE codes SET redemption_count = redemption_count + 1, updated_at = greatest(updated_at, $4)
    WHERE id = $1 AND project_id = $2 AND kind = 'campaign'
      AND (max_redemptions IS NULL OR redemption_count < max_redemptions)
+     AND (SELECT n FROM prior) < per_customer_limit
   RETURNING redemption_count, updated_at),
 record AS (
   INSERT INTO code_redemptions (project_id, code_id, customer_id, redeemed_at, window_ids)
   SELECT $2, $1, $3, $4, $5::int[] FROM bump
   RETURNING id)
-SELECT bump.redemption_count, bump.updated_at, record.id FROM bump, record
+SELECT bump.redemption_count, bump.updated_at, record.id, prior.n AS prior
+  FROM prior LEFT JOIN (bump CROSS JOIN record) ON true
 
 -- CodesRepository.update
 UPDATE "codes"

@@ -132,7 +132,9 @@ export class RedemptionsService {
         const customer =
           locked.customer && Object.assign(new Customer(), { ...locked.customer, projectId: project.id });
         if (locked.code.kind === 'campaign')
-          return this.redeemCampaign(project, target, now, plan, locked.code, customer, dryRun);
+          return this.redeemCampaign(project, target, now, plan, locked.code, customer, dryRun, {
+            customerRedemptions: locked.customerRedemptions,
+          });
         const outcome = await this.grantTo(
           project,
           target,
@@ -165,6 +167,7 @@ export class RedemptionsService {
     code: Code,
     locked: Customer | null,
     dryRun: boolean,
+    read: { customerRedemptions: number },
   ): Promise<Outcome> {
     let customerRedemptions = 0;
     const outcome = await this.grantTo(
@@ -177,7 +180,7 @@ export class RedemptionsService {
       code.id,
       locked,
       async (customer, created, at) => {
-        customerRedemptions = created ? 0 : await this.codes.customerRedemptions(code.id, customer.id);
+        customerRedemptions = created ? 0 : read.customerRedemptions;
         if (customerRedemptions >= code.perCustomerLimit)
           throw new DomainError('CODE_CUSTOMER_LIMIT_REACHED');
         // a customer created by this call holds only its sign-up windows (free): it is new, and
@@ -220,12 +223,13 @@ export class RedemptionsService {
         throw new DomainError('CODE_EXHAUSTED');
       code.redemptionCount += 1;
     } else {
-      await this.codes.takeRedemption(
+      const taken = await this.codes.takeRedemption(
         code,
         outcome.customer.id,
         outcome.at,
         outcome.granted.map((w) => w.id),
       );
+      customerRedemptions = taken.prior;
     }
     const campaign: CampaignRedemptionView = {
       codeId: code.id,
