@@ -9,8 +9,16 @@ import { Plan } from '../plans/entities/plan.entity';
 import { PlansService } from '../plans/plans.service';
 import { EventsService } from '../events/events.service';
 import { codeKey, generateCampaignCode, generateCodes, normaliseCodeFragment } from './code-format';
+import { AuditTrail } from '../audit/audit-trail';
 import { CampaignRow, CodesRepository, LockedCodeRow, RedeemerLookup } from './codes.repository';
-import { CSV_HEADER, hasExpired, toCodeBatchView, toCodeView, toCsvRow } from './codes.mapper';
+import {
+  CSV_HEADER,
+  effectiveStatus,
+  hasExpired,
+  toCodeBatchView,
+  toCodeView,
+  toCsvRow,
+} from './codes.mapper';
 import {
   CodeBatchView,
   CodeView,
@@ -61,6 +69,7 @@ export class CodesService {
     private readonly reads: ReadReplicas,
     private readonly events: EventsService,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {}
 
   /**
@@ -118,7 +127,9 @@ export class CodesService {
           notIfHeldPlanGroups: distinct(dto.eligibility?.notIfHeldPlanGroups),
           note: dto.note ?? null,
         });
-        return toCodeView(code, plan.name, now);
+        const view = toCodeView(code, plan.name, now);
+        this.audit.created(projectId, 'code', code.id, view);
+        return view;
       },
       { participant: idem },
     );
@@ -172,7 +183,9 @@ export class CodesService {
           const accepted = await this.repository.insertCodes(batch, [...candidates]);
           for (const code of candidates) if (accepted.has(code)) inserted.push(code);
         }
-        return toCodeBatchView(batch, plan.name, inserted);
+        const view = toCodeBatchView(batch, plan.name, inserted);
+        this.audit.created(projectId, 'code_batch', batch.id, view);
+        return view;
       },
       { participant: idem },
     );
@@ -261,10 +274,13 @@ export class CodesService {
           code.batch = (await this.repository.findBatch(projectId, code.batchId)) ?? undefined;
         if (code.status === 'available') {
           const now = new Date();
+          const planName = (await this.plans.findPlanName(projectId, code.planId)) ?? '';
+          const before = toCodeView(code, planName, now);
           await this.repository.markRevoked(projectId, code.id, now);
           code.status = 'revoked';
           code.updatedAt = now;
-          const view = toCodeView(code, (await this.plans.findPlanName(projectId, code.planId)) ?? '');
+          const view = toCodeView(code, planName, now);
+          this.audit.updated(projectId, 'code', code.id, before, view, { action: 'code.revoked' });
           await this.events.record(projectId, [{ type: 'code.revoked', data: { code: view as never } }]);
           return view;
         }
@@ -343,7 +359,11 @@ export class CodesService {
           await this.repository.update(projectId, codeId, next, now);
           merged.updatedAt = now;
         }
-        return toCodeView(merged, plan.name, now);
+        const view = toCodeView(merged, plan.name, now);
+        const planName =
+          plan.id === code.planId ? plan.name : await this.plans.findPlanName(projectId, code.planId);
+        this.audit.updated(projectId, 'code', codeId, toCodeView(code, planName ?? '', now), view);
+        return view;
       },
       { participant: idem },
     );
@@ -447,8 +467,11 @@ export class CodesService {
       throw new DomainError(
         taken.prior >= code.perCustomerLimit ? 'CODE_CUSTOMER_LIMIT_REACHED' : 'CODE_EXHAUSTED',
       );
+    const before = { status: effectiveStatus(code, at), redemptionCount: taken.redemption_count - 1 };
     code.redemptionCount = taken.redemption_count;
     code.updatedAt = taken.updated_at!;
+    const after = { status: effectiveStatus(code, at), redemptionCount: code.redemptionCount };
+    this.audit.updated(code.projectId, 'code', code.id, before, after, { action: 'code.redeemed' });
     return { code, prior: taken.prior };
   }
 
@@ -461,6 +484,14 @@ export class CodesService {
     // The row is locked by lockCodeAndCustomer; this only fires if that step was skipped.
     if (!(await this.repository.markRedeemed(code, customerId, now, marked)))
       throw new DomainError('CODE_ALREADY_REDEEMED');
+    this.audit.updated(
+      code.projectId,
+      'code',
+      code.id,
+      { status: 'available', redeemedByCustomerId: null },
+      { status: code.status, redeemedByCustomerId: code.redeemedByCustomerId },
+      { action: 'code.redeemed' },
+    );
     return code;
   }
 }

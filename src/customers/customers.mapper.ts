@@ -65,3 +65,15 @@ export const toCustomerRecord = (
   })),
   identifiers: byId(identifiers).map(toIdentifierFull),
 });
+
+/**
+ * A customer as its audit records tell it: its identifiers by id (`type` and `value`, without the
+ * mirrored `username` one), and whether it has a password (a secret: never its value).
+ */
+export const toAuditedCustomer = (c: Customer, identifiers: CustomerIdentifier[], hasPassword: boolean) => ({
+  ...base(c),
+  identifiers: byId(identifiers)
+    .filter((i) => i.type !== 'username')
+    .map((i) => ({ type: i.type, value: i.value })),
+  password: hasPassword,
+});

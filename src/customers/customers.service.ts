@@ -14,7 +14,8 @@ import type { CustomerSubscriptionView } from '../subscriptions/dto/subscription
 import { SubscriptionsService } from '../subscriptions/subscriptions.service';
 import { EventsService, toEventWindow } from '../events/events.service';
 import type { NewEvent } from '../events/event-types';
-import { toCustomerListItem, toCustomerRecord } from './customers.mapper';
+import { toAuditedCustomer, toCustomerListItem, toCustomerRecord } from './customers.mapper';
+import { AuditTrail } from '../audit/audit-trail';
 import {
   CreateCustomerDto,
   CustomerListItem,
@@ -155,6 +156,7 @@ export class CustomersService {
     private readonly reads: ReadReplicas,
     private readonly events: EventsService,
     private readonly clock: Clock,
+    private readonly audit: AuditTrail,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -258,6 +260,13 @@ export class CustomersService {
           identifiers: input.identifiers ?? [],
         });
         await this.subscriptionsOf.grantSignup(projectId, customer.id, now);
+        // first among a call's records: the customer a redemption creates comes before its grant
+        this.audit.created(
+          projectId,
+          'customer',
+          customer.id,
+          toAuditedCustomer(customer, customer.identifiers ?? [], input.passwordHash !== undefined),
+        );
         return customer;
       });
     } catch (error) {
@@ -397,6 +406,7 @@ export class CustomersService {
         this.transactions,
         async () => {
           const customer = await this.lock(projectId, customerId);
+          const before = audited(await this.entity(projectId, customerId));
           const renamed = dto.username !== undefined && dto.username !== customer.username;
           const reEnabled = dto.enabled === true && !customer.enabled;
           if (renamed) customer.username = dto.username!;
@@ -428,6 +438,8 @@ export class CustomersService {
             await this.repository.replaceIdentifiers(projectId, customerId, dto.identifiers);
           // read back under the same lock: the answer is exactly what this change committed
           const updated = await this.entity(projectId, customerId);
+          const after = { ...audited(updated), password: passwordHash !== undefined };
+          this.audit.updated(projectId, 'customer', customerId, before, after);
           await this.events.record(projectId, [this.customerEvent('customer.updated', updated)]);
           return toRecord(updated);
         },
@@ -449,6 +461,7 @@ export class CustomersService {
         const customer = await this.entity(projectId, customerId);
         if (!(await this.repository.delete(projectId, customerId)))
           throw new DomainError('CUSTOMER_NOT_FOUND');
+        this.audit.deleted(projectId, 'customer', customerId, audited(customer));
         await this.events.record(projectId, [this.customerEvent('customer.deleted', customer)]);
         return { success: true as const };
       },
@@ -463,6 +476,14 @@ export class CustomersService {
     return customer;
   }
 }
+
+/** A customer loaded with its identifiers and credentials, as its audit records tell it. */
+const audited = (c: Customer) =>
+  toAuditedCustomer(
+    c,
+    c.identifiers ?? [],
+    (c.credentials ?? []).some((cr) => cr.type === 1),
+  );
 
 /** The full record of a customer, or CUSTOMER_NOT_FOUND. */
 function toRecord(customer: Customer | undefined): CustomerRecord {

@@ -6,12 +6,18 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { AppConfig } from '../config/app-config';
 import { probePooler } from './pooler-probe';
 import { ReadReplicas } from './read-replicas';
+import { carrying, takeRiders } from './riders';
 import { Transactions } from './transactional';
 
 /** A hot SQL statement with a name that is unique in the application. */
 export interface Statement {
   readonly name: string;
   readonly text: string;
+  /**
+   * Takes the unit of work's waiting riders along (see `riders.ts`): a write's last statement,
+   * such as its events' insert. Its text starts with `WITH`.
+   */
+  readonly carrier?: boolean;
 }
 
 /**
@@ -78,12 +84,18 @@ export class Statements implements OnModuleInit {
     statement: Statement,
     values: unknown[],
   ): Promise<QueryResult<R>> {
-    const query = this.prepare
-      ? { name: statement.name, text: statement.text, values }
-      : { text: statement.text, values };
     // without a manager of its own: the current unit of work's transaction, if one is open
     em ??= this.transactions.tx;
     const runner = em.queryRunner;
+    const riders = statement.carrier && runner ? takeRiders(em) : [];
+    if (riders.length > 0) {
+      const carried = carrying(statement, values.length, riders);
+      statement = carried.statement;
+      values = [...values, ...carried.values];
+    }
+    const query = this.prepare
+      ? { name: statement.name, text: statement.text, values }
+      : { text: statement.text, values };
     try {
       if (runner) {
         const client = (await runner.connect()) as PoolClient;

@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { EntityManager, QueryFailedError } from 'typeorm';
+import { ridersAlone, takeRiders } from './riders';
 
 /**
  * The transaction of the current unit of work, carried in async context by `nestjs-cls`.
@@ -75,9 +76,19 @@ export async function runInTransaction<T>(
       }
     : work;
   if (host.isTransactionActive()) return unit();
+  // the riders no carrier took (see riders.ts) are sent last, before the commit
+  const owned = async () => {
+    const result = await unit();
+    const riders = takeRiders(host.tx);
+    if (riders.length > 0) {
+      const { text, values } = ridersAlone(riders);
+      await host.tx.query(text, values);
+    }
+    return result;
+  };
   for (let attempt = 1; ; attempt++) {
     try {
-      const result = await host.withTransaction(Propagation.RequiresNew, unit);
+      const result = await host.withTransaction(Propagation.RequiresNew, owned);
       participant?.afterCommit();
       return result;
     } catch (error) {

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, toPage, pageWindow } from '../common/http/pagination';
+import { AuditContext } from '../audit/audit-context';
+import { AuditTrail } from '../audit/audit-trail';
 import { CustomersService } from '../customers/customers.service';
 import { AGAIN, Batcher } from '../database/batcher';
 import { runInTransaction, Transactional, Transactions } from '../database/transactional';
@@ -103,6 +105,7 @@ export class EntitlementsService {
     private readonly events: EventsService,
     private readonly transactions: Transactions,
     private readonly grants: GrantsRepository,
+    private readonly audit: AuditTrail,
   ) {}
 
   /**
@@ -233,7 +236,16 @@ export class EntitlementsService {
   async consume(projectId: string, dto: UsageEventDto): Promise<ConsumeOutcome> {
     const lock = lockOf(dto);
     const feature = featureOf(dto);
-    const item: ConsumeItem = { projectId, lock, feature, eventId: dto.eventId, at: this.clock.now(), dto };
+    const item: ConsumeItem = {
+      projectId,
+      lock,
+      feature,
+      eventId: dto.eventId,
+      at: this.clock.now(),
+      dto,
+      // a batch's transaction serves several requests: each record tells its own
+      audit: this.audit.context(),
+    };
     const shape = batchShapeOf(lock, feature);
     return this.transactions.isTransactionActive()
       ? this.consumes.alone(shape, item)
@@ -292,6 +304,12 @@ export class EntitlementsService {
         (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
       );
       const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
+      // the records before the events, whose statement they go with
+      for (const [k, { item }] of writes.entries())
+        this.audit.created(item.projectId, 'usage', rows[k].id, toUsageView(rows[k]), {
+          action: 'usage.recorded',
+          context: item.audit,
+        });
       for (const [k, { item, state, write }] of writes.entries()) {
         const events = await this.consumeEvents(item.projectId, state, write, Number(rows[k].id));
         if (events.length > 0) await this.events.record(item.projectId, events);
@@ -472,6 +490,9 @@ export class EntitlementsService {
     if (!record) throw new DomainError('USAGE_NOT_FOUND');
     const now = this.clock.now();
     const row = record.reversedAt ? record : await this.usage.reverse(projectId, usageId, now);
+    this.audit.updated(projectId, 'usage', row.id, toUsageView(record), toUsageView(row), {
+      action: 'usage.reversed',
+    });
     const state = await this.repository.loadState(
       projectId,
       customerLockFor(row.customerId),
@@ -697,6 +718,7 @@ export function toUsageView(r: UsageRow): UsageView {
 /** A consume waiting in a batch (`EntitlementsService.consume`). */
 interface ConsumeItem extends ConsumeLoad {
   dto: UsageEventDto;
+  audit: AuditContext;
 }
 
 /**

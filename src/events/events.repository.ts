@@ -99,6 +99,7 @@ const FAN_OUT = `dl AS (
 /** Exported for the benchmark's baselines (bench/baseline.ts), which run the same text in a redemption. */
 export const INSERT_FOR_CUSTOMER: Statement = {
   name: 'events.insert-for-customer',
+  carrier: true,
   text: `WITH seq AS (
     INSERT INTO customer_event_seqs (customer_id, project_id, seq) VALUES ($2, $1, $3)
     ON CONFLICT (customer_id) DO UPDATE SET seq = customer_event_seqs.seq + EXCLUDED.seq
@@ -116,6 +117,7 @@ export const INSERT_FOR_CUSTOMER: Statement = {
 /** Events naming no customer (`code.revoked`): `$1` project, `$2` a JSON array of `EventInsert`. */
 const INSERT_WITHOUT_CUSTOMER: Statement = {
   name: 'events.insert',
+  carrier: true,
   text: `WITH ev AS (
     INSERT INTO events (id, project_id, type, data, unique_key)
     SELECT x.e->>'id', $1, x.e->>'type', x.e->'data', x.e->>'uniqueKey'

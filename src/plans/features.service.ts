@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
 import { ReadReplicas } from '../database/read-replicas';
 import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
@@ -22,14 +23,15 @@ export class FeaturesService {
     private readonly reads: ReadReplicas,
     private readonly transactions: Transactions,
     private readonly references: FeatureReferences,
+    private readonly audit: AuditTrail,
   ) {}
 
   async create(projectId: string, dto: CreateFeatureDto, idem?: IdempotencyContext): Promise<FeatureView> {
     return guardSlug(FEATURE_SLUG_INDEX, () =>
       runInTransaction(
         this.transactions,
-        async () =>
-          toFeatureView(
+        async () => {
+          const view = toFeatureView(
             await this.repository.insert({
               projectId,
               slug: dto.slug,
@@ -38,7 +40,10 @@ export class FeaturesService {
               metered: dto.metered ?? false,
               unit: dto.unit ?? '',
             }),
-          ),
+          );
+          this.audit.created(projectId, 'feature', view.id, view);
+          return view;
+        },
         { participant: idem },
       ),
     );
@@ -72,7 +77,9 @@ export class FeaturesService {
           const changes = changedFields(feature, dto, UPDATABLE);
           if (Object.keys(changes).length === 0) return toFeatureView(feature);
           await this.repository.update(projectId, feature.id, changes);
-          return toFeatureView(await this.find(projectId, featureId));
+          const view = toFeatureView(await this.find(projectId, featureId));
+          this.audit.updated(projectId, 'feature', view.id, toFeatureView(feature), view);
+          return view;
         },
         { participant: idem },
       ),
@@ -104,6 +111,7 @@ export class FeaturesService {
           )
             throw new DomainError('FEATURE_IN_USE');
           await this.repository.delete(projectId, feature.id);
+          this.audit.deleted(projectId, 'feature', feature.id, toFeatureView(feature));
           return { success: true as const };
         },
         { participant: idem },

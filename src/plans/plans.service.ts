@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ReadReplicas } from '../database/read-replicas';
+import { AuditTrail } from '../audit/audit-trail';
 import { Transactions, runInTransaction } from '../database/transactional';
 import type { IdempotencyContext } from '../idempotency/idempotency-context';
 import { DomainError } from '../common/errors/domain-error';
@@ -23,6 +24,7 @@ export class PlansService {
     private readonly repository: PlansRepository,
     private readonly reads: ReadReplicas,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {}
 
   /** One plan of the project, or PLAN_NOT_FOUND (a plan of another project is not found). */
@@ -85,7 +87,9 @@ export class PlansService {
           });
           if (quotas.length > 0)
             await this.repository.insertQuotas(quotas.map((q) => quotaRow(projectId, plan.id, q)));
-          return this.get(projectId, plan.id);
+          const view = await this.get(projectId, plan.id);
+          this.audit.created(projectId, 'plan', view.id, auditedPlan(view));
+          return view;
         },
         { participant: idem },
       ),
@@ -112,6 +116,7 @@ export class PlansService {
           // Serialises updates of this plan without holding up writers that only reference it (subscriptions, codes).
           const plan = await this.repository.find(projectId, planId, 'for_no_key_update');
           if (!plan) throw new DomainError('PLAN_NOT_FOUND');
+          const [before] = await this.toViews(projectId, [plan]);
           if (dto.group !== undefined && dto.group !== plan.group) {
             throw new DomainError('PLAN_FIELD_IMMUTABLE', 'The group of a plan cannot be changed.');
           }
@@ -124,7 +129,9 @@ export class PlansService {
             // A quota change is a change of the plan too: its updatedAt moves.
             await this.repository.touch(projectId, plan.id, changes);
           }
-          return this.get(projectId, plan.id);
+          const view = await this.get(projectId, plan.id);
+          this.audit.updated(projectId, 'plan', view.id, auditedPlan(before), auditedPlan(view));
+          return view;
         },
         { participant: idem },
       ),
@@ -141,7 +148,9 @@ export class PlansService {
           const plan = await this.repository.find(projectId, planId, 'pessimistic_write');
           if (!plan) throw new DomainError('PLAN_NOT_FOUND');
           if (await this.repository.isReferenced(projectId, plan.id)) throw new DomainError('PLAN_IN_USE');
+          const [before] = await this.toViews(projectId, [plan]);
           await this.repository.delete(projectId, plan.id);
+          this.audit.deleted(projectId, 'plan', plan.id, auditedPlan(before));
           return { success: true as const };
         },
         { participant: idem },
@@ -241,3 +250,20 @@ const quotaChanged = (current: Quota, row: QuotaRow): boolean =>
   current.resetDayOfMonth !== row.resetDayOfMonth ||
   current.resetTimeZone !== row.resetTimeZone ||
   current.thresholds.join(',') !== row.thresholds.join(',');
+
+/** A plan as its audit records tell it: its quotas by id, each with the fields that shape it. */
+const auditedPlan = (view: PlanView) => ({
+  ...view,
+  quotas: [...view.quotas]
+    .sort((a, b) => a.id - b.id)
+    .map((q) => ({
+      featureId: q.featureId,
+      limit: q.limit,
+      priority: q.priority,
+      resetInterval: q.resetInterval,
+      resetAnchor: q.resetAnchor,
+      resetDayOfMonth: q.resetDayOfMonth,
+      resetTimeZone: q.resetTimeZone,
+      thresholds: q.thresholds,
+    })),
+});

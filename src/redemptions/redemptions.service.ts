@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
 import type { CallerProject } from '../auth/caller';
 import { toCodeView } from '../codes/codes.mapper';
 import { CodesService } from '../codes/codes.service';
@@ -95,6 +96,7 @@ export class RedemptionsService {
     private readonly events: EventsService,
     private readonly entitlements: EntitlementsService,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {}
 
   redeem(
@@ -282,7 +284,7 @@ export class RedemptionsService {
       dryRun,
       async (now) => {
         const plan = await this.plans.getPlanEntity(project.id, dto.planId);
-        return this.grantTo(
+        const outcome = await this.grantTo(
           project,
           { ref: dto.customer, autoCreate: dto.autoCreate ?? false },
           now,
@@ -291,6 +293,22 @@ export class RedemptionsService {
           'activation',
           null,
         );
+        // the window created for the granted plan (a re-created free tail is not the activation)
+        const window = outcome.granted.find((w) => w.planId === plan.id);
+        if (window)
+          this.audit.created(
+            project.id,
+            'subscription',
+            window.id,
+            {
+              customerId: outcome.customer.id,
+              planId: window.planId,
+              validFrom: window.validFrom.toISOString(),
+              validTo: window.validTo?.toISOString() ?? null,
+            },
+            { action: 'subscription.activated' },
+          );
+        return outcome;
       },
       idem,
     );
