@@ -27,6 +27,7 @@ import { AddressRateLimitGuard } from './rate-limit/rate-limit.guard';
 import { EventsModule } from './events/events.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
 import { Clock } from './common/clock';
+import { AuditTrailModule } from './audit/audit-trail.module';
 
 @Global()
 @Module({})
@@ -79,6 +80,7 @@ export class AppModule {
         }),
         TransactionsModule,
         StatementsModule,
+        AuditTrailModule,
         RoutesModule,
         AuthModule,
         ProjectsModule,
