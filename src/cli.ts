@@ -62,6 +62,19 @@ function parseBoolean(value: string | undefined): unknown {
   return value;
 }
 
+/** `--scopes a,b` as the list the admin interface takes (`""` is an empty list, refused by validation). */
+function parseScopes(value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+}
+
+/** `--expires-at <t>` as the admin interface takes it; `none` is null (never, clearing an expiry). */
+const parseExpiry = (value: string | undefined): unknown =>
+  value !== undefined && value.trim().toLowerCase() === 'none' ? null : value;
+
 /** Drops undefined fields, so that an option not given is a field not sent. */
 function defined(plain: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(plain).filter(([, v]) => v !== undefined));
@@ -300,11 +313,29 @@ export function buildProgram(
     .argument('<projectId>')
     .requiredOption('--kind <kind>', 'private or public')
     .option('--name <name>', 'a label for the key (at most 100 characters)')
+    .option(
+      '--scopes <names>',
+      'private keys: scopes separated by commas, such as customers:read,usage:write (default *: all)',
+    )
+    .option(
+      '--expires-at <time>',
+      'when the key stops working: a date-time with Z or an offset, or a date (UTC midnight)',
+    )
     .action(
-      run(async (projectId: string, opts: { kind: string; name?: string }) => {
-        const dto = await toDto(CreateApiKeyDto, { kind: opts.kind, name: opts.name });
-        return projectsDo((projects) => projects.createKey(projectId, dto));
-      }),
+      run(
+        async (
+          projectId: string,
+          opts: { kind: string; name?: string; scopes?: string; expiresAt?: string },
+        ) => {
+          const dto = await toDto(CreateApiKeyDto, {
+            kind: opts.kind,
+            name: opts.name,
+            scopes: parseScopes(opts.scopes),
+            expiresAt: parseExpiry(opts.expiresAt),
+          });
+          return projectsDo((projects) => projects.createKey(projectId, dto));
+        },
+      ),
     );
 
   program
@@ -315,17 +346,30 @@ export function buildProgram(
 
   program
     .command('keys:update')
-    .description('Enable, disable or rename a key')
+    .description("Enable, disable or rename a key, or change a private key's scopes or a key's expiry")
     .argument('<projectId>')
     .argument('<keyId>')
     .option('--enabled <bool>', 'true or false')
     .option('--name <name>', 'new label')
+    .option('--scopes <names>', 'private keys: the new scopes, separated by commas (* for all)')
+    .option('--expires-at <time>', 'a new expiry (a date-time with Z or an offset, or a date), or none')
     .action(
-      run(async (projectId: string, keyId: string, opts: { enabled?: string; name?: string }) => {
-        const id = toKeyId(keyId);
-        const dto = await toDto(UpdateApiKeyDto, { enabled: parseBoolean(opts.enabled), name: opts.name });
-        return projectsDo((projects) => projects.updateKey(projectId, id, dto));
-      }),
+      run(
+        async (
+          projectId: string,
+          keyId: string,
+          opts: { enabled?: string; name?: string; scopes?: string; expiresAt?: string },
+        ) => {
+          const id = toKeyId(keyId);
+          const dto = await toDto(UpdateApiKeyDto, {
+            enabled: parseBoolean(opts.enabled),
+            name: opts.name,
+            scopes: parseScopes(opts.scopes),
+            expiresAt: parseExpiry(opts.expiresAt),
+          });
+          return projectsDo((projects) => projects.updateKey(projectId, id, dto));
+        },
+      ),
     );
 
   program

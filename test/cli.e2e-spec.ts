@@ -113,6 +113,8 @@ describe('cli', () => {
       name: 'backend',
       prefix: key.key.slice(0, 8),
       enabled: true,
+      scopes: ['*'],
+      expiresAt: null,
       createdAt: expect.any(String),
       key: expect.stringMatching(/^sk_[A-Za-z0-9]{40}$/),
     });

@@ -414,6 +414,8 @@ describe('foundation: envelope, errors, keys, info, admin', () => {
         name: 'be',
         prefix: sk.key.slice(0, 8),
         enabled: true,
+        scopes: ['*'],
+        expiresAt: null,
         createdAt: expect.any(String),
         key: expect.stringMatching(/^sk_[A-Za-z0-9]{40}$/),
       });

@@ -15,9 +15,15 @@ export interface CallerProject {
 export interface Caller {
   project: CallerProject;
   apiKeyId: number;
+  /** The key's first characters, as the key view shows them. */
+  keyPrefix: string;
   kind: ApiKeyKind;
   /** Encrypted signing secret of a public key. */
   signingSecretEnc: string | null;
+  /** A private key's scopes (sorted, `['*']` for all); null for a public key. */
+  scopes: readonly string[] | null;
+  /** When the key stops working (epoch ms), compared with the clock at every request; null: never. */
+  expiresAt: number | null;
 }
 
 export type AuthenticatedRequest = Request & { caller?: Caller };

@@ -55,13 +55,23 @@ const ApiSignatureHeaders = () =>
     }),
   );
 
-/** The key guard (the key, then its rate limit), Swagger security and the key errors of the private interface, as one decorator. */
+/**
+ * The key guard (the key, then its rate limit, then the route's scope), Swagger security and the
+ * key errors of the private interface, as one decorator. Each route also declares its scope,
+ * `@Scope(...)` or `@NoScope()` (`scopes.ts`).
+ */
 export const PrivateApi = () =>
   applyDecorators(
     Access('private'),
     UseGuards(PrivateKeyGuard),
     ApiBearerAuth(SECURITY.private),
-    ApiErrors('INVALID_API_KEY', 'API_KEY_DISABLED', 'PROJECT_NOT_FOUND', 'VALIDATION_FAILED'),
+    ApiErrors(
+      'INVALID_API_KEY',
+      'API_KEY_DISABLED',
+      'PROJECT_NOT_FOUND',
+      'API_KEY_EXPIRED',
+      'VALIDATION_FAILED',
+    ),
   );
 
 /**
@@ -81,6 +91,7 @@ export const PublicApi = (options: { withCustomerToken?: boolean } = {}) =>
       'INVALID_API_KEY',
       'API_KEY_DISABLED',
       'PROJECT_NOT_FOUND',
+      'API_KEY_EXPIRED',
       'SIGNATURE_REQUIRED',
       'INVALID_SIGNATURE',
       'SIGNATURE_EXPIRED',

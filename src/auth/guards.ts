@@ -8,6 +8,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { RequestNonceStore } from './request-nonces.service';
 import type { AuthenticatedRequest, Caller } from './caller';
 import { KeyAuthService } from './key-auth.service';
+import { declaredScopes, RouteScope, scopeAllows } from './scopes';
 import { FailureCounters } from './failure-counters';
 import { clientAddress } from '../rate-limit/client-address';
 import { RateLimiter } from '../rate-limit/rate-limiter.service';
@@ -32,12 +33,16 @@ export function bearerToken(req: Request): string | undefined {
 /**
  * `Authorization: Bearer sk_...` → the caller's project on the request
  * (docs/api-guide.md#projects-and-keys), then
- * the key's rate limit (`RateLimiter.countKey`). One guard for both: each guard Nest runs costs
+ * the key's rate limit (`RateLimiter.countKey`), then the route's scope (`@Scope()`, held by the
+ * cached key: no query). One guard for all three: each guard Nest runs costs
  * a context and a turn of the promise machinery on every request. A key the cache knows, without
- * rate limits, is answered without a promise (Nest then awaits nothing).
+ * rate limits, is answered without a promise (Nest then awaits nothing). Guards run before every
+ * interceptor, so a scope refusal never reaches the `Idempotency-Key` handling.
  */
 @Injectable()
 export class PrivateKeyGuard implements CanActivate {
+  private readonly scopes = new WeakMap<object, RouteScope>();
+
   constructor(
     private readonly keys: KeyAuthService,
     private readonly limiter: RateLimiter,
@@ -47,22 +52,50 @@ export class PrivateKeyGuard implements CanActivate {
     const http = context.switchToHttp();
     const req = http.getRequest<AuthenticatedRequest>();
     const caller = this.keys.authenticate('private', bearerToken(req));
+    const required = this.scopeOf(context);
     if (!(caller instanceof Promise) && !this.limiter.enabled) {
       req.caller = caller;
+      checkScope(caller, required);
       return true;
     }
-    return this.activate(req, http.getResponse<Response>(), caller);
+    return this.activate(req, http.getResponse<Response>(), caller, required);
   }
 
   private async activate(
     req: AuthenticatedRequest,
     res: Response,
     caller: Caller | Promise<Caller>,
+    required: RouteScope,
   ): Promise<boolean> {
     req.caller = await caller;
     if (this.limiter.enabled) await this.limiter.countKey(req, res, req.caller);
+    checkScope(req.caller, required);
     return true;
   }
+
+  /** The route's scope, read from its decorators once per handler. */
+  private scopeOf(context: ExecutionContext): RouteScope {
+    const handler = context.getHandler();
+    let scope = this.scopes.get(handler);
+    if (scope === undefined) {
+      const declared = declaredScopes({ controller: context.getClass(), handler });
+      // `RouteScopeCheck` refuses to start without one; closed rather than open if it did not run
+      if (declared.length !== 1)
+        throw new Error(`${context.getClass().name}.${handler.name} declares no one scope`);
+      scope = declared[0];
+      this.scopes.set(handler, scope);
+    }
+    return scope;
+  }
+}
+
+/** 403 INSUFFICIENT_SCOPE unless the key holds the route's scope (or one that includes it). */
+function checkScope(caller: Caller, required: RouteScope): void {
+  if (required === null || scopeAllows(caller.scopes ?? [], required)) return;
+  const message = `This key lacks the scope ${required}, which this operation needs.`;
+  throw new DomainError('INSUFFICIENT_SCOPE', message, [
+    { field: 'scopes', message: `${required} is required`, required },
+  ]);
 }
 
 /**

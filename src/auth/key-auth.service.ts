@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors/domain-error';
 import type { ApiKeyKind } from '../projects/entities/api-key.entity';
 import { KeyRow, ProjectsRepository } from '../projects/repository/projects.repository';
 import type { Caller } from './caller';
+import { ALL_SCOPES } from './scopes';
 
 const KEY_FORMAT: Record<ApiKeyKind, RegExp> = {
   private: /^sk_[A-Za-z0-9]{40}$/,
@@ -22,7 +23,9 @@ type KeyOutcome = Caller | 'API_KEY_DISABLED' | 'PROJECT_NOT_FOUND';
  * key's SHA-256 (a key is 238 random bits, so a fast hash is the right tool, not bcrypt).
  *
  * Known keys are cached for `API_KEY_CACHE_TTL_MS` (a few seconds), with what they stand for: the
- * caller (one frozen object, shared by the requests of the key) or the error they get. Every
+ * caller (one frozen object, shared by the requests of the key, with its scopes and expiry, so
+ * that neither check costs a query) or the error they get. A key's expiry is compared with the
+ * clock at every request, cached or not. Every
  * change made through this process (admin API, demo seed) clears the cache at once; another
  * replica sees a disabled key or a deleted project after at most that time. Unknown keys are
  * never cached. A cached key is answered without a promise, for the key guards' fast path.
@@ -47,14 +50,15 @@ export class KeyAuthService {
   /**
    * The caller of a presented key: at once when the cache knows the key (its cached error is
    * thrown at once, as is INVALID_API_KEY for a key of the wrong form), else a promise of the
-   * lookup. The key guards take the first without a turn of the promise machinery.
+   * lookup. The key guards take the first without a turn of the promise machinery. Refusals in
+   * order: INVALID_API_KEY, API_KEY_DISABLED, PROJECT_NOT_FOUND, API_KEY_EXPIRED.
    */
   authenticate(kind: ApiKeyKind, presented: string | undefined): Caller | Promise<Caller> {
     const hash = hashOf(kind, presented);
     const key = `${kind}:${hash}`;
     const now = Date.now();
     const entry = this.cache.get(key);
-    if (entry && entry.until > now) return outcomeOf(entry.outcome);
+    if (entry && entry.until > now) return unexpired(outcomeOf(entry.outcome), now);
     return this.lookup(kind, hash, key, now);
   }
 
@@ -66,7 +70,7 @@ export class KeyAuthService {
       if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, { outcome, until: now + this.ttlMs });
     }
-    return outcomeOf(outcome);
+    return unexpired(outcomeOf(outcome), Date.now());
   }
 }
 
@@ -81,13 +85,23 @@ function outcomeOf(outcome: KeyOutcome): Caller {
   return outcome;
 }
 
+/** The caller, unless its key has expired by `now`. */
+function unexpired(caller: Caller, now: number): Caller {
+  if (caller.expiresAt !== null && caller.expiresAt <= now) throw new DomainError('API_KEY_EXPIRED');
+  return caller;
+}
+
 function keyOutcome(kind: ApiKeyKind, row: KeyRow): KeyOutcome {
   if (!row.enabled) return 'API_KEY_DISABLED';
   if (!row.project_id) return 'PROJECT_NOT_FOUND';
   return Object.freeze({
     apiKeyId: row.key_id,
+    keyPrefix: row.prefix,
     kind,
     signingSecretEnc: row.signing_secret_enc,
+    // a private key without scopes was made by a version before them: it holds them all
+    scopes: kind === 'private' ? Object.freeze(row.scopes ?? [ALL_SCOPES]) : null,
+    expiresAt: row.expires_at ? row.expires_at.getTime() : null,
     project: Object.freeze({
       id: row.project_id,
       name: row.name!,

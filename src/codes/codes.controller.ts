@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { RequestId } from '../common/http/request-id';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
@@ -26,6 +27,7 @@ export class CodesController {
   constructor(private readonly codes: CodesService) {}
 
   @Post()
+  @Scope('codes:write')
   @Idempotent()
   @ApiOperation({
     summary:
@@ -43,6 +45,7 @@ export class CodesController {
   }
 
   @Get()
+  @Scope('codes:read')
   @ApiOperation({
     summary: 'List codes (newest first; filters status, planId, batchId; search on the code or the note)',
   })
@@ -53,6 +56,7 @@ export class CodesController {
 
   /** Declared before `:codeId` so that `export` is not read as an id. */
   @Get('export')
+  @Scope('codes:read')
   @ApiOperation({ summary: 'Export the codes of one batch as CSV' })
   // only the success is CSV: the errors are the JSON envelope, as everywhere
   @ApiOkResponse({
@@ -74,6 +78,7 @@ export class CodesController {
   }
 
   @Get(':codeId')
+  @Scope('codes:read')
   @ApiOperation({ summary: 'Read a code' })
   @ApiEnvelope(CodeView)
   @ApiErrors('CODE_NOT_FOUND')
@@ -82,6 +87,7 @@ export class CodesController {
   }
 
   @Patch(':codeId')
+  @Scope('codes:write')
   @Idempotent()
   @ApiOperation({ summary: 'Change a campaign code' })
   @ApiEnvelope(CodeView)
@@ -96,6 +102,7 @@ export class CodesController {
   }
 
   @Post(':codeId/revoke')
+  @Scope('codes:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Revoke a code (available or expired); revoking again answers the same' })

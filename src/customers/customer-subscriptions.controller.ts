@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { CustomerSubscriptionView, SubscriptionListQueryDto } from '../subscriptions/dto/subscription.dto';
@@ -16,6 +17,7 @@ export class CustomerSubscriptionsController {
   constructor(private readonly customers: CustomersService) {}
 
   @Get()
+  @Scope('customers:read')
   @ApiOperation({
     summary:
       "A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones",

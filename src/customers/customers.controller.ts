@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
@@ -25,6 +26,7 @@ export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 
   @Get()
+  @Scope('customers:read')
   @ApiOperation({
     summary: 'List customers, newest first; `search` matches the username or any identifier value',
   })
@@ -34,6 +36,7 @@ export class CustomersController {
   }
 
   @Post()
+  @Scope('customers:write')
   @Idempotent()
   @ApiOperation({ summary: 'Create a customer; every free plan of the project is granted to it' })
   @ApiEnvelope(CustomerListItem, { status: 201 })
@@ -47,6 +50,7 @@ export class CustomersController {
   }
 
   @Post('resolve')
+  @Scope('customers:read')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Find one customer by an identifier (type `username` included)' })
@@ -57,6 +61,7 @@ export class CustomersController {
   }
 
   @Get(':customerId')
+  @Scope('customers:read')
   @ApiOperation({ summary: 'Read a customer: the full record with credentials and identifiers' })
   @ApiEnvelope(CustomerRecord)
   @ApiErrors('CUSTOMER_NOT_FOUND')
@@ -65,6 +70,7 @@ export class CustomersController {
   }
 
   @Patch(':customerId')
+  @Scope('customers:write')
   @Idempotent()
   @ApiOperation({ summary: 'Update a customer; `identifiers` replaces the whole list of extra identifiers' })
   @ApiEnvelope(CustomerRecord)
@@ -79,6 +85,7 @@ export class CustomersController {
   }
 
   @Delete(':customerId')
+  @Scope('customers:write')
   @Idempotent()
   @ApiOperation({
     summary: 'Delete a customer with its identifiers, credentials, sessions and subscriptions',

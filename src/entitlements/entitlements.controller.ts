@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { apiPath } from '../common/routes/api-prefixes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
@@ -30,6 +31,7 @@ export class EntitlementsController {
   constructor(private readonly entitlements: EntitlementsService) {}
 
   @Get('customers/:customerId/entitlements')
+  @Scope('entitlements:read')
   @ApiOperation({
     summary:
       'Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods',
@@ -45,6 +47,7 @@ export class EntitlementsController {
   }
 
   @Post('entitlements/check')
+  @Scope('entitlements:read')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({
@@ -58,6 +61,7 @@ export class EntitlementsController {
   }
 
   @Post('usage')
+  @Scope('usage:write')
   @Idempotent()
   @ApiOperation({
     summary:
@@ -86,6 +90,7 @@ export class EntitlementsController {
   }
 
   @Post('usage/batch')
+  @Scope('usage:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({
@@ -99,6 +104,7 @@ export class EntitlementsController {
   }
 
   @Post('usage/:usageId/reverse')
+  @Scope('usage:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({
@@ -117,6 +123,7 @@ export class EntitlementsController {
   }
 
   @Get('customers/:customerId/usage')
+  @Scope('usage:read')
   @ApiOperation({ summary: "The customer's usage ledger, newest first, paged; filters featureId, from, to" })
   @ApiEnvelope(UsageView, { paged: true })
   @ApiErrors('VALIDATION_FAILED', 'CUSTOMER_NOT_FOUND')

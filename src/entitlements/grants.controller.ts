@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { apiPath } from '../common/routes/api-prefixes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
@@ -26,6 +27,7 @@ export class GrantsController {
   constructor(private readonly grants: GrantsService) {}
 
   @Post('customers/:customerId/grants')
+  @Scope('redemptions:write')
   @Idempotent()
   @ApiOperation({
     summary:
@@ -49,6 +51,7 @@ export class GrantsController {
   }
 
   @Get('customers/:customerId/grants')
+  @Scope('entitlements:read')
   @ApiOperation({ summary: "The customer's grants, newest first, paged; filters featureId and status" })
   @ApiEnvelope(GrantView, { paged: true })
   @ApiErrors('VALIDATION_FAILED', 'CUSTOMER_NOT_FOUND')
@@ -61,6 +64,7 @@ export class GrantsController {
   }
 
   @Get('grants/:grantId')
+  @Scope('entitlements:read')
   @ApiOperation({ summary: 'One grant, its status and figures now' })
   @ApiParam({
     name: 'grantId',
@@ -75,6 +79,7 @@ export class GrantsController {
   }
 
   @Post('grants/:grantId/void')
+  @Scope('redemptions:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({

@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { apiPath } from '../common/routes/api-prefixes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
@@ -19,6 +20,7 @@ export class OverridesController {
   constructor(private readonly grants: GrantsService) {}
 
   @Put('customers/:customerId/overrides/:featureId')
+  @Scope('redemptions:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({
@@ -39,6 +41,7 @@ export class OverridesController {
   }
 
   @Get('customers/:customerId/overrides')
+  @Scope('entitlements:read')
   @ApiOperation({ summary: "The customer's overrides in effect, in feature id order" })
   @ApiEnvelope(OverrideView, { isArray: true })
   @ApiErrors('VALIDATION_FAILED', 'CUSTOMER_NOT_FOUND')
@@ -47,6 +50,7 @@ export class OverridesController {
   }
 
   @Get('customers/:customerId/overrides/:featureId')
+  @Scope('entitlements:read')
   @ApiOperation({ summary: "The customer's override of the feature in effect" })
   @ApiEnvelope(OverrideView)
   @ApiErrors('VALIDATION_FAILED', 'CUSTOMER_NOT_FOUND', 'FEATURE_NOT_FOUND', 'OVERRIDE_NOT_FOUND')
@@ -59,6 +63,7 @@ export class OverridesController {
   }
 
   @Delete('customers/:customerId/overrides/:featureId')
+  @Scope('redemptions:write')
   @Idempotent()
   @ApiOperation({
     summary:

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
@@ -17,6 +18,7 @@ export class EventsController {
   constructor(private readonly events: EventsService) {}
 
   @Get()
+  @Scope('events:read')
   @ApiOperation({ summary: "The project's events, newest first (cursor paging; filters type, customerId)" })
   @ApiEnvelope(EventPageView)
   list(@CurrentProject() project: CallerProject, @Query() query: ListEventsQueryDto) {
@@ -24,6 +26,7 @@ export class EventsController {
   }
 
   @Get(':eventId')
+  @Scope('events:read')
   @ApiOperation({ summary: 'Read an event' })
   @ApiEnvelope(EventView)
   @ApiErrors('EVENT_NOT_FOUND')
@@ -32,6 +35,7 @@ export class EventsController {
   }
 
   @Get(':eventId/deliveries')
+  @Scope('events:read')
   @ApiOperation({ summary: "The event's deliveries per endpoint, each with its attempts" })
   @ApiEnvelope(DeliveryView, { isArray: true })
   @ApiErrors('EVENT_NOT_FOUND')
@@ -40,6 +44,7 @@ export class EventsController {
   }
 
   @Post(':eventId/redeliver')
+  @Scope('webhooks:write')
   @Idempotent()
   @HttpCode(202)
   @ApiOperation({ summary: 'Deliver the event again (to every endpoint that wants it, or to endpointId)' })

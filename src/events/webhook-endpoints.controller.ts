@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type CallerProject, CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { IdempotencyContext, IdempotencyScope } from '../idempotency/idempotency-context';
 import { Idempotent } from '../idempotency/idempotency.decorator';
@@ -24,6 +25,7 @@ export class WebhookEndpointsController {
   constructor(private readonly endpoints: WebhookEndpointsService) {}
 
   @Post()
+  @Scope('webhooks:write')
   @Idempotent()
   @ApiOperation({ summary: 'Create a webhook endpoint; its signing secret is in this answer only' })
   @ApiEnvelope(WebhookEndpointWithSecretView, { status: 201 })
@@ -36,6 +38,7 @@ export class WebhookEndpointsController {
   }
 
   @Get()
+  @Scope('webhooks:read')
   @ApiOperation({ summary: 'List webhook endpoints, newest first' })
   @ApiEnvelope(WebhookEndpointView, { paged: true })
   list(@CurrentProject() project: CallerProject, @Query() query: ListWebhookEndpointsQueryDto) {
@@ -43,6 +46,7 @@ export class WebhookEndpointsController {
   }
 
   @Get(':endpointId')
+  @Scope('webhooks:read')
   @ApiOperation({ summary: 'Read a webhook endpoint' })
   @ApiEnvelope(WebhookEndpointView)
   @ApiErrors('WEBHOOK_ENDPOINT_NOT_FOUND')
@@ -51,6 +55,7 @@ export class WebhookEndpointsController {
   }
 
   @Patch(':endpointId')
+  @Scope('webhooks:write')
   @Idempotent()
   @ApiOperation({ summary: 'Change url, eventTypes, enabled or description' })
   @ApiEnvelope(WebhookEndpointView)
@@ -65,6 +70,7 @@ export class WebhookEndpointsController {
   }
 
   @Delete(':endpointId')
+  @Scope('webhooks:write')
   @Idempotent()
   @ApiOperation({ summary: 'Delete a webhook endpoint (its deliveries go with it)' })
   @ApiEnvelope(SuccessView)
@@ -78,6 +84,7 @@ export class WebhookEndpointsController {
   }
 
   @Post(':endpointId/rotate-secret')
+  @Scope('webhooks:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'A new signing secret; for 24 hours deliveries are signed with both' })
@@ -92,6 +99,7 @@ export class WebhookEndpointsController {
   }
 
   @Post(':endpointId/test')
+  @Scope('webhooks:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: "Send a webhook.test event now and answer the receiver's status" })

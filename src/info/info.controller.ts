@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi, PublicApi } from '../auth/decorators';
+import { NoScope } from '../auth/scopes';
 import { ApiEnvelope } from '../common/swagger/api-responses';
 import { PrivateInfo, PublicInfo } from './info.dto';
 import { InfoService } from './info.service';
@@ -16,6 +17,7 @@ export class PrivateInfoController {
 
   @Get()
   @PrivateApi()
+  @NoScope()
   @ApiOperation({ summary: 'The project of this key and the private endpoints' })
   @ApiEnvelope(PrivateInfo)
   get(@CurrentProject() project: CallerProject, @Req() req: Request) {

@@ -20,8 +20,28 @@ class PrivateApiDescription {
   @ApiProperty({ example: 'Idempotency-Key' }) idempotencyHeader: string;
 }
 
+export class KeySummary {
+  @ApiProperty({ example: 1 }) id: number;
+  @ApiProperty({ example: 'sk_Xy12ab', description: 'First characters of the key.' }) prefix: string;
+  @ApiProperty({
+    type: [String],
+    example: ['*'],
+    description: 'The scopes the key holds, sorted (`["*"]`: all); a `:write` scope includes its `:read`.',
+  })
+  scopes: string[];
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: null,
+    description: 'When the key stops working; null: never.',
+  })
+  expiresAt: string | null;
+}
+
 export class PrivateInfo {
   @ApiProperty({ type: ProjectSummary }) project: ProjectSummary;
+  @ApiProperty({ type: KeySummary, description: 'The key of this request.' }) key: KeySummary;
   @ApiProperty({ type: PrivateApiDescription }) api: PrivateApiDescription;
   @ApiProperty({ type: [String], example: ['GET /api/private/v1/info', 'POST /api/private/v1/redemptions'] })
   endpoints: string[];

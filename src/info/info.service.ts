@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { CallerProject } from '../auth/caller';
+import { callerOf, type CallerProject } from '../auth/caller';
 import { AppConfig } from '../config/app-config';
 import { REQUEST_ID_HEADER } from '../common/http/request-id';
 import { SIGNATURE_HEADERS } from '../auth/signature';
@@ -17,8 +17,15 @@ export class InfoService {
   ) {}
 
   privateInfo(project: CallerProject, req: Request): PrivateInfo {
+    const caller = callerOf(req);
     return {
       project: summary(project),
+      key: {
+        id: caller.apiKeyId,
+        prefix: caller.keyPrefix,
+        scopes: [...(caller.scopes ?? [])],
+        expiresAt: caller.expiresAt === null ? null : new Date(caller.expiresAt).toISOString(),
+      },
       api: {
         version: 'v1',
         baseUrl: this.baseUrl(req) + API_PREFIXES.private,

@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { PageQueryDto } from '../common/http/pagination';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
@@ -19,6 +20,7 @@ export class FeaturesController {
   constructor(private readonly features: FeaturesService) {}
 
   @Get()
+  @Scope('catalog:read')
   @ApiOperation({ summary: 'List features, newest first; `search` matches the name or slug' })
   @ApiEnvelope(FeatureView, { paged: true })
   list(@CurrentProject() project: CallerProject, @Query() query: PageQueryDto) {
@@ -26,6 +28,7 @@ export class FeaturesController {
   }
 
   @Post()
+  @Scope('catalog:write')
   @Idempotent()
   @ApiOperation({ summary: 'Create a feature' })
   @ApiEnvelope(FeatureView, { status: 201 })
@@ -39,6 +42,7 @@ export class FeaturesController {
   }
 
   @Get(':featureId')
+  @Scope('catalog:read')
   @ApiOperation({ summary: 'Read a feature' })
   @ApiEnvelope(FeatureView)
   @ApiErrors('FEATURE_NOT_FOUND')
@@ -47,6 +51,7 @@ export class FeaturesController {
   }
 
   @Patch(':featureId')
+  @Scope('catalog:write')
   @Idempotent()
   @ApiOperation({ summary: "Change any of a feature's fields" })
   @ApiEnvelope(FeatureView)
@@ -61,6 +66,7 @@ export class FeaturesController {
   }
 
   @Delete(':featureId')
+  @Scope('catalog:write')
   @Idempotent()
   @ApiOperation({ summary: 'Delete a feature that no quota uses' })
   @ApiEnvelope(SuccessView)

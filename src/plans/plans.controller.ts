@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { IdParam } from '../common/http/id-param';
 import { ApiEnvelope, ApiErrors, SuccessView } from '../common/swagger/api-responses';
 import { CreatePlanDto, PlanListQueryDto, PlanView, UpdatePlanDto } from './dto/plan.dto';
@@ -18,6 +19,7 @@ export class PlansController {
   constructor(private readonly plans: PlansService) {}
 
   @Get()
+  @Scope('catalog:read')
   @ApiOperation({ summary: 'List plans with their quotas, in id order; `search` matches the name or slug' })
   @ApiEnvelope(PlanView, { paged: true })
   list(@CurrentProject() project: CallerProject, @Query() query: PlanListQueryDto) {
@@ -25,6 +27,7 @@ export class PlansController {
   }
 
   @Post()
+  @Scope('catalog:write')
   @Idempotent()
   @ApiOperation({ summary: 'Create a plan with its quotas' })
   @ApiEnvelope(PlanView, { status: 201 })
@@ -38,6 +41,7 @@ export class PlansController {
   }
 
   @Get(':planId')
+  @Scope('catalog:read')
   @ApiOperation({ summary: 'Read a plan with its quotas' })
   @ApiEnvelope(PlanView)
   @ApiErrors('PLAN_NOT_FOUND')
@@ -46,6 +50,7 @@ export class PlansController {
   }
 
   @Patch(':planId')
+  @Scope('catalog:write')
   @Idempotent()
   @ApiOperation({ summary: "Change a plan's name, slug or whole list of quotas; group and value are fixed" })
   @ApiEnvelope(PlanView)
@@ -66,6 +71,7 @@ export class PlansController {
   }
 
   @Delete(':planId')
+  @Scope('catalog:write')
   @Idempotent()
   @ApiOperation({ summary: 'Delete a plan and its quotas, unless subscriptions or codes refer to it' })
   @ApiEnvelope(SuccessView)

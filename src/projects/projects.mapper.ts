@@ -1,3 +1,5 @@
+import { ALL_SCOPES, normalizeScopes } from '../auth/scopes';
+import { isoOrNull } from '../common/time/iso';
 import type { ApiKeyView, ProjectView } from './dto/project.dto';
 import type { ApiKey } from './entities/api-key.entity';
 import type { Project } from './entities/project.entity';
@@ -18,5 +20,8 @@ export const toApiKeyView = (k: ApiKey): ApiKeyView => ({
   name: k.name,
   prefix: k.prefix,
   enabled: k.enabled,
+  // a private key without scopes was made by a version before them: it holds them all
+  scopes: k.kind === 'private' ? normalizeScopes(k.scopes ?? [ALL_SCOPES]) : null,
+  expiresAt: isoOrNull(k.expiresAt),
   createdAt: k.createdAt.toISOString(),
 });

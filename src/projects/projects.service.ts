@@ -18,11 +18,26 @@ import {
   UpdateProjectDto,
 } from './dto/project.dto';
 import { ApiKey } from './entities/api-key.entity';
+import { parseKeyExpiry } from './dto/key-input';
+import { ALL_SCOPES, normalizeScopes } from '../auth/scopes';
 import { Project } from './entities/project.entity';
 import { toApiKeyView, toProjectView } from './projects.mapper';
 import { ProjectsRepository } from './repository/projects.repository';
 
 export const newProjectId = () => `prj_${randomBase32Lower(20)}`;
+
+/** A validated `expiresAt` input (`IsKeyExpiry`) as the instant it names. */
+function keyExpiry(input: string): Date {
+  const instant = parseKeyExpiry(input);
+  if (!instant) throw new Error(`expiresAt ${input} was not validated`);
+  return instant;
+}
+
+/** A change of `scopes` on a public key: refused as the creation of one is. */
+function publicKeyScopes(): DomainError {
+  const message = 'scopes are for private keys only: a public key has none';
+  return new DomainError('VALIDATION_FAILED', message, [{ field: 'scopes', message }]);
+}
 
 /**
  * Operators' management of projects and their keys: the admin API and the CLI. A change to a
@@ -105,6 +120,8 @@ export class ProjectsService {
         keyHash: sha256Hex(key),
         enabled: true,
         signingSecretEnc: signingSecret ? this.secretBox.encrypt(signingSecret) : null,
+        scopes: dto.kind === 'private' ? normalizeScopes(dto.scopes ?? [ALL_SCOPES]) : null,
+        expiresAt: dto.expiresAt ? keyExpiry(dto.expiresAt) : null,
       });
     });
     return { ...toApiKeyView(saved), key, ...(signingSecret ? { signingSecret } : {}) };
@@ -121,6 +138,12 @@ export class ProjectsService {
       const key = await this.findKey(projectId, keyId);
       if (dto.enabled !== undefined) key.enabled = dto.enabled;
       if (dto.name !== undefined) key.name = dto.name;
+      if (dto.scopes !== undefined) {
+        if (key.kind !== 'private') throw publicKeyScopes();
+        key.scopes = normalizeScopes(dto.scopes);
+      }
+      if (dto.expiresAt !== undefined)
+        key.expiresAt = dto.expiresAt === null ? null : keyExpiry(dto.expiresAt);
       return this.repository.saveKey(key);
     });
     this.keyAuth.invalidate();

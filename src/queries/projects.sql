@@ -49,7 +49,7 @@ WHERE ( (("Project"."id" = $1)) ) AND ( "Project"."deleted_at" IS NULL )
 LIMIT 1
 
 -- ProjectsRepository.findKeyByHash
-SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
+SELECT k.id AS key_id, k.prefix, k.enabled, k.signing_secret_enc, k.scopes, k.expires_at,
       p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
       p.require_signature, p.time_zone
  FROM api_keys k
@@ -66,6 +66,8 @@ SELECT
   "ApiKey"."key_hash" AS "ApiKey_key_hash",
   "ApiKey"."enabled" AS "ApiKey_enabled",
   "ApiKey"."signing_secret_enc" AS "ApiKey_signing_secret_enc",
+  "ApiKey"."scopes" AS "ApiKey_scopes",
+  "ApiKey"."expires_at" AS "ApiKey_expires_at",
   "ApiKey"."created_at" AS "ApiKey_created_at",
   "ApiKey"."updated_at" AS "ApiKey_updated_at"
 FROM "api_keys" "ApiKey"
@@ -74,8 +76,8 @@ LIMIT 1
 FOR UPDATE
 
 -- ProjectsRepository.insertKey
-INSERT INTO "api_keys"("project_id", "kind", "name", "prefix", "key_hash", "enabled", "signing_secret_enc", "created_at", "updated_at")
-VALUES ($1, $2, $3, $4, $5, $6, $7, DEFAULT, DEFAULT)
+INSERT INTO "api_keys"("project_id", "kind", "name", "prefix", "key_hash", "enabled", "signing_secret_enc", "scopes", "expires_at", "created_at", "updated_at")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, DEFAULT, DEFAULT)
 RETURNING "id", "enabled", "created_at", "updated_at"
 
 -- ProjectsRepository.insertProject
@@ -111,6 +113,8 @@ SELECT
   "ApiKey"."key_hash" AS "ApiKey_key_hash",
   "ApiKey"."enabled" AS "ApiKey_enabled",
   "ApiKey"."signing_secret_enc" AS "ApiKey_signing_secret_enc",
+  "ApiKey"."scopes" AS "ApiKey_scopes",
+  "ApiKey"."expires_at" AS "ApiKey_expires_at",
   "ApiKey"."created_at" AS "ApiKey_created_at",
   "ApiKey"."updated_at" AS "ApiKey_updated_at"
 FROM "api_keys" "ApiKey"
@@ -171,6 +175,8 @@ SELECT
   "ApiKey"."key_hash" AS "ApiKey_key_hash",
   "ApiKey"."enabled" AS "ApiKey_enabled",
   "ApiKey"."signing_secret_enc" AS "ApiKey_signing_secret_enc",
+  "ApiKey"."scopes" AS "ApiKey_scopes",
+  "ApiKey"."expires_at" AS "ApiKey_expires_at",
   "ApiKey"."created_at" AS "ApiKey_created_at",
   "ApiKey"."updated_at" AS "ApiKey_updated_at"
 FROM "api_keys" "ApiKey"
@@ -178,8 +184,8 @@ WHERE "ApiKey"."id" = $1
 
 -- ProjectsRepository.saveKey
 UPDATE "api_keys"
-SET "enabled" = $1, "updated_at" = CURRENT_TIMESTAMP
-WHERE "id" = $2
+SET "enabled" = $1, "scopes" = $2, "expires_at" = $3, "updated_at" = CURRENT_TIMESTAMP
+WHERE "id" = $4
 RETURNING "updated_at"
 
 -- ProjectsRepository.saveProject

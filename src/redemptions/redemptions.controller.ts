@@ -5,6 +5,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { CallerProject } from '../auth/caller';
 import { CurrentProject } from '../auth/caller';
 import { PrivateApi } from '../auth/decorators';
+import { Scope } from '../auth/scopes';
 import { ErrorCode } from '../common/errors/error-codes';
 import { ApiEnvelope, ApiErrors } from '../common/swagger/api-responses';
 import { ActivateDto, DryRunQueryDto, RedeemCodeDto, RedemptionResult } from './dto/redemption.dto';
@@ -41,6 +42,7 @@ export class RedemptionsController {
   constructor(private readonly redemptions: RedemptionsService) {}
 
   @Post('redemptions')
+  @Scope('redemptions:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({
@@ -58,6 +60,7 @@ export class RedemptionsController {
   }
 
   @Post('codes/redeem')
+  @Scope('redemptions:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({ summary: 'Alias of POST /redemptions: same body, answer, rules and errors' })
@@ -73,6 +76,7 @@ export class RedemptionsController {
   }
 
   @Post('subscriptions/activate')
+  @Scope('redemptions:write')
   @Idempotent()
   @HttpCode(200)
   @ApiOperation({
@@ -91,6 +95,7 @@ export class RedemptionsController {
   }
 
   @Get('codes/:codeId/redemptions')
+  @Scope('codes:read')
   @ApiOperation({
     summary: "A code's redemptions: who, when, which windows (newest first; filter customerId)",
   })

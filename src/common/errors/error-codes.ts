@@ -59,6 +59,9 @@ export const ERROR_STATUS = {
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
+  // scoped and expiring keys (docs/operations.md#scopes)
+  API_KEY_EXPIRED: 401,
+  INSUFFICIENT_SCOPE: 403,
   // per-project limits (docs/decisions.md#per-project-limits-from-the-environment)
   CUSTOMER_LIMIT_REACHED: 409,
   CODE_LIMIT_REACHED: 409,
@@ -131,6 +134,8 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   GRANT_EXPIRED: 'The grant has expired and can no longer be voided.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
+  API_KEY_EXPIRED: 'The API key has expired.',
+  INSUFFICIENT_SCOPE: 'The API key lacks the scope this operation needs.',
   CUSTOMER_LIMIT_REACHED: 'The project holds as many customers as it may (PROJECT_MAX_CUSTOMERS).',
   CODE_LIMIT_REACHED: 'The batch would take the project past the codes it may hold (PROJECT_MAX_CODES).',
   CODE_BATCH_RATE_LIMITED:
@@ -157,6 +162,8 @@ export interface ErrorDetail {
   /** CODE_NOT_ELIGIBLE: why, and the plan group the reason is about. */
   reason?: string;
   group?: string;
+  /** INSUFFICIENT_SCOPE: the scope the operation needs. */
+  required?: string;
 }
 
 /**
@@ -378,6 +385,16 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
   API_KEY_NOT_FOUND: {
     when: 'No key of this project has this id.',
     action: 'Check the key id (`GET .../keys`).',
+  },
+  API_KEY_EXPIRED: {
+    when: "The key's `expiresAt` has passed (private and public keys; checked at every request).",
+    action:
+      'Use another key of the project, or give this one a later `expiresAt` (admin API or `keys:update --expires-at`).',
+  },
+  INSUFFICIENT_SCOPE: {
+    when: "The private key's `scopes` do not include the scope of the operation; `details[0].required` names it. Nothing ran, and an `Idempotency-Key` sent with it is not used up.",
+    action:
+      'Call with a key that holds the scope (or its `:write`, or `*`), or add it to this key (admin API or `keys:update --scopes`).',
   },
   CUSTOMER_LIMIT_REACHED: {
     when: 'The project already holds `PROJECT_MAX_CUSTOMERS` customers; no customer was created (also by a sign-up, a redemption or an activation that would create one).',

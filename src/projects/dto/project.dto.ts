@@ -3,6 +3,27 @@ import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'cla
 import { IsTimeZone, OptionalNotNull } from '../../common/http/validators';
 import { MAX_TIME_ZONE_LENGTH } from '../../common/time/time-zone';
 import type { ApiKeyKind } from '../entities/api-key.entity';
+import { SCOPE_NAMES } from '../../auth/scopes';
+import { IsKeyExpiry, IsScopeList, MAX_EXPIRY_LENGTH, MAX_SCOPE_ITEMS, SCOPE_INPUTS } from './key-input';
+
+const SCOPES_PROPERTY = {
+  type: 'array',
+  items: { type: 'string', enum: SCOPE_INPUTS as string[] },
+  minItems: 1,
+  maxItems: MAX_SCOPE_ITEMS,
+  example: ['customers:read', 'entitlements:read'],
+  description:
+    `Private keys only: the scopes the key holds, a non-empty list of ${SCOPE_NAMES.map((n) => '`' + n + '`').join(', ')}, ` +
+    'or `["*"]` alone for all (a `:write` scope includes the `:read` of its name); stored sorted, without duplicates.',
+} as const;
+
+const EXPIRES_AT_PROPERTY = {
+  type: String,
+  nullable: true,
+  maxLength: MAX_EXPIRY_LENGTH,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}([Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:?\\d{2}))?$',
+  example: '2030-01-01T00:00:00.000Z',
+} as const;
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'Acme Notes', minLength: 1, maxLength: 200 })
@@ -59,6 +80,20 @@ export class CreateApiKeyDto {
   @IsString()
   @MaxLength(100)
   name?: string;
+
+  @ApiPropertyOptional({ ...SCOPES_PROPERTY, default: ['*'] })
+  @OptionalNotNull()
+  @IsScopeList('kind')
+  scopes?: string[];
+
+  @ApiPropertyOptional({
+    ...EXPIRES_AT_PROPERTY,
+    description:
+      'When the key stops working (`401 API_KEY_EXPIRED`): a date-time with `Z` or an offset, or a date (UTC midnight), later than now and before the year 10000. Absent or null: never.',
+  })
+  @IsOptional()
+  @IsKeyExpiry()
+  expiresAt?: string | null;
 }
 
 export class UpdateApiKeyDto {
@@ -72,6 +107,23 @@ export class UpdateApiKeyDto {
   @IsString()
   @MaxLength(100)
   name?: string;
+
+  @ApiPropertyOptional({
+    ...SCOPES_PROPERTY,
+    description: `${SCOPES_PROPERTY.description} Replaces the list.`,
+  })
+  @OptionalNotNull()
+  @IsScopeList()
+  scopes?: string[];
+
+  @ApiPropertyOptional({
+    ...EXPIRES_AT_PROPERTY,
+    description:
+      'A new expiry: a date-time with `Z` or an offset, or a date (UTC midnight), later than now and before the year 10000; null: never (clears it).',
+  })
+  @IsOptional()
+  @IsKeyExpiry()
+  expiresAt?: string | null;
 }
 
 export class ApiKeyView {
@@ -80,6 +132,21 @@ export class ApiKeyView {
   @ApiProperty({ example: 'backend', nullable: true, type: String }) name: string | null;
   @ApiProperty({ example: 'sk_Xy12ab', description: 'First characters of the key.' }) prefix: string;
   @ApiProperty({ example: true }) enabled: boolean;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['*'],
+    description: 'A private key\'s scopes, sorted by code point (`["*"]`: all); null for a public key.',
+  })
+  scopes: string[] | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: null,
+    description: 'When the key stops working; null: never.',
+  })
+  expiresAt: string | null;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) createdAt: string;
 }
 

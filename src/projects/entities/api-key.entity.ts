@@ -48,6 +48,17 @@ export class ApiKey {
   @Column({ name: 'signing_secret_enc', type: 'text', nullable: true })
   signingSecretEnc: string | null;
 
+  /**
+   * A private key's scopes, sorted, `{*}` for all; null for a public key (and for a private key
+   * made by a version before scopes, which holds them all).
+   */
+  @Column({ type: 'text', array: true, nullable: true })
+  scopes: string[] | null;
+
+  /** When the key stops working; null: never. */
+  @Column({ name: 'expires_at', type: 'timestamptz', precision: 3, nullable: true })
+  expiresAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 

@@ -9,8 +9,11 @@ import { GenerateSql } from '../../database/generate-sql';
 /** A key and its project as the key guards need them (`ProjectsRepository.findKeyByHash`). */
 export interface KeyRow {
   key_id: number;
+  prefix: string;
   enabled: boolean;
   signing_secret_enc: string | null;
+  scopes: string[] | null;
+  expires_at: Date | null;
   project_id: string | null;
   name: string | null;
   auto_create: boolean | null;
@@ -19,7 +22,7 @@ export interface KeyRow {
 }
 
 /** A key and its project by the key's SHA-256 and kind (`$1`, `$2`); no row: an unknown key. */
-export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.enabled, k.signing_secret_enc,
+export const API_KEY_LOOKUP = `SELECT k.id AS key_id, k.prefix, k.enabled, k.signing_secret_enc, k.scopes, k.expires_at,
               p.id AS project_id, p.name, p.auto_create_customer_at_redemption AS auto_create,
               p.require_signature, p.time_zone
          FROM api_keys k
@@ -138,6 +141,8 @@ export class ProjectsRepository {
         keyHash: 'd'.repeat(64),
         enabled: true,
         signingSecretEnc: null,
+        scopes: null,
+        expiresAt: null,
       },
     ],
   })
@@ -167,6 +172,8 @@ export class ProjectsRepository {
         keyHash: 'a'.repeat(64),
         enabled: false,
         signingSecretEnc: null,
+        scopes: ['codes:read', 'customers:write'],
+        expiresAt: new Date('2030-01-01T00:00:00.000Z'),
       }),
     ],
   })
