@@ -168,18 +168,27 @@ async function withProjects<T>(
   requireEnv(env, ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY'], embeddedDataDir);
   await checkDatabase(env.DATABASE_URL!);
   // Loaded only now: the whole application is slow to load, and --help or a refused input needs none of it.
-  const [{ NestFactory }, { AppModule }, { ProjectsService }] = await Promise.all([
-    import('@nestjs/core'),
-    import('./app.module'),
-    import('./projects/projects.service'),
-  ]);
+  const [{ NestFactory }, { AppModule }, { ProjectsService }, { ClsService }, { AUDIT_CONTEXT, CLI }] =
+    await Promise.all([
+      import('@nestjs/core'),
+      import('./app.module'),
+      import('./projects/projects.service'),
+      import('nestjs-cls'),
+      import('./audit/audit-context'),
+    ]);
   let app: INestApplicationContext | undefined;
   try {
     app = await NestFactory.createApplicationContext(AppModule.forRoot({ env }), {
       logger: false,
       abortOnError: false,
     });
-    return await fn(app.get(ProjectsService));
+    // what the CLI changes is the operator's doing: its audit records name the `cli`
+    const cls = app.get(ClsService);
+    const projects = app.get(ProjectsService);
+    return await cls.run(() => {
+      cls.set(AUDIT_CONTEXT, CLI);
+      return fn(projects);
+    });
   } finally {
     await app?.close();
   }

@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { runCli } from '../src/cli';
+import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { insertPlan } from './support/fixtures';
 
 /**
@@ -334,6 +335,60 @@ describe('audit records of writes', () => {
     expect(reversed).toHaveLength(1);
     expect(Object.keys(reversed[0].changes!)).toEqual(['reversedAt']);
     expect(reversed[0].changes!.reversedAt.from).toBeNull();
+  });
+
+  it('project and api_key: by the admin interface and by the CLI; no key or secret in any record', async () => {
+    const own = await records({ type: 'project', id: a.id });
+    expect(own[0]).toMatchObject({ action: 'project.created', actor_type: 'admin', actor_key_id: null });
+    expect(own[0].changes).toEqual({
+      name: { from: null, to: 'Audit A' },
+      autoCreateCustomerAtRedemption: { from: null, to: true },
+      requireSignature: { from: null, to: false },
+      timeZone: { from: null, to: 'UTC' },
+    });
+    const [key] = await records({ type: 'api_key', id: a.privateKeyId });
+    expect(key.action).toBe('api_key.created');
+    expect(key.changes).toMatchObject({
+      kind: { from: null, to: 'private' },
+      prefix: { from: null, to: a.privateKey.slice(0, 8) },
+      enabled: { from: null, to: true },
+      scopes: { from: null, to: ['*'] },
+    });
+    expect(key.changes).not.toHaveProperty('expiresAt');
+
+    const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+    const changed = await t.http
+      .patch(`/api/admin/v1/projects/${a.id}/keys/${a.publicKeyId}`)
+      .set(admin)
+      .send({ name: 'web app' });
+    expect(changed.status).toBe(200);
+    const [updated] = (await records({ type: 'api_key', id: a.publicKeyId })).filter(
+      (r) => r.action === 'api_key.updated',
+    );
+    expect(updated).toMatchObject({ actor_type: 'admin', ip: '127.0.0.1' });
+    expect(updated.changes).toEqual({ name: { from: null, to: 'web app' } });
+
+    const io = {
+      env: { ...t.env, DATABASE_URL: t.databaseUrl },
+      stdout: () => undefined,
+      stderr: () => undefined,
+    };
+    expect(
+      await runCli(['projects:update', a.id, '--require-signature', 'false', '--name', 'Audit A2'], io),
+    ).toBe(0);
+    const [renamed] = (await records({ type: 'project', id: a.id })).filter(
+      (r) => r.action === 'project.updated',
+    );
+    expect(renamed).toMatchObject({ actor_type: 'cli', request_id: null, ip: null, idempotency_key: null });
+    expect(renamed.changes).toEqual({ name: { from: 'Audit A', to: 'Audit A2' } });
+
+    const all = JSON.stringify(await records());
+    for (const secret of [a.privateKey, a.publicKey]) expect(all).not.toContain(secret);
+    const hashes: Array<{ key_hash: string }> = await t.dataSource.query(
+      'SELECT key_hash FROM api_keys WHERE project_id = $1',
+      [a.id],
+    );
+    for (const { key_hash } of hashes) expect(all).not.toContain(key_hash.trim());
   });
 
   it('100 concurrent writes over two replicas give exactly 100 records', async () => {

@@ -6,6 +6,7 @@ import { randomBase32Lower, randomBase62 } from '../common/crypto/random';
 import { sha256Hex } from '../common/crypto/sha256';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
+import { AuditTrail } from '../audit/audit-trail';
 import { Transactions, runInTransaction } from '../database/transactional';
 import { Page, PageQueryDto, pageWindow, toPage } from '../common/http/pagination';
 import {
@@ -54,19 +55,25 @@ export class ProjectsService {
     config: AppConfig,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly audit: AuditTrail,
   ) {
     this.secretBox = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
   }
 
   async create(dto: CreateProjectDto): Promise<ProjectView> {
-    const project = await this.repository.insertProject({
-      id: newProjectId(),
-      name: dto.name,
-      autoCreateCustomerAtRedemption: dto.autoCreateCustomerAtRedemption ?? false,
-      requireSignature: dto.requireSignature ?? false,
-      timeZone: dto.timeZone ?? 'UTC',
+    return runInTransaction(this.transactions, async () => {
+      const view = toProjectView(
+        await this.repository.insertProject({
+          id: newProjectId(),
+          name: dto.name,
+          autoCreateCustomerAtRedemption: dto.autoCreateCustomerAtRedemption ?? false,
+          requireSignature: dto.requireSignature ?? false,
+          timeZone: dto.timeZone ?? 'UTC',
+        }),
+      );
+      this.audit.created(view.id, 'project', view.id, view);
+      return view;
     });
-    return toProjectView(project);
   }
 
   async list(query: PageQueryDto): Promise<Page<ProjectView>> {
@@ -81,6 +88,7 @@ export class ProjectsService {
   async update(projectId: string, dto: UpdateProjectDto): Promise<ProjectView> {
     const saved = await runInTransaction(this.transactions, async () => {
       const project = await this.find(projectId, 'pessimistic_write');
+      const before = toProjectView(project);
       // the zone's history lets calendar periods follow the zone as it was (docs/entitlements.md)
       if (dto.timeZone !== undefined && dto.timeZone !== project.timeZone) {
         await this.repository.insertTimeZoneChange(
@@ -90,7 +98,9 @@ export class ProjectsService {
           dto.timeZone,
         );
       }
-      return this.repository.saveProject(Object.assign(project, dto));
+      const saved = await this.repository.saveProject(Object.assign(project, dto));
+      this.audit.updated(projectId, 'project', projectId, before, toProjectView(saved));
+      return saved;
     });
     this.keyAuth.invalidate();
     return toProjectView(saved);
@@ -98,8 +108,10 @@ export class ProjectsService {
 
   async remove(projectId: string): Promise<{ success: true }> {
     await runInTransaction(this.transactions, async () => {
-      await this.find(projectId, 'pessimistic_write');
+      const project = await this.find(projectId, 'pessimistic_write');
       await this.repository.softDeleteProject(projectId);
+      // the project's own records stay readable after it is gone (through the admin interface)
+      this.audit.deleted(projectId, 'project', projectId, toProjectView(project));
     });
     this.keyAuth.invalidate();
     return { success: true };
@@ -112,7 +124,7 @@ export class ProjectsService {
     // the project's row is held (shared) until the key is in: a delete cannot slip in between
     const saved = await runInTransaction(this.transactions, async () => {
       await this.find(projectId, 'pessimistic_read');
-      return this.repository.insertKey({
+      const created = await this.repository.insertKey({
         projectId,
         kind: dto.kind,
         name: dto.name ?? null,
@@ -123,6 +135,8 @@ export class ProjectsService {
         scopes: dto.kind === 'private' ? normalizeScopes(dto.scopes ?? [ALL_SCOPES]) : null,
         expiresAt: dto.expiresAt ? keyExpiry(dto.expiresAt) : null,
       });
+      this.audit.created(projectId, 'api_key', created.id, toApiKeyView(created));
+      return created;
     });
     return { ...toApiKeyView(saved), key, ...(signingSecret ? { signingSecret } : {}) };
   }
@@ -136,6 +150,7 @@ export class ProjectsService {
   async updateKey(projectId: string, keyId: number, dto: UpdateApiKeyDto): Promise<ApiKeyView> {
     const saved = await runInTransaction(this.transactions, async () => {
       const key = await this.findKey(projectId, keyId);
+      const before = toApiKeyView(key);
       if (dto.enabled !== undefined) key.enabled = dto.enabled;
       if (dto.name !== undefined) key.name = dto.name;
       if (dto.scopes !== undefined) {
@@ -144,7 +159,9 @@ export class ProjectsService {
       }
       if (dto.expiresAt !== undefined)
         key.expiresAt = dto.expiresAt === null ? null : keyExpiry(dto.expiresAt);
-      return this.repository.saveKey(key);
+      const saved = await this.repository.saveKey(key);
+      this.audit.updated(projectId, 'api_key', keyId, before, toApiKeyView(saved));
+      return saved;
     });
     this.keyAuth.invalidate();
     return toApiKeyView(saved);
@@ -154,6 +171,7 @@ export class ProjectsService {
     await runInTransaction(this.transactions, async () => {
       const key = await this.findKey(projectId, keyId);
       await this.repository.deleteKey(projectId, key.id);
+      this.audit.deleted(projectId, 'api_key', key.id, toApiKeyView(key));
     });
     this.keyAuth.invalidate();
     return { success: true };
