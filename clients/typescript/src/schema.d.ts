@@ -133,7 +133,7 @@ export interface paths {
      * List webhook endpoints, newest first
      * @description Lists the project's webhook endpoints, newest first, as a page object (`page`, `pageSize` up to 100), each with its URL, event types, `enabled`, and for a disabled one `disabledReason` and `failingSince`. Secrets are never listed.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['WebhookEndpointsController_list'];
     put?: never;
@@ -141,7 +141,7 @@ export interface paths {
      * Create a webhook endpoint; its signing secret is in this answer only
      * @description Registers a URL to receive the project's events as Standard Webhooks deliveries (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`). `url` must be `https` and must not resolve to a loopback, private, link-local or metadata address (checked again at each delivery); `eventTypes` absent or empty means every type. Answers 201 with the endpoint and its signing `secret` (`whsec_...`), shown only in this answer: verify deliveries with it, for instance with the `standardwebhooks` library.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     post: operations['WebhookEndpointsController_create'];
     delete?: never;
@@ -161,7 +161,7 @@ export interface paths {
      * Read a webhook endpoint
      * @description Answers one webhook endpoint, including why it was disabled when deliveries failed (`410 Gone` from the receiver, or 5 days of failed attempts). An unknown id is `404 WEBHOOK_ENDPOINT_NOT_FOUND`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
      */
     get: operations['WebhookEndpointsController_get'];
     put?: never;
@@ -170,7 +170,7 @@ export interface paths {
      * Delete a webhook endpoint (its deliveries go with it)
      * @description Deletes a webhook endpoint with its deliveries; no further deliveries are made to it. Answers `{ success: true }`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
      */
     delete: operations['WebhookEndpointsController_remove'];
     options?: never;
@@ -179,7 +179,7 @@ export interface paths {
      * Change url, eventTypes, enabled or description
      * @description Changes any of `url`, `eventTypes`, `enabled` and `description`. The URL rules of creation apply; an unknown event type is 400. Set `enabled: true` to resume deliveries to an endpoint the service disabled. Answers the endpoint.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
      */
     patch: operations['WebhookEndpointsController_update'];
     trace?: never;
@@ -197,7 +197,7 @@ export interface paths {
      * A new signing secret; for 24 hours deliveries are signed with both
      * @description Replaces the endpoint's signing secret. For 24 hours deliveries carry signatures under both the new and the previous secret, so the receiver can switch without dropping any. Answers the endpoint with the new `secret` (shown only here) and `previousSecretExpiresAt`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
      */
     post: operations['WebhookEndpointsController_rotate'];
     delete?: never;
@@ -219,7 +219,7 @@ export interface paths {
      * Send a webhook.test event now and answer the receiver's status
      * @description Sends a `webhook.test` event to the endpoint now, signed as any delivery, to check the receiver's URL and signature verification. The event is not stored and cannot be subscribed to. Answers 200 with `delivered`, the receiver's `status`, `error` and `durationMs`, whatever the receiver said.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`.
      */
     post: operations['WebhookEndpointsController_test'];
     delete?: never;
@@ -239,7 +239,7 @@ export interface paths {
      * The project's events, newest first (cursor paging; filters type, customerId)
      * @description Lists the project's events of the last 30 days, newest first, with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page). Filters: `type` and `customerId`. Each event has its `evt_` id, type, `createdAt` and a `data` snapshot; events naming a customer carry `customerSeq`, which grows with each of that customer's events, so a receiver can drop a stale one.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['EventsController_list'];
     put?: never;
@@ -261,7 +261,7 @@ export interface paths {
      * Read an event
      * @description Answers one event with its `data` as it is delivered. Events are kept 30 days; an unknown id is `404 EVENT_NOT_FOUND`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['EventsController_get'];
     put?: never;
@@ -283,7 +283,7 @@ export interface paths {
      * The event's deliveries per endpoint, each with its attempts
      * @description Lists an event's deliveries, one per endpoint, each with its attempts: status, time, the receiver's HTTP status code and the error, to see why a receiver did not get it. Failed deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['EventsController_deliveries'];
     put?: never;
@@ -307,7 +307,7 @@ export interface paths {
      * Deliver the event again (to every endpoint that wants it, or to endpointId)
      * @description Delivers an event again to every endpoint enabled now whose event types take it, or only to `endpointId` when given, for instance after fixing a receiver. Deliveries are at least once: receivers deduplicate by `webhook-id`. Answers 202 with the number of deliveries queued.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`; 409 `WEBHOOK_ENDPOINT_DISABLED`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`, `WEBHOOK_ENDPOINT_NOT_FOUND`; 409 `WEBHOOK_ENDPOINT_DISABLED`.
      */
     post: operations['EventsController_redeliver'];
     delete?: never;
@@ -327,7 +327,7 @@ export interface paths {
      * List features, newest first; `search` matches the name or slug
      * @description Lists the project's features, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). `search` is a case-insensitive substring match on the name or the slug.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['FeaturesController_list'];
     put?: never;
@@ -335,7 +335,7 @@ export interface paths {
      * Create a feature
      * @description Creates a feature: something a plan's quotas grant. A `metered` feature is counted in its `unit` and consumed with `POST /usage`; a boolean one (`metered: false`) is simply granted or not. `slug` (1 to 64 lower-case letters, digits, `_` or `-`, starting with a letter or a digit) is unique in the project (`409 SLUG_TAKEN`) and names the feature in entitlement checks and usage. Answers 201 with the feature.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
      */
     post: operations['FeaturesController_create'];
     delete?: never;
@@ -355,7 +355,7 @@ export interface paths {
      * Read a feature
      * @description Answers one feature of the project. A feature of another project is `404 FEATURE_NOT_FOUND`, as an unknown id.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['FeaturesController_get'];
     put?: never;
@@ -364,7 +364,7 @@ export interface paths {
      * Delete a feature that no quota uses
      * @description Deletes a feature. A feature that a quota of any plan still uses, that a customer's override names (in effect or not), or that a grant not ended (neither voided nor expired) gives, is `409 FEATURE_IN_USE`: remove those first. Ended grants of the feature are deleted with it. Answers `{ success: true }`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `FEATURE_IN_USE`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `FEATURE_IN_USE`.
      */
     delete: operations['FeaturesController_remove'];
     options?: never;
@@ -373,7 +373,7 @@ export interface paths {
      * Change any of a feature's fields
      * @description Changes any of `slug`, `name`, `description`, `metered` and `unit`; fields left out keep their value, and `null` is refused. A new slug must be free in the project (`409 SLUG_TAKEN`). Answers the updated feature.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
      */
     patch: operations['FeaturesController_update'];
     trace?: never;
@@ -389,7 +389,7 @@ export interface paths {
      * List plans with their quotas, in id order; `search` matches the name or slug
      * @description Lists the project's plans in id order (oldest first), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10). Each plan carries its quotas, in id order, each with its embedded feature. `search` is a case-insensitive substring match on the name or the slug.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['PlansController_list'];
     put?: never;
@@ -397,7 +397,7 @@ export interface paths {
      * Create a plan with its quotas
      * @description Creates a plan with its quotas. Plans of the same `group` form one chain per customer: at most one of them is in effect at a time, and `value` (at least 0, two decimals at most; 0 means free) ranks them and converts remaining time on an upgrade. `group` and `value` can never change afterwards. Each quota names a feature (at most one quota per feature), a `limit` (`null` for unlimited), a `priority` (higher is consumed first) and a `resetInterval` (ISO 8601 duration, `null` for never); `resetAnchor` `calendar` (default `run`) starts periods at local calendar units (`PT1M`, `PT1H`, `P1D`, `P1W`, `P1M`, `P3M`, `P6M`, `P1Y`), on `resetDayOfMonth` for `P1M`, `P3M`, `P6M`, in `resetTimeZone`, else the `timeZone` of the customer, else of the project; `thresholds` (percents of `limit`) announce usage crossing them. Reset fields that do not go together are `400 INVALID_RESET_ANCHOR`, checked after the fields and before anything else. A free plan is granted to every customer created afterwards. Answers 201 with the plan.
      *
-     *     Errors: 400 `INVALID_RESET_ANCHOR`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
+     *     Errors: 400 `INVALID_RESET_ANCHOR`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `SLUG_TAKEN`.
      */
     post: operations['PlansController_create'];
     delete?: never;
@@ -417,7 +417,7 @@ export interface paths {
      * Read a plan with its quotas
      * @description Answers one plan with its quotas and their features. A plan of another project is `404 PLAN_NOT_FOUND`, as an unknown id.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['PlansController_get'];
     put?: never;
@@ -426,7 +426,7 @@ export interface paths {
      * Delete a plan and its quotas, unless subscriptions or codes refer to it
      * @description Deletes a plan with its quotas. A plan that any subscription, code or code batch refers to is `409 PLAN_IN_USE`, so the history of who held it stays readable. Answers `{ success: true }`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_IN_USE`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_IN_USE`.
      */
     delete: operations['PlansController_remove'];
     options?: never;
@@ -435,7 +435,7 @@ export interface paths {
      * Change a plan's name, slug or whole list of quotas; group and value are fixed
      * @description Changes a plan's `name`, `slug` or quotas. `quotas` replaces the whole list: a quota left out is deleted, a quota of a feature already in the plan keeps its id. A `group` or `value` different from the stored one is `409 PLAN_FIELD_IMMUTABLE` (a plan can never switch between free and paid). New limits and reset fields apply at once to the customers holding the plan. Reset fields that do not go together are `400 INVALID_RESET_ANCHOR`, checked after the fields and before the plan is looked up. Answers the updated plan.
      *
-     *     Errors: 400 `INVALID_RESET_ANCHOR`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
+     *     Errors: 400 `INVALID_RESET_ANCHOR`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `FEATURE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `PLAN_FIELD_IMMUTABLE`, `SLUG_TAKEN`.
      */
     patch: operations['PlansController_update'];
     trace?: never;
@@ -451,7 +451,7 @@ export interface paths {
      * List customers, newest first; `search` matches the username or any identifier value
      * @description Lists the project's customers, newest first (id descending), as a page object (`page` from 1, default 1; `pageSize` 1 to 100, default 10; out-of-range values are `400 VALIDATION_FAILED`, and a page past the end has an empty `data`). `search` (at most 128 characters) is a case-insensitive substring match on the username or any identifier value. Items carry the short form of identifiers and no credentials.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['CustomersController_list'];
     put?: never;
@@ -459,7 +459,7 @@ export interface paths {
      * Create a customer; every free plan of the project is granted to it
      * @description Creates a customer and, in the same transaction, grants it every free plan of the project as a permanent subscription (in plan id order). `username` (8 to 16 characters of `A-Za-z0-9_.-`) is unique in the project, compared case-insensitively (`409 USERNAME_TAKEN`), and is mirrored as a read-only identifier of type `username`. `identifiers` adds others such as `email` (`409 IDENTIFIER_TAKEN` when a pair belongs to another customer); `password` creates a password credential for public login; `timeZone` (an IANA zone name, or `null`, the default, for the zone of the project) is the zone of its calendar quotas. Answers 201 with the customer in short form.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
      */
     post: operations['CustomersController_create'];
     delete?: never;
@@ -481,7 +481,7 @@ export interface paths {
      * Find one customer by an identifier (type `username` included)
      * @description Finds the one customer holding an identifier (`customer.type`, `customer.value`), for example the customer of an email or of your own user id. Type `username` is allowed and compared case-insensitively; other values are compared exactly. Answers the full record (credentials, identifiers with `readonly`), whose `id` serves the `{customerId}` endpoints; no match is `404 CUSTOMER_NOT_FOUND`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     post: operations['CustomersController_resolve'];
     delete?: never;
@@ -501,7 +501,7 @@ export interface paths {
      * Read a customer: the full record with credentials and identifiers
      * @description Answers the full record of one customer: flags, credentials (type 1 is a password; never the password itself) and identifiers with `readonly`, `createdAt` and `updatedAt`, the mirrored username first. A customer of another project is `404 CUSTOMER_NOT_FOUND`, as an unknown id.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['CustomersController_get'];
     put?: never;
@@ -510,7 +510,7 @@ export interface paths {
      * Delete a customer with its identifiers, credentials, sessions and subscriptions
      * @description Deletes a customer with its identifiers, credentials, sessions (its tokens stop working) and subscriptions, in one transaction. Codes it redeemed keep their record, with the link to the customer cleared. Answers `{ success: true }`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     delete: operations['CustomersController_remove'];
     options?: never;
@@ -519,7 +519,7 @@ export interface paths {
      * Update a customer; `identifiers` replaces the whole list of extra identifiers
      * @description Updates a customer; every field is optional and `null` is refused but for `timeZone`. A new `username` also updates the mirrored `username` identifier; `password` sets or replaces the password credential; `enabled: false` makes logins answer `403 CUSTOMER_DISABLED` and entitlement checks `allowed: false`, and its tokens `403 CUSTOMER_DISABLED`; `enabled: true` on a disabled customer ends its sessions, so its old tokens answer `401 INVALID_CUSTOMER_TOKEN` for good. `identifiers` replaces the whole list of extra identifiers: pairs that stay keep their id. `timeZone` sets the zone of its calendar quotas (`null`: the zone of the project again; a change applies from the next boundary of each period). Setting a username or password clears `temporary` (set on customers created by a redemption or activation). Answers the full record.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `IDENTIFIER_TAKEN`, `USERNAME_TAKEN`.
      */
     patch: operations['CustomersController_update'];
     trace?: never;
@@ -535,7 +535,7 @@ export interface paths {
      * A customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
      * @description Lists the customer's subscription windows in every plan group: the live ones (not cancelled, and not yet ended) first; `history=true` adds, after them, the windows that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` (`active`, or `cancelled` for a window cancelled before it started), `source` (`signup`, `code`, `activation`) and the `codeId` that granted it.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['CustomerSubscriptionsController_list'];
     put?: never;
@@ -557,7 +557,7 @@ export interface paths {
      * List codes (newest first; filters status, planId, batchId; search on the code or the note)
      * @description Lists the project's codes, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Both kinds of code. Filters: `kind` (`batch`, `campaign`), `status` (`available`, `redeemed`, `revoked`, `expired`, `exhausted`, `scheduled`; derived from `expiresAt`, `startsAt` and the count at read time), `planId`, `batchId`, and `search`, a case-insensitive substring match on the code (dashes ignored) or the note.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['CodesController_list'];
     put?: never;
@@ -565,7 +565,7 @@ export interface paths {
      * Create a batch of codes (every code is in the answer, in plaintext), or with `kind: "campaign"` one campaign code (the answer is the code)
      * @description Creates a batch of `count` codes (1 to 10,000, default 1) for one plan, each granting `duration` (ISO 8601, such as `P30D`; absent or `null` for a permanent grant) when redeemed. A code is 16 characters of Crockford base32 in four groups (`7KQ2-M9XD-4TRB-C1ZP`, 80 random bits); `expiresAt` (a date or a timestamp) stops it from being redeemed after that instant. Every code is in this answer in plaintext, with the batch id to list or export them later. Answers 201. With `kind: "campaign"` it creates one campaign code instead, which many customers redeem: `code` (3 to 32 letters, digits and single dashes, shown in upper case; absent or `null`: generated, `XXXX-XXXX-XXXX`), `planId`, `duration`, `maxRedemptions` (`null`: no cap), `perCustomerLimit` (default 1), `startsAt`, `expiresAt`, `eligibility` (`newCustomersOnly`, `notIfHeldPlanGroups`) and `note`; `count` is then an unknown field, as the campaign fields are in a batch. A code whose key (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) is that of a batch code of the project, or of a campaign code that is neither revoked nor expired, is `409 CODE_TAKEN`. Answers 201 with the code.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_LIMIT_REACHED`, `CODE_TAKEN`; 429 `CODE_BATCH_RATE_LIMITED`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_LIMIT_REACHED`, `CODE_TAKEN`; 429 `CODE_BATCH_RATE_LIMITED`.
      */
     post: operations['CodesController_create'];
     delete?: never;
@@ -585,7 +585,7 @@ export interface paths {
      * Export the codes of one batch as CSV
      * @description Exports every code of one batch (`batchId`) as RFC 4180 CSV (CRLF line ends) with the columns `code,status,plan_id,plan_name,duration,expires_at,redeemed_at,redeemed_by_customer_id`, for printing or handing to a distributor. An unknown batch is `404 CODE_NOT_FOUND`; errors are the JSON envelope, only the success is CSV.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['CodesController_export'];
     put?: never;
@@ -607,7 +607,7 @@ export interface paths {
      * Read a code
      * @description Answers one code: its plaintext, plan, duration, status, batch, note, expiry, and when and by which customer it was redeemed. A campaign code adds its terms, `redemptionCount` and `remainingRedemptions`. A code of another project is `404 CODE_NOT_FOUND`, as an unknown id.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['CodesController_get'];
     put?: never;
@@ -619,7 +619,7 @@ export interface paths {
      * Change a campaign code
      * @description Changes a campaign code: `expiresAt`, `maxRedemptions` (`null`, or not below `redemptionCount`), `perCustomerLimit`, `eligibility` (replaced whole) and `note` at any time; `planId`, `duration`, `trial` and `startsAt` only until the first redemption (else `409 CODE_CHANGE_NOT_ALLOWED`, details naming the field; a value equal to the stored one is no change). A batch code cannot change (`409 CODE_CHANGE_NOT_ALLOWED`); a revoked code is `409 CODE_REVOKED`, an expired one `409 CODE_EXPIRED`. Answers the code.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_CHANGE_NOT_ALLOWED`, `CODE_EXPIRED`, `CODE_REVOKED`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_CHANGE_NOT_ALLOWED`, `CODE_EXPIRED`, `CODE_REVOKED`.
      */
     patch: operations['CodesController_update'];
     trace?: never;
@@ -637,7 +637,7 @@ export interface paths {
      * Revoke a code (available or expired); revoking again answers the same
      * @description Revokes an available or expired code (or a campaign code in any state): redeeming it then answers `409 CODE_REVOKED`. Revoking a revoked code answers the same code again; a redeemed code cannot be revoked (`409 CODE_ALREADY_REDEEMED`), and the subscription it granted is unaffected. Answers the code.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`.
      */
     post: operations['CodesController_revoke'];
     delete?: never;
@@ -657,7 +657,7 @@ export interface paths {
      * Every feature of the project for the customer: granted or not, and for metered ones the balance, buckets and periods
      * @description Lists every feature of the project for one customer, granted or not, so a client can show limits and grey out what the customer's plans lack. A feature is granted when a plan in effect (in any group) has a quota for it; a metered feature has one bucket per plan group, each with its `limit`, `used` and `remaining` in the current period, and a `balance` summing them (`limit` and `remaining` `null` when a bucket is unlimited). Periods are computed from the start of the customer's unbroken run in the group plus whole `resetInterval`s, so renewals and upgrades do not move reset dates; `resetsAt` is the earliest period end and `accessEndsAt` when the last window granting the feature ends (`null` when permanent).
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['EntitlementsController_list'];
     put?: never;
@@ -681,7 +681,7 @@ export interface paths {
      * May the customer use `amount` (default 1) of the feature now? Reads only; 200 with `allowed: false` and a `reason` when not
      * @description Asks whether a customer (`customer` identifier or `customerId`) may use `amount` (default 1, 0 for "is it granted at all", at most 6 decimals; ignored for a boolean feature) of a feature (`feature` slug or `featureId`) now. It only reads: nothing is consumed (record usage with `POST /usage`). A refusal still answers 200, with `allowed: false` and `reason` `NOT_GRANTED`, `LIMIT_REACHED` or `CUSTOMER_DISABLED`; an unknown customer or feature is 404. The answer carries the balance, the buckets, `resetsAt` and `accessEndsAt`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     post: operations['EntitlementsController_check'];
     delete?: never;
@@ -703,7 +703,7 @@ export interface paths {
      * Record usage of a metered feature, exactly once per `eventId`: 201 the record and the balance after it; 200 `replayed: true` for an `eventId` already recorded
      * @description Records `amount` of a metered feature used by a customer, at the server's time, exactly once per `eventId` (1 to 255 printable characters, unique per customer forever). The amount is taken from the buckets in order: higher quota `priority` first, then the period that ends first, then the window that ends first, then the lower plan id; a record may span several buckets and keeps its allocations. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `USAGE_EVENT_CONFLICT` (the `eventId` already recorded with another feature or amount), `CUSTOMER_DISABLED`, `FEATURE_NOT_METERED`, `FEATURE_NOT_GRANTED`, and `409 QUOTA_EXCEEDED` (nothing recorded; `details` give `remaining` and `resetsAt`) unless `allowOverage: true` records the excess as overage. Answers 201 with the record and the balance after it; the same `eventId` again answers 200 with the original record, the balance now and `replayed: true`.
      *
-     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `FEATURE_NOT_GRANTED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`.
+     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `FEATURE_NOT_GRANTED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`.
      */
     post: operations['EntitlementsController_consume'];
     delete?: never;
@@ -725,7 +725,7 @@ export interface paths {
      * Up to 100 usage events, each decided on its own in list order; each result is what the single call would answer
      * @description Records up to 100 usage events (`events`, each the body of `POST /usage`) in one request, for instance when flushing a buffer. Items are decided one after the other in list order, each on its own: one failure leaves the others recorded. Answers 200 with `results` in the same order, each with the `status` the single call would have answered and its `usage`, `balance` and `replayed`, or its `error`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
      */
     post: operations['EntitlementsController_batch'];
     delete?: never;
@@ -747,7 +747,7 @@ export interface paths {
      * Give back exactly the record's allocations; a second call answers the same reversed record
      * @description Reverses a usage record, for example after a refunded or failed operation: exactly the allocations it took are given back to the periods it was recorded in, whenever the reversal happens. The record stays in the ledger with `reversedAt` set; reversing it again answers the same record. Answers 200 with the record and the balance now; an unknown id is `404 USAGE_NOT_FOUND`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`, `USAGE_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`, `USAGE_NOT_FOUND`.
      */
     post: operations['EntitlementsController_reverse'];
     delete?: never;
@@ -767,7 +767,7 @@ export interface paths {
      * The customer's usage ledger, newest first, paged; filters featureId, from, to
      * @description Lists a customer's usage ledger, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `from` (inclusive) and `to` (exclusive) over `recordedAt`. Each record gives its `eventId`, amount, overage, allocations per plan group and period, and `reversedAt`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['EntitlementsController_ledger'];
     put?: never;
@@ -789,7 +789,7 @@ export interface paths {
      * The customer's grants, newest first, paged; filters featureId and status
      * @description Lists a customer's grants, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `status` as derived now (`voided`, `expired`, `scheduled`, `exhausted`, `active`). Each grant gives `amount = used + remaining + forfeited`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['GrantsController_list'];
     put?: never;
@@ -797,7 +797,7 @@ export interface paths {
      * Give the customer an amount of a metered feature outside the plans: 201 `{ grant }`; `dryRun=true` answers 200 what it would do and changes nothing
      * @description Gives one customer an `amount` (greater than 0, at most 6 decimals and 10^12) of a metered feature (`feature` slug or `featureId`) outside its plans: a top-up, a goodwill credit, a promotion. While in effect (`effectiveAt` <= now < `expiresAt`, not voided) the grant is one more bucket of the feature, consumed in the same order as the plans' buckets (higher `priority` first, then what lapses first). `effectiveAt` defaults to now (a later one makes the grant `scheduled`); `expiresAt` (null: never) must be later than now and than `effectiveAt`; `priority` defaults to 0; `reason` (1 to 500 characters) and `metadata` (at most 20 string values) are yours. A grant never resets. Refusals, in order: `VALIDATION_FAILED`, `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `FEATURE_NOT_METERED`. Answers 201 `{ grant }` and records `grant.created`; `?dryRun=true` answers 200 with `dryRun: true`, `grant.id` null and `entitlementsAfter`, and changes nothing.
      *
-     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     post: operations['GrantsController_create'];
     delete?: never;
@@ -817,7 +817,7 @@ export interface paths {
      * One grant, its status and figures now
      * @description Answers one grant with its status and figures now: `used` (what records took, less reversals), `remaining` (0 once ended) and `forfeited` (what remained when it was voided or expired). A grant of another project is `404 GRANT_NOT_FOUND`, as an unknown id.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['GrantsController_get'];
     put?: never;
@@ -841,7 +841,7 @@ export interface paths {
      * End the grant now, forfeiting what remains; a voided grant answers unchanged
      * @description Ends a grant at once (a scheduled one too) and forfeits what remains; `reason` is kept as `voidReason`. Voiding a voided grant answers it unchanged and records nothing; an expired grant is `409 GRANT_EXPIRED`. Answers 200 `{ grant }` and records `grant.voided`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `GRANT_EXPIRED`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `GRANT_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `GRANT_EXPIRED`.
      */
     post: operations['GrantsController_void'];
     delete?: never;
@@ -861,14 +861,14 @@ export interface paths {
      * The customer's override of the feature in effect
      * @description Answers the override of the feature in effect for the customer. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND` (none, or it has expired).
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['OverridesController_get'];
     /**
      * Set the customer's one override of the feature (`set` or `deny`), replacing any; `dryRun=true` changes nothing
      * @description Sets the customer's one override of the feature, replacing any, in effect until replaced, deleted or its `expiresAt` (later than now; null: no end). `mode: "deny"`: not granted, whatever plans and grants say (`limit`, `resetInterval` and `priority` refused, even as null). `mode: "set"`: granted; on a metered feature one bucket with `limit` (required; null: unlimited) replaces the plans' buckets, grants still add, and usage already recorded in the period counts against it. Its period's `anchor`, and `resetInterval` and `priority` unless named, are copied from the feature's plan bucket first in the order of consumption (none: now, null and 0). On a boolean feature `limit`, `resetInterval` and `priority` are refused. Refusals, in order: `VALIDATION_FAILED` (the body), `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, then `VALIDATION_FAILED` for the feature's kind. Answers 200 `{ override }` and records `override.set`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     put: operations['OverridesController_set'];
     post?: never;
@@ -876,7 +876,7 @@ export interface paths {
      * Remove the override in effect, answered as it was; the plans apply again at once. `dryRun=true` changes nothing
      * @description Removes the override in effect: the plans' answer applies again at once. Refusals, in order: `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`. Answers 200 `{ override }` as it was and records `override.removed` with `reason: "deleted"`; `?dryRun=true` adds `dryRun: true` and `entitlementsAfter` and changes nothing.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `OVERRIDE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     delete: operations['OverridesController_remove'];
     options?: never;
@@ -895,7 +895,7 @@ export interface paths {
      * The customer's overrides in effect, in feature id order
      * @description Lists the customer's overrides in effect, as a plain array in feature id order. An override whose `expiresAt` has passed is not listed: the plans' answer applies again.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['OverridesController_list'];
     put?: never;
@@ -919,7 +919,7 @@ export interface paths {
      * Redeem a code for a customer; `dryRun=true` answers what it would do and changes nothing
      * @description Redeems a code for a customer and grants the code's plan, in one transaction: everything or nothing, and of two concurrent redemptions of one code exactly one succeeds. The code is normalised (case, spaces and dashes ignored, `O` read as `0`, `I` and `L` as `1`) and checked in this order: `CODE_NOT_FOUND`, `CODE_REVOKED`, `CODE_EXPIRED`, `CODE_ALREADY_REDEEMED`; then the customer, named by an identifier: a missing one is `404 CUSTOMER_NOT_FOUND` unless `autoCreate: true` and the project's `autoCreateCustomerAtRedemption` both allow creating it (with the free plans granted first; a `username` identifier becomes its username, any other gets a generated one). The grant follows the chain rules of the plan's group: the same plan extends the customer's time, a higher-value plan takes effect at once with the remaining lower-value time converted by value ratio, a lower one waits until the better ones end; a timed grant under a permanent plan of equal or higher value is `409 PERMANENT_TAIL_CONFLICT`, a permanent grant under one is `409 REDUNDANT_PERMANENT_PURCHASE`, and a broken chain `400 INVALID_SUBSCRIPTION_CHAIN`/`INVALID_PLAN_VALUE`. A campaign code is checked for `CODE_NOT_YET_ACTIVE` and `CODE_EXHAUSTED` after `CODE_EXPIRED`, then, once the customer is known, `CODE_CUSTOMER_LIMIT_REACHED`, `409 TRIAL_ALREADY_USED` (a trial code, and the customer had a trial in its group before) and `403 CODE_NOT_ELIGIBLE` (details give the `reason` and `group`; a trial code refuses a customer holding a paid plan of its group: `HOLDS_PAID_PLAN`) before the chain rules; its cap is exact under concurrency (a cap taken meanwhile is `409 CODE_EXHAUSTED`, nothing written), and the answer adds `campaign` with the counts after this redemption. Answers 200 with the customer (`created` says whether this call created it) and the windows created; with `?dryRun=true` the same checks run and roll back, and the answer adds `dryRun: true`, `changes` (windows that would be ended, cancelled, moved and created) and `entitlementsAfter`.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
      */
     post: operations['RedemptionsController_redeem'];
     delete?: never;
@@ -941,7 +941,7 @@ export interface paths {
      * Alias of POST /redemptions: same body, answer, rules and errors
      * @description Alias of `POST /redemptions`, kept for clients written against it: the same body (`code`, `customer`, `autoCreate`), the same `?dryRun=true`, the same order of checks, chain rules, answer and errors. Prefer `POST /redemptions` in new code.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_PROJECT_MISMATCH`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
      */
     post: operations['RedemptionsController_redeemAlias'];
     delete?: never;
@@ -963,7 +963,7 @@ export interface paths {
      * Grant a plan for a duration (or permanently) with the rules of redemption; `dryRun=true` changes nothing
      * @description Grants a plan to a customer without a code, for instance after a payment taken elsewhere: `planId` for `duration` (ISO 8601; `null` for a permanent grant). It runs the redemption engine in one transaction: the same customer lookup with `autoCreate` (which needs the project's `autoCreateCustomerAtRedemption` as well), the same chain rules (extension, upgrade with converted time, queued lesser plan) and the same conflicts `PERMANENT_TAIL_CONFLICT` and `REDUNDANT_PERMANENT_PURCHASE`. Windows it creates have `source: activation`. Answers 200 like a redemption; `?dryRun=true` changes nothing and adds `changes` and `entitlementsAfter`.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CUSTOMER_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PLAN_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CUSTOMER_LIMIT_REACHED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`.
      */
     post: operations['RedemptionsController_activate'];
     delete?: never;
@@ -983,7 +983,7 @@ export interface paths {
      * A code's redemptions: who, when, which windows (newest first; filter customerId)
      * @description Lists who redeemed a code, when, and the windows each redemption granted as they are now, newest first, as a page object (`page`, `pageSize` 1 to 100, default 10; filter `customerId`). A batch code's page holds its one redemption once redeemed. A deleted customer's records stay, with `customer: null` and no windows. A code of another project is `404 CODE_NOT_FOUND`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     get: operations['RedemptionsController_codeRedemptions'];
     put?: never;
@@ -1007,7 +1007,7 @@ export interface paths {
      * Log a customer in with an identifier and password; answers a customer token
      * @description Logs a customer in from a client application with an identifier (`type` may be `username`) and password, with the project's public key in `X-Service-Key` (and a signature v1 when the project requires one). Answers `{ token, tokenType: "Bearer", expiresAt, customer }`: send the token as `Authorization: Bearer` on the `/me` endpoints; it is valid 30 days (`CUSTOMER_TOKEN_TTL_DAYS`) until logout, or until the customer is disabled or deleted. A wrong password, an unknown customer and a customer without a password all answer the same `401 INVALID_CREDENTIALS` after the same work; a disabled customer is `403 CUSTOMER_DISABLED`. After 5 failures for one identifier (or 20 from one address) within 15 minutes, logins answer `429 RATE_LIMITED` with `Retry-After` until the window ends.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`; 404 `PROJECT_NOT_FOUND`.
      */
     post: operations['PublicAuthController_login'];
     delete?: never;
@@ -1029,7 +1029,7 @@ export interface paths {
      * Revoke the customer token of this request
      * @description Revokes the customer token sent in `Authorization: Bearer`: it then answers `401 INVALID_CUSTOMER_TOKEN`. Other tokens of the same customer keep working. Answers `{ success: true }`.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
      */
     post: operations['PublicAuthController_logout'];
     delete?: never;
@@ -1049,7 +1049,7 @@ export interface paths {
      * The logged-in customer's entitlements: every feature of the project, granted or not, with balances and periods
      * @description The logged-in customer's entitlements, read only: every feature of the project, granted or not, with balances, buckets, `resetsAt` and `accessEndsAt` as `GET /customers/{customerId}/entitlements` answers them, so a client app can show limits and grey out what the plan lacks. Needs the public key and the customer token; a disabled customer's token answers `403 CUSTOMER_DISABLED`.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['MeController_listEntitlements'];
     put?: never;
@@ -1073,7 +1073,7 @@ export interface paths {
      * May the logged-in customer use `amount` (default 1) of the feature now? Reads only; a `customer` in the body is refused
      * @description Asks whether the logged-in customer may use `amount` (default 1) of a feature (`feature` slug or `featureId`) now, as the private check does; it reads only. A refusal answers 200 with `allowed: false` and a `reason`. A `customer` in the body is refused with 400: the token names the customer.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`.
      */
     post: operations['MeController_checkEntitlement'];
     delete?: never;
@@ -1093,7 +1093,7 @@ export interface paths {
      * The logged-in customer: the full record with credentials and identifiers
      * @description Answers the logged-in customer's full record (credentials without secrets, identifiers), as the private read does. Needs the public key (`X-Service-Key`, signed when the project requires it) and the customer token; a token of another project's customer is `403 CUSTOMER_PROJECT_MISMATCH`.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['MeController_get'];
     put?: never;
@@ -1115,7 +1115,7 @@ export interface paths {
      * The logged-in customer's subscription windows: live ones first; `history=true` adds ended and cancelled ones
      * @description Lists the logged-in customer's subscription windows, as the private list does: live ones first, and with `history=true` also those that ended or were cancelled. Each window gives its plan and group, `validFrom`, `validTo` (`null` for permanent), `status` and `source`, so an app can show what the customer holds and until when.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['MeController_listSubscriptions'];
     put?: never;
@@ -1139,7 +1139,7 @@ export interface paths {
      * Set the logged-in customer's password, proving the current one
      * @description Sets the logged-in customer's password after proving the current one. Every other session of the customer ends; this token goes on working. A wrong current password is 401 INVALID_CREDENTIALS and counts as a failed login (429 RATE_LIMITED as for the login).
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CREDENTIALS`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `PROJECT_NOT_FOUND`.
      */
     post: operations['MeController_changePassword'];
     delete?: never;
@@ -1161,7 +1161,7 @@ export interface paths {
      * Redeem a code for the logged-in customer: the answer, rules and errors of the private redemption; `dryRun=true` changes nothing and adds `entitlementsAfter`
      * @description Lets the logged-in customer redeem a code for itself (`{ code }`), for example from an in-app "enter your code" field. The rules are those of the private redemption: code normalisation, the order of code checks, the chain rules and their errors; no customer is ever created. `?dryRun=true` changes nothing and answers what would happen, with `entitlementsAfter` to show the customer what the code gives before it is used. Answers 200 like the private redemption.
      *
-     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
+     *     Errors: 400 `INVALID_PLAN_VALUE`, `INVALID_SUBSCRIPTION_CHAIN`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_CUSTOMER_TOKEN`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`, `CODE_NOT_ELIGIBLE`, `CUSTOMER_DISABLED`, `CUSTOMER_PROJECT_MISMATCH`; 404 `CODE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `CODE_ALREADY_REDEEMED`, `CODE_CUSTOMER_LIMIT_REACHED`, `CODE_EXHAUSTED`, `CODE_EXPIRED`, `CODE_NOT_YET_ACTIVE`, `CODE_REVOKED`, `PERMANENT_TAIL_CONFLICT`, `REDUNDANT_PERMANENT_PURCHASE`, `TRIAL_ALREADY_USED`.
      */
     post: operations['MeController_redeem'];
     delete?: never;
@@ -1181,7 +1181,7 @@ export interface paths {
      * The project of this key and the private endpoints
      * @description Answers the project of the private key (id, name, `autoCreateCustomerAtRedemption`), how to call the private interface (base URL, `Authorization: Bearer`, the `X-Request-Id` and `Idempotency-Key` header names) and every private endpoint as `METHOD path`, read from the running application. Handy as a first call to check a key: an invalid key is `401 INVALID_API_KEY`, a disabled one `403 API_KEY_DISABLED`, a deleted project's `404 PROJECT_NOT_FOUND`.
      *
-     *     Errors: 401 `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['PrivateInfoController_get'];
     put?: never;
@@ -1203,7 +1203,7 @@ export interface paths {
      * The project of this public key and the public endpoints
      * @description Answers the project of the public key, the base URL of the public interface, the names of the key, customer authorization, request id and signature headers, and every public endpoint as `METHOD path`, read from the running application. A client application can read header names from here instead of hard-coding them.
      *
-     *     Errors: 401 `INVALID_API_KEY`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`, `INVALID_SIGNATURE`, `NONCE_REUSED`, `SIGNATURE_EXPIRED`, `SIGNATURE_REQUIRED`; 403 `API_KEY_DISABLED`; 404 `PROJECT_NOT_FOUND`.
      */
     get: operations['PublicInfoController_get'];
     put?: never;
@@ -1367,6 +1367,8 @@ export interface components {
         | 'GRANT_EXPIRED'
         | 'INVALID_ADMIN_TOKEN'
         | 'API_KEY_NOT_FOUND'
+        | 'API_KEY_EXPIRED'
+        | 'INSUFFICIENT_SCOPE'
         | 'CUSTOMER_LIMIT_REACHED'
         | 'CODE_LIMIT_REACHED'
         | 'CODE_BATCH_RATE_LIMITED'
@@ -1483,6 +1485,19 @@ export interface components {
        */
       enabled: boolean;
       /**
+       * @description A private key's scopes, sorted by code point (`["*"]`: all); null for a public key.
+       * @example [
+       *       "*"
+       *     ]
+       */
+      scopes: string[] | null;
+      /**
+       * Format: date-time
+       * @description When the key stops working; null: never.
+       * @example null
+       */
+      expiresAt: string | null;
+      /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
        * @example 2026-01-01T00:00:00.000Z
@@ -1511,6 +1526,39 @@ export interface components {
        * @example backend
        */
       name?: string;
+      /**
+       * @description Private keys only: the scopes the key holds, a non-empty list of `customers:read`, `customers:write`, `catalog:read`, `catalog:write`, `codes:read`, `codes:write`, `redemptions:write`, `entitlements:read`, `usage:read`, `usage:write`, `webhooks:read`, `webhooks:write`, `events:read`, `audit:read`, or `["*"]` alone for all (a `:write` scope includes the `:read` of its name); stored sorted, without duplicates.
+       * @default [
+       *       "*"
+       *     ]
+       * @example [
+       *       "customers:read",
+       *       "entitlements:read"
+       *     ]
+       */
+      scopes?: (
+        | 'customers:read'
+        | 'customers:write'
+        | 'catalog:read'
+        | 'catalog:write'
+        | 'codes:read'
+        | 'codes:write'
+        | 'redemptions:write'
+        | 'entitlements:read'
+        | 'usage:read'
+        | 'usage:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'events:read'
+        | 'audit:read'
+        | '*'
+      )[];
+      /**
+       * Format: date-time
+       * @description When the key stops working (`401 API_KEY_EXPIRED`): a date-time with `Z` or an offset, or a date (UTC midnight), later than now and before the year 10000. Absent or null: never.
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      expiresAt?: string | null;
     };
     ApiKeyView: {
       /**
@@ -1540,6 +1588,19 @@ export interface components {
        */
       enabled: boolean;
       /**
+       * @description A private key's scopes, sorted by code point (`["*"]`: all); null for a public key.
+       * @example [
+       *       "*"
+       *     ]
+       */
+      scopes: string[] | null;
+      /**
+       * Format: date-time
+       * @description When the key stops working; null: never.
+       * @example null
+       */
+      expiresAt: string | null;
+      /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
        * @example 2026-01-01T00:00:00.000Z
@@ -1557,6 +1618,36 @@ export interface components {
        * @example backend (old)
        */
       name?: string;
+      /**
+       * @description Private keys only: the scopes the key holds, a non-empty list of `customers:read`, `customers:write`, `catalog:read`, `catalog:write`, `codes:read`, `codes:write`, `redemptions:write`, `entitlements:read`, `usage:read`, `usage:write`, `webhooks:read`, `webhooks:write`, `events:read`, `audit:read`, or `["*"]` alone for all (a `:write` scope includes the `:read` of its name); stored sorted, without duplicates. Replaces the list.
+       * @example [
+       *       "customers:read",
+       *       "entitlements:read"
+       *     ]
+       */
+      scopes?: (
+        | 'customers:read'
+        | 'customers:write'
+        | 'catalog:read'
+        | 'catalog:write'
+        | 'codes:read'
+        | 'codes:write'
+        | 'redemptions:write'
+        | 'entitlements:read'
+        | 'usage:read'
+        | 'usage:write'
+        | 'webhooks:read'
+        | 'webhooks:write'
+        | 'events:read'
+        | 'audit:read'
+        | '*'
+      )[];
+      /**
+       * Format: date-time
+       * @description A new expiry: a date-time with `Z` or an offset, or a date (UTC midnight), later than now and before the year 10000; null: never (clears it).
+       * @example 2030-01-01T00:00:00.000Z
+       */
+      expiresAt?: string | null;
     };
     WebhookEndpointWithSecretView: {
       /**
@@ -4068,6 +4159,32 @@ export interface components {
        */
       timeZone: string;
     };
+    KeySummary: {
+      /**
+       * Format: int32
+       * @description Identifier, unique within its kind.
+       * @example 1
+       */
+      id: number;
+      /**
+       * @description First characters of the key.
+       * @example sk_Xy12ab
+       */
+      prefix: string;
+      /**
+       * @description The scopes the key holds, sorted (`["*"]`: all); a `:write` scope includes its `:read`.
+       * @example [
+       *       "*"
+       *     ]
+       */
+      scopes: string[];
+      /**
+       * Format: date-time
+       * @description When the key stops working; null: never.
+       * @example null
+       */
+      expiresAt: string | null;
+    };
     PrivateApiDescription: {
       /**
        * @description The interface version, `v1`.
@@ -4103,6 +4220,8 @@ export interface components {
     PrivateInfo: {
       /** @description The project of the key. */
       project: components['schemas']['ProjectSummary'];
+      /** @description The key of this request. */
+      key: components['schemas']['KeySummary'];
       /** @description How to call this interface: version, base address and header names. */
       api: components['schemas']['PrivateApiDescription'];
       /**
@@ -4680,6 +4799,8 @@ export interface components {
      *     `CUSTOMER_PROJECT_MISMATCH`: The customer (or the customer token's customer) belongs to another project than the key.
      *
      *     `FEATURE_NOT_GRANTED`: No plan in effect for the customer has a quota for the feature.
+     *
+     *     `INSUFFICIENT_SCOPE`: The private key's `scopes` do not include the scope of the operation; `details[0].required` names it. Nothing ran, and an `Idempotency-Key` sent with it is not used up.
      */
     Forbidden: {
       headers: {
@@ -4699,7 +4820,8 @@ export interface components {
               | 'CODE_NOT_ELIGIBLE'
               | 'CUSTOMER_DISABLED'
               | 'CUSTOMER_PROJECT_MISMATCH'
-              | 'FEATURE_NOT_GRANTED';
+              | 'FEATURE_NOT_GRANTED'
+              | 'INSUFFICIENT_SCOPE';
           };
         };
       };
@@ -5195,7 +5317,9 @@ export interface components {
       };
     };
     /**
-     * @description `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
+     * @description `API_KEY_EXPIRED`: The key's `expiresAt` has passed (private and public keys; checked at every request).
+     *
+     *     `INVALID_API_KEY`: The key header is missing, malformed, or names no key of any project.
      *
      *     `INVALID_CREDENTIALS`: Login: unknown identifier, wrong password, or a customer without a password (same answer for all three).
      *
@@ -5223,6 +5347,7 @@ export interface components {
           error?: components['schemas']['ApiErrorBody'] & {
             /** @enum {unknown} */
             code?:
+              | 'API_KEY_EXPIRED'
               | 'INVALID_API_KEY'
               | 'INVALID_CREDENTIALS'
               | 'INVALID_CUSTOMER_TOKEN'
