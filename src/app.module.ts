@@ -28,6 +28,7 @@ import { EventsModule } from './events/events.module';
 import { EntitlementsModule } from './entitlements/entitlements.module';
 import { Clock } from './common/clock';
 import { AuditTrailModule } from './audit/audit-trail.module';
+import { AuditModule } from './audit/audit.module';
 
 @Global()
 @Module({})
@@ -97,6 +98,7 @@ export class AppModule {
         PublicModule,
         InfoModule,
         HealthModule,
+        AuditModule,
       ],
       // The per-address limit, before the key guards; with rate limits off no guard runs for it at all.
       providers: env.RATE_LIMIT_ENABLED ? [{ provide: APP_GUARD, useClass: AddressRateLimitGuard }] : [],

@@ -5,7 +5,9 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
+  IsPositive,
   IsString,
   Matches,
   Max,
@@ -417,6 +419,33 @@ export class EnvironmentVariables {
     },
   })
   TRIAL_ENDING_LEAD: string = 'P3D';
+
+  /**
+   * How often each replica's sealer gives the committed audit records their seq and hash, in ms
+   * (docs/operations.md#audit-log); records are sealed within 5 s at the default.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  AUDIT_SEAL_INTERVAL_MS: number = 1000;
+
+  /** Sealed audit records older than this many days (decimals allowed) are deleted. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
+  @Max(36_500)
+  AUDIT_RETENTION_DAYS: number = 365;
+
+  /** How often each replica deletes audit records past the retention, in ms (the first run at start). */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(86_400_000)
+  AUDIT_PRUNE_INTERVAL_MS: number = 3_600_000;
 
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional()

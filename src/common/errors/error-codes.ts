@@ -78,6 +78,8 @@ export const ERROR_STATUS = {
   WEBHOOK_ENDPOINT_NOT_FOUND: 404,
   EVENT_NOT_FOUND: 404,
   WEBHOOK_ENDPOINT_DISABLED: 409,
+  // audit log (docs/operations.md#audit-log)
+  AUDIT_EVENT_NOT_FOUND: 404,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -151,6 +153,7 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   WEBHOOK_ENDPOINT_NOT_FOUND: 'Webhook endpoint not found.',
   EVENT_NOT_FOUND: 'Event not found.',
   WEBHOOK_ENDPOINT_DISABLED: 'The webhook endpoint is disabled; enable it first.',
+  AUDIT_EVENT_NOT_FOUND: 'Audit record not found.',
 };
 
 export interface ErrorDetail {
@@ -377,6 +380,10 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     when: 'A redelivery named an endpoint that is disabled (by `PATCH`, a `410 Gone`, or 5 days of failures).',
     action:
       'Read its `disabledReason`, fix the receiver, enable it (`PATCH {"enabled":true}`), then redeliver.',
+  },
+  AUDIT_EVENT_NOT_FOUND: {
+    when: "The audit record id (`aud_...`) is not one of this project's records (unknown, another project's, or deleted by retention).",
+    action: 'Check the id (from `GET /audit-events`).',
   },
   INVALID_ADMIN_TOKEN: {
     when: 'The admin bearer token is missing or is not `ADMIN_TOKEN`.',

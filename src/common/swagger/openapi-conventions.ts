@@ -286,6 +286,11 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
     description: 'Webhook endpoints: where events are delivered, signed with a secret of their own.',
   },
   {
+    name: 'Private: audit log',
+    description:
+      "The project's audit log: who changed what, through which key and request; export and verify.",
+  },
+  {
     name: 'Public',
     description:
       'The public API (public key `pk_...`, optionally signed): customer login and logout, their own entitlements and usage.',
@@ -294,6 +299,10 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   {
     name: 'Admin: projects and keys',
     description: "The operators' interface (`ADMIN_TOKEN`): projects and their API keys.",
+  },
+  {
+    name: 'Admin: audit log',
+    description: "The operators' reads of any project's audit log, a deleted project's included.",
   },
   { name: 'Health', description: 'Liveness and readiness probes for the platform; no credential.' },
 ];

@@ -84,6 +84,12 @@ export class ProjectsRepository {
     return qb.skip(window.offset).take(window.limit).getManyAndCount();
   }
 
+  /** The project, deleted or not: a deleted project's audit log stays readable (admin interface). */
+  @GenerateSql({ params: ['prj_1'] })
+  findWithDeleted(projectId: string): Promise<Project | null> {
+    return this.tx.findOne(Project, { where: { id: projectId }, withDeleted: true });
+  }
+
   /**
    * The live project; with a lock mode (inside a transaction), its row is locked for the rest of
    * it, so a concurrent delete waits, or is waited for and then seen (the project is gone).

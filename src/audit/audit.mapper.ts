@@ -1,0 +1,55 @@
+import type { AuditEventView } from './dto/audit-event.dto';
+import type { AuditChanges } from './entities/audit-event.entity';
+
+/** A row of `audit_events` as the repository reads it (`bigint` columns come back as strings). */
+export interface AuditEventRow {
+  position: string;
+  id: string;
+  project_id: string;
+  at: Date;
+  actor_type: string;
+  actor_key_id: number | null;
+  actor_key_prefix: string | null;
+  actor_customer_id: number | null;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  changes: AuditChanges | null;
+  request_id: string | null;
+  idempotency_key: string | null;
+  ip: string | null;
+  seq: string | null;
+  prev_hash: string | null;
+  hash: string | null;
+}
+
+/** The columns of an `AuditEventRow`, for the statements that read whole records. */
+export const AUDIT_EVENT_COLUMNS = `position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
+       actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
+       seq, prev_hash, hash`;
+
+/**
+ * A record as the API answers it. The sealer hashes exactly this (without `hash`), and verify
+ * hashes it again from the row as it is now, so whatever the row holds is what is checked.
+ */
+export const toAuditEventView = (row: AuditEventRow): AuditEventView => ({
+  id: row.id,
+  at: row.at.toISOString(),
+  projectId: row.project_id,
+  actor: {
+    type: row.actor_type,
+    keyId: row.actor_key_id,
+    keyPrefix: row.actor_key_prefix,
+    customerId: row.actor_customer_id,
+  },
+  action: row.action,
+  resourceType: row.resource_type,
+  resourceId: row.resource_id,
+  changes: row.changes,
+  requestId: row.request_id,
+  idempotencyKey: row.idempotency_key,
+  ip: row.ip,
+  seq: row.seq === null ? null : Number(row.seq),
+  prevHash: row.prev_hash,
+  hash: row.hash,
+});
