@@ -158,13 +158,18 @@ describe('openapi.json', () => {
     // an operation lists its own codes; those every request of its kind can meet are said once
     const get = doc.paths['/api/private/v1/customers/{customerId}'].get;
     expect(Object.fromEntries(ownCodes(get))).toEqual({
-      '401': ['INVALID_API_KEY'],
-      '403': ['API_KEY_DISABLED'],
+      '401': ['API_KEY_EXPIRED', 'INVALID_API_KEY'],
+      '403': ['API_KEY_DISABLED', 'INSUFFICIENT_SCOPE'],
       '404': ['CUSTOMER_NOT_FOUND', 'PROJECT_NOT_FOUND'],
     });
     const redeem = ownCodes(doc.paths['/api/private/v1/redemptions'].post);
     expect(redeem.get('400')).toContain('INVALID_SUBSCRIPTION_CHAIN');
-    expect(redeem.get('403')).toEqual(['API_KEY_DISABLED', 'CODE_NOT_ELIGIBLE', 'CUSTOMER_PROJECT_MISMATCH']);
+    expect(redeem.get('403')).toEqual([
+      'API_KEY_DISABLED',
+      'CODE_NOT_ELIGIBLE',
+      'CUSTOMER_PROJECT_MISMATCH',
+      'INSUFFICIENT_SCOPE',
+    ]);
     expect(redeem.get('409')).toContain('PERMANENT_TAIL_CONFLICT');
     expect(shared.info.description).toContain('`400 VALIDATION_FAILED`');
   });
