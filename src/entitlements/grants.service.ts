@@ -1,4 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
+import { createdChanges, deletedChanges, updatedChanges } from '../audit/changes';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
 import { Page, pageWindow, toPage } from '../common/http/pagination';
@@ -44,6 +46,7 @@ export class GrantsService implements OnModuleInit {
     private readonly events: EventsService,
     private readonly clock: Clock,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {}
 
   onModuleInit(): void {
@@ -90,6 +93,7 @@ export class GrantsService implements OnModuleInit {
           grant: { ...view, id: null },
           entitlementsAfter: withoutGrantId(after, grant.id),
         }));
+      this.audit.created(projectId, 'grant', grant.id, view);
       const ref = eventCustomer(customer);
       await this.events.record(projectId, [
         { type: 'grant.created', customer: ref, data: { customer: ref, grant: { ...view } } },
@@ -156,8 +160,10 @@ export class GrantsService implements OnModuleInit {
         if (grant.voidedAt) return { grant: toGrantView(grantRowOf(grant), now) };
         if (grant.expiresAt && grant.expiresAt.getTime() <= now.getTime())
           throw new DomainError('GRANT_EXPIRED');
+        const before = toGrantView(grantRowOf(grant), now);
         const voided = await this.repository.voidGrant(projectId, grantId, now, dto.reason ?? null);
         const view = toGrantView(grantRowOf(voided), now);
+        this.audit.updated(projectId, 'grant', grantId, before, view, { action: 'grant.voided' });
         const ref = eventCustomer(customer);
         await this.events.record(projectId, [
           { type: 'grant.voided', customer: ref, data: { customer: ref, grant: { ...view } } },
@@ -224,6 +230,16 @@ export class GrantsService implements OnModuleInit {
           override: view,
           entitlementsAfter: after,
         }));
+      // told against the override in effect it replaces; one expired meanwhile is gone already
+      const previous =
+        replaced && overrideInEffect(replaced, now) ? toOverrideView(overrideRowOf(replaced)) : null;
+      this.audit.record({
+        projectId,
+        action: 'override.set',
+        resourceType: 'override',
+        resourceId: overrideResourceId(customerId, featureId),
+        changes: previous ? updatedChanges('override', previous, view) : createdChanges('override', view),
+      });
       const ref = eventCustomer(customer);
       // an override that expired since the scheduler's last scan is announced here, before the
       // one replacing it, under the key the scheduler would have used
@@ -254,10 +270,7 @@ export class GrantsService implements OnModuleInit {
           data: {
             customer: ref,
             override: { ...view },
-            previous:
-              replaced && overrideInEffect(replaced, now)
-                ? { ...toOverrideView(overrideRowOf(replaced)) }
-                : null,
+            previous: previous ? { ...previous } : null,
           },
         },
       ]);
@@ -306,6 +319,13 @@ export class GrantsService implements OnModuleInit {
           override: view,
           entitlementsAfter: after,
         }));
+      this.audit.record({
+        projectId,
+        action: 'override.removed',
+        resourceType: 'override',
+        resourceId: overrideResourceId(customerId, featureId),
+        changes: deletedChanges('override', view),
+      });
       const ref = eventCustomer(customer);
       await this.events.record(projectId, [
         {
@@ -351,6 +371,9 @@ export class GrantsService implements OnModuleInit {
     }
   }
 }
+
+/** An override's id in the audit log: its customer and feature. */
+const overrideResourceId = (customerId: number, featureId: number) => `${customerId}:${featureId}`;
 
 const eventCustomer = (c: { id: number; username: string }): EventCustomer => ({
   id: c.id,

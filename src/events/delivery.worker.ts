@@ -1,4 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
+import { SYSTEM } from '../audit/audit-context';
 import { AppConfig } from '../config/app-config';
 import { Transactional, Transactions } from '../database/transactional';
 import { EventsMetrics } from './events.metrics';
@@ -37,6 +39,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly metrics: EventsMetrics,
     private readonly config: AppConfig,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {
     this.schedule = parseSchedule(config.get('WEBHOOK_RETRY_SCHEDULE'))!;
     this.timeoutMs = config.get('WEBHOOK_TIMEOUT_MS');
@@ -115,7 +118,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (result.status === 410) {
       if (!(await this.events.finishAttempt(claim, 'failed', attempt))) return undefined;
-      await this.disable(claim.endpoint_id, 'The receiver answered 410 Gone.');
+      await this.disable(claim, 'The receiver answered 410 Gone.');
       return 'endpoint_disabled';
     }
     const delay = nextRetryDelay(
@@ -127,13 +130,24 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       return undefined;
     const failingSince = await this.endpoints.markFailed(claim.endpoint_id);
     if (failingSince && Date.now() - failingSince.getTime() >= FAILING_DISABLE_MS) {
-      await this.disable(claim.endpoint_id, 'Every delivery attempt failed for 5 days.');
+      await this.disable(claim, 'Every delivery attempt failed for 5 days.');
       return 'endpoint_disabled';
     }
     return delay === null ? 'failed' : 'retrying';
   }
 
-  private async disable(endpointId: string, reason: string): Promise<void> {
-    if (await this.endpoints.disable(endpointId, reason)) await this.events.skipPending(endpointId);
+  /** Disables the claim's endpoint (if still enabled), recorded as the service's own change. */
+  private async disable(claim: ClaimedDelivery, reason: string): Promise<void> {
+    const endpointId = claim.endpoint_id;
+    if (!(await this.endpoints.disable(endpointId, reason))) return;
+    this.audit.updated(
+      claim.project_id,
+      'webhook_endpoint',
+      endpointId,
+      { enabled: true },
+      { enabled: false },
+      { context: SYSTEM },
+    );
+    await this.events.skipPending(endpointId);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
 import { randomBase32Lower } from '../common/crypto/random';
 import { cursorWindow, toCursorPage } from '../common/http/pagination';
 import { DomainError } from '../common/errors/domain-error';
@@ -67,6 +68,7 @@ export class EventsService {
     private readonly events: EventsRepository,
     private readonly endpoints: WebhookEndpointsRepository,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {}
 
   /**
@@ -168,6 +170,14 @@ export class EventsService {
         } else {
           targets = await this.endpoints.enabledFor(projectId, event.type);
         }
+        // recorded whatever it delivers: the redelivery itself is the act audited
+        this.audit.record({
+          projectId,
+          action: 'event.redelivered',
+          resourceType: 'event',
+          resourceId: event.id,
+          changes: null,
+        });
         return { deliveries: await this.events.addDeliveries(projectId, eventId, targets) };
       },
       { participant: idem },

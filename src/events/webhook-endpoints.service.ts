@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
 import { randomBase32Lower } from '../common/crypto/random';
 import { SecretBox } from '../common/crypto/secret-box';
 import { DomainError } from '../common/errors/domain-error';
@@ -64,6 +65,7 @@ export class WebhookEndpointsService {
     private readonly events: EventsRepository,
     config: AppConfig,
     private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {
     this.secretBox = new SecretBox(config.get('SECRET_ENCRYPTION_KEY'));
     this.allowInsecure = config.get('WEBHOOK_ALLOW_INSECURE_URLS');
@@ -103,7 +105,10 @@ export class WebhookEndpointsService {
       previousSecret: null,
       previousSecretExpiresAt: null,
     });
-    return { ...toEndpointView(endpoint), secret };
+    const view = toEndpointView(endpoint);
+    // the secret is named, never valued: `true` says the endpoint has one
+    this.audit.created(projectId, 'webhook_endpoint', endpoint.id, { ...view, secret: true });
+    return { ...view, secret };
   }
 
   async list(projectId: string, query: ListWebhookEndpointsQueryDto): Promise<Page<WebhookEndpointView>> {
@@ -143,6 +148,7 @@ export class WebhookEndpointsService {
       async () => {
         const endpoint = await this.endpoints.lock(projectId, id);
         if (!endpoint) throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+        const before = toEndpointView(endpoint);
         if (dto.url !== undefined) endpoint.url = dto.url;
         if (dto.eventTypes !== undefined) endpoint.eventTypes = [...new Set(dto.eventTypes)];
         if (dto.description !== undefined) endpoint.description = dto.description;
@@ -156,7 +162,9 @@ export class WebhookEndpointsService {
             await this.events.skipPending(endpoint.id);
           }
         }
-        return toEndpointView(await this.endpoints.save(endpoint));
+        const view = toEndpointView(await this.endpoints.save(endpoint));
+        this.audit.updated(projectId, 'webhook_endpoint', endpoint.id, before, view);
+        return view;
       },
       { participant: idem },
     );
@@ -166,8 +174,11 @@ export class WebhookEndpointsService {
     return runInTransaction(
       this.transactions,
       async () => {
-        if (!(await this.endpoints.delete(projectId, id)))
+        // read under its lock first: the record tells what was deleted
+        const endpoint = await this.endpoints.lock(projectId, id);
+        if (!endpoint || !(await this.endpoints.delete(projectId, id)))
           throw new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND');
+        this.audit.deleted(projectId, 'webhook_endpoint', endpoint.id, toEndpointView(endpoint));
         return { success: true as const };
       },
       { participant: idem },
@@ -191,6 +202,14 @@ export class WebhookEndpointsService {
         endpoint.previousSecretExpiresAt = expiresAt;
         endpoint.secret = this.secretBox.encrypt(secret);
         const saved = await this.endpoints.save(endpoint);
+        this.audit.updated(
+          projectId,
+          'webhook_endpoint',
+          saved.id,
+          { secret: true },
+          { secret: true },
+          { action: 'webhook_endpoint.secret_rotated' },
+        );
         return { ...toEndpointView(saved), secret, previousSecretExpiresAt: expiresAt.toISOString() };
       },
       { participant: idem },

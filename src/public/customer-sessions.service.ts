@@ -1,4 +1,5 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { AuditTrail } from '../audit/audit-trail';
 import type { CallerProject } from '../auth/caller';
 import { hashPassword, verifyPassword } from '../common/crypto/passwords';
 import { randomToken } from '../common/crypto/random';
@@ -6,6 +7,7 @@ import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
+import { runInTransaction, Transactions } from '../database/transactional';
 import { ChangePasswordDto, LoginDto, LoginResult } from './dto/public.dto';
 import { CustomerSessionsRepository } from './customer-sessions.repository';
 import { LoginThrottle } from './login-throttle.service';
@@ -49,6 +51,8 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     private readonly customers: CustomersService,
     private readonly throttle: LoginThrottle,
     private readonly config: AppConfig,
+    private readonly transactions: Transactions,
+    private readonly audit: AuditTrail,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -98,15 +102,30 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     await this.throttle.succeeded(attempt);
 
     const token = randomToken();
-    // Only for a customer that still exists and may log in: one deleted or disabled since the
-    // password was checked gets no session (INVALID_CREDENTIALS, as for an unknown one).
-    const session = await this.repository.insertSession(
-      project.id,
-      customerId,
-      sha256Hex(token),
-      this.config.get('CUSTOMER_TOKEN_TTL_DAYS'),
-    );
-    if (!session) throw new DomainError('INVALID_CREDENTIALS');
+    const session = await runInTransaction(this.transactions, async () => {
+      // Only for a customer that still exists and may log in: one deleted or disabled since the
+      // password was checked gets no session (INVALID_CREDENTIALS, as for an unknown one).
+      const inserted = await this.repository.insertSession(
+        project.id,
+        customerId,
+        sha256Hex(token),
+        this.config.get('CUSTOMER_TOKEN_TTL_DAYS'),
+      );
+      if (!inserted) throw new DomainError('INVALID_CREDENTIALS');
+      // the request has no customer session yet: the record names who logged in
+      const context = this.audit.context();
+      this.audit.record(
+        {
+          projectId: project.id,
+          action: 'customer.logged_in',
+          resourceType: 'customer',
+          resourceId: customerId,
+          changes: null,
+        },
+        { ...context, actor: { ...context.actor, customerId } },
+      );
+      return inserted;
+    });
     return {
       token,
       tokenType: 'Bearer',
@@ -155,9 +174,18 @@ export class CustomerSessionsService implements OnModuleInit, OnModuleDestroy {
     return { success: true };
   }
 
-  async logout(session: CustomerSessionRef): Promise<{ success: true }> {
-    await this.repository.delete(session.projectId, session.sessionId);
-    return { success: true };
+  logout(session: CustomerSessionRef): Promise<{ success: true }> {
+    return runInTransaction(this.transactions, async () => {
+      await this.repository.delete(session.projectId, session.sessionId);
+      this.audit.record({
+        projectId: session.projectId,
+        action: 'customer.logged_out',
+        resourceType: 'customer',
+        resourceId: session.customerId,
+        changes: null,
+      });
+      return { success: true as const };
+    });
   }
 
   pruneExpired(): Promise<number> {
