@@ -142,6 +142,7 @@ export class AuditChangeView {
 export class AuditEventView {
   @ApiProperty({
     example: 'aud_abcdefghijklmnopqrstuvwx',
+    pattern: '^aud_[a-z2-7]{24}$',
     description: 'Identifier of the record (`aud_` + 24 characters).',
   })
   id: string;
@@ -196,6 +197,7 @@ export class AuditEventView {
   @ApiProperty({
     type: 'integer',
     format: 'int64',
+    maximum: Number.MAX_SAFE_INTEGER,
     nullable: true,
     minimum: 1,
     description: "The record's place in its project's chain (1, 2, 3...); null until sealed.",
@@ -244,6 +246,7 @@ export class AuditBreakView {
   @ApiProperty({
     type: 'integer',
     format: 'int64',
+    maximum: Number.MAX_SAFE_INTEGER,
     minimum: 1,
     description: 'Its seq (the first missing one).',
   })
@@ -257,10 +260,22 @@ export class AuditVerifyView {
   @ApiProperty({ description: 'True when the sealed records form one unbroken chain.' })
   valid: boolean;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 0, description: 'The sealed records found.' })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    maximum: Number.MAX_SAFE_INTEGER,
+    minimum: 0,
+    description: 'The sealed records found.',
+  })
   checked: number;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 0, description: 'The records not sealed yet.' })
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    maximum: Number.MAX_SAFE_INTEGER,
+    minimum: 0,
+    description: 'The records not sealed yet.',
+  })
   unsealed: number;
 
   @ApiProperty({
