@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
+import { wellFormedJson } from '../common/json/well-formed';
 import { randomBase32Lower } from '../common/crypto/random';
 import { addRider } from '../database/riders';
 import { Transactions } from '../database/transactional';
@@ -76,7 +77,7 @@ export class AuditTrail {
         sql: INSERT_AUDIT_RECORDS,
         get value() {
           next.sent = true;
-          return JSON.stringify(next.rows);
+          return wellFormedJson(next.rows);
         },
       });
     }

@@ -4,6 +4,7 @@ import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
 import type { CursorWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
+import { wellFormedJson } from '../common/json/well-formed';
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -187,7 +188,7 @@ export class EventsRepository {
     events: EventInsert[],
   ): Promise<{ id: string; type: string }[]> {
     if (events.length === 0) return [];
-    const json = JSON.stringify(events, wellFormed);
+    const json = wellFormedJson(events);
     return customerId === null
       ? this.statements.rows(undefined, INSERT_WITHOUT_CUSTOMER, [projectId, json])
       : this.statements.rows(undefined, INSERT_FOR_CUSTOMER, [projectId, customerId, events.length, json]);
@@ -455,15 +456,4 @@ export class EventsRepository {
       limit,
     ]);
   }
-}
-
-/**
- * JSON.stringify writes a lone surrogate (which a customer identifier may hold) as `\udXXX`,
- * which PostgreSQL's json refuses; text columns store it as U+FFFD (its UTF-8 encoding), so the
- * event says the same.
- */
-function wellFormed(_key: string, value: unknown): unknown {
-  return typeof value === 'string' && /[\ud800-\udfff]/.test(value)
-    ? Buffer.from(value, 'utf8').toString('utf8')
-    : value;
 }
