@@ -75,6 +75,20 @@ WHERE (("ApiKey"."id" = $1) AND ("ApiKey"."project_id" = $2))
 LIMIT 1
 FOR UPDATE
 
+-- ProjectsRepository.findWithDeleted
+SELECT
+  "Project"."id" AS "Project_id",
+  "Project"."name" AS "Project_name",
+  "Project"."auto_create_customer_at_redemption" AS "Project_auto_create_customer_at_redemption",
+  "Project"."require_signature" AS "Project_require_signature",
+  "Project"."time_zone" AS "Project_time_zone",
+  "Project"."created_at" AS "Project_created_at",
+  "Project"."updated_at" AS "Project_updated_at",
+  "Project"."deleted_at" AS "Project_deleted_at"
+FROM "projects" "Project"
+WHERE (("Project"."id" = $1))
+LIMIT 1
+
 -- ProjectsRepository.insertKey
 INSERT INTO "api_keys"("project_id", "kind", "name", "prefix", "key_hash", "enabled", "signing_secret_enc", "scopes", "expires_at", "created_at", "updated_at")
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, DEFAULT, DEFAULT)

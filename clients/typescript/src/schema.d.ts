@@ -1256,6 +1256,182 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/private/v1/audit-events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The project's audit records, newest first (cursor paging; filters)
+     * @description Lists the project's audit records, newest first (by `at`, then the later written first), with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page; send the same filters again). Filters: `resourceType`, `resourceId`, `action`, `actorType`, `actorKeyId`, `requestId`, and `from` (inclusive) and `to` (exclusive) over `at`; a resource type, action or actor type not in the audit log's tables, or any other parameter, is `400 VALIDATION_FAILED`. Each record tells who (`actor`: the kind, the key's id and prefix, the customer logged in), through which request (`requestId`, `idempotencyKey`, `ip`), what (`action` on `resourceType` `resourceId`) and which audited fields changed from what to what (`changes`, secrets as `"[redacted]"`); `seq`, `prevHash` and `hash` are null until the record is sealed, within seconds.
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['AuditController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/audit-events/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The project's audit records as NDJSON, oldest first (the list's filters)
+     * @description Exports the project's audit records as NDJSON (`application/x-ndjson`), one record a line as `GET .../audit-events/{auditEventId}` answers it, oldest first (the list's exact reverse), with the list's filters and no paging: the whole log in one answer, streamed. An error after the first line cuts the stream.
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['AuditController_export'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/audit-events/verify': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Verify the project's audit chain
+     * @description Verifies the project's audit log hash chain: walks the sealed records by `seq`, recomputes each `hash` (SHA-256 of the RFC 8785 canonical JSON of the record as answered, without `hash`) and checks each link to the record before, from the first record kept by retention to the chain head. Answers `valid`, `checked` (the sealed records found), `unsealed` (the records not sealed yet) and `brokenAt`, the first break, or null: `{ id, seq, reason }`, `reason` `MISSING` (a seq absent; `id` null, `seq` the first missing), `HASH_MISMATCH` (the record differs from what was sealed) or `LINK_BROKEN` (its `prevHash` is not the hash before).
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `PROJECT_NOT_FOUND`.
+     */
+    get: operations['AuditController_verify'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/audit-events/{auditEventId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read an audit record
+     * @description Answers one of the project's audit records. A record of another project is `404 AUDIT_EVENT_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `AUDIT_EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['AuditController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}/audit-events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A project's audit records, newest first (cursor paging; filters)
+     * @description Lists a project's audit records, newest first (by `at`, then the later written first), with cursor paging: `limit` (1 to 100, default 20) and the `cursor` from the previous page's `nextCursor` (`null` on the last page; send the same filters again). Filters: `resourceType`, `resourceId`, `action`, `actorType`, `actorKeyId`, `requestId`, and `from` (inclusive) and `to` (exclusive) over `at`; a resource type, action or actor type not in the audit log's tables, or any other parameter, is `400 VALIDATION_FAILED`. Each record tells who (`actor`: the kind, the key's id and prefix, the customer logged in), through which request (`requestId`, `idempotencyKey`, `ip`), what (`action` on `resourceType` `resourceId`) and which audited fields changed from what to what (`changes`, secrets as `"[redacted]"`); `seq`, `prevHash` and `hash` are null until the record is sealed, within seconds. The project may be deleted (its records stay readable); an unknown project is `404 PROJECT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminAuditController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}/audit-events/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A project's audit records as NDJSON, oldest first (the list's filters)
+     * @description Exports a project's audit records as NDJSON (`application/x-ndjson`), one record a line as `GET .../audit-events/{auditEventId}` answers it, oldest first (the list's exact reverse), with the list's filters and no paging: the whole log in one answer, streamed. The project may be deleted (its records stay readable); an unknown project is `404 PROJECT_NOT_FOUND`. An error after the first line cuts the stream.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminAuditController_export'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}/audit-events/verify': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Verify a project's audit chain
+     * @description Verifies a project's audit log hash chain: walks the sealed records by `seq`, recomputes each `hash` (SHA-256 of the RFC 8785 canonical JSON of the record as answered, without `hash`) and checks each link to the record before, from the first record kept by retention to the chain head. Answers `valid`, `checked` (the sealed records found), `unsealed` (the records not sealed yet) and `brokenAt`, the first break, or null: `{ id, seq, reason }`, `reason` `MISSING` (a seq absent; `id` null, `seq` the first missing), `HASH_MISMATCH` (the record differs from what was sealed) or `LINK_BROKEN` (its `prevHash` is not the hash before). The project may be deleted (its records stay readable); an unknown project is `404 PROJECT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminAuditController_verify'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/v1/projects/{projectId}/audit-events/{auditEventId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read one of a project's audit records
+     * @description Answers one of a project's audit records. The project may be deleted (its records stay readable); an unknown project is `404 PROJECT_NOT_FOUND`. A record of another project is `404 AUDIT_EVENT_NOT_FOUND`.
+     *
+     *     Errors: 401 `INVALID_ADMIN_TOKEN`; 404 `AUDIT_EVENT_NOT_FOUND`, `PROJECT_NOT_FOUND`; 429 `RATE_LIMITED`.
+     */
+    get: operations['AdminAuditController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1381,7 +1557,8 @@ export interface components {
         | 'CODE_CHANGE_NOT_ALLOWED'
         | 'WEBHOOK_ENDPOINT_NOT_FOUND'
         | 'EVENT_NOT_FOUND'
-        | 'WEBHOOK_ENDPOINT_DISABLED';
+        | 'WEBHOOK_ENDPOINT_DISABLED'
+        | 'AUDIT_EVENT_NOT_FOUND';
       /**
        * @description A sentence for people; may change, do not parse it.
        * @example The request is not valid.
@@ -4293,6 +4470,168 @@ export interface components {
        */
       endpoints: string[];
     };
+    AuditChangeView: {
+      /** @description The value before, as the API showed it; null when none. */
+      from: Record<string, never> | null;
+      /** @description The value after, as the API shows it; null when none. */
+      to: Record<string, never> | null;
+    };
+    AuditActorView: {
+      /**
+       * @description Who made the change.
+       * @enum {string}
+       */
+      type: 'private_key' | 'public_key' | 'admin' | 'cli' | 'system';
+      /**
+       * Format: int32
+       * @description The API key used (its id); null for `admin`, `cli` and `system`.
+       */
+      keyId: number | null;
+      /**
+       * @description The key's display prefix; null for `admin`, `cli` and `system`.
+       * @example sk_3f9aX
+       */
+      keyPrefix: string | null;
+      /**
+       * Format: int32
+       * @description For `public_key`: the customer logged in (for a login, who logged in); otherwise null.
+       */
+      customerId: number | null;
+    };
+    AuditEventView: {
+      /**
+       * @description Identifier of the record (`aud_` + 24 characters).
+       * @example aud_abcdefghijklmnopqrstuvwx
+       */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When the change was written; one instant for a whole call.
+       */
+      at: string;
+      /** @description The project the changed resource belongs to. */
+      projectId: string;
+      /** @description Who made the change, and through which key. */
+      actor: components['schemas']['AuditActorView'];
+      /**
+       * @description What was done, such as `customer.updated`.
+       * @enum {string}
+       */
+      action:
+        | 'project.created'
+        | 'project.updated'
+        | 'project.deleted'
+        | 'api_key.created'
+        | 'api_key.updated'
+        | 'api_key.deleted'
+        | 'customer.created'
+        | 'customer.updated'
+        | 'customer.deleted'
+        | 'customer.logged_in'
+        | 'customer.logged_out'
+        | 'feature.created'
+        | 'feature.updated'
+        | 'feature.deleted'
+        | 'plan.created'
+        | 'plan.updated'
+        | 'plan.deleted'
+        | 'code_batch.created'
+        | 'code.created'
+        | 'code.updated'
+        | 'code.revoked'
+        | 'code.redeemed'
+        | 'subscription.activated'
+        | 'usage.recorded'
+        | 'usage.reversed'
+        | 'webhook_endpoint.created'
+        | 'webhook_endpoint.updated'
+        | 'webhook_endpoint.deleted'
+        | 'webhook_endpoint.secret_rotated'
+        | 'event.redelivered'
+        | 'grant.created'
+        | 'grant.voided'
+        | 'override.set'
+        | 'override.removed'
+        | 'hold.created'
+        | 'hold.committed'
+        | 'hold.released';
+      /**
+       * @description The kind of resource changed.
+       * @enum {string}
+       */
+      resourceType:
+        | 'project'
+        | 'api_key'
+        | 'customer'
+        | 'feature'
+        | 'plan'
+        | 'code_batch'
+        | 'code'
+        | 'subscription'
+        | 'usage'
+        | 'webhook_endpoint'
+        | 'event'
+        | 'grant'
+        | 'override'
+        | 'hold';
+      /** @description The id of the resource changed, as a string (integer ids in decimal). */
+      resourceId: string;
+      /** @description The audited fields changed, each `{ from, to }`; secrets as `"[redacted]"`. Null for logins, logouts and redeliveries. */
+      changes: {
+        [key: string]: components['schemas']['AuditChangeView'];
+      } | null;
+      /** @description The write's `X-Request-Id` (as answered); null for `cli` and `system`. */
+      requestId: string | null;
+      /** @description The write's `Idempotency-Key`, or null. */
+      idempotencyKey: string | null;
+      /** @description The client's address; null for `cli` and `system`. */
+      ip: string | null;
+      /**
+       * Format: int64
+       * @description The record's place in its project's chain (1, 2, 3...); null until sealed.
+       */
+      seq: number | null;
+      /** @description The `hash` of record `seq - 1`; null for seq 1 and until sealed. */
+      prevHash: string | null;
+      /** @description Lowercase hex SHA-256 of the RFC 8785 canonical JSON of this record without `hash`; null until sealed. */
+      hash: string | null;
+    };
+    AuditEventPageView: {
+      /** @description The records of this page, newest first. */
+      data: components['schemas']['AuditEventView'][];
+      /** @description The cursor of the next page; null on the last page. */
+      nextCursor: string | null;
+    };
+    AuditBreakView: {
+      /** @description The record where the chain breaks; null when it is missing. */
+      id: string | null;
+      /**
+       * Format: int64
+       * @description Its seq (the first missing one).
+       */
+      seq: number;
+      /**
+       * @description What is wrong there.
+       * @enum {string}
+       */
+      reason: 'MISSING' | 'HASH_MISMATCH' | 'LINK_BROKEN';
+    };
+    AuditVerifyView: {
+      /** @description True when the sealed records form one unbroken chain. */
+      valid: boolean;
+      /**
+       * Format: int64
+       * @description The sealed records found.
+       */
+      checked: number;
+      /**
+       * Format: int64
+       * @description The records not sealed yet.
+       */
+      unsealed: number;
+      /** @description The first break of the chain; null when valid. */
+      brokenAt: components['schemas']['AuditBreakView'] | null;
+    };
     /** @description A success answer: `{ ok: true, requestId, data }`, `data` being the answer of the operation. */
     ApiSuccess: {
       /**
@@ -4359,6 +4698,90 @@ export interface components {
       content: {
         'application/json': components['schemas']['ApiSuccess'] & {
           data: components['schemas']['ApiKeyView'][];
+        };
+      };
+    };
+    /** @description Success */
+    AuditEventPageView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['AuditEventPageView'];
+        };
+      };
+    };
+    /** @description Success */
+    'AuditEventPageView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['AuditEventPageView'];
+        };
+      };
+    };
+    /** @description Success */
+    AuditEventView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['AuditEventView'];
+        };
+      };
+    };
+    /** @description Success */
+    'AuditEventView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['AuditEventView'];
+        };
+      };
+    };
+    /** @description Success */
+    AuditVerifyView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['AuditVerifyView'];
+        };
+      };
+    };
+    /** @description Success */
+    'AuditVerifyView.unmetered': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['AuditVerifyView'];
         };
       };
     };
@@ -4943,7 +5366,9 @@ export interface components {
       };
     };
     /**
-     * @description `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
+     * @description `AUDIT_EVENT_NOT_FOUND`: The audit record id (`aud_...`) is not one of this project's records (unknown, another project's, or deleted by retention).
+     *
+     *     `CODE_NOT_FOUND`: No code of this project matches (redemption ignores case, spaces and dashes); for the export, the batch is unknown.
      *
      *     `CUSTOMER_NOT_FOUND`: No customer of this project has this id or identifier (redemption: and `autoCreate` is off or not allowed).
      *
@@ -4977,6 +5402,7 @@ export interface components {
           error?: components['schemas']['ApiErrorBody'] & {
             /** @enum {unknown} */
             code?:
+              | 'AUDIT_EVENT_NOT_FOUND'
               | 'CODE_NOT_FOUND'
               | 'CUSTOMER_NOT_FOUND'
               | 'EVENT_NOT_FOUND'
@@ -4994,6 +5420,8 @@ export interface components {
     /**
      * @description `API_KEY_NOT_FOUND`: No key of this project has this id.
      *
+     *     `AUDIT_EVENT_NOT_FOUND`: The audit record id (`aud_...`) is not one of this project's records (unknown, another project's, or deleted by retention).
+     *
      *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
      */
     'NotFound.unmetered': {
@@ -5005,7 +5433,7 @@ export interface components {
         'application/json': components['schemas']['ApiErrorResponse'] & {
           error?: components['schemas']['ApiErrorBody'] & {
             /** @enum {unknown} */
-            code?: 'API_KEY_NOT_FOUND' | 'PROJECT_NOT_FOUND';
+            code?: 'API_KEY_NOT_FOUND' | 'AUDIT_EVENT_NOT_FOUND' | 'PROJECT_NOT_FOUND';
           };
         };
       };
@@ -5546,10 +5974,57 @@ export interface components {
     };
   };
   parameters: {
+    /** @description Only the records of this action. */
+    action:
+      | 'project.created'
+      | 'project.updated'
+      | 'project.deleted'
+      | 'api_key.created'
+      | 'api_key.updated'
+      | 'api_key.deleted'
+      | 'customer.created'
+      | 'customer.updated'
+      | 'customer.deleted'
+      | 'customer.logged_in'
+      | 'customer.logged_out'
+      | 'feature.created'
+      | 'feature.updated'
+      | 'feature.deleted'
+      | 'plan.created'
+      | 'plan.updated'
+      | 'plan.deleted'
+      | 'code_batch.created'
+      | 'code.created'
+      | 'code.updated'
+      | 'code.revoked'
+      | 'code.redeemed'
+      | 'subscription.activated'
+      | 'usage.recorded'
+      | 'usage.reversed'
+      | 'webhook_endpoint.created'
+      | 'webhook_endpoint.updated'
+      | 'webhook_endpoint.deleted'
+      | 'webhook_endpoint.secret_rotated'
+      | 'event.redelivered'
+      | 'grant.created'
+      | 'grant.voided'
+      | 'override.set'
+      | 'override.removed'
+      | 'hold.created'
+      | 'hold.committed'
+      | 'hold.released';
+    /** @description Only the records made through this API key (its id). */
+    actorKeyId: number;
+    /** @description Only the records of this kind of actor. */
+    actorType: 'private_key' | 'public_key' | 'admin' | 'cli' | 'system';
     /** @description Answer as of this instant: windows in effect, periods, usage recorded in them so far (the ledger as it stands now). From the customer's `createdAt` to 2 years from now; with `Z` or an offset (`+` encoded as `%2B`). */
     at: string;
+    /** @description Identifier of the audit record (`aud_` + 24 characters). */
+    auditEventId: string;
     /** @description Identifier of the code. */
     codeId: number;
+    /** @description `nextCursor` of the previous page; send the same filters again. */
+    cursor: string;
     /** @description Identifier of the customer. */
     customerId: number;
     /** @description Answer what the call would do (200, `dryRun: true`, `entitlementsAfter`), change nothing. */
@@ -5562,6 +6037,8 @@ export interface components {
     eventId: string;
     /** @description Identifier of the feature. */
     featureId: number;
+    /** @description Only the records at or after this instant (ISO 8601 with an offset). */
+    from: string;
     /** @description Id of the grant (`grant.id` of `POST /customers/{customerId}/grants`). */
     grantId: number;
     /** @description Also list ended and cancelled windows, after the live ones. */
@@ -5570,6 +6047,8 @@ export interface components {
     'Idempotency-Key': string;
     /** @description Identifier of the API key. */
     keyId: number;
+    /** @description Records per page, 1 to 100. */
+    limit: number;
     /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
     page: number;
     /** @description Items per page; decimal digits only. */
@@ -5578,8 +6057,30 @@ export interface components {
     planId: number;
     /** @description The owning project (`prj_...`). */
     projectId: string;
+    /** @description Only the records of the request with this `X-Request-Id` (as answered). */
+    requestId: string;
+    /** @description Only the records of this resource id (integer ids in decimal), exactly. */
+    resourceId: string;
+    /** @description Only the records of this resource type. */
+    resourceType:
+      | 'project'
+      | 'api_key'
+      | 'customer'
+      | 'feature'
+      | 'plan'
+      | 'code_batch'
+      | 'code'
+      | 'subscription'
+      | 'usage'
+      | 'webhook_endpoint'
+      | 'event'
+      | 'grant'
+      | 'override'
+      | 'hold';
     /** @description Case-insensitive substring match. */
     search: string;
+    /** @description Only the records before this instant (ISO 8601 with an offset). */
+    to: string;
     /** @description Random, 16 to 64 characters of `A-Za-z0-9_-`, used once per key. */
     'X-Service-Nonce': string;
     /** @description Lowercase hex HMAC-SHA256 of the canonical string (see the timestamp header). */
@@ -7649,6 +8150,261 @@ export interface operations {
       };
       400: components['responses']['BadRequest.unmetered'];
       503: components['responses']['ServiceUnavailable.unmetered'];
+    };
+  };
+  AuditController_list: {
+    parameters: {
+      query?: {
+        /** @description Only the records of this resource type. */
+        resourceType?: components['parameters']['resourceType'];
+        /** @description Only the records of this resource id (integer ids in decimal), exactly. */
+        resourceId?: components['parameters']['resourceId'];
+        /** @description Only the records of this action. */
+        action?: components['parameters']['action'];
+        /** @description Only the records of this kind of actor. */
+        actorType?: components['parameters']['actorType'];
+        /** @description Only the records made through this API key (its id). */
+        actorKeyId?: components['parameters']['actorKeyId'];
+        /** @description Only the records of the request with this `X-Request-Id` (as answered). */
+        requestId?: components['parameters']['requestId'];
+        /** @description Only the records at or after this instant (ISO 8601 with an offset). */
+        from?: components['parameters']['from'];
+        /** @description Only the records before this instant (ISO 8601 with an offset). */
+        to?: components['parameters']['to'];
+        /** @description Records per page, 1 to 100. */
+        limit?: components['parameters']['limit'];
+        /** @description `nextCursor` of the previous page; send the same filters again. */
+        cursor?: components['parameters']['cursor'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['AuditEventPageView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  AuditController_export: {
+    parameters: {
+      query?: {
+        /** @description Only the records of this resource type. */
+        resourceType?: components['parameters']['resourceType'];
+        /** @description Only the records of this resource id (integer ids in decimal), exactly. */
+        resourceId?: components['parameters']['resourceId'];
+        /** @description Only the records of this action. */
+        action?: components['parameters']['action'];
+        /** @description Only the records of this kind of actor. */
+        actorType?: components['parameters']['actorType'];
+        /** @description Only the records made through this API key (its id). */
+        actorKeyId?: components['parameters']['actorKeyId'];
+        /** @description Only the records of the request with this `X-Request-Id` (as answered). */
+        requestId?: components['parameters']['requestId'];
+        /** @description Only the records at or after this instant (ISO 8601 with an offset). */
+        from?: components['parameters']['from'];
+        /** @description Only the records before this instant (ISO 8601 with an offset). */
+        to?: components['parameters']['to'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description NDJSON: one record (as `GET /audit-events/{auditEventId}` answers it) a line, oldest first. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson': string;
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  AuditController_verify: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['AuditVerifyView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  AuditController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Identifier of the audit record (`aud_` + 24 characters). */
+        auditEventId: components['parameters']['auditEventId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['AuditEventView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  AdminAuditController_list: {
+    parameters: {
+      query?: {
+        /** @description Only the records of this resource type. */
+        resourceType?: components['parameters']['resourceType'];
+        /** @description Only the records of this resource id (integer ids in decimal), exactly. */
+        resourceId?: components['parameters']['resourceId'];
+        /** @description Only the records of this action. */
+        action?: components['parameters']['action'];
+        /** @description Only the records of this kind of actor. */
+        actorType?: components['parameters']['actorType'];
+        /** @description Only the records made through this API key (its id). */
+        actorKeyId?: components['parameters']['actorKeyId'];
+        /** @description Only the records of the request with this `X-Request-Id` (as answered). */
+        requestId?: components['parameters']['requestId'];
+        /** @description Only the records at or after this instant (ISO 8601 with an offset). */
+        from?: components['parameters']['from'];
+        /** @description Only the records before this instant (ISO 8601 with an offset). */
+        to?: components['parameters']['to'];
+        /** @description Records per page, 1 to 100. */
+        limit?: components['parameters']['limit'];
+        /** @description `nextCursor` of the previous page; send the same filters again. */
+        cursor?: components['parameters']['cursor'];
+      };
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['AuditEventPageView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminAuditController_export: {
+    parameters: {
+      query?: {
+        /** @description Only the records of this resource type. */
+        resourceType?: components['parameters']['resourceType'];
+        /** @description Only the records of this resource id (integer ids in decimal), exactly. */
+        resourceId?: components['parameters']['resourceId'];
+        /** @description Only the records of this action. */
+        action?: components['parameters']['action'];
+        /** @description Only the records of this kind of actor. */
+        actorType?: components['parameters']['actorType'];
+        /** @description Only the records made through this API key (its id). */
+        actorKeyId?: components['parameters']['actorKeyId'];
+        /** @description Only the records of the request with this `X-Request-Id` (as answered). */
+        requestId?: components['parameters']['requestId'];
+        /** @description Only the records at or after this instant (ISO 8601 with an offset). */
+        from?: components['parameters']['from'];
+        /** @description Only the records before this instant (ISO 8601 with an offset). */
+        to?: components['parameters']['to'];
+      };
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description NDJSON: one record (as `GET /audit-events/{auditEventId}` answers it) a line, oldest first. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson': string;
+        };
+      };
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminAuditController_verify: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['AuditVerifyView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
+    };
+  };
+  AdminAuditController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The owning project (`prj_...`). */
+        projectId: components['parameters']['projectId'];
+        /** @description Identifier of the audit record (`aud_` + 24 characters). */
+        auditEventId: components['parameters']['auditEventId'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['AuditEventView.unmetered'];
+      400: components['responses']['BadRequest.unmetered'];
+      401: components['responses']['Unauthorized.unmetered'];
+      404: components['responses']['NotFound.unmetered'];
+      429: components['responses']['TooManyRequests.unmetered'];
+      500: components['responses']['InternalServerError.unmetered'];
     };
   };
 }
