@@ -407,6 +407,13 @@ describe('audit records of writes', () => {
       );
       expect(results.every((r) => r.status === 201)).toBe(true);
       expect((await total()) - before).toBe(100);
+      // both replicas seal; the project's chain holds every record, gapless
+      let verify = await t.http.get(`${PRIVATE}/audit-events/verify`).set(bearer(a.privateKey));
+      for (let i = 0; i < 100 && verify.body.data.unsealed > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        verify = await t.http.get(`${PRIVATE}/audit-events/verify`).set(bearer(a.privateKey));
+      }
+      expect(verify.body.data).toEqual({ valid: true, checked: await total(), unsealed: 0, brokenAt: null });
     } finally {
       await replica.close();
     }
