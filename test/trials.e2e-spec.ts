@@ -174,6 +174,18 @@ describe('trials', () => {
     ]);
     expectError(await redeem(code.code, c.username, '?dryRun=true'), 403, 'CODE_NOT_ELIGIBLE');
 
+    // a queued paid window (nothing paid in effect yet) holds the group too
+    const q = await newCustomer();
+    const start = new Date(Date.now() + 10 * DAY);
+    await t.dataSource.query(
+      `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+       VALUES ($1, $2, $3, 'tier', $4, $5, 'activation')`,
+      [a.id, q.id, basic, start, new Date(start.getTime() + 30 * DAY)],
+    );
+    const queued = await redeem(code.code, q.username);
+    expectError(queued, 403, 'CODE_NOT_ELIGIBLE');
+    expect(queued.body.error.details[0]).toMatchObject({ reason: 'HOLDS_PAID_PLAN', group: 'tier' });
+
     // a paid plan of another group does not count
     const d = await newCustomer();
     await activate(d.username, other, 'P30D').expect(200);
