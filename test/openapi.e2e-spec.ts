@@ -75,9 +75,9 @@ describe('openapi.json', () => {
         if (
           (prop === 'id' || /[a-z]Id$/.test(prop)) &&
           // string ids: project ids (`prj_...`), request ids, the caller's usage `eventId`, webhook
-          // endpoints (`we_...`) and events (`evt_...`)
+          // endpoints (`we_...`), events (`evt_...`) and audit records (`aud_...`, naming any resource)
           !['projectId', 'requestId', 'eventId', 'endpointId'].includes(prop) &&
-          !/^(Project|WebhookEndpoint|RotatedWebhookEndpoint|Event)/.test(name)
+          !/^(Project|WebhookEndpoint|RotatedWebhookEndpoint|Event|AuditEventView|AuditBreakView)/.test(name)
         )
           expect([name, prop, s.type]).toEqual([name, prop, 'integer']);
         if (/At$/.test(prop) || prop === 'validFrom' || prop === 'validTo')

@@ -297,12 +297,12 @@ export const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   },
   { name: 'Info', description: 'What the key in hand gives access to: its project, limits and endpoints.' },
   {
-    name: 'Admin: projects and keys',
-    description: "The operators' interface (`ADMIN_TOKEN`): projects and their API keys.",
-  },
-  {
     name: 'Admin: audit log',
     description: "The operators' reads of any project's audit log, a deleted project's included.",
+  },
+  {
+    name: 'Admin: projects and keys',
+    description: "The operators' interface (`ADMIN_TOKEN`): projects and their API keys.",
   },
   { name: 'Health', description: 'Liveness and readiness probes for the platform; no credential.' },
 ];
