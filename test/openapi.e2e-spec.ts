@@ -80,7 +80,8 @@ describe('openapi.json', () => {
           !/^(Project|WebhookEndpoint|RotatedWebhookEndpoint|Event|AuditEventView|AuditBreakView)/.test(name)
         )
           expect([name, prop, s.type]).toEqual([name, prop, 'integer']);
-        if (/At$/.test(prop) || prop === 'validFrom' || prop === 'validTo')
+        // (verify's `brokenAt` is where an audit chain breaks, not an instant)
+        if ((/At$/.test(prop) && prop !== 'brokenAt') || prop === 'validFrom' || prop === 'validTo')
           expect([name, prop, s.format]).toEqual([name, prop, 'date-time']);
         if (s.default !== undefined) expect(schema.required ?? []).not.toContain(prop);
       }
