@@ -3,7 +3,7 @@
  * Offline check of the Kubernetes manifests under deploy/ (npm run deploy:validate; CI runs it).
  *
  *   node deploy/validate.mjs              render and check every kustomization, then the self-test
- *   node deploy/validate.mjs --self-test  only the self-test: testdata/broken.yaml must be refused
+ *   node deploy/validate.mjs --self-test  only the self-test: testdata/broken*.yaml must be refused
  *   node deploy/validate.mjs --print DIR  print the rendered YAML of one kustomization
  *   --verbose                             also list what the self-test's fixture is refused for
  *
@@ -18,6 +18,11 @@
  *    configuration against the service's own validation (dist/config/env.js), the database
  *    connection budget, label selectors, METRICS_PORT on a named `metrics` port with a Service of
  *    its own, the NetworkPolicy, topology spread, and the Secret template (see checkPolicies()).
+ * 4. CloudNativePG (deploy/cnpg.mjs): the operator's CRDs are not here, so a Cluster's and a
+ *    Pooler's fields are checked against a description of the postgresql.cnpg.io/v1 API, then three
+ *    instances, synchronous replication, the Pooler (transaction mode, parameters the operator
+ *    accepts, prepared statements kept) and where DATABASE_URL, DATABASE_READ_URL and
+ *    DATABASE_DIRECT_URL go, as whom and with which TLS. Its own fixture: testdata/broken-cnpg.yaml.
  *
  * Exit code 0 when everything passes; 1 with one line per problem otherwise.
  */
@@ -28,11 +33,13 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
+import { checkCloudNativePg, cnpgSchemaErrors, isCnpgKind, operatorSecrets } from './cnpg.mjs';
 
 const DEPLOY_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_DIR = resolve(DEPLOY_DIR, '..');
 const SECRET_TEMPLATE = join(DEPLOY_DIR, 'secret.example.yaml');
 const BROKEN_FIXTURE = join(DEPLOY_DIR, 'testdata', 'broken.yaml');
+const BROKEN_CNPG_FIXTURE = join(DEPLOY_DIR, 'testdata', 'broken-cnpg.yaml');
 
 /** What the service needs from the manifests. */
 const APP = {
@@ -210,9 +217,26 @@ function unknownFields(Model, doc) {
   return found;
 }
 
+/** Problems of a value of an embedded Kubernetes type (in a CloudNativePG object), see deploy/cnpg.mjs. */
+async function k8sErrors(type, value) {
+  const mod = await import(
+    type === 'DeploymentStrategy' ? 'kubernetes-models/apps/v1' : 'kubernetes-models/v1'
+  );
+  const Model = mod[type];
+  const split = (instancePath) => instancePath.split('/').slice(1);
+  const errors = schemaErrors(Model, value);
+  if (errors.length > 0) return errors.map((e) => ({ path: split(e.instancePath), message: e.message }));
+  return unknownFields(Model, value).map((f) => ({ path: f.split('.'), unknown: true }));
+}
+
 async function validateSchemas(objects, report) {
   for (const o of objects) {
     const where = `${o[ORIGIN] ?? '?'}: ${o.kind}/${o.metadata?.name ?? '(no name)'}`;
+    if (isCnpgKind(o)) {
+      // the operator's CRDs are not at hand: the fields the manifests use are described in cnpg.mjs
+      for (const e of await cnpgSchemaErrors(o, k8sErrors)) report(`${where}: schema: ${e}`);
+      continue;
+    }
     const Model = await modelFor(o.apiVersion, o.kind);
     if (!Model) {
       report(
@@ -546,7 +570,8 @@ function checkPolicies(objects, ctx, report) {
       if (!env.DATABASE_URL) report(`${where}: the migration Job needs DATABASE_URL from the Secret`);
       for (const e of c.env ?? []) {
         const ref = e.valueFrom?.secretKeyRef;
-        if (ref && secretName && ref.name !== secretName)
+        // besides the service's Secret, those a CloudNativePG Cluster of these manifests makes
+        if (ref && secretName && ref.name !== secretName && !operatorSecrets(objects).includes(ref.name))
           report(
             `${where}: secretKeyRef ${ref.name} is not the Secret of deploy/secret.example.yaml (${secretName})`,
           );
@@ -632,6 +657,12 @@ function checkPolicies(objects, ctx, report) {
       }
     }
   }
+
+  checkCloudNativePg(
+    objects,
+    { id, objects, apiEnvs: effectiveEnvs, migrationConnections: APP.migrationConnections },
+    report,
+  );
 }
 
 /**
@@ -791,21 +822,53 @@ async function selfTest({ verbose = false } = {}) {
     EXPECTED.push(/ConfigMap\/broken-config: LOG_LEVELS is not a setting of the service/);
     EXPECTED.push(/the service would refuse this configuration: .*BCRYPT_COST/);
   }
+  // testdata/broken-cnpg.yaml: the CloudNativePG checks (deploy/cnpg.mjs)
+  const EXPECTED_CNPG = [
+    /Cluster\/broken-db: schema: unknown field spec\.postgresql\.synchronus/,
+    /Cluster\/broken-db: schema: spec\.storage\.size must be a quantity/,
+    /Cluster\/broken-db: instances must be at least 3/,
+    /Cluster\/broken-db: synchronous replication is off/,
+    /Cluster\/broken-db: imageName \S+:latest must be a tagged PostgreSQL/,
+    /Pooler\/broken-db: a Pooler cannot have the name of a Cluster/,
+    /Pooler\/broken-db-pooler: pgbouncer\.parameters\.max_prepared_statement is not a parameter the operator accepts/,
+    /Pooler\/broken-db-pooler: pgbouncer\.poolMode must be transaction/,
+    /Pooler\/broken-db-pooler: pgbouncer\.parameters\.ignore_startup_parameters must include statement_timeout/,
+    /Deployment\/broken-api: container api: DATABASE_URL's host broken-db-rw is not the service of the Pooler \(broken-db-pooler\)/,
+    /Deployment\/broken-api: container api: DATABASE_READ_URL must go to the read-only service broken-db-ro/,
+    /Deployment\/broken-api: container api: DATABASE_URL carries a password/,
+    /Deployment\/broken-api: container api: DATABASE_URL must use sslmode=verify-full/,
+    /Deployment\/broken-api: container api: PGPASSWORD must come from the Secret broken-db-app/,
+    /Deployment\/broken-api: container api: DATABASE_READ_URL's sslrootcert \/etc\/ca\/ca\.crt must be the key ca\.crt of the Secret broken-db-ca/,
+    /Job\/broken-migrate: container migrate: the migration Job needs DATABASE_DIRECT_URL/,
+    /Job\/broken-migrate: container migrate: DATABASE_URL's host broken-db-pooler is not a name of broken-db's server certificate/,
+    /Cluster\/broken-db: through the Pooler the pool's statement_timeout is dropped/,
+    /Pooler\/broken-db-pooler: max_client_conn 100 is below \(DB_POOL_SIZE 10 \+ 2 for the start-up probe\) x 11 pods/,
+    /Pooler\/broken-db-pooler: 2 PgBouncer pods x .* = 63 server connections, over broken-db's max_connections 20/,
+    /Pooler\/broken-db-pooler: max_prepared_statements must be above 0 while DB_PREPARED_STATEMENTS is true/,
+    /Pooler\/broken-db-pooler: PgBouncer \S+:1\.18\.0 cannot keep prepared statements in transaction mode/,
+  ];
   const failures = [];
-  const problems = [];
-  const report = (m) => problems.push(m);
-  const objects = loadObjects(BROKEN_FIXTURE);
+  let count = 0;
   const secret = loadObjects(SECRET_TEMPLATE)[0];
-  await validateSchemas(objects, report);
-  checkPolicies(objects, { where: rel(BROKEN_FIXTURE), rendered: false, app, secret }, report);
-  if (verbose) for (const p of problems) console.log(`  (expected) ${p}`);
-  if (problems.length === 0) failures.push(`${rel(BROKEN_FIXTURE)} was accepted`);
-  for (const re of EXPECTED) {
-    if (!problems.some((p) => re.test(p)))
-      failures.push(`${rel(BROKEN_FIXTURE)}: expected a problem matching ${re}`);
+  for (const [fixture, expected] of [
+    [BROKEN_FIXTURE, EXPECTED],
+    [BROKEN_CNPG_FIXTURE, EXPECTED_CNPG],
+  ]) {
+    const problems = [];
+    const report = (m) => problems.push(m);
+    const objects = loadObjects(fixture);
+    await validateSchemas(objects, report);
+    checkPolicies(objects, { where: rel(fixture), rendered: false, app, secret }, report);
+    if (verbose) for (const p of problems) console.log(`  (expected) ${p}`);
+    if (problems.length === 0) failures.push(`${rel(fixture)} was accepted`);
+    for (const re of expected) {
+      if (!problems.some((p) => re.test(p)))
+        failures.push(`${rel(fixture)}: expected a problem matching ${re}`);
+    }
+    count += problems.length;
   }
 
-  return { failures, count: problems.length, expected: EXPECTED.length };
+  return { failures, count, expected: EXPECTED.length + EXPECTED_CNPG.length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -869,7 +932,7 @@ async function main(argv) {
     failed = true;
   } else {
     console.log(
-      `deploy self-test: ${rel(BROKEN_FIXTURE)} refused with ${count} problems, all ${expected} planted defects found`,
+      `deploy self-test: ${rel(BROKEN_FIXTURE)} and ${rel(BROKEN_CNPG_FIXTURE)} refused with ${count} problems, all ${expected} planted defects found`,
     );
   }
   return failed ? 1 : 0;
