@@ -216,6 +216,12 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       endpointId: [theirEndpoint.id],
       eventId: [await firstEvent(q)],
     });
+    // an audit record of each project (the writer's, of the keys made above)
+    const firstAuditRecord = async (project: TestProject) =>
+      (await t.http.get('/api/private/v1/audit-events?limit=1').set(bearer(project.privateKey))).body.data
+        .data[0].id as string;
+    own.auditEventId = await firstAuditRecord(p);
+    foreign.auditEventId = [await firstAuditRecord(q)];
 
     // a usage record of each project (its customer granted the plan, unlimited usage for the fuzz)
     const usageOf = async (

@@ -33,6 +33,17 @@ const positionOf = ([position, ...rest]: unknown[]): string | undefined =>
     ? position
     : undefined;
 
+/** An instant of the query; one the validator let through but no date can hold is refused as it would be. */
+function instantOf(field: 'from' | 'to', value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const instant = new Date(value);
+  if (Number.isNaN(instant.getTime()))
+    throw new DomainError('VALIDATION_FAILED', `${field} must be a valid ISO 8601 date string`, [
+      { field, message: `${field} must be a valid ISO 8601 date string` },
+    ]);
+  return instant;
+}
+
 const filtersOf = (query: AuditEventFiltersDto): AuditFilters => ({
   resourceType: query.resourceType,
   resourceId: query.resourceId,
@@ -40,8 +51,8 @@ const filtersOf = (query: AuditEventFiltersDto): AuditFilters => ({
   actorType: query.actorType,
   actorKeyId: query.actorKeyId,
   requestId: query.requestId,
-  from: query.from === undefined ? undefined : new Date(query.from),
-  to: query.to === undefined ? undefined : new Date(query.to),
+  from: instantOf('from', query.from),
+  to: instantOf('to', query.to),
 });
 
 /**
