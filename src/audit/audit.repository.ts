@@ -207,8 +207,10 @@ export class AuditRepository {
   }
 
   /**
-   * Gives the records their seq, prevHash and hash and moves the chain head to the last of them,
-   * in one statement (in the caller's transaction, under the chain's lock).
+   * Gives the records (in the order written) their seq, prevHash and hash and moves the chain head
+   * to the last of them, in one statement (in the caller's transaction, under the chain's lock).
+   * The bounds of their positions keep the join to the rows of this batch, however long the
+   * project's backlog.
    */
   @GenerateSql({
     params: [
@@ -227,6 +229,7 @@ export class AuditRepository {
          UPDATE audit_events a SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash
            FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS v(position, seq, prev_hash, hash)
           WHERE a.position = v.position AND a.project_id = $1 AND a.seq IS NULL
+            AND a.position >= $8 AND a.position <= $9
          RETURNING 1
        )
        INSERT INTO audit_chain_heads (project_id, seq, hash) VALUES ($1, $2, $3)
@@ -239,6 +242,8 @@ export class AuditRepository {
         records.map((r) => r.seq),
         records.map((r) => r.prevHash),
         records.map((r) => r.hash),
+        records[0].position,
+        last.position,
       ],
     );
   }

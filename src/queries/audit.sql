@@ -80,6 +80,7 @@ WITH s AS (
   UPDATE audit_events a SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash
     FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS v(position, seq, prev_hash, hash)
    WHERE a.position = v.position AND a.project_id = $1 AND a.seq IS NULL
+     AND a.position >= $8 AND a.position <= $9
   RETURNING 1
 )
 INSERT INTO audit_chain_heads (project_id, seq, hash) VALUES ($1, $2, $3)
