@@ -368,16 +368,16 @@ describe('entitlement checks gathered into one statement answer as one at a time
         reason: null,
         requested: 1,
         feature: { id: a.calls.id, slug: CALLS },
-        balance: { limit: 10, used: 3, remaining: 7, overage: 0 },
+        balance: { limit: 10, used: 3, held: 0, remaining: 7, overage: 0 },
       },
     });
     expect(at('B basic by id, slug, 1').data).toMatchObject({
       feature: { id: b.calls.id },
-      balance: { limit: 20, used: 4, remaining: 16, overage: 0 },
+      balance: { limit: 20, used: 4, held: 0, remaining: 16, overage: 0 },
     });
     expect(at('A stacked by id, slug, 1').data).toMatchObject({
       allowed: true,
-      balance: { limit: 150, used: 105, remaining: 45, overage: 0 },
+      balance: { limit: 150, used: 105, held: 0, remaining: 45, overage: 0 },
     });
     expect((at('A stacked by id, slug, 1').data as any).buckets.map((x: any) => [x.group, x.used])).toEqual([
       ['tier', 100],
@@ -386,12 +386,12 @@ describe('entitlement checks gathered into one statement answer as one at a time
     expect(at('B stacked by id, featureId, 10^9').data).toMatchObject({
       allowed: false,
       reason: 'LIMIT_REACHED',
-      balance: { limit: 230, used: 207, remaining: 23, overage: 0 },
+      balance: { limit: 230, used: 207, held: 0, remaining: 23, overage: 0 },
     });
     expect(at('B over by email, slug, 2').data).toMatchObject({
       allowed: false,
       reason: 'LIMIT_REACHED',
-      balance: { limit: 20, used: 20, remaining: 0, overage: 5 },
+      balance: { limit: 20, used: 20, held: 0, remaining: 0, overage: 5 },
     });
     expect(at('A none by username, featureId, 0').data).toMatchObject({
       allowed: false,

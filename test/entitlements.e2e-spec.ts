@@ -127,7 +127,7 @@ describe('entitlements and metered usage', () => {
         allowed: true,
         reason: null,
         requested: 150,
-        balance: { limit: 150, used: 0, remaining: 150, overage: 0 },
+        balance: { limit: 150, used: 0, held: 0, remaining: 150, overage: 0 },
         resetsAt: '2025-04-01T00:00:00.000Z',
         accessEndsAt: null,
       });
@@ -151,7 +151,7 @@ describe('entitlements and metered usage', () => {
         ],
       });
       expect(used.body.data.usage.recordedAt).toBe('2025-03-10T12:00:00.000Z');
-      expect(used.body.data.balance).toEqual({ limit: 150, used: 120, remaining: 30, overage: 0 });
+      expect(used.body.data.balance).toEqual({ limit: 150, used: 120, held: 0, remaining: 30, overage: 0 });
       expect((await check({ customerId: c.id, feature: f.slug, amount: 31 })).body.data).toMatchObject({
         allowed: false,
         reason: 'LIMIT_REACHED',
@@ -197,7 +197,7 @@ describe('entitlements and metered usage', () => {
       expect((await check({ customerId: c.id, feature: f.slug })).body.data).toMatchObject({
         allowed: false,
         reason: 'NOT_GRANTED',
-        balance: { limit: 0, used: 0, remaining: 0, overage: 0 },
+        balance: { limit: 0, used: 0, held: 0, remaining: 0, overage: 0 },
         buckets: [],
         resetsAt: null,
         accessEndsAt: null,
@@ -238,7 +238,13 @@ describe('entitlements and metered usage', () => {
       setNow('2025-01-01T10:00:00.000Z');
       const res = await use({ customerId: c.id, feature: f.slug, amount: 1_000_000 });
       expect(res.status).toBe(201);
-      expect(res.body.data.balance).toEqual({ limit: null, used: 1_000_000, remaining: null, overage: 0 });
+      expect(res.body.data.balance).toEqual({
+        limit: null,
+        used: 1_000_000,
+        held: 0,
+        remaining: null,
+        overage: 0,
+      });
       expect(res.body.data.usage.allocations).toEqual([
         {
           source: 'plan',
@@ -344,7 +350,7 @@ describe('entitlements and metered usage', () => {
       expect((await use({ customerId: c.id, feature: f.slug, amount: 8 })).status).toBe(201);
       setNow('2025-01-20T00:00:00.000Z');
       const res = await check({ customerId: c.id, feature: f.slug });
-      expect(res.body.data.balance).toEqual({ limit: 100, used: 8, remaining: 92, overage: 0 });
+      expect(res.body.data.balance).toEqual({ limit: 100, used: 8, held: 0, remaining: 92, overage: 0 });
       expect(res.body.data.buckets[0]).toMatchObject({
         planId: max.id,
         periodStart: '2025-01-10T00:00:00.000Z',
@@ -403,11 +409,12 @@ describe('entitlements and metered usage', () => {
       const res = await use({ customerId: c.id, feature: f.slug, amount: 15, allowOverage: true });
       expect(res.status).toBe(201);
       expect(res.body.data.usage).toMatchObject({ amount: 15, overage: 5 });
-      expect(res.body.data.balance).toEqual({ limit: 10, used: 10, remaining: 0, overage: 5 });
+      expect(res.body.data.balance).toEqual({ limit: 10, used: 10, held: 0, remaining: 0, overage: 5 });
       setNow('2025-01-02T00:00:00.000Z');
       expect((await check({ customerId: c.id, feature: f.slug })).body.data.balance).toEqual({
         limit: 10,
         used: 0,
+        held: 0,
         remaining: 10,
         overage: 0,
       });
@@ -433,7 +440,13 @@ describe('entitlements and metered usage', () => {
         // a plan bucket's allocation always comes back
         allocations: first.body.data.usage.allocations.map((x: object) => ({ ...x, restored: true })),
       });
-      expect(reversed.body.data.balance).toEqual({ limit: 15, used: 1.5, remaining: 13.5, overage: 0 });
+      expect(reversed.body.data.balance).toEqual({
+        limit: 15,
+        used: 1.5,
+        held: 0,
+        remaining: 13.5,
+        overage: 0,
+      });
       expect(reversed.body.data.forfeited).toBe(0);
       const again = await t.http.post(`${P}/usage/${first.body.data.usage.id}/reverse`).set(A());
       expect(again.status).toBe(200);
@@ -458,36 +471,36 @@ describe('entitlements and metered usage', () => {
       const early = await use({ customerId: c.id, feature: f.slug, amount: 30 });
       await use({ customerId: c.id, feature: f.slug, amount: 20 });
       await reverse(early.body.data.usage.id);
-      expect(await balance()).toEqual({ limit: 100, used: 20, remaining: 80, overage: 0 });
+      expect(await balance()).toEqual({ limit: 100, used: 20, held: 0, remaining: 80, overage: 0 });
 
       setNow('2025-03-02T00:00:00.000Z');
       await use({ customerId: c.id, feature: f.slug, amount: 5 });
       setNow('2025-03-02T12:00:00.000Z');
       const seven = await use({ customerId: c.id, feature: f.slug, amount: 7 });
-      expect(await balance()).toEqual({ limit: 100, used: 12, remaining: 88, overage: 0 });
+      expect(await balance()).toEqual({ limit: 100, used: 12, held: 0, remaining: 88, overage: 0 });
       setNow('2025-03-02T13:00:00.000Z');
       const over = await use({ customerId: c.id, feature: f.slug, amount: 100, allowOverage: true });
-      expect(over.body.data.balance).toEqual({ limit: 100, used: 100, remaining: 0, overage: 12 });
+      expect(over.body.data.balance).toEqual({ limit: 100, used: 100, held: 0, remaining: 0, overage: 12 });
       await reverse(seven.body.data.usage.id);
-      expect(await balance()).toEqual({ limit: 100, used: 93, remaining: 7, overage: 12 });
+      expect(await balance()).toEqual({ limit: 100, used: 93, held: 0, remaining: 7, overage: 12 });
       await reverse(over.body.data.usage.id);
-      expect(await balance()).toEqual({ limit: 100, used: 5, remaining: 95, overage: 0 });
+      expect(await balance()).toEqual({ limit: 100, used: 5, held: 0, remaining: 95, overage: 0 });
       // the ledger pruned of what was recorded before the period: nothing changes
       // (docs/entitlements.md#pruning-or-partitioning-the-ledger)
       await t.dataSource.query(`DELETE FROM usage_records WHERE customer_id = $1 AND recorded_at < $2`, [
         c.id,
         '2025-03-02T00:00:00.000Z',
       ]);
-      expect(await balance()).toEqual({ limit: 100, used: 5, remaining: 95, overage: 0 });
+      expect(await balance()).toEqual({ limit: 100, used: 5, held: 0, remaining: 95, overage: 0 });
 
       // a replica whose clock lags: the record joins the customer's series at its end, not before it
       setNow('2025-03-02T12:30:00.000Z');
       const late = await use({ customerId: c.id, feature: f.slug, amount: 1 });
       expect(late.status).toBe(201);
       expect(late.body.data.usage.recordedAt).toBe('2025-03-02T13:00:00.000Z');
-      expect(late.body.data.balance).toEqual({ limit: 100, used: 6, remaining: 94, overage: 0 });
+      expect(late.body.data.balance).toEqual({ limit: 100, used: 6, held: 0, remaining: 94, overage: 0 });
       setNow('2025-03-03T00:00:00.000Z');
-      expect(await balance()).toEqual({ limit: 100, used: 0, remaining: 100, overage: 0 });
+      expect(await balance()).toEqual({ limit: 100, used: 0, held: 0, remaining: 100, overage: 0 });
     });
 
     it('the same eventId answers the first record with replayed: true (even for a customer disabled since); another amount or feature is 409 USAGE_EVENT_CONFLICT', async () => {
@@ -599,7 +612,13 @@ describe('entitlements and metered usage', () => {
         [404, 'FEATURE_NOT_FOUND', false],
         [201, null, false],
       ]);
-      expect(res.body.data.results[4].balance).toEqual({ limit: 3, used: 3, remaining: 0, overage: 0 });
+      expect(res.body.data.results[4].balance).toEqual({
+        limit: 3,
+        used: 3,
+        held: 0,
+        remaining: 0,
+        overage: 0,
+      });
       expect(await records(c.id)).toBe(2);
     });
 
@@ -680,7 +699,7 @@ describe('entitlements and metered usage', () => {
         await runner.commitTransaction();
         const res = await pending;
         expect(res.status).toBe(201);
-        expect(res.body.data.balance).toEqual({ limit: 5, used: 1, remaining: 4, overage: 0 });
+        expect(res.body.data.balance).toEqual({ limit: 5, used: 1, held: 0, remaining: 4, overage: 0 });
       } finally {
         await runner.release();
       }
@@ -862,6 +881,7 @@ describe('entitlements and metered usage', () => {
       expect(list.body.data.find((e: any) => e.feature.id === f.id).balance).toEqual({
         limit: 10,
         used: 1,
+        held: 0,
         remaining: 9,
         overage: 0,
       });
@@ -893,7 +913,7 @@ describe('entitlements and metered usage', () => {
       expect(dry.status).toBe(200);
       expect(dry.body.data.entitlementsAfter.find((e: any) => e.feature.id === g.id)).toMatchObject({
         granted: true,
-        balance: { limit: 3, used: 0, remaining: 3, overage: 0 },
+        balance: { limit: 3, used: 0, held: 0, remaining: 3, overage: 0 },
       });
       expect(
         (await t.http.get('/api/public/v1/me/entitlements').set(auth)).body.data.find(

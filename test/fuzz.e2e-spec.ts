@@ -260,6 +260,20 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
       );
     own.grantId = await grantOf(p, victim.id, mine.feature.id);
     foreign.grantId = [await grantOf(q, theirs.customer.id, theirs.feature.id)];
+    // a usage hold of each project's customer (the hold routes' `id`)
+    const holdOf = async (project: TestProject, customerId: number, featureId: number) =>
+      String(
+        (
+          await post('/api/private/v1/usage/holds', bearer(project.privateKey), {
+            customerId,
+            featureId,
+            amount: 1,
+            holdId: `seed-${uniq()}`,
+          })
+        ).hold.id,
+      );
+    own.id = await holdOf(p, victim.id, mine.feature.id);
+    foreign.id = [await holdOf(q, theirs.customer.id, theirs.feature.id)];
 
     customerToken = await login(p, loginUsername);
     logoutToken = await login(p, tokenUsername);
@@ -390,6 +404,12 @@ describe('fuzz: bad input always gets a 4xx error envelope, never a 5xx', () => 
             eventId: `fzb-${n}`,
           },
         ],
+      }),
+      'POST /api/private/v1/usage/holds': () => ({
+        customerId: Number(own.customerId),
+        featureId: Number(own.featureId),
+        amount: 1,
+        holdId: `fzh-${n}`,
       }),
       'POST /api/public/v1/me/entitlements/check': () => ({ featureId: Number(own.featureId), amount: 1 }),
       'POST /api/private/v1/customers/{customerId}/grants': () => ({

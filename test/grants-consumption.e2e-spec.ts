@@ -90,7 +90,7 @@ describe('grants and overrides in the entitlement engine', () => {
         ['plan', 'tier', 0, 10],
         ['grant', topUp.id, 0, 20],
       ]);
-      expect(before.balance).toEqual({ limit: 35, used: 0, remaining: 35, overage: 0 });
+      expect(before.balance).toEqual({ limit: 35, used: 0, held: 0, remaining: 35, overage: 0 });
       // a grant's bucket: its amount as limit, its effectiveAt as period start, no period end
       expect(before.buckets[0]).toMatchObject({
         source: 'grant',
@@ -121,7 +121,7 @@ describe('grants and overrides in the entitlement engine', () => {
         },
         { source: 'grant', group: null, periodStart: null, grantId: topUp.id, amount: 2, restored: null },
       ]);
-      expect(res.body.data.balance).toEqual({ limit: 35, used: 17, remaining: 18, overage: 0 });
+      expect(res.body.data.balance).toEqual({ limit: 35, used: 17, held: 0, remaining: 18, overage: 0 });
       expect(await getGrant(promo.id)).toMatchObject({
         used: 5,
         remaining: 0,

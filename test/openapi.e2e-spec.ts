@@ -74,9 +74,10 @@ describe('openapi.json', () => {
       for (const [prop, s] of Object.entries<Json>(schema.properties ?? {})) {
         if (
           (prop === 'id' || /[a-z]Id$/.test(prop)) &&
-          // string ids: project ids (`prj_...`), request ids, the caller's usage `eventId`, webhook
-          // endpoints (`we_...`), events (`evt_...`) and audit records (`aud_...`, naming any resource)
-          !['projectId', 'requestId', 'eventId', 'endpointId'].includes(prop) &&
+          // string ids: project ids (`prj_...`), request ids, the caller's usage `eventId` and hold
+          // `holdId`, webhook endpoints (`we_...`), events (`evt_...`) and audit records (`aud_...`,
+          // naming any resource)
+          !['projectId', 'requestId', 'eventId', 'holdId', 'endpointId'].includes(prop) &&
           !/^(Project|WebhookEndpoint|RotatedWebhookEndpoint|Event|AuditEventView|AuditBreakView)/.test(name)
         )
           expect([name, prop, s.type]).toEqual([name, prop, 'integer']);

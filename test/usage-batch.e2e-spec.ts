@@ -308,6 +308,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
         expect(r.body.data.balance).toEqual({
           limit: 100,
           used: record.amount,
+          held: 0,
           remaining: 100 - record.amount,
           overage: 0,
         });
@@ -334,10 +335,10 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       expect(
         rs.map((r) => r.body.data.balance).sort((x, y) => x.used - y.used || x.overage - y.overage),
       ).toEqual([
-        { limit: 5, used: 2, remaining: 3, overage: 0 },
-        { limit: 5, used: 4, remaining: 1, overage: 0 },
-        { limit: 5, used: 5, remaining: 0, overage: 1 },
-        { limit: 5, used: 5, remaining: 0, overage: 3 },
+        { limit: 5, used: 2, held: 0, remaining: 3, overage: 0 },
+        { limit: 5, used: 4, held: 0, remaining: 1, overage: 0 },
+        { limit: 5, used: 5, held: 0, remaining: 0, overage: 1 },
+        { limit: 5, used: 5, held: 0, remaining: 0, overage: 3 },
       ]);
     });
 
@@ -395,7 +396,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
         (await api(a).get(`/customers/${over.id}/entitlements`).expect(200)).body.data.find(
           (e: any) => e.feature.id === calls.a.id,
         ).balance,
-      ).toEqual({ limit: 5, used: 5, remaining: 0, overage: 3 });
+      ).toEqual({ limit: 5, used: 5, held: 0, remaining: 0, overage: 3 });
     });
 
     it("each project sees only its own: the other's customers are not found, its records are only its 201s", async () => {
@@ -508,7 +509,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     );
     expect(emptying.map((r) => r.status)).toEqual(customers.map(() => 201));
     for (const r of emptying)
-      expect(r.body.data.balance).toEqual({ limit: 3, used: 3, remaining: 0, overage: 0 });
+      expect(r.body.data.balance).toEqual({ limit: 3, used: 3, held: 0, remaining: 0, overage: 0 });
     const txs = await transactionsOf(customers.map((c) => c.id));
     expect(txs).toEqual([
       {
@@ -634,7 +635,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       return { outcome: await service.consume(a.id, body), tx };
     });
     expect(outcome.status).toBe(201);
-    expect(outcome.body.balance).toEqual({ limit: 3, used: 1, remaining: 2, overage: 0 });
+    expect(outcome.body.balance).toEqual({ limit: 3, used: 1, held: 0, remaining: 2, overage: 0 });
     expect(await transactionsOf([c.id])).toEqual([{ tx, customers: [c.id], projects: [a.id] }]);
     ledger = await api(a).get(`/customers/${c.id}/usage`).expect(200);
     expect(ledger.body.data.data).toHaveLength(1);

@@ -421,6 +421,17 @@ export class EnvironmentVariables {
   TRIAL_ENDING_LEAD: string = 'P3D';
 
   /**
+   * Live usage holds one customer may have of one feature (docs/entitlements.md#holds): one more
+   * is `409 HOLD_LIMIT_REACHED`; ended holds free places.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  HOLDS_MAX_LIVE: number = 1000;
+
+  /**
    * How often each replica's sealer gives the committed audit records their seq and hash, in ms
    * (docs/operations.md#audit-log); records are sealed within 5 s at the default.
    */

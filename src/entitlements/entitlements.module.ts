@@ -12,16 +12,20 @@ import { GrantBoundariesScheduler } from './grant-boundaries.scheduler';
 import { GrantsController } from './grants.controller';
 import { GrantsRepository } from './grants.repository';
 import { GrantsService } from './grants.service';
+import { HoldExpiryScheduler } from './hold-expiry.scheduler';
+import { HoldsController } from './holds.controller';
+import { HoldsRepository } from './holds.repository';
+import { HoldsService } from './holds.service';
 import { OverridesController } from './overrides.controller';
 import { UsageRepository } from './usage.repository';
 
 /**
- * Entitlements and metered usage: what a customer's plans, grants and overrides allow, checked and
- * consumed.
+ * Entitlements and metered usage: what a customer's plans, grants and overrides allow, checked,
+ * held and consumed.
  */
 @Module({
   imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule, PlansModule],
-  controllers: [EntitlementsController, GrantsController, OverridesController],
+  controllers: [EntitlementsController, GrantsController, OverridesController, HoldsController],
   providers: [
     EntitlementsService,
     EntitlementsRepository,
@@ -30,6 +34,9 @@ import { UsageRepository } from './usage.repository';
     GrantsRepository,
     BoundariesRepository,
     GrantBoundariesScheduler,
+    HoldsService,
+    HoldsRepository,
+    HoldExpiryScheduler,
   ],
   exports: [EntitlementsService],
 })

@@ -3,7 +3,9 @@ import { Batcher } from '../database/batcher';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import {
+  Allocation,
   EngineGrant,
+  EngineHold,
   EngineOverride,
   EngineQuota,
   EngineWindow,
@@ -106,6 +108,12 @@ export interface CustomerState {
   grantsFor(featureId: number): StateGrant[];
   /** Per feature id: the customer's override, in effect or not (null: none). */
   overrideFor(featureId: number): OverrideRow | null;
+  /**
+   * Per feature id: the customer's holds not ended (committed, released or marked expired), those
+   * that expired a day or more before the instant read at left out; whether each still counts is
+   * the rules' (`holdLiveAt`).
+   */
+  holdsFor(featureId: number): StateHold[];
   /** The customer's zone over time: its own, else its project's (calendar quotas without a zone). */
   zones: ZoneHistory;
   /** With `eventId`: the customer's record holding that event id, if any. */
@@ -123,6 +131,35 @@ export interface GrantRow extends EngineGrant {
   createdAt: Date;
   voidReason: string | null;
 }
+
+/** A hold as the state reads it (not ended): what the rules need. */
+export interface StateHold extends EngineHold {
+  featureId: number;
+}
+
+/** A hold's allocation as stored (`usage_holds.allocations`): amounts as decimal text. */
+export interface HoldAllocationJson {
+  source: 'plan' | 'override' | 'grant';
+  group: string | null;
+  periodStart: string | null;
+  grantId: number | null;
+  amount: string;
+}
+
+/** A stored hold allocation as the rules take it. */
+export const toAllocation = (a: HoldAllocationJson): Allocation => ({
+  source: a.source,
+  group: a.group,
+  periodStart: a.periodStart === null ? null : new Date(a.periodStart),
+  grantId: a.grantId,
+  amount: toMicros(a.amount),
+});
+
+/**
+ * A hold as the state reads it: id, feature id, createdAt and expiresAt in epoch ms, and its
+ * allocations.
+ */
+type HoldJson = [number, number, number, number, HoldAllocationJson[]];
 
 /** A grant as the state reads it (not voided): what the rules need. */
 export interface StateGrant extends EngineGrant {
@@ -196,6 +233,7 @@ interface StateRow {
   plans: Record<string, { slug: string; quotas: QuotaJson[] } | undefined>;
   grants: GrantJson[];
   overrides: OverrideJson[];
+  holds: HoldJson[];
   customer_zones: ZonesJson;
   project_zones: ZonesJson;
   existing?: UsageRow | null;
@@ -500,6 +538,25 @@ export class EntitlementsRepository {
         ],
       ],
     },
+    {
+      name: 'by id, feature by id, without an event id (a hold)',
+      params: [
+        [{ projectId: 'prj_1', lock: { name: 'id', values: [1] }, feature: { id: 1 }, at: SAMPLE_AT }],
+      ],
+    },
+    {
+      name: 'by username, feature by slug, without an event id (a hold)',
+      params: [
+        [
+          {
+            projectId: 'prj_1',
+            lock: { name: 'username', values: ['ada'] },
+            feature: { slug: 'api-calls' },
+            at: SAMPLE_AT,
+          },
+        ],
+      ],
+    },
   )
   async lockAndLoadMany(
     loads: readonly ConsumeLoad[],
@@ -515,9 +572,13 @@ export class EntitlementsRepository {
       this.shaped(`lock:${kind}`, () => lockBatchStatement(kind)),
       lockValues(loads),
     );
+    // a hold and its release read no record by event id (the check's statement, after the lock)
+    const withEvent = loads[0].eventId !== undefined;
     const stateRows = await this.statements.rows<BatchRow>(
       undefined,
-      this.shaped(`consume:${kind}:${featureKind}`, () => stateBatchStatement(kind, featureKind, true)),
+      this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, () =>
+        stateBatchStatement(kind, featureKind, withEvent),
+      ),
       batchValues(guessing),
     );
     return {
@@ -720,12 +781,15 @@ interface BatchedLoad {
   guess?: SumsGuess;
 }
 
-/** One consume of a batch (`lockAndLoadMany`). */
+/**
+ * One consume of a batch (`lockAndLoadMany`); without `eventId` (every load of the batch), the
+ * state reads no record by event id and no latest record (a hold, a release).
+ */
 export interface ConsumeLoad {
   projectId: string;
   lock: CustomerLock;
   feature: OneFeature;
-  eventId: string;
+  eventId?: string;
   at: Date;
 }
 
@@ -816,6 +880,13 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
       voidedAt: date(voidedAt),
     }),
   );
+  const holds: StateHold[] = row.holds.map(([id, featureId, createdAt, expiresAt, allocations]) => ({
+    id,
+    featureId,
+    createdAt: new Date(createdAt),
+    expiresAt: new Date(expiresAt),
+    allocations: allocations.map(toAllocation),
+  }));
   const overrides: OverrideRow[] = row.overrides.map((o) => ({
     ...o,
     customerId: row.customer_id,
@@ -837,6 +908,7 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
     grantsFor: (featureId: number): StateGrant[] => grants.filter((g) => g.featureId === featureId),
     overrideFor: (featureId: number): OverrideRow | null =>
       overrides.find((o) => o.featureId === featureId) ?? null,
+    holdsFor: (featureId: number): StateHold[] => holds.filter((h) => h.featureId === featureId),
     windowsFor: (featureId: number): EngineWindow[] => {
       // one quota per plan, shared by its windows (the engine only reads them)
       const quotaOf = new Map<number, EngineQuota | null>();
@@ -1044,6 +1116,7 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
     featureKind === 'all' ? '' : ` AND ${column} IN (${featureIds(project, featureKind, feature)})`;
   const grantWhere = featureIn('g.feature_id');
   const overrideWhere = featureIn('o.feature_id');
+  const holdWhere = featureIn('h.feature_id');
   return `SELECT c.id AS customer_id, c.username, c.enabled, ${epochMs('c.created_at')} AS created_at,
         ${featuresJson(project, featureKind, feature)} AS features,
         ${liveWindowsJson('c.id', project, epochMs)} AS windows,
@@ -1065,7 +1138,12 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
                   'resetTimeZone', o.reset_time_zone, 'anchor', ${epochMs('o.anchor')}, 'expiresAt', ${epochMs('o.expires_at')}, 'reason', o.reason,
                   'createdAt', ${epochMs('o.created_at')}) ORDER BY o.feature_id), '[]'::json)
            FROM customer_overrides o
-          WHERE o.customer_id = c.id AND o.project_id = ${project}${overrideWhere}) AS overrides
+          WHERE o.customer_id = c.id AND o.project_id = ${project}${overrideWhere}) AS overrides,
+        (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, ${epochMs('h.created_at')}, ${epochMs('h.expires_at')},
+                  h.allocations) ORDER BY h.id), '[]'::json)
+           FROM usage_holds h
+          WHERE h.customer_id = c.id AND h.project_id = ${project} AND h.status = 'held'
+            AND h.expires_at > ${at} - interval '${HOLDS_EXPIRED_READ}'${holdWhere}) AS holds
         ${sums ? `, ${sumsColumns('c.id', project, sums)}` : ''}
         ${
           event
@@ -1087,6 +1165,12 @@ type FeatureKind = FeatureLookupKind;
  * this adds nothing to a read.
  */
 const GRANTS_EXPIRED_READ = '1 day';
+
+/**
+ * Likewise for holds not ended: one that expired longer ago than this counts nowhere (the expiry
+ * scheduler marks it within seconds while the service runs).
+ */
+const HOLDS_EXPIRED_READ = '1 day';
 
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless

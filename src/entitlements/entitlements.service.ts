@@ -19,6 +19,7 @@ import {
   bucketsAt,
   featureBucketsAt,
   fromMicros,
+  heldIn,
   overrideInEffect,
   remainingOf,
   resetsAt,
@@ -60,7 +61,7 @@ import { NewUsage, UsageRepository } from './usage.repository';
 import { isoOrNull as iso } from '../common/time/iso';
 
 /** One feature evaluated for one customer at one instant. */
-interface FeatureEvaluation {
+export interface FeatureEvaluation {
   feature: FeatureRow;
   granted: boolean;
   buckets: BucketUsage[];
@@ -120,7 +121,9 @@ export class EntitlementsService {
     });
     if (!state) throw new DomainError('CUSTOMER_NOT_FOUND');
     if (asOf !== undefined) assertAfterCreation(state, at);
-    const evaluations = await this.evaluate(projectId, state, state.features, at);
+    const evaluations = await this.evaluate(projectId, state, state.features, at, {
+      madeBy: asOf === undefined ? undefined : at,
+    });
     return evaluations.map(toEntitlementView);
   }
 
@@ -203,7 +206,9 @@ export class EntitlementsService {
     if (asOf !== undefined) assertAfterCreation(state, at);
     const feature = state.features[0];
     if (!feature) throw new DomainError('FEATURE_NOT_FOUND');
-    const [evaluation] = await this.evaluate(projectId, state, [feature], at);
+    const [evaluation] = await this.evaluate(projectId, state, [feature], at, {
+      madeBy: asOf === undefined ? undefined : at,
+    });
     const view = toEntitlementView(evaluation);
     const requested = feature.metered ? amount : null;
     let reason: CheckView['reason'] = null;
@@ -439,7 +444,8 @@ export class EntitlementsService {
           },
           uniqueKey: `usage.threshold_crossed:${state.customerId}:${b.quota!.id}:${b.periodStart.getTime()}:${threshold}`,
         });
-      if (remainingOf(b) !== 0n) continue;
+      // recorded usage only: what holds hold empties nothing
+      if (b.limit === null || b.used < b.limit) continue;
       if (b.grant) {
         const grant = await this.grants.findGrant(projectId, b.grant.id);
         events.push({
@@ -459,6 +465,62 @@ export class EntitlementsService {
       });
     }
     return events;
+  }
+
+  /**
+   * A hold's, a commit's or a release's read (`HoldsService`), in the caller's unit of work: locks
+   * the customer as a consume does (the lock of every write of its balances) and reads its state
+   * of the feature after the lock, with, given an `eventId`, the record holding it and the
+   * customer's latest record of the feature. Null: the project has no such customer.
+   */
+  async lockOne(
+    projectId: string,
+    lock: CustomerLock,
+    feature: OneFeature,
+    eventId?: string,
+  ): Promise<CustomerState | null> {
+    for (;;) {
+      const { locked, states } = await this.repository.lockAndLoadMany([
+        { projectId, lock, feature, eventId, at: this.clock.now() },
+      ]);
+      const [state] = states;
+      // an identifier given to another customer between the lock and the read: lock that one
+      if (!state || locked.has(state.customerId)) return state;
+    }
+  }
+
+  /** One feature's evaluation on a state read under the lock, `withoutHold` given back (`HoldsService`). */
+  async evaluateOne(
+    projectId: string,
+    state: CustomerState,
+    feature: FeatureRow,
+    at: Date,
+    withoutHold?: number,
+  ): Promise<FeatureEvaluation> {
+    const [evaluation] = await this.evaluate(projectId, state, [feature], at, { withoutHold });
+    return evaluation;
+  }
+
+  /**
+   * Writes one record decided on `evaluation` in the caller's unit of work (a hold's commit), as a
+   * consume writes it: the record and its allocations, its audit record, then what `beforeEvents`
+   * adds (the hold's end), then the events a consume records. Answers the record and the
+   * evaluation after it.
+   */
+  async recordOne(
+    projectId: string,
+    state: CustomerState,
+    evaluation: FeatureEvaluation,
+    usage: NewUsage,
+    beforeEvents: (row: UsageRow) => Promise<void>,
+  ): Promise<{ row: UsageRow; after: FeatureEvaluation }> {
+    const [row] = await this.usage.insertMany([usage]);
+    this.audit.created(projectId, 'usage', row.id, toUsageView(row), { action: 'usage.recorded' });
+    const after = applyAllocations(evaluation, usage.allocations, usage.overage);
+    await beforeEvents(row);
+    const events = await this.consumeEvents(projectId, state, { usage, evaluation, after }, Number(row.id));
+    if (events.length > 0) await this.events.record(projectId, events);
+    return { row, after };
   }
 
   /** `POST /usage/batch`: each event decided on its own (its own transaction), in list order. */
@@ -533,10 +595,14 @@ export class EntitlementsService {
     state: CustomerState,
     features: FeatureRow[],
     at: Date,
+    { withoutHold, madeBy }: EvaluateOptions = {},
   ): Promise<FeatureEvaluation[]> {
     const evaluations: FeatureEvaluation[] = features.map((feature) => {
       const override = state.overrideFor(feature.id);
       const grants = state.grantsFor(feature.id);
+      const holds = state
+        .holdsFor(feature.id)
+        .filter((h) => h.id !== withoutHold && (madeBy === undefined || h.createdAt <= madeBy));
       const { granted, buckets, accessEndsAt } = featureBucketsAt(
         {
           metered: feature.metered,
@@ -551,7 +617,7 @@ export class EntitlementsService {
         feature,
         granted,
         // a grant's usage is kept on the grant; the others' come from the period sums below
-        buckets: buckets.map((b) => ({ ...b, used: b.grant?.used ?? 0n })),
+        buckets: buckets.map((b) => ({ ...b, used: b.grant?.used ?? 0n, held: heldIn(b, holds, at) })),
         overage: 0n,
         accessEndsAt,
         override: overrideInEffect(override, at) ? override : null,
@@ -623,6 +689,26 @@ export function featureOf(dto: { feature?: string; featureId?: number }): OneFea
 const allocationKey = (a: Allocation): string =>
   a.source === 'plan' ? `plan:${a.group}` : a.source === 'override' ? 'override' : `grant:${a.grantId}`;
 
+/** What `evaluate` leaves out: a hold given back (a commit's, a release's), holds made after a past instant. */
+interface EvaluateOptions {
+  withoutHold?: number;
+  /** A read of another instant (`?at=`): only holds made by then count. */
+  madeBy?: Date;
+}
+
+/** The evaluation with a hold's allocations added to what its buckets hold. */
+export function withHeld(e: FeatureEvaluation, allocations: readonly Allocation[]): FeatureEvaluation {
+  return {
+    ...e,
+    buckets: e.buckets.map((b) => ({
+      ...b,
+      held:
+        (b.held ?? 0n) +
+        allocations.filter((a) => allocationKey(a) === bucketKey(b)).reduce((s, a) => s + a.amount, 0n),
+    })),
+  };
+}
+
 /** The evaluation after a consume's allocations and overage. */
 function applyAllocations(
   e: FeatureEvaluation,
@@ -641,12 +727,13 @@ function applyAllocations(
   };
 }
 
-function toBalanceView(e: FeatureEvaluation): BalanceView {
-  if (!e.granted) return { limit: 0, used: 0, remaining: 0, overage: 0 };
+export function toBalanceView(e: FeatureEvaluation): BalanceView {
+  if (!e.granted) return { limit: 0, used: 0, held: 0, remaining: 0, overage: 0 };
   const b = balanceOf(e.buckets);
   return {
     limit: b.limit === null ? null : fromMicros(b.limit),
     used: fromMicros(b.used),
+    held: fromMicros(b.held),
     remaining: b.remaining === null ? null : fromMicros(b.remaining),
     overage: fromMicros(e.overage),
   };
@@ -658,6 +745,7 @@ function toBucketView(b: BucketUsage): BucketView {
     source: b.source,
     limit: b.limit === null ? null : fromMicros(b.limit),
     used: fromMicros(b.used),
+    held: fromMicros(b.held ?? 0n),
     remaining: remaining === null ? null : fromMicros(remaining),
     overage: 0,
     group: b.group,

@@ -94,6 +94,16 @@ export class UsageRepository {
     return row?.usage ?? null;
   }
 
+  /** The record `usageId` of the project (a committed hold's), null when there is none. */
+  @GenerateSql({ params: ['prj_1', '1'] })
+  async find(projectId: string, usageId: string): Promise<UsageRow | null> {
+    const [row] = await this.statements.rows<{ usage: UsageRow }>(undefined, FIND_USAGE, [
+      usageId,
+      projectId,
+    ]);
+    return row?.usage ?? null;
+  }
+
   /**
    * Marks a record and its allocations reversed at `at`, giving back to each grant what the record
    * took from it only while that grant is in effect (neither expired nor voided: `restored`);
@@ -210,6 +220,11 @@ const INSERT_USAGE: Statement = {
            'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json)
                              FROM a WHERE a.usage_id = ux.id)) AS usage
            FROM ux`,
+};
+
+const FIND_USAGE: Statement = {
+  name: 'usage.find',
+  text: `SELECT ${USAGE_JSON} AS usage FROM usage_records u WHERE u.id = $1::bigint AND u.project_id = $2`,
 };
 
 const LOCK_FOR_REVERSAL: Statement = {

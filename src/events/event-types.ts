@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'trial.started',
   'trial.ending',
   'trial.ended',
+  'usage.hold_expired',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -165,6 +166,17 @@ export type NewEvent =
         window: EventWindow;
         reason: 'expired' | 'replaced';
         converted: boolean;
+      };
+      uniqueKey: string;
+    }
+  | {
+      type: 'usage.hold_expired';
+      customer: EventCustomer;
+      data: {
+        customer: EventCustomer;
+        feature: { id: number; slug: string };
+        /** The hold as the API shows it once expired. */
+        hold: Record<string, unknown>;
       };
       uniqueKey: string;
     }

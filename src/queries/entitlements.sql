@@ -128,7 +128,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -207,7 +212,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -286,7 +296,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -365,7 +380,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -444,7 +464,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -523,7 +548,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -600,7 +630,12 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = $1 AND h.status = 'held'
+        AND h.expires_at > $3::timestamptz - interval '1 day') AS holds
   FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.loadState (all features, with the sums of the last read)
@@ -645,7 +680,12 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = $1 AND h.status = 'held'
+        AND h.expires_at > $3::timestamptz - interval '1 day') AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -721,7 +761,12 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = $1 AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = $1 AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = $1 AND h.status = 'held'
+        AND h.expires_at > $4::timestamptz - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = $1 AND f.id = $3::int)) AS holds
   FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
@@ -774,7 +819,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -815,6 +865,96 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
+  FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+ WHERE r.i BETWEEN 1 AND 2147483647
+
+-- EntitlementsRepository.lockAndLoadMany (by id, feature by id, without an event id (a hold))
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
+
+-- EntitlementsRepository.lockAndLoadMany (by id, feature by id, without an event id (a hold))
+SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
+       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+    ,
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
+                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+              END)::text
+        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+          OFFSET 0) span
+       WHERE b.i BETWEEN 1 AND 2147483647
+       ORDER BY b.i) AS used,
+ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
+              END)::text
+        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+          OFFSET 0) span
+       WHERE o.i BETWEEN 1 AND 2147483647
+       ORDER BY o.i) AS overage
   FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
  WHERE r.i BETWEEN 1 AND 2147483647
 
@@ -868,7 +1008,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -962,7 +1107,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -1056,7 +1206,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -1150,7 +1305,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -1244,7 +1404,12 @@ WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')
               'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
               'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
        FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
     ,
 ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                           WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
@@ -1285,6 +1450,96 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
+  FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+ WHERE r.i BETWEEN 1 AND 2147483647
+
+-- EntitlementsRepository.lockAndLoadMany (by username, feature by slug, without an event id (a hold))
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
+
+-- EntitlementsRepository.lockAndLoadMany (by username, feature by slug, without an event id (a hold))
+SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
+       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+ FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+      ORDER BY s.valid_from, s.id), '[]'::json)
+ FROM subscriptions s
+WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+           FROM quotas q
+          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+ FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+    json_build_object('zone', c.time_zone, 'changes',
+ (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                           ORDER BY z.changed_at, z.id), '[]'::json)
+    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+    (SELECT json_build_object('zone', p.time_zone, 'changes',
+   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                             ORDER BY z.changed_at, z.id), '[]'::json)
+      FROM project_time_zone_changes z WHERE z.project_id = p.id))
+ FROM projects p WHERE p.id = r.project) AS project_zones,
+    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+       FROM (SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+             UNION ALL
+             -- voided after the instant (a read of an earlier one): none at the present
+             SELECT g.* FROM grants g
+              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+       FROM customer_overrides o
+      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+              h.allocations) ORDER BY h.id), '[]'::json)
+       FROM usage_holds h
+      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+    ,
+ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                   WHEN span.upto IS NULL THEN 0
+                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+              END)::text
+        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+          OFFSET 0) span
+       WHERE b.i BETWEEN 1 AND 2147483647
+       ORDER BY b.i) AS used,
+ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                            AND u.project_id = r.project)
+              END)::text
+        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
+                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+          OFFSET 0) span
+       WHERE o.i BETWEEN 1 AND 2147483647
+       ORDER BY o.i) AS overage
   FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
  WHERE r.i BETWEEN 1 AND 2147483647
 
@@ -1574,6 +1829,91 @@ SELECT
 FROM "grants" "Grant"
 WHERE (("Grant"."id" = $1) AND ("Grant"."project_id" = $2))
 LIMIT 1
+
+-- HoldsRepository.end
+WITH h AS (
+         UPDATE usage_holds SET status = $3, ended_at = $4, usage_id = $5::bigint
+          WHERE id = $1::bigint AND project_id = $2
+         RETURNING *)
+       SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM h
+
+-- HoldsRepository.expireDue
+WITH due AS (
+         SELECT d.id FROM usage_holds d WHERE d.status = 'held' AND d.expires_at <= $1
+          ORDER BY d.expires_at, d.id LIMIT $2
+            FOR UPDATE SKIP LOCKED),
+       h AS (
+         UPDATE usage_holds u SET status = 'expired', ended_at = u.expires_at
+           FROM due WHERE u.id = due.id
+         RETURNING u.*)
+       SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM h ORDER BY h.expires_at, h.id
+
+-- HoldsRepository.find (locked)
+SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.id = $1::bigint AND h.project_id = $2 FOR UPDATE
+
+-- HoldsRepository.find (unlocked)
+SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.id = $1::bigint AND h.project_id = $2
+
+-- HoldsRepository.findByHoldId
+SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2 AND h.hold_id = $3
+
+-- HoldsRepository.insert
+INSERT INTO usage_holds AS h (project_id, customer_id, feature_id, hold_id, amount, overage, allow_overage,
+                                    allocations, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
+       RETURNING h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId"
+
+-- HoldsRepository.page (by feature and status)
+SELECT
+  count(*)::int AS total
+FROM usage_holds h
+WHERE h.project_id = $1 AND h.customer_id = $2 AND h.feature_id = $3::bigint AND (h.status = 'expired' OR (h.status = 'held' AND h.expires_at <= $4))
+
+-- HoldsRepository.page (by feature and status)
+SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2 AND h.feature_id = $3::bigint AND (h.status = 'expired' OR (h.status = 'held' AND h.expires_at <= $4))
+             ORDER BY h.id DESC LIMIT $5 OFFSET $6
+
+-- HoldsRepository.page (unfiltered)
+SELECT
+  count(*)::int AS total
+FROM usage_holds h
+WHERE h.project_id = $1 AND h.customer_id = $2
+
+-- HoldsRepository.page (unfiltered)
+SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2
+             ORDER BY h.id DESC LIMIT $3 OFFSET $4
+
+-- UsageRepository.find
+SELECT json_build_object(
+'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.id = $1::bigint AND u.project_id = $2
 
 -- UsageRepository.insertMany
 WITH x AS (

@@ -811,6 +811,12 @@ export interface Received {
 }
 
 const ERROR_KEYS = new Set(['code', 'message', 'details']);
+/**
+ * What an `error.details` item may hold besides `field` and `message`: the extra keys
+ * `ErrorDetail` (src/common/errors/error-codes.ts) names for a few codes (`QUOTA_EXCEEDED`'s
+ * `remaining` and `resetsAt`, a hold's `status`, ...).
+ */
+const DETAIL_EXTRA_KEYS = new Set(['remaining', 'resetsAt', 'reason', 'group', 'required', 'status']);
 
 /** What is wrong with one answer, or `[]`. */
 export function violations(op: Operation, res: Received): string[] {
@@ -870,12 +876,14 @@ export function violations(op: Operation, res: Received): string[] {
         const ok =
           d &&
           typeof d === 'object' &&
-          Object.keys(d).sort().join(',') === 'field,message' &&
+          Object.keys(d).every((k) => k === 'field' || k === 'message' || DETAIL_EXTRA_KEYS.has(k)) &&
           typeof d.field === 'string' &&
           typeof d.message === 'string' &&
           d.message !== '';
         if (!ok) {
-          problems.push(`error.details item ${JSON.stringify(d)} is not { field, message }`);
+          problems.push(
+            `error.details item ${JSON.stringify(d)} is not { field, message } (and ErrorDetail's keys)`,
+          );
           break;
         }
       }

@@ -906,6 +906,116 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/private/v1/usage/holds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reserve an amount of a metered feature before a call whose cost is known only afterwards: 201 the hold and the balance; 200 `replayed: true` for a `holdId` already held
+     * @description Reserves `amount` of a metered feature for a customer before a call whose cost is known only afterwards (a model call, a render, an export), so that parallel calls never all see the same balance. Decided like `POST /usage`, under the customer's lock, from the buckets in the order of consumption (plans, an override, grants); what it took are the hold's `allocations`, and nothing enters the ledger. While the hold lives (until it is committed, released or its `expiresAt`), what it holds counts as `held` in every balance and is unavailable to consumes, checks and other holds. `ttl` is an ISO 8601 duration `P[nD][T[nH][nM][nS]]` (default `PT15M`, at most 24 hours). `holdId` is yours, unique per customer forever: the same one again answers 200 with the hold as it is now and `replayed: true`, with another feature or amount `409 HOLD_CONFLICT`. Short of room: `409 QUOTA_EXCEEDED` (nothing held) unless `allowOverage: true` holds what remains and the rest as `overage`. Refusals, in order: `VALIDATION_FAILED`, `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `HOLD_CONFLICT`, `CUSTOMER_DISABLED`, `FEATURE_NOT_METERED`, `FEATURE_NOT_GRANTED`, `HOLD_LIMIT_REACHED` (`HOLDS_MAX_LIVE` live holds of the feature), `QUOTA_EXCEEDED`. Answers 201 `{ hold, balance }`.
+     *
+     *     Errors: 400 `FEATURE_NOT_METERED`; 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `CUSTOMER_DISABLED`, `FEATURE_NOT_GRANTED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `FEATURE_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `HOLD_CONFLICT`, `HOLD_LIMIT_REACHED`, `QUOTA_EXCEEDED`.
+     */
+    post: operations['HoldsController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/usage/holds/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One hold, its status derived now
+     * @description Answers one hold with its status derived now: `committed` and `released` are final; otherwise `expired` once `expiresAt` has passed (no job is needed), else `held`. A hold of another project is `404 HOLD_NOT_FOUND`, as an unknown id.
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `HOLD_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['HoldsController_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/usage/holds/{id}/commit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * End the hold and record what the call cost as one usage record: 201 the hold, the record and the balance; 200 `replayed: true` for a hold already committed
+     * @description Ends the hold and records one usage record in the same transaction, exactly as `POST /usage` would at this instant with `amount` (default: the hold's) and `eventId` (default: the `holdId`), the hold's own reservation given back first; the record is an ordinary one (reversible, replayed by its `eventId` through `POST /usage`). Less than held frees the rest; more takes the excess if the buckets can, else `409 QUOTA_EXCEEDED` (the hold stays held) unless `allowOverage` (the commit's, else the hold's) records it as overage. Up to the held amount a commit is never refused for quota: what the buckets can no longer take (a period ended, a plan or grant ended, a deny override) is overage; nor for a customer disabled since. Refusals, in order: `VALIDATION_FAILED`, `HOLD_NOT_FOUND`, then a committed hold answers 200 with the same hold and record and `replayed: true`, `409 HOLD_FINALIZED` (released), `410 HOLD_EXPIRED` (at or after `expiresAt`: nothing recorded), `409 USAGE_EVENT_CONFLICT` (the `eventId` names a record of the customer already), `QUOTA_EXCEEDED`. Answers 201 `{ hold, usage, balance }`.
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `HOLD_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `HOLD_FINALIZED`, `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`; 410 `HOLD_EXPIRED`.
+     */
+    post: operations['HoldsController_commit'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/usage/holds/{id}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * End the hold, recording nothing; a released or expired hold answers unchanged
+     * @description Ends the hold and records nothing: what it held is available again at once. A released or an expired hold answers 200 unchanged; a committed one is `409 HOLD_FINALIZED`. Takes no body, or `{}`. Answers 200 `{ hold, balance }`.
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `HOLD_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `HOLD_FINALIZED`.
+     */
+    post: operations['HoldsController_release'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/private/v1/customers/{customerId}/holds': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The customer's holds, newest first, paged; filters featureId and status
+     * @description Lists a customer's holds, newest first, as a page object (`page` from 1, `pageSize` 1 to 100, default 10). Filters: `featureId`, and `status` as derived now (`held`, `committed`, `released`, `expired`).
+     *
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `CUSTOMER_NOT_FOUND`, `PROJECT_NOT_FOUND`.
+     */
+    get: operations['HoldsController_list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/private/v1/redemptions': {
     parameters: {
       query?: never;
@@ -1541,6 +1651,11 @@ export interface components {
         | 'GRANT_NOT_FOUND'
         | 'OVERRIDE_NOT_FOUND'
         | 'GRANT_EXPIRED'
+        | 'HOLD_NOT_FOUND'
+        | 'HOLD_CONFLICT'
+        | 'HOLD_FINALIZED'
+        | 'HOLD_EXPIRED'
+        | 'HOLD_LIMIT_REACHED'
         | 'INVALID_ADMIN_TOKEN'
         | 'API_KEY_NOT_FOUND'
         | 'API_KEY_EXPIRED'
@@ -1861,6 +1976,7 @@ export interface components {
         | 'trial.started'
         | 'trial.ending'
         | 'trial.ended'
+        | 'usage.hold_expired'
       )[];
       /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
       enabled: boolean;
@@ -1915,6 +2031,7 @@ export interface components {
         | 'trial.started'
         | 'trial.ending'
         | 'trial.ended'
+        | 'usage.hold_expired'
       )[];
       /**
        * @description Free text for people, at most 500 characters; null when none.
@@ -1957,6 +2074,7 @@ export interface components {
         | 'trial.started'
         | 'trial.ending'
         | 'trial.ended'
+        | 'usage.hold_expired'
       )[];
       /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
       enabled: boolean;
@@ -2006,6 +2124,7 @@ export interface components {
         | 'trial.started'
         | 'trial.ending'
         | 'trial.ended'
+        | 'usage.hold_expired'
       )[];
       /** @description Enabling clears disabledReason and failingSince; missed deliveries are not resent. */
       enabled?: boolean;
@@ -2047,6 +2166,7 @@ export interface components {
         | 'trial.started'
         | 'trial.ending'
         | 'trial.ended'
+        | 'usage.hold_expired'
       )[];
       /** @description Whether it can be used; a disabled customer cannot log in or redeem, a disabled key is refused. */
       enabled: boolean;
@@ -2118,7 +2238,8 @@ export interface components {
         | 'override.removed'
         | 'trial.started'
         | 'trial.ending'
-        | 'trial.ended';
+        | 'trial.ended'
+        | 'usage.hold_expired';
       /**
        * Format: date-time
        * @description When it was created (ISO 8601, UTC, milliseconds).
@@ -3188,7 +3309,12 @@ export interface components {
        */
       used: number;
       /**
-       * @description null: unlimited
+       * @description what live usage holds hold, unavailable until committed, released or expired
+       * @example 0
+       */
+      held: number;
+      /**
+       * @description `max(0, limit - used - held)`; null: unlimited
        * @example 750
        */
       remaining: number | null;
@@ -3210,7 +3336,12 @@ export interface components {
        */
       used: number;
       /**
-       * @description null: unlimited
+       * @description what live usage holds hold, unavailable until committed, released or expired
+       * @example 0
+       */
+      held: number;
+      /**
+       * @description `max(0, limit - used - held)`; null: unlimited
        * @example 750
        */
       remaining: number | null;
@@ -3858,6 +3989,188 @@ export interface components {
        */
       reason?: string;
     };
+    HoldAllocationView: {
+      /**
+       * @description the bucket it was taken from: a plan group, the override, or a grant
+       * @example plan
+       * @enum {string}
+       */
+      source: 'plan' | 'override' | 'grant';
+      /**
+       * @description the plan group; null for an override or a grant
+       * @example tier
+       */
+      group: string | null;
+      /**
+       * @description informational: the bucket's period start; null for a grant
+       * @example 2026-01-31T00:00:00.000Z
+       */
+      periodStart: string | null;
+      /**
+       * Format: int32
+       * @description a grant's id; null otherwise
+       * @example null
+       */
+      grantId: number | null;
+      /**
+       * @description what the hold holds in this bucket
+       * @example 1500
+       */
+      amount: number;
+    };
+    HoldView: {
+      /**
+       * Format: int64
+       * @description Identifier of the hold.
+       * @example 51
+       */
+      id: number;
+      /**
+       * @description your id of the hold
+       * @example completion-5f1c
+       */
+      holdId: string;
+      /**
+       * Format: int32
+       * @description Identifier of the customer.
+       * @example 12
+       */
+      customerId: number;
+      /**
+       * Format: int32
+       * @description Identifier of the feature.
+       * @example 3
+       */
+      featureId: number;
+      /**
+       * @description the sum of the allocations plus `overage`
+       * @example 2000
+       */
+      amount: number;
+      /**
+       * @description the part held from no bucket (`allowOverage`)
+       * @example 0
+       */
+      overage: number;
+      /**
+       * @description the hold's `allowOverage`
+       * @example false
+       */
+      allowOverage: boolean;
+      /** @description what it holds in each bucket, in the order of consumption; `periodStart` the bucket's at `createdAt` */
+      allocations: components['schemas']['HoldAllocationView'][];
+      /**
+       * @description derived when read: `committed` and `released` are final; otherwise `expired` once `expiresAt` has passed, else `held`
+       * @example held
+       * @enum {string}
+       */
+      status: 'held' | 'committed' | 'released' | 'expired';
+      /**
+       * Format: date-time
+       * @description `createdAt` + `ttl`
+       * @example 2026-02-01T10:05:00.000Z
+       */
+      expiresAt: string;
+      /**
+       * Format: date-time
+       * @description When it was created (ISO 8601, UTC, milliseconds).
+       * @example 2026-02-01T10:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description the commit's `recordedAt`, the release's instant, or `expiresAt` for an expired hold; null while held
+       * @example null
+       */
+      endedAt: string | null;
+      /**
+       * Format: int64
+       * @description the commit's usage record; null otherwise
+       * @example 101
+       */
+      usageId: number | null;
+    };
+    HoldResultView: {
+      /** @description the hold as it is after the call */
+      hold: components['schemas']['HoldView'];
+      /** @description the feature's balance right after the call (now, for a replay) */
+      balance: components['schemas']['BalanceView'];
+      /**
+       * @description present (true) when the holdId was already held
+       * @example true
+       */
+      replayed?: boolean;
+    };
+    CreateHoldDto: {
+      /** @description The customer by identifier; or `customerId`. */
+      customer?: components['schemas']['CustomerRefDto'];
+      /**
+       * Format: int64
+       * @description Or `customer`.
+       * @example 12
+       */
+      customerId?: number;
+      /**
+       * @description The feature by slug; or `featureId`.
+       * @example llm-tokens
+       */
+      feature?: string;
+      /**
+       * Format: int64
+       * @description Or `feature`.
+       * @example 3
+       */
+      featureId?: number;
+      /**
+       * @description What to reserve, in the feature's unit: greater than 0, at most 6 decimal places.
+       * @example 2000
+       */
+      amount: number;
+      /**
+       * @description Your id of this hold: unique per customer forever. The same id again answers the first hold (`replayed: true`).
+       * @example completion-5f1c
+       */
+      holdId: string;
+      /**
+       * @description How long the hold lasts: an ISO 8601 duration `P[nD][T[nH][nM][nS]]` of whole numbers, longer than 0 and at most 24 hours.
+       * @default PT15M
+       * @example PT5M
+       */
+      ttl?: string;
+      /**
+       * @description Hold what remains and the rest as `overage` instead of refusing with QUOTA_EXCEEDED.
+       * @default false
+       */
+      allowOverage?: boolean;
+    };
+    HoldCommitView: {
+      /** @description the hold, committed */
+      hold: components['schemas']['HoldView'];
+      /** @description the commit's usage record */
+      usage: components['schemas']['UsageView'];
+      /** @description the feature's balance right after the commit (now, for a replay) */
+      balance: components['schemas']['BalanceView'];
+      /**
+       * @description present (true) when the hold was already committed
+       * @example true
+       */
+      replayed?: boolean;
+    };
+    CommitHoldDto: {
+      /**
+       * @description What it cost, in the feature's unit (default: the hold's `amount`): less frees the rest, more takes the excess if it fits.
+       * @example 2000
+       */
+      amount?: number;
+      /**
+       * @description The record's `eventId` (default: the `holdId`); one a record of the customer has is refused.
+       * @example completion-5f1c
+       */
+      eventId?: string;
+      /** @description Record the excess over the held amount that no bucket can take as `overage` (default: the hold's `allowOverage`). */
+      allowOverage?: boolean;
+    };
+    ReleaseHoldDto: Record<string, never>;
     RedemptionCustomerView: {
       /**
        * Format: int32
@@ -3965,7 +4278,12 @@ export interface components {
        */
       used: number;
       /**
-       * @description null: unlimited
+       * @description what live usage holds hold, unavailable until committed, released or expired
+       * @example 0
+       */
+      held: number;
+      /**
+       * @description `max(0, limit - used - held)`; null: unlimited
        * @example 750
        */
       remaining: number | null;
@@ -4968,6 +5286,12 @@ export interface components {
      *
      *     `GRANT_EXPIRED`: A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.
      *
+     *     `HOLD_CONFLICT`: The `holdId` was already used for this customer with another feature or amount.
+     *
+     *     `HOLD_FINALIZED`: A commit named a released hold, or a release a committed one; `details[0].status` says which.
+     *
+     *     `HOLD_LIMIT_REACHED`: The customer already has `HOLDS_MAX_LIVE` live holds of this feature.
+     *
      *     `IDEMPOTENCY_KEY_IN_USE`: A request with the same `Idempotency-Key` is still running.
      *
      *     `IDENTIFIER_TAKEN`: Another customer of the project has an identifier of this type and value.
@@ -5018,6 +5342,9 @@ export interface components {
               | 'CUSTOMER_LIMIT_REACHED'
               | 'FEATURE_IN_USE'
               | 'GRANT_EXPIRED'
+              | 'HOLD_CONFLICT'
+              | 'HOLD_FINALIZED'
+              | 'HOLD_LIMIT_REACHED'
               | 'IDEMPOTENCY_KEY_IN_USE'
               | 'IDENTIFIER_TAKEN'
               | 'PERMANENT_TAIL_CONFLICT'
@@ -5249,6 +5576,25 @@ export interface components {
         };
       };
     };
+    /** @description `HOLD_EXPIRED`: A commit came at or after the hold's `expiresAt`: the hold gave its amount back and nothing was recorded. */
+    Gone: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiErrorResponse'] & {
+          error?: components['schemas']['ApiErrorBody'] & {
+            /** @enum {unknown} */
+            code?: 'HOLD_EXPIRED';
+          };
+        };
+      };
+    };
     /** @description A dry run: `dryRun: true`, `entitlementsAfter`, `grant.id` null */
     GrantResultView: {
       headers: {
@@ -5316,6 +5662,105 @@ export interface components {
         };
       };
     };
+    /** @description A replay of a hold already committed */
+    HoldCommitView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['HoldCommitView'];
+        };
+      };
+    };
+    /** @description Success */
+    'HoldCommitView-2': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['HoldCommitView'];
+        };
+      };
+    };
+    /** @description A replay of a holdId already held */
+    HoldResultView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['HoldResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    'HoldResultView-2': {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['HoldResultView'];
+        };
+      };
+    };
+    /** @description Success */
+    HoldView: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['HoldView'];
+        };
+      };
+    };
+    /** @description Success */
+    HoldViewPage: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+        'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+        'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+        'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['ApiSuccess'] & {
+          data: components['schemas']['Page'] & {
+            /** @description The items of this page (at most `pageSize`, itself at most 100). */
+            data: components['schemas']['HoldView'][];
+          };
+        };
+      };
+    };
     /** @description `INTERNAL_ERROR`: An unexpected failure; nothing was half-written (every write is one transaction). */
     InternalServerError: {
       headers: {
@@ -5378,6 +5823,8 @@ export interface components {
      *
      *     `GRANT_NOT_FOUND`: The grant id is unknown in this project.
      *
+     *     `HOLD_NOT_FOUND`: The hold id is not one of this project's holds (unknown, another project's, or deleted with its customer or feature).
+     *
      *     `OVERRIDE_NOT_FOUND`: The customer has no override of the feature in effect (none was set, it was deleted, or its `expiresAt` has passed).
      *
      *     `PLAN_NOT_FOUND`: No plan of this project has this id.
@@ -5408,6 +5855,7 @@ export interface components {
               | 'EVENT_NOT_FOUND'
               | 'FEATURE_NOT_FOUND'
               | 'GRANT_NOT_FOUND'
+              | 'HOLD_NOT_FOUND'
               | 'OVERRIDE_NOT_FOUND'
               | 'PLAN_NOT_FOUND'
               | 'PROJECT_NOT_FOUND'
@@ -6043,6 +6491,8 @@ export interface components {
     grantId: number;
     /** @description Also list ended and cancelled windows, after the live ones. */
     history: boolean;
+    /** @description Id of the hold (`hold.id` of `POST /usage/holds`). */
+    id: number;
     /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
     'Idempotency-Key': string;
     /** @description Identifier of the API key. */
@@ -6525,7 +6975,8 @@ export interface operations {
           | 'override.removed'
           | 'trial.started'
           | 'trial.ending'
-          | 'trial.ended';
+          | 'trial.ended'
+          | 'usage.hold_expired';
         /** @description Only the events naming this customer. */
         customerId?: number;
       };
@@ -7643,6 +8094,153 @@ export interface operations {
     requestBody?: never;
     responses: {
       200: components['responses']['OverrideViewList'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  HoldsController_create: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateHoldDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['HoldResultView'];
+      201: components['responses']['HoldResultView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  HoldsController_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description Id of the hold (`hold.id` of `POST /usage/holds`). */
+        id: components['parameters']['id'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['HoldView'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  HoldsController_commit: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Id of the hold (`hold.id` of `POST /usage/holds`). */
+        id: components['parameters']['id'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CommitHoldDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['HoldCommitView'];
+      201: components['responses']['HoldCommitView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      410: components['responses']['Gone'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  HoldsController_release: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1 to 255 printable ASCII characters. Within 24 hours the same key with the same request answers the stored response again (header `Idempotent-Replayed: true`) without running twice; with another request 422 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        /** @description Id of the hold (`hold.id` of `POST /usage/holds`). */
+        id: components['parameters']['id'];
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ReleaseHoldDto'];
+      };
+    };
+    responses: {
+      200: components['responses']['HoldResultView-2'];
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      415: components['responses']['UnsupportedMediaType'];
+      422: components['responses']['UnprocessableEntity'];
+      429: components['responses']['TooManyRequests'];
+      500: components['responses']['InternalServerError'];
+    };
+  };
+  HoldsController_list: {
+    parameters: {
+      query?: {
+        /** @description Page number, from 1; decimal digits only. A page past the end is empty. */
+        page?: components['parameters']['page'];
+        /** @description Items per page; decimal digits only. */
+        pageSize?: components['parameters']['pageSize'];
+        /** @description Only holds of this feature. */
+        featureId?: number;
+        /** @description Only holds with this status now. */
+        status?: 'held' | 'committed' | 'released' | 'expired';
+      };
+      header?: never;
+      path: {
+        /** @description Id of the customer. */
+        customerId: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: components['responses']['HoldViewPage'];
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];

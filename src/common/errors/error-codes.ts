@@ -56,6 +56,12 @@ export const ERROR_STATUS = {
   GRANT_NOT_FOUND: 404,
   OVERRIDE_NOT_FOUND: 404,
   GRANT_EXPIRED: 409,
+  // usage holds (docs/entitlements.md#holds)
+  HOLD_NOT_FOUND: 404,
+  HOLD_CONFLICT: 409,
+  HOLD_FINALIZED: 409,
+  HOLD_EXPIRED: 410,
+  HOLD_LIMIT_REACHED: 409,
   // admin interface
   INVALID_ADMIN_TOKEN: 401,
   API_KEY_NOT_FOUND: 404,
@@ -134,6 +140,11 @@ export const ERROR_MESSAGES: Record<ErrorCode, string> = {
   GRANT_NOT_FOUND: 'Grant not found.',
   OVERRIDE_NOT_FOUND: 'The customer has no override of this feature in effect.',
   GRANT_EXPIRED: 'The grant has expired and can no longer be voided.',
+  HOLD_NOT_FOUND: 'Usage hold not found.',
+  HOLD_CONFLICT: 'This holdId was already held with another feature or amount.',
+  HOLD_FINALIZED: 'The hold has already ended (committed or released).',
+  HOLD_EXPIRED: 'The hold has expired; nothing was recorded.',
+  HOLD_LIMIT_REACHED: 'The customer has the most live holds of this feature allowed.',
   INVALID_ADMIN_TOKEN: 'The admin token is missing or wrong.',
   API_KEY_NOT_FOUND: 'API key not found.',
   API_KEY_EXPIRED: 'The API key has expired.',
@@ -167,6 +178,8 @@ export interface ErrorDetail {
   group?: string;
   /** INSUFFICIENT_SCOPE: the scope the operation needs. */
   required?: string;
+  /** HOLD_FINALIZED, HOLD_EXPIRED: the hold's status. */
+  status?: string;
 }
 
 /**
@@ -367,6 +380,26 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
   GRANT_EXPIRED: {
     when: 'A void named a grant whose `expiresAt` has passed: it has already ended, and what remained was forfeited then.',
     action: 'Nothing to void; read the grant for its figures.',
+  },
+  HOLD_NOT_FOUND: {
+    when: "The hold id is not one of this project's holds (unknown, another project's, or deleted with its customer or feature).",
+    action: 'Check the id (`hold.id` of `POST /usage/holds`, or `GET /customers/{customerId}/holds`).',
+  },
+  HOLD_CONFLICT: {
+    when: 'The `holdId` was already used for this customer with another feature or amount.',
+    action: 'Use a new `holdId` for a new hold; resend the same feature and amount to replay the first.',
+  },
+  HOLD_FINALIZED: {
+    when: 'A commit named a released hold, or a release a committed one; `details[0].status` says which.',
+    action: 'Nothing to do: the hold has ended. Read it (`GET /usage/holds/{id}`) for what became of it.',
+  },
+  HOLD_EXPIRED: {
+    when: "A commit came at or after the hold's `expiresAt`: the hold gave its amount back and nothing was recorded.",
+    action: 'Record the usage with `POST /usage` (it may be refused for quota), or hold again with a longer `ttl`.',
+  },
+  HOLD_LIMIT_REACHED: {
+    when: 'The customer already has `HOLDS_MAX_LIVE` live holds of this feature.',
+    action: 'Commit or release holds that are done, or wait for them to expire; a replay of a holdId is never refused.',
   },
   WEBHOOK_ENDPOINT_NOT_FOUND: {
     when: 'The webhook endpoint id (`we_...`) is unknown in this project.',

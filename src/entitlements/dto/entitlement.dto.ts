@@ -32,7 +32,7 @@ export const EVENT_ID_PATTERN = /^[\x20-\x7E]{1,255}$/;
 export const MAX_BATCH = 100;
 
 /** This property and `other` are not both given. */
-function NotWith(other: string) {
+export function NotWith(other: string) {
   return ValidateBy({
     name: 'notWith',
     constraints: [other],
@@ -251,7 +251,17 @@ export class BalanceView {
   @ApiProperty({ example: 1000, nullable: true, type: Number, description: 'null: unlimited' })
   limit: number | null;
   @ApiProperty({ example: 250 }) used: number;
-  @ApiProperty({ example: 750, nullable: true, type: Number, description: 'null: unlimited' })
+  @ApiProperty({
+    example: 0,
+    description: 'what live usage holds hold, unavailable until committed, released or expired',
+  })
+  held: number;
+  @ApiProperty({
+    example: 750,
+    nullable: true,
+    type: Number,
+    description: '`max(0, limit - used - held)`; null: unlimited',
+  })
   remaining: number | null;
   @ApiProperty({ example: 0, description: 'overage recorded since the earliest current period start' })
   overage: number;

@@ -13,6 +13,8 @@ import {
   EngineQuota,
   EngineWindow,
   fromMicros,
+  heldIn,
+  holdLiveAt,
   MICROS,
   microsText,
   periodAt,
@@ -161,7 +163,12 @@ describe('buckets, order and allocation', () => {
       win('b', t, null, { limit: 5n * MICROS }),
     ];
     const buckets = withUsed(bucketsAt(ws, d(t)), [1n * MICROS, 0n]);
-    expect(balanceOf(buckets)).toEqual({ limit: 8n * MICROS, used: 1n * MICROS, remaining: 7n * MICROS });
+    expect(balanceOf(buckets)).toEqual({
+      limit: 8n * MICROS,
+      used: 1n * MICROS,
+      held: 0n,
+      remaining: 7n * MICROS,
+    });
     const taken = allocate(buckets, 4n * MICROS, false);
     expect(taken).toEqual({
       ok: true,
@@ -176,6 +183,53 @@ describe('buckets, order and allocation', () => {
     const unlimited = withUsed(bucketsAt([win('u', t, null, { limit: null })], d(t)));
     expect(balanceOf(unlimited).remaining).toBeNull();
     expect(allocate(unlimited, 10n ** 15n, false)).toMatchObject({ ok: true, overage: 0n });
+  });
+
+  it('holds: what live holds hold counts in the period they were made, per bucket; remaining = limit - used - held', () => {
+    const t = '2025-01-01T00:00:00.000Z';
+    const w = win('a', t, null, { limit: 10n * MICROS, resetInterval: 'P1D' });
+    const at = d('2025-01-01T12:00:00.000Z');
+    const [bucket] = bucketsAt([w], at);
+    const plan = (amount: bigint): Allocation => ({
+      source: 'plan',
+      group: 'a',
+      periodStart: d(t),
+      grantId: null,
+      amount,
+    });
+    const holds = [
+      {
+        id: 1,
+        createdAt: d('2025-01-01T11:00:00.000Z'),
+        expiresAt: d('2025-01-01T13:00:00.000Z'),
+        allocations: [plan(3n * MICROS)],
+      },
+      // expired: counts nowhere, with no job run
+      { id: 2, createdAt: d('2025-01-01T10:00:00.000Z'), expiresAt: at, allocations: [plan(1n * MICROS)] },
+      // another group's
+      {
+        id: 3,
+        createdAt: d('2025-01-01T11:00:00.000Z'),
+        expiresAt: d('2025-01-02T00:00:00.000Z'),
+        allocations: [{ ...plan(2n * MICROS), group: 'b' }],
+      },
+    ];
+    expect(holds.map((h) => holdLiveAt(h, at))).toEqual([true, false, true]);
+    const held = heldIn(bucket, holds, at);
+    expect(held).toBe(3n * MICROS);
+    const usage: BucketUsage = { ...bucket, used: 2n * MICROS, held };
+    expect(remainingOf(usage)).toBe(5n * MICROS);
+    expect(balanceOf([usage])).toEqual({
+      limit: 10n * MICROS,
+      used: 2n * MICROS,
+      held: 3n * MICROS,
+      remaining: 5n * MICROS,
+    });
+    expect(allocate([usage], 6n * MICROS, false)).toEqual({ ok: false, remaining: 5n * MICROS });
+    // the next period: made in the one before, it holds nothing there though still live
+    const next = d('2025-01-02T00:30:00.000Z');
+    const [later] = bucketsAt([w], next);
+    expect(heldIn(later, [{ ...holds[0], expiresAt: d('2025-01-02T01:00:00.000Z') }], next)).toBe(0n);
   });
 
   it('accessEndsAt: the end of the coverage by granting windows from now, across groups; null when it reaches a permanent one', () => {

@@ -103,6 +103,8 @@ export interface Bucket {
 export interface BucketUsage extends Bucket {
   /** Micro-units taken from this bucket within the period, reversals excluded. */
   used: bigint;
+  /** Micro-units live holds hold in this bucket's current period (`heldIn`); none when absent. */
+  held?: bigint;
 }
 
 /** The key that ties an allocation to its bucket: the group, `override`, or the grant's id. */
@@ -443,26 +445,74 @@ export function accessEndsAt(windows: readonly EngineWindow[], t: Date): Date | 
   return new Date(end);
 }
 
-/** `remaining = max(0, limit - used)`; null when unlimited. */
-export const remainingOf = (b: Pick<BucketUsage, 'limit' | 'used'>): bigint | null =>
-  b.limit === null ? null : b.limit > b.used ? b.limit - b.used : 0n;
+/** `remaining = max(0, limit - used - held)`; null when unlimited. */
+export const remainingOf = (b: Pick<BucketUsage, 'limit' | 'used' | 'held'>): bigint | null => {
+  if (b.limit === null) return null;
+  const taken = b.used + (b.held ?? 0n);
+  return b.limit > taken ? b.limit - taken : 0n;
+};
 
 /** The balance over the buckets: sums, with `limit` and `remaining` null when any bucket is unlimited. */
 export function balanceOf(buckets: readonly BucketUsage[]): {
   limit: bigint | null;
   used: bigint;
+  held: bigint;
   remaining: bigint | null;
 } {
   let limit: bigint | null = 0n;
   let remaining: bigint | null = 0n;
   let used = 0n;
+  let held = 0n;
   for (const b of buckets) {
     used += b.used;
+    held += b.held ?? 0n;
     const r = remainingOf(b);
     limit = limit === null || b.limit === null ? null : limit + b.limit;
     remaining = remaining === null || r === null ? null : remaining + r;
   }
-  return { limit, used, remaining };
+  return { limit, used, held, remaining };
+}
+
+/**
+ * A usage hold not ended, as the rules take it (docs/entitlements.md#holds): what it took from
+ * each bucket when it was made, at `createdAt`; it counts until `expiresAt`.
+ */
+export interface EngineHold {
+  id: number;
+  createdAt: Date;
+  expiresAt: Date;
+  allocations: readonly Allocation[];
+}
+
+/** Whether a hold not ended still counts at `t` (its expiry needs no job: it is computed). */
+export const holdLiveAt = (h: Pick<EngineHold, 'expiresAt'>, t: Date): boolean =>
+  t.getTime() < h.expiresAt.getTime();
+
+/**
+ * What the holds not ended that are live at `t` hold in bucket `b` (the bucket at `t`): a plan
+ * bucket their allocations to its group, an override bucket their allocations not to a grant,
+ * each only while the bucket's current period holds the hold's `createdAt` (as a record counts
+ * by its `recordedAt`); a grant's bucket their allocations to that grant, while it is in effect.
+ */
+export function heldIn(b: Bucket, holds: readonly EngineHold[], t: Date): bigint {
+  let held = 0n;
+  for (const h of holds) {
+    if (!holdLiveAt(h, t)) continue;
+    if (b.source !== 'grant') {
+      const made = h.createdAt.getTime();
+      if (made < b.periodStart.getTime() || (b.periodEnd !== null && made >= b.periodEnd.getTime())) continue;
+    }
+    for (const a of h.allocations)
+      if (
+        b.source === 'grant'
+          ? a.grantId === b.grant!.id
+          : b.source === 'override'
+            ? a.source !== 'grant'
+            : a.source === 'plan' && a.group === b.group
+      )
+        held += a.amount;
+  }
+  return held;
 }
 
 /**
