@@ -557,6 +557,14 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     const sent = new Map<Client, string[]>();
     // a statement's name by its text: with prepared statements off (a pooler) it is sent unnamed
     const names = new Map<string, string>();
+    // a statement that carried the audit records (see src/database/riders.ts), unnamed: its own
+    // text follows theirs
+    const nameOf = (text: string): string => {
+      const own = names.get(text);
+      if (own !== undefined || !text.startsWith('WITH rider_')) return own ?? text;
+      const carrier = [...names].find(([t]) => text.endsWith(t.replace(/^\s*WITH\s/, '')));
+      return carrier ? `${carrier[1]}+audit` : text;
+    };
     const statements = t.app.get(Statements);
     const run = statements.run.bind(statements);
     const runSpy = jest.spyOn(statements, 'run').mockImplementation((em, statement, values) => {
@@ -568,9 +576,9 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       this: Client,
       ...args: any[]
     ) {
-      const q = args[0] as string | { text: string };
+      const q = args[0] as string | { text: string; name?: string };
       const text = typeof q === 'string' ? q : q.text;
-      sent.set(this, [...(sent.get(this) ?? []), names.get(text) ?? text]);
+      sent.set(this, [...(sent.get(this) ?? []), (typeof q === 'object' && q.name) || nameOf(text)]);
       return (query as (...a: any[]) => any).apply(this, args);
     });
     try {
@@ -586,7 +594,7 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     return list.slice(list.lastIndexOf('START TRANSACTION', lock), list.indexOf('COMMIT', lock) + 1);
   }
 
-  it('a batch of consumes is one transaction of five round trips: begin, lock, state, insert, commit', async () => {
+  it('a batch of consumes is one transaction of five round trips: begin, lock, state, insert (with its audit records), commit', async () => {
     const slug = `trips-${++seq}`;
     const f = await feature(a, slug);
     const pl = await plan(a, [{ featureId: f.id, limit: 10 }]);
@@ -598,7 +606,8 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       'START TRANSACTION',
       'entitlements.lock-batch-id',
       'entitlements.state-batch-id-slug-event',
-      'usage.insert-many',
+      // the records and, riding with them, their audit records
+      'usage.insert-many+audit',
       'COMMIT',
     ];
     expect(await roundTrips(() => service.consume(a.id, dto(customers[0])))).toEqual(expected);

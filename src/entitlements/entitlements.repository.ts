@@ -560,7 +560,7 @@ export class EntitlementsRepository {
   )
   async lockAndLoadMany(
     loads: readonly ConsumeLoad[],
-  ): Promise<{ locked: Set<number>; states: Array<CustomerState | null> }> {
+  ): Promise<{ locked: Set<number>; states: Array<CustomerState | null>; usageIds: string[] }> {
     if (!this.transactions.isTransactionActive())
       throw new Error('lockAndLoadMany runs inside a unit of work: its row locks last until it commits');
     const { name: kind } = loads[0].lock;
@@ -586,6 +586,12 @@ export class EntitlementsRepository {
       states: byOrdinality(loads, stateRows).map((row, k) =>
         row ? this.stateOf(row, guessing[k], keys[k]) : null,
       ),
+      // ids for the batch's records, in the order drawn: given in the batch's order, a customer's
+      // records of one instant keep their order (the running totals follow it)
+      usageIds: stateRows
+        .flatMap((r) => (r.usage_id === undefined ? [] : [BigInt(r.usage_id)]))
+        .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
+        .map(String),
     };
   }
 
@@ -794,7 +800,7 @@ export interface ConsumeLoad {
 }
 
 /** A row of a batched state statement: a state and the ordinality of its request. */
-type BatchRow = StateRow & { i: string };
+type BatchRow = StateRow & { i: string; usage_id?: string };
 
 /** The rows of a batch's statement in the order of its requests (null: no such customer). */
 function byOrdinality<R extends { i: string }>(loads: readonly unknown[], rows: R[]): Array<R | null> {
@@ -1223,7 +1229,8 @@ function stateBatchStatement(
   };
   return {
     name: `entitlements.state-batch-${kind}-${featureKind}${withEvent ? '-event' : ''}`,
-    text: `SELECT r.i, x.* FROM ${unnestRequests(columns)}
+    // a consume's record id is drawn here, under the customers' locks (see `lockAndLoadMany`)
+    text: `SELECT r.i, x.*${withEvent ? `, nextval('usage_records_id_seq')::text AS usage_id` : ''} FROM ${unnestRequests(columns)}
       CROSS JOIN LATERAL (${stateSelect(kind, featureKind, inputs)}) x
      WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
   };

@@ -273,7 +273,7 @@ export class EntitlementsService {
     batch: readonly ConsumeItem[],
   ): Promise<Array<ConsumeOutcome | DomainError | typeof AGAIN>> {
     return runInTransaction(this.transactions, async () => {
-      const { locked, states } = await this.repository.lockAndLoadMany(batch);
+      const { locked, states, usageIds } = await this.repository.lockAndLoadMany(batch);
       // the time is read once the locks are held
       const clock = this.clock.now();
       /** Each customer's consumes so far in this transaction (see `CustomerRun`). */
@@ -308,13 +308,15 @@ export class EntitlementsService {
       const writes = decisions.filter(
         (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
       );
-      const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
-      // the records before the events, whose statement they go with
-      for (const [k, { item }] of writes.entries())
-        this.audit.created(item.projectId, 'usage', rows[k].id, toUsageView(rows[k]), {
+      // the records' ids were drawn with the state, so their audit records go with the insert
+      for (const [k, { item, write }] of writes.entries()) {
+        write.usage.id = usageIds[k];
+        this.audit.created(item.projectId, 'usage', write.usage.id, auditedUsage(write.usage), {
           action: 'usage.recorded',
           context: item.audit,
         });
+      }
+      const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
       for (const [k, { item, state, write }] of writes.entries()) {
         const events = await this.consumeEvents(item.projectId, state, write, Number(rows[k].id));
         if (events.length > 0) await this.events.record(item.projectId, events);
@@ -781,6 +783,15 @@ function toEntitlementView(e: FeatureEvaluation): EntitlementView {
     at: e.at.toISOString(),
   };
 }
+
+/** A new record's audited fields, as its view will show them (`reversedAt` has no value yet). */
+const auditedUsage = (u: NewUsage) => ({
+  customerId: u.customerId,
+  featureId: u.featureId,
+  eventId: u.eventId,
+  amount: fromMicros(u.amount),
+  overage: fromMicros(u.overage),
+});
 
 export function toUsageView(r: UsageRow): UsageView {
   return {

@@ -15,6 +15,8 @@ export interface NewUsage {
   overage: bigint;
   recordedAt: Date;
   allocations: Allocation[];
+  /** Its id when drawn beforehand (a consume's, with its batch's state); else drawn by the insert. */
+  id?: string;
 }
 
 /**
@@ -74,6 +76,7 @@ export class UsageRepository {
       allocations.map((a) => microsText(a.amount)),
       allocations.map((a) => a.source),
       allocations.map((a) => a.grantId),
+      usages.map((u) => u.id ?? null),
     ];
     const rows = await this.statements.rows<{ i: string; usage: UsageRow }>(undefined, INSERT_USAGE, values);
     const ordered: UsageRow[] = [];
@@ -171,18 +174,21 @@ export class UsageRepository {
  * of the arrays `$10` to `$12`). Each series' last total is read (`base`) before the first row
  * is written: read beside the inserts, each probe of a customer's series walked the index entries
  * the statement had written before it (invisible to its snapshot), which grew with the square of
- * a hot customer's consumes in one batch. The always-true ranges on the ordinalities keep the
+ * a hot customer's consumes in one batch. `$16` the records' ids where drawn beforehand (ascending
+ * in the batch's order), null where the insert draws them. The always-true ranges on the ordinalities keep the
  * generic plan (see `ORDINALITY_MAX`): without them the planner assumed many rows of each, each
  * with its probe, and planned every call again.
  */
 const INSERT_USAGE: Statement = {
   name: 'usage.insert-many',
+  // a consume's audit records go with it (its records' ids are drawn beforehand: see `$16`)
+  carrier: true,
   text: `WITH x AS (
            SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
                          ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
              FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
-                         $7::timestamptz[], $8::numeric[], $9::int[], $10::int[])
-                  WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, i)
+                         $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
+                  WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
             WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
          xa AS MATERIALIZED (
            SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
@@ -194,8 +200,8 @@ const INSERT_USAGE: Statement = {
                   WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
             WHERE y.k BETWEEN 1 AND ${ORDINALITY_MAX}),
          u AS (
-           INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
-           SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
+           INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
+           SELECT coalesce(x.id, nextval('usage_records_id_seq')), x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
                   sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
              FROM x ORDER BY x.i
            RETURNING *),

@@ -776,7 +776,7 @@ WITH ORDINALITY AS r(project, v1, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
-SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
+SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
@@ -965,7 +965,7 @@ WITH ORDINALITY AS r(project, v1, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
-SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
+SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
@@ -1064,7 +1064,7 @@ WITH ORDINALITY AS r(project, v1, v2, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
-SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
+SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
@@ -1163,7 +1163,7 @@ WITH ORDINALITY AS r(project, v1, v2, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
-SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
+SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
        WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
@@ -1262,7 +1262,7 @@ WITH ORDINALITY AS r(project, v1, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
-SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
+SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
@@ -1361,7 +1361,7 @@ WITH ORDINALITY AS r(project, v1, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
-SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
+SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
        WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
   CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
     (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
@@ -1920,8 +1920,8 @@ WITH x AS (
        SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
                      ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
          FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
-                     $7::timestamptz[], $8::numeric[], $9::int[], $10::int[])
-              WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, i)
+                     $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
+              WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
         WHERE x.i BETWEEN 1 AND 2147483647),
      xa AS MATERIALIZED (
        SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
@@ -1933,8 +1933,8 @@ WITH x AS (
               WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
         WHERE y.k BETWEEN 1 AND 2147483647),
      u AS (
-       INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
-       SELECT x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
+       INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
+       SELECT coalesce(x.id, nextval('usage_records_id_seq')), x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
               sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
          FROM x ORDER BY x.i
        RETURNING *),
