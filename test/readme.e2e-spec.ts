@@ -240,13 +240,14 @@ describe('README and docs walk-through', () => {
       );
       expect(BLOCKS).toHaveLength(fences.length);
       expect(BLOCKS.filter((block) => notRunReason(block) === '').map(blockName)).toEqual([]);
-      // the walk-through (four blocks of three pages) and the tour are run above, as one script each
+      // the walk-through (its blocks of three pages) and the tour are run above, as one script each
       expect(BLOCKS.filter(inWalkthroughOrTour).map((block) => block.page)).toEqual([
         'README.md',
         'docs/api-guide.md',
         'docs/api-guide.md', // campaign codes
         'docs/entitlements.md', // the example
         'docs/entitlements.md', // grants and overrides
+        'docs/entitlements.md', // holds
         'docs/events.md',
       ]);
       expect(
