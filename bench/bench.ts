@@ -27,6 +27,11 @@
  *   7. `campaign` (BENCH_PARTS=campaign, not in the default): redemptions with 1,000 connections of
  *      one campaign code (a cap of 100,000) and of single-use codes of the same plan, every one for
  *      a customer of its own, in rotating rounds; the campaign code's req/s against single-use.
+ *   9. `holds` (BENCH_PARTS=holds, not in the default): a hold and its commit (one pair of
+ *      requests) against one consume, clients over the 10,000 customers of the consumes, in
+ *      alternating rounds; the pairs' rate against the consumes'. Then a check and a consume, one
+ *      client, for a customer with 100 live holds of the feature, one whose 100 holds all ended,
+ *      and one with none, in rotating rounds; each one's time per request against none.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -35,6 +40,7 @@
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=grants npm run bench  # the grants part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=calendar npm run bench  # the calendar part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=campaign npm run bench  # the campaign part alone
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=holds npm run bench  # the holds part alone
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -80,14 +86,18 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants`, `calendar` and `campaign` (not in the default: their rounds
- * would add minutes to every run).
+ * baselines), `windows`, `grants`, `calendar`, `campaign` and `holds` (not in the default: their
+ * rounds would add minutes to every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
 );
 /** Rounds of the `grants` part: at least 5, so that the median ratio is not one slow round's. */
 const GRANT_ROUNDS = Math.max(5, ROUNDS);
+/** Rounds of the `holds` part: at least 5, as the grants part's. */
+const HOLD_ROUNDS = Math.max(5, ROUNDS);
+/** Clients of the `holds` part's pairs and consumes, each a loop of its own. */
+const HOLD_CLIENTS = Math.max(1, int('BENCH_HOLD_CLIENTS', 32));
 /** Rounds of the `calendar` part: at least 5, as the grants part's. */
 const CALENDAR_ROUNDS = Math.max(5, ROUNDS);
 /** Customers per scenario of the `calendar` part, checked in turn, so that no row is hot. */
@@ -329,6 +339,14 @@ interface GrantRow {
   holder: string;
   runs: GrantRun[];
   /** per round: req/s of the customer holding 1 grant ÷ this one's (empty for that customer) */
+  ratios: number[];
+}
+
+/** A scenario of the `holds` part: its runs, one per round, and its per-round ratio to its reference. */
+interface HoldRow {
+  label: string;
+  runs: GrantRun[];
+  /** the pairs: per round, pairs/s ÷ consumes/s; the live holds: req/s of the customer with none ÷ this one's (empty for the references) */
   ratios: number[];
 }
 
@@ -1587,6 +1605,147 @@ async function main(): Promise<void> {
         });
       }
     }
+    // --- holds: a hold and its commit (one pair: the commit records 1 of the 2 held) against one
+    // consume, HOLD_CLIENTS loops each over the 10,000 customers of the consumes, for HOLD_ROUNDS
+    // rounds in alternating order; a ratio is the median of the per-round pairs/s ÷ consumes/s.
+    // Then a check and a consume, one client, for a customer with 100 live holds of the feature,
+    // one whose 100 holds all ended, and one with none, in rotating rounds, as the grants part.
+    const holdRows: HoldRow[] = [];
+    if (PARTS.has('holds')) {
+      let holdSeq = 0;
+      const pairCustomer = rotating(spread);
+      const consumeCustomer = rotating(spread);
+      const pair = async (): Promise<Reply> => {
+        const held = await call(port, 'POST', '/api/private/v1/usage/holds', json, {
+          customerId: pairCustomer(),
+          feature: 'api-calls',
+          amount: 2,
+          holdId: `bench-hold-${++holdSeq}`,
+        });
+        if (held.status !== 201) return held;
+        return call(port, 'POST', `/api/private/v1/usage/holds/${held.body.data.hold.id}/commit`, json, {
+          amount: 1,
+        });
+      };
+      const consume = () =>
+        call(port, 'POST', '/api/private/v1/usage', json, {
+          customerId: consumeCustomer(),
+          feature: 'api-calls',
+          amount: 1,
+          eventId: `holds-use-${++eventSeq}`,
+        });
+      const sides = [
+        { label: 'POST /usage (10,000 customers)', make: consume },
+        { label: 'POST /usage/holds and its commit (10,000 customers)', make: pair },
+      ];
+      for (const s of sides) if (WARMUP > 0) await drive(`${s.label} warm-up`, HOLD_CLIENTS, WARMUP, s.make);
+      const sideRuns = sides.map(() => [] as GrantRun[]);
+      for (let round = 0; round < HOLD_ROUNDS; round++) {
+        for (const k of sides.map((_, i) => (i + round) % sides.length)) {
+          const db0 = databaseCpuMs();
+          const x = await drive(
+            `${sides[k].label} (${HOLD_CLIENTS} clients)`,
+            HOLD_CLIENTS,
+            SECONDS,
+            sides[k].make,
+          );
+          const run = { ...x, dbCpuMsPerRequest: round2((databaseCpuMs() - db0) / Math.max(1, x.requests)) };
+          console.log(JSON.stringify({ round: round + 1, ...run }));
+          sideRuns[k].push(run);
+        }
+      }
+      holdRows.push(
+        { label: sides[0].label, runs: sideRuns[0], ratios: [] },
+        {
+          label: sides[1].label,
+          runs: sideRuns[1],
+          ratios: sideRuns[1].map((r, i) => round2(r.rps / sideRuns[0][i].rps)),
+        },
+      );
+
+      // three customers of the metered plan: 100 live holds of 1, 100 ended ones, none
+      const holders = [
+        { label: 'no holds', live: 0, ended: 0, id: 0 },
+        { label: '100 live holds', live: 100, ended: 0, id: 0 },
+        { label: '100 ended holds', live: 0, ended: 100, id: 0 },
+      ];
+      for (const h of holders) {
+        h.id = (
+          await db.query(`INSERT INTO customers (project_id, username) VALUES ($1, $2) RETURNING id`, [
+            project.id,
+            `holds-${h.live}-${h.ended}`,
+          ])
+        ).rows[0].id;
+        await db.query(
+          `INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source)
+           VALUES ($1, $2, $3, 'usage', now() - interval '3 days', NULL, 'activation')`,
+          [project.id, h.id, meteredPlan.id],
+        );
+        await db.query(
+          `INSERT INTO usage_holds (project_id, customer_id, feature_id, hold_id, amount, allocations, status, created_at, expires_at, ended_at)
+           SELECT $1, $2, $3, 'seed-' || g, 1,
+                  jsonb_build_array(jsonb_build_object('source', 'plan', 'group', 'usage', 'periodStart', now() - interval '3 days',
+                                                       'grantId', NULL, 'amount', '1.000000')),
+                  s.status, now() - interval '1 hour', now() + interval '1 day', s.ended_at
+             FROM generate_series(1, $4::int + $5::int) g,
+                  LATERAL (SELECT CASE WHEN g <= $4 THEN 'held' ELSE 'released' END AS status,
+                                  CASE WHEN g <= $4 THEN NULL ELSE now() - interval '30 minutes' END AS ended_at) s`,
+          [project.id, h.id, feature.id, h.live, h.ended],
+        );
+      }
+      await db.query('ANALYZE customers, subscriptions, usage_holds');
+      for (const h of holders) {
+        const reply = await call(port, 'POST', '/api/private/v1/entitlements/check', json, {
+          customerId: h.id,
+          feature: 'api-calls',
+          amount: 1,
+        });
+        if (reply.status !== 200 || reply.body.data.balance?.held !== h.live)
+          throw new Error(
+            `holds: the check of the customer with ${h.label} answered ${reply.status}: ${JSON.stringify(reply.body).slice(0, 300)}`,
+          );
+      }
+      const scenarios = holders.flatMap((h) =>
+        (['POST /entitlements/check', 'POST /usage'] as const).map((kind) => ({
+          kind,
+          holder: h.label,
+          make: () =>
+            call(
+              port,
+              'POST',
+              `/api/private/v1${kind === 'POST /usage' ? '/usage' : '/entitlements/check'}`,
+              json,
+              {
+                customerId: h.id,
+                feature: 'api-calls',
+                amount: 1,
+                ...(kind === 'POST /usage' ? { eventId: `holds-${++eventSeq}` } : {}),
+              },
+            ),
+        })),
+      );
+      for (const s of scenarios)
+        if (WARMUP > 0) await drive(`${s.kind}, ${s.holder} warm-up`, 1, WARMUP, s.make);
+      const runs = new Map(scenarios.map((s) => [s, [] as GrantRun[]]));
+      for (let round = 0; round < HOLD_ROUNDS; round++) {
+        for (const s of scenarios.map((_, i) => scenarios[(i + round) % scenarios.length])) {
+          const db0 = databaseCpuMs();
+          const x = await drive(`${s.kind}, ${s.holder} (1 client)`, 1, SECONDS, s.make);
+          const run = { ...x, dbCpuMsPerRequest: round2((databaseCpuMs() - db0) / Math.max(1, x.requests)) };
+          console.log(JSON.stringify({ round: round + 1, ...run }));
+          runs.get(s)!.push(run);
+        }
+      }
+      for (const s of scenarios) {
+        const none = scenarios.find((o) => o.kind === s.kind && o.holder === holders[0].label)!;
+        const mine = runs.get(s)!;
+        holdRows.push({
+          label: `${s.kind}, ${s.holder}`,
+          runs: mine,
+          ratios: s === none ? [] : mine.map((r, i) => round2(runs.get(none)![i].rps / r.rps)),
+        });
+      }
+    }
     // --- calendar: checks of one feature, a few clients, spread over CALENDAR_CUSTOMERS customers
     // per plan: a run-anchored daily quota (the reference), a run-anchored monthly one, and
     // calendar quotas in named zones. The scenarios take turns for CALENDAR_ROUNDS rounds, the
@@ -1928,6 +2087,24 @@ async function main(): Promise<void> {
           `| ${g.kind} | ${g.holder} | ${g.runs.reduce((n, r) => n + r.requests, 0)} | ${gm((r) => r.rps)} | ${gm((r) => r.p50)} | ${gm((r) => r.p99)} | ${g.runs.reduce((n, r) => n + r.errors, 0)} | ${gm((r) => r.cpuMsPerRequest)} | ${gm((r) => r.dbCpuMsPerRequest)} | ${g.ratios.length ? `**${round2(median(g.ratios))}** (${g.ratios.join(', ')})` : ''} |`,
         );
       }
+    }
+    if (holdRows.length) {
+      console.log(
+        `\nholds: ${SECONDS} s per run, ${HOLD_ROUNDS} rounds in rotating order, medians; a pair is a hold and its commit (two requests), ${HOLD_CLIENTS} clients; ratio = median of the per-round pairs/s ÷ consumes/s (target >= 0.4), and for the one-client check and consume the per-round (req/s with no holds ÷ this req/s) (target: 100 live holds <= 1.5):\n`,
+      );
+      console.log(
+        '| scenario | requests | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | ratio |\n|---|---|---|---|---|---|---|---|---|',
+      );
+      for (const h of holdRows) {
+        const hm = (f: (r: GrantRun) => number) => round2(median(h.runs.map(f)));
+        console.log(
+          `| ${h.label} | ${h.runs.reduce((n, r) => n + r.requests, 0)} | ${hm((r) => r.rps)} | ${hm((r) => r.p50)} | ${hm((r) => r.p99)} | ${h.runs.reduce((n, r) => n + r.errors, 0)} | ${hm((r) => r.cpuMsPerRequest)} | ${hm((r) => r.dbCpuMsPerRequest)} | ${h.ratios.length ? `**${round2(median(h.ratios))}** (${h.ratios.join(', ')})` : ''} |`,
+        );
+      }
+      const pairs = median(holdRows[1].ratios);
+      console.log(
+        `\na hold and its commit ÷ one consume (req/s): ${round2(pairs)} ${pairs >= 0.4 ? '(at or above 0.4)' : '(BELOW 0.4)'}`,
+      );
     }
     if (calendarRows.length) {
       console.log(
