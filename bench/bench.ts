@@ -27,6 +27,11 @@
  *   7. `campaign` (BENCH_PARTS=campaign, not in the default): redemptions with 1,000 connections of
  *      one campaign code (a cap of 100,000) and of single-use codes of the same plan, every one for
  *      a customer of its own, in rotating rounds; the campaign code's req/s against single-use.
+ *   8. `audit` (BENCH_PARTS=audit, not in the default; needs BENCH_BEFORE, a built checkout of the
+ *      tree before the audit log): `POST /customers`, `POST /redemptions` and `POST /usage` on this
+ *      tree, which writes their audit records, and on the before tree, which writes none, with a
+ *      read beside them as a control, in rotating rounds; each write's req/s and CPU time per
+ *      request with its records against without, and a count of the records written.
  *   9. `holds` (BENCH_PARTS=holds, not in the default): a hold and its commit (one pair of
  *      requests) against one consume, clients over the 10,000 customers of the consumes, in
  *      alternating rounds; the pairs' rate against the consumes'. Then a check and a consume, one
@@ -41,6 +46,7 @@
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=calendar npm run bench  # the calendar part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=campaign npm run bench  # the campaign part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=holds npm run bench  # the holds part alone
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=audit BENCH_BEFORE=/tmp/before-audit npm run bench  # the audit part
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -86,8 +92,8 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants`, `calendar`, `campaign` and `holds` (not in the default: their
- * rounds would add minutes to every run).
+ * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit` and `holds` (not in the
+ * default: their rounds would add minutes to every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
@@ -167,6 +173,31 @@ const CAMPAIGN_PER_SIDE = Math.min(
     ) * BATCH,
   ),
 );
+/** Rounds of the `audit` part: at least 5, as the grants part's. */
+const AUDIT_ROUNDS = Math.max(5, ROUNDS);
+/** Connections of each run of the `audit` part (as many as the redemption part's by default). */
+const AUDIT_CONNECTIONS = Math.max(1, int('BENCH_AUDIT_CONNECTIONS', REDEEM_CONNECTIONS));
+/** The write rate per second the `audit` part's codes and customers are sized for: above any seen here. */
+const AUDIT_SIZED_RATE = 2000;
+/**
+ * Redemptions per side of the `audit` part (single-use codes, and customers of their own): enough
+ * for AUDIT_SIZED_RATE over the warm-up and every round, plus the requests still in flight when
+ * each run stops.
+ */
+const AUDIT_REDEMPTIONS = Math.max(
+  1,
+  int(
+    'BENCH_AUDIT_REDEMPTIONS',
+    Math.ceil(
+      ((AUDIT_ROUNDS * SECONDS + WARMUP) * AUDIT_SIZED_RATE + (AUDIT_ROUNDS + 1) * AUDIT_CONNECTIONS) / BATCH,
+    ) * BATCH,
+  ),
+);
+/**
+ * The most a write with its audit records may cost against the same write without, in CPU time per
+ * request (its req/s at least the inverse).
+ */
+const AUDIT_TARGET = 1.15;
 /** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
 const GRANT_HOLDERS = [
   { label: '1 active grant', active: 1, expired: 0, voided: 0 },
@@ -366,6 +397,41 @@ interface CampaignRow {
   runs: CannonRun[];
   /** per round: the campaign code's req/s ÷ that of single-use codes (empty for single-use) */
   ratios: number[];
+}
+
+/** A run of the `audit` part: on this tree, also the CPU time spent after it until its records were sealed. */
+interface AuditRun extends CannonRun {
+  /** service and PostgreSQL CPU ms per request from the end of the run until every record was sealed */
+  sealCpuMsPerRequest: number;
+  /**
+   * that CPU time per record left unsealed at the end of the run: what sealing a record costs,
+   * most of which the sealer spends during the run itself (NaN when none was left)
+   */
+  sealCpuMsPerRecord: number;
+}
+
+/** A request of the `audit` part, on both trees: its runs on each, one per round, and their ratios. */
+interface AuditRow {
+  label: string;
+  /** the control: a read, which writes no record on either tree */
+  control: boolean;
+  /** runs on this tree (with records) and on the before tree (without), one per round */
+  with: AuditRun[];
+  without: AuditRun[];
+  /** per round, with ÷ without: req/s; CPU ms per request of the service and PostgreSQL together, of each, and with the sealing */
+  rps: number[];
+  cpu: number[];
+  serviceCpu: number[];
+  dbCpu: number[];
+  cpuSealed: number[];
+}
+
+/** The writes the `audit` part made, as the database holds them, and the audit records of each. */
+interface AuditCount {
+  label: string;
+  side: string;
+  writes: number;
+  records: number;
 }
 
 /** The service's process, whose CPU time the one-client loops report. */
@@ -878,6 +944,15 @@ async function sameAnswers(
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // said before minutes of seeding, not after them
+  if (PARTS.has('audit') && !BEFORE)
+    throw new Error(
+      'BENCH_PARTS=audit compares writes with their audit records against the same writes without: set BENCH_BEFORE to a built checkout of the tree before the audit log (docs/benchmarks.md#audit-records)',
+    );
+  if (BEFORE && !existsSync(join(BEFORE, 'dist', 'main.js')))
+    throw new Error(
+      `BENCH_BEFORE=${BEFORE} holds no dist/main.js: build that checkout first (npx nest build in it)`,
+    );
   const loadBefore = loadavg()
     .map((x) => x.toFixed(2))
     .join(' ');
@@ -2004,6 +2079,318 @@ async function main(): Promise<void> {
             `WARNING: campaign: customers ran out for ${side.label} (${side.used} requests, ${side.customers.length} customers): raise BENCH_CAMPAIGN_REDEMPTIONS`,
           );
     }
+    // --- audit: writes with their audit records (this tree) against the same writes without them
+    // (the before tree, BENCH_BEFORE, served on the same database): POST /customers (a new
+    // username each), POST /redemptions (single-use codes of a plan in a group of its own, each
+    // for a customer of its own) and POST /usage (over the load part's customers with a metered
+    // quota), with a read beside them as a control (no record on either tree: what differs there
+    // is the rest of the two trees). The eight take turns for AUDIT_ROUNDS rounds, the order
+    // rotated every round; a ratio is the median of the per-round ratios, with ÷ without. After
+    // each run on this tree the part waits until the sealer has sealed its records, so that this
+    // work never falls on the next run, and reports that CPU time apart.
+    const auditRows: AuditRow[] = [];
+    const auditCounts: AuditCount[] = [];
+    const auditLoad: string[] = [];
+    let auditActions: Array<{ action: string; n: number }> = [];
+    if (PARTS.has('audit')) {
+      const before = baselines.find((b) => b.name === BEFORE_SIDE)!;
+      const auditPlan = (
+        await call(port, 'POST', '/api/private/v1/plans', sk, {
+          slug: 'audit',
+          name: 'Audit',
+          value: 20,
+          group: 'audit',
+        })
+      ).body.data;
+      const auditSides = [
+        { key: 'n', label: 'with records (this tree)', target: service },
+        { key: 'b', label: 'without (the tree before)', target: before },
+      ].map((side) => ({
+        ...side,
+        codes: [] as string[],
+        redeemers: [] as string[],
+        redeemed: 0,
+        created: 0,
+      }));
+      for (const side of auditSides) {
+        while (side.codes.length < AUDIT_REDEMPTIONS) {
+          const reply = await call(port, 'POST', '/api/private/v1/codes', sk, {
+            planId: auditPlan.id,
+            duration: 'P30D',
+            count: Math.min(BATCH, AUDIT_REDEMPTIONS - side.codes.length),
+          });
+          if (reply.status !== 201)
+            throw new Error(
+              `audit: a batch of codes answered ${reply.status}: ${JSON.stringify(reply.body)}`,
+            );
+          side.codes.push(...reply.body.data.codes);
+        }
+        // customers that hold nothing in the plan's group, one per redemption (usernames of at
+        // most 16 characters, as the column allows)
+        side.redeemers = (
+          await db.query(
+            `INSERT INTO customers (project_id, username)
+             SELECT $1, $2 || lpad(g::text, 8, '0') FROM generate_series(1, $3::int) g RETURNING username`,
+            [project.id, `aud${side.key}-r-`, AUDIT_REDEMPTIONS],
+          )
+        ).rows.map((r: { username: string }) => r.username);
+      }
+      await db.query('ANALYZE customers, codes');
+      const usernameOf = (side: (typeof auditSides)[number]) =>
+        `aud${side.key}-c-${String(++side.created).padStart(8, '0')}`;
+      const redemptionOf = (side: (typeof auditSides)[number]) => {
+        // past the end the codes and customers repeat and answer 409, counted as errors:
+        // BENCH_AUDIT_REDEMPTIONS too low for this machine's rate
+        const i = side.redeemed++;
+        return {
+          code: side.codes[i % side.codes.length],
+          customer: { type: 'username', value: side.redeemers[i % side.redeemers.length] },
+        };
+      };
+      const writes: Array<{
+        label: string;
+        control: boolean;
+        request: (side: (typeof auditSides)[number]) => autocannon.Request;
+      }> = [
+        {
+          label: 'POST /customers (a new username each)',
+          control: false,
+          request: (side) => ({
+            method: 'POST',
+            path: '/api/private/v1/customers',
+            headers: json,
+            setupRequest: (r) => ({ ...r, body: JSON.stringify({ username: usernameOf(side) }) }),
+          }),
+        },
+        {
+          label: 'POST /redemptions (single-use codes, a customer of its own each)',
+          control: false,
+          request: (side) => ({
+            method: 'POST',
+            path: '/api/private/v1/redemptions',
+            headers: json,
+            setupRequest: (r) => ({ ...r, body: JSON.stringify(redemptionOf(side)) }),
+          }),
+        },
+        {
+          label: `POST /usage (${spread.length.toLocaleString('en-US')} customers)`,
+          control: false,
+          request: (side) => usageOf(spread, `audit-${side.key}`),
+        },
+        { label: 'GET /customers/:id (control: no record)', control: true, request: () => readById() },
+      ];
+      // each write answered alike by both trees (the same fields; the values are each its own)
+      const keysOf = (data: unknown) =>
+        data && typeof data === 'object' ? Object.keys(data as object).sort() : data;
+      const checked = (label: string, t: Target) => async (reply: Promise<Reply>) => {
+        const r = await reply;
+        if (r.status >= 300)
+          throw new Error(
+            `audit: ${label} on ${t.name} answered ${r.status}: ${JSON.stringify(r.body).slice(0, 400)}`,
+          );
+        return r;
+      };
+      const sideOf = (t: Target) => auditSides.find((s) => s.target === t)!;
+      const targets = auditSides.map((s) => s.target);
+      await sameAnswers(
+        targets,
+        (t) =>
+          checked(
+            'POST /customers',
+            t,
+          )(call(t.port, 'POST', '/api/private/v1/customers', json, { username: usernameOf(sideOf(t)) })),
+        keysOf,
+      );
+      await sameAnswers(
+        targets,
+        (t) =>
+          checked(
+            'POST /redemptions',
+            t,
+          )(call(t.port, 'POST', '/api/private/v1/redemptions', json, redemptionOf(sideOf(t)))),
+        (data) => ({
+          keys: keysOf(data),
+          created: data?.customer?.created,
+          subscriptions: data?.subscriptions?.map((w: any) => ({ planId: w.planId, planName: w.planName })),
+        }),
+      );
+      await sameAnswers(
+        targets,
+        (t) =>
+          checked(
+            'POST /usage',
+            t,
+          )(
+            call(t.port, 'POST', '/api/private/v1/usage', json, {
+              customerId: spread[0],
+              feature: 'api-calls',
+              amount: 1,
+              eventId: `audit-${sideOf(t).key}-${++eventSeq}`,
+            }),
+          ),
+        keysOf,
+      );
+      const scenarios = writes.flatMap((w) =>
+        auditSides.map((side) => ({ write: w, side, request: w.request(side) })),
+      );
+      const unsealed = async () =>
+        Number(
+          (
+            await db.query(
+              'SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1 AND seq IS NULL',
+              [project.id],
+            )
+          ).rows[0].n,
+        );
+      /**
+       * Waits until the service is idle and every record of the project is sealed (a minute at
+       * most); answers the CPU ms the service and PostgreSQL spent meanwhile, and the records
+       * that were left to seal.
+       */
+      const untilSealed = async (): Promise<{ cpuMs: number; records: number }> => {
+        const service0 = cpuMsOf(service.pid);
+        const db0 = databaseCpuMs();
+        const records = await unsealed();
+        await settle(service.pid);
+        const deadline = Date.now() + 60_000;
+        for (let left = await unsealed(); left > 0; left = await unsealed()) {
+          if (Date.now() > deadline) {
+            console.log(`WARNING: audit: ${left} records still unsealed a minute after a run`);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return { cpuMs: cpuMsOf(service.pid) - service0 + (databaseCpuMs() - db0), records };
+      };
+      /** A run of `s`, then the wait for its records (this tree) and for both processes to be idle. */
+      const auditRun = async (s: (typeof scenarios)[number], seconds: number, name: string) => {
+        const run = await cannon(name, s.side.target, AUDIT_CONNECTIONS, seconds, s.request);
+        const sealing = s.side.target === service ? await untilSealed() : { cpuMs: 0, records: 0 };
+        await settle(s.side.target.pid);
+        return {
+          ...run,
+          sealCpuMsPerRequest: round2(sealing.cpuMs / Math.max(1, run.requests)),
+          sealCpuMsPerRecord: sealing.records > 0 ? round2(sealing.cpuMs / sealing.records) : NaN,
+        };
+      };
+      if (WARMUP > 0)
+        for (const s of scenarios) await auditRun(s, WARMUP, `${s.write.label}, ${s.side.label} warm-up`);
+      // statistics of the tables the warm-up has just filled (as the redemption part does)
+      await db.query(
+        'ANALYZE customers, codes, subscriptions, usage_records, usage_allocations, events, audit_events',
+      );
+      const countActions = async () =>
+        new Map(
+          (
+            await db.query(
+              'SELECT action, count(*)::int AS n FROM audit_events WHERE project_id = $1 GROUP BY action',
+              [project.id],
+            )
+          ).rows.map((r: { action: string; n: number }) => [r.action, r.n]),
+        );
+      const actions0 = await countActions();
+      const runs = new Map(scenarios.map((s) => [s, [] as AuditRun[]]));
+      for (let round = 0; round < AUDIT_ROUNDS; round++) {
+        auditLoad.push(
+          loadavg()
+            .map((x) => x.toFixed(2))
+            .join(' '),
+        );
+        for (const s of scenarios.map((_, i) => scenarios[(i + round) % scenarios.length])) {
+          const run = await auditRun(s, SECONDS, `${s.write.label}, ${s.side.label}`);
+          console.log(JSON.stringify({ round: round + 1, ...run }));
+          runs.get(s)!.push(run);
+        }
+      }
+      auditLoad.push(
+        loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' '),
+      );
+      const actions1 = await countActions();
+      auditActions = [...actions1]
+        .map(([action, n]) => ({ action, n: n - (actions0.get(action) ?? 0) }))
+        .filter((a) => a.n > 0);
+      for (const w of writes) {
+        const mine = runs.get(scenarios.find((s) => s.write === w && s.side.key === 'n')!)!;
+        const theirs = runs.get(scenarios.find((s) => s.write === w && s.side.key === 'b')!)!;
+        const per = (f: (a: AuditRun, b: AuditRun) => number) => mine.map((r, i) => round2(f(r, theirs[i])));
+        auditRows.push({
+          label: w.label,
+          control: w.control,
+          with: mine,
+          without: theirs,
+          rps: per((a, b) => a.rps / b.rps),
+          cpu: per(
+            (a, b) => (a.cpuMsPerRequest + a.dbCpuMsPerRequest) / (b.cpuMsPerRequest + b.dbCpuMsPerRequest),
+          ),
+          serviceCpu: per((a, b) => a.cpuMsPerRequest / b.cpuMsPerRequest),
+          dbCpu: per((a, b) => a.dbCpuMsPerRequest / b.dbCpuMsPerRequest),
+          cpuSealed: per(
+            (a, b) =>
+              (a.cpuMsPerRequest + a.dbCpuMsPerRequest + a.sealCpuMsPerRequest) /
+              (b.cpuMsPerRequest + b.dbCpuMsPerRequest),
+          ),
+        });
+      }
+      // the records: every write this tree made (warm-up and probes included) has its record, the
+      // before tree's none; found by the names each side used
+      for (const side of auditSides) {
+        const count = async (label: string, writesSql: string, recordsSql: string, pattern: string) => {
+          const [w, r] = await Promise.all(
+            [writesSql, recordsSql].map(async (sql) =>
+              Number((await db.query(sql, [project.id, pattern])).rows[0].n),
+            ),
+          );
+          auditCounts.push({ label, side: side.label, writes: w, records: r });
+        };
+        await count(
+          'POST /customers',
+          'SELECT count(*)::int AS n FROM customers WHERE project_id = $1 AND username LIKE $2',
+          `SELECT count(*)::int AS n FROM customers c JOIN audit_events a
+              ON a.project_id = c.project_id AND a.resource_type = 'customer' AND a.resource_id = c.id::text
+             AND a.action = 'customer.created'
+           WHERE c.project_id = $1 AND c.username LIKE $2`,
+          `aud${side.key}-c-%`,
+        );
+        await count(
+          'POST /redemptions',
+          `SELECT count(*)::int AS n FROM codes k JOIN customers c ON c.id = k.redeemed_by_customer_id
+           WHERE k.project_id = $1 AND c.username LIKE $2`,
+          `SELECT count(*)::int AS n FROM codes k JOIN customers c ON c.id = k.redeemed_by_customer_id
+             JOIN audit_events a
+               ON a.project_id = k.project_id AND a.resource_type = 'code' AND a.resource_id = k.id::text
+              AND a.action = 'code.redeemed'
+           WHERE k.project_id = $1 AND c.username LIKE $2`,
+          `aud${side.key}-r-%`,
+        );
+        await count(
+          'POST /usage',
+          'SELECT count(*)::int AS n FROM usage_records WHERE project_id = $1 AND event_id LIKE $2',
+          `SELECT count(*)::int AS n FROM usage_records u JOIN audit_events a
+              ON a.project_id = u.project_id AND a.resource_type = 'usage' AND a.resource_id = u.id::text
+             AND a.action = 'usage.recorded'
+           WHERE u.project_id = $1 AND u.event_id LIKE $2`,
+          `audit-${side.key}-%`,
+        );
+      }
+      for (const c of auditCounts) {
+        const mine = c.side === auditSides[0].label;
+        if (mine && !(c.writes > 0 && c.records > 0))
+          throw new Error(
+            `audit: this tree wrote ${c.records} audit records for ${c.writes} writes of ${c.label}: nothing to compare`,
+          );
+        if (!mine && c.records > 0)
+          throw new Error(
+            `audit: the before tree wrote ${c.records} audit records for ${c.label}: BENCH_BEFORE is not a tree without them`,
+          );
+      }
+      for (const side of auditSides)
+        if (side.redeemed > side.codes.length)
+          console.log(
+            `WARNING: audit: codes ran out for ${side.label} (${side.redeemed} requests, ${side.codes.length} codes): raise BENCH_AUDIT_REDEMPTIONS`,
+          );
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -2153,6 +2540,48 @@ async function main(): Promise<void> {
       const ratio = median(campaignRows[0].ratios);
       console.log(
         `\ncampaign ÷ single-use (req/s): ${round2(ratio)} ${ratio >= 0.5 ? '(at or above 0.5)' : '(BELOW 0.5)'}; the code's redemptionCount ${campaignCount?.counted} after ${campaignCount?.ok} 2xx answers seen (the rest: requests in flight when a run stopped, which the service still served)`,
+      );
+    }
+    if (auditRows.length) {
+      const floor = round2(1 / AUDIT_TARGET);
+      console.log(
+        `\naudit: ${AUDIT_CONNECTIONS} connections, ${SECONDS} s per run, ${AUDIT_ROUNDS} rounds in rotating order, medians; "with" is this tree (it writes the audit records), "without" the before tree (${BEFORE}); a ratio is the median of the per-round with ÷ without; CPU = service + PostgreSQL ms per request; "sealing" = both processes' CPU ms after a run until its records were sealed, per request of the run and per record left unsealed at its end (targets: req/s ÷ without >= ${floor}, CPU ÷ without <= ${AUDIT_TARGET}); load average at each round's start and at the end ${auditLoad.join(' | ')}:\n`,
+      );
+      console.log(
+        '| request | side | requests | req/s | p50 ms | p99 ms | errors | CPU ms/req | db CPU ms/req | sealing ms/req | sealing ms/record |\n|---|---|---|---|---|---|---|---|---|---|---|',
+      );
+      for (const a of auditRows)
+        for (const [side, runs] of [
+          ['with', a.with],
+          ['without', a.without],
+        ] as const) {
+          const am = (f: (r: AuditRun) => number) => round2(median(runs.map(f)));
+          console.log(
+            `| ${a.label} | ${side} | ${runs.reduce((n, r) => n + r.requests, 0)} | ${am((r) => r.rps)} | ${am((r) => r.p50)} | ${am((r) => r.p99)} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${am((r) => r.cpuMsPerRequest)} | ${am((r) => r.dbCpuMsPerRequest)} | ${side === 'with' ? am((r) => r.sealCpuMsPerRequest) : ''} | ${side === 'with' && !a.control ? round2(median(runs.map((r) => r.sealCpuMsPerRecord).filter((x) => !Number.isNaN(x)))) : ''} |`,
+          );
+        }
+      console.log(
+        '\n| request | req/s ÷ without | CPU ÷ without | service CPU ÷ | db CPU ÷ | CPU with sealing ÷ without | target |\n|---|---|---|---|---|---|---|',
+      );
+      for (const a of auditRows) {
+        const rps = median(a.rps);
+        const cpu = median(a.cpu);
+        const verdict = a.control
+          ? 'control'
+          : rps >= 1 / AUDIT_TARGET && cpu <= AUDIT_TARGET
+            ? 'within'
+            : 'OUTSIDE';
+        console.log(
+          `| ${a.label} | **${round2(rps)}** (${a.rps.join(', ')}) | **${round2(cpu)}** (${a.cpu.join(', ')}) | ${round2(median(a.serviceCpu))} | ${round2(median(a.dbCpu))} | ${round2(median(a.cpuSealed))} (${a.cpuSealed.join(', ')}) | ${verdict} |`,
+        );
+      }
+      console.log(
+        '\naudit records of the writes, as the database holds them (warm-up and first probes included):\n',
+      );
+      console.log('| write | side | writes | audit records |\n|---|---|---|---|');
+      for (const c of auditCounts) console.log(`| ${c.label} | ${c.side} | ${c.writes} | ${c.records} |`);
+      console.log(
+        `\naudit records written during the rounds, by action: ${auditActions.map((a) => `${a.action} ${a.n}`).join(', ')}`,
       );
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
