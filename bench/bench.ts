@@ -27,16 +27,16 @@
  *   7. `campaign` (BENCH_PARTS=campaign, not in the default): redemptions with 1,000 connections of
  *      one campaign code (a cap of 100,000) and of single-use codes of the same plan, every one for
  *      a customer of its own, in rotating rounds; the campaign code's req/s against single-use.
- *   8. `audit` (BENCH_PARTS=audit, not in the default; needs BENCH_BEFORE, a built checkout of the
- *      tree before the audit log): `POST /customers`, `POST /redemptions` and `POST /usage` on this
- *      tree, which writes their audit records, and on the before tree, which writes none, with a
- *      read beside them as a control, in rotating rounds; each write's req/s and CPU time per
- *      request with its records against without, and a count of the records written.
- *   9. `holds` (BENCH_PARTS=holds, not in the default): a hold and its commit (one pair of
+ *   8. `holds` (BENCH_PARTS=holds, not in the default): a hold and its commit (one pair of
  *      requests) against one consume, clients over the 10,000 customers of the consumes, in
  *      alternating rounds; the pairs' rate against the consumes'. Then a check and a consume, one
  *      client, for a customer with 100 live holds of the feature, one whose 100 holds all ended,
  *      and one with none, in rotating rounds; each one's time per request against none.
+ *   9. `audit` (BENCH_PARTS=audit, not in the default; needs BENCH_BEFORE, a built checkout of the
+ *      tree before the audit log): `POST /customers`, `POST /redemptions` and `POST /usage` on this
+ *      tree, which writes their audit records, and on the before tree, which writes none, with a
+ *      read beside them as a control, in rotating rounds; each write's req/s and CPU time per
+ *      request with its records against without, and a count of the records written.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
