@@ -395,11 +395,13 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
   },
   HOLD_EXPIRED: {
     when: "A commit came at or after the hold's `expiresAt`: the hold gave its amount back and nothing was recorded.",
-    action: 'Record the usage with `POST /usage` (it may be refused for quota), or hold again with a longer `ttl`.',
+    action:
+      'Record the usage with `POST /usage` (it may be refused for quota), or hold again with a longer `ttl`.',
   },
   HOLD_LIMIT_REACHED: {
     when: 'The customer already has `HOLDS_MAX_LIVE` live holds of this feature.',
-    action: 'Commit or release holds that are done, or wait for them to expire; a replay of a holdId is never refused.',
+    action:
+      'Commit or release holds that are done, or wait for them to expire; a replay of a holdId is never refused.',
   },
   WEBHOOK_ENDPOINT_NOT_FOUND: {
     when: 'The webhook endpoint id (`we_...`) is unknown in this project.',
