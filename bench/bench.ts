@@ -33,8 +33,8 @@
  *      client, for a customer with 100 live holds of the feature, one whose 100 holds all ended,
  *      and one with none, in rotating rounds; each one's time per request against none.
  *   9. `audit` (BENCH_PARTS=audit, not in the default; needs BENCH_BEFORE, a built checkout of the
- *      tree before the audit log): `POST /customers`, `POST /redemptions` and `POST /usage` on this
- *      tree, which writes their audit records, and on the before tree, which writes none, with a
+ *      same tree with AuditTrail.record a no-op): `POST /customers`, `POST /redemptions` and `POST /usage` on this
+ *      tree, which writes their audit records, and on that tree, which writes none, with a
  *      read beside them as a control, in rotating rounds; each write's req/s and CPU time per
  *      request with its records against without, and a count of the records written.
  *
@@ -46,7 +46,7 @@
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=calendar npm run bench  # the calendar part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=campaign npm run bench  # the campaign part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=holds npm run bench  # the holds part alone
- *   BENCH_CUSTOMERS=20000 BENCH_PARTS=audit BENCH_BEFORE=/tmp/before-audit npm run bench  # the audit part
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=audit BENCH_BEFORE=/tmp/no-audit npm run bench  # the audit part
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -947,7 +947,7 @@ async function main(): Promise<void> {
   // said before minutes of seeding, not after them
   if (PARTS.has('audit') && !BEFORE)
     throw new Error(
-      'BENCH_PARTS=audit compares writes with their audit records against the same writes without: set BENCH_BEFORE to a built checkout of the tree before the audit log (docs/benchmarks.md#audit-records)',
+      'BENCH_PARTS=audit compares writes with their audit records against the same writes without: set BENCH_BEFORE to a built checkout of this tree with AuditTrail.record a no-op (docs/benchmarks.md#audit-records)',
     );
   if (BEFORE && !existsSync(join(BEFORE, 'dist', 'main.js')))
     throw new Error(
