@@ -1,6 +1,6 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { PeriodicTask } from '../common/periodic-task';
+import { PeriodicWorker } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { PRUNE_BATCH } from '../database/prune';
 import { AuditRepository } from './audit.repository';
@@ -16,8 +16,7 @@ const DAY_MS = 86_400_000;
  * yet always stay.
  */
 @Injectable()
-export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly loop: PeriodicTask;
+export class AuditRetention extends PeriodicWorker {
   private readonly retentionMs: number;
 
   constructor(
@@ -25,23 +24,8 @@ export class AuditRetention implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly clock: Clock,
     config: AppConfig,
   ) {
+    super('Pruning audit records', config.get('AUDIT_PRUNE_INTERVAL_MS'));
     this.retentionMs = config.get('AUDIT_RETENTION_DAYS') * DAY_MS;
-    this.loop = new PeriodicTask(
-      'Pruning audit records',
-      config.get('AUDIT_PRUNE_INTERVAL_MS'),
-      () => this.runOnce(),
-      {
-        firstRunMs: 0,
-      },
-    );
-  }
-
-  onApplicationBootstrap(): void {
-    this.loop.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.loop.stop();
   }
 
   /** Deletes what is past the retention at `now`; answers how many records went. */

@@ -1,5 +1,5 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { PeriodicTask } from '../common/periodic-task';
+import { Injectable } from '@nestjs/common';
+import { PeriodicWorker } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { Transactional, Transactions } from '../database/transactional';
 import { auditHashOf } from './audit-hash';
@@ -20,25 +20,13 @@ const PROJECTS_PER_PASS = 100;
  * pass at once, which is how it keeps up with a busy project.
  */
 @Injectable()
-export class AuditSealer implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly loop: PeriodicTask;
-
+export class AuditSealer extends PeriodicWorker {
   constructor(
     private readonly repository: AuditRepository,
     config: AppConfig,
     private readonly transactions: Transactions,
   ) {
-    this.loop = new PeriodicTask('AuditSealer', config.get('AUDIT_SEAL_INTERVAL_MS'), () => this.runOnce(), {
-      firstRunMs: 0,
-    });
-  }
-
-  onApplicationBootstrap(): void {
-    this.loop.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.loop.stop();
+    super('AuditSealer', config.get('AUDIT_SEAL_INTERVAL_MS'));
   }
 
   /** One pass over the projects with unsealed records; true when there is more to seal at once. */

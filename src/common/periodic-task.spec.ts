@@ -1,4 +1,4 @@
-import { PeriodicTask } from './periodic-task';
+import { PeriodicTask, PeriodicWorker } from './periodic-task';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,5 +33,28 @@ describe('PeriodicTask', () => {
     loop.start();
     while (runs < 3) await sleep(5); // would hang (and time out) if a failure stopped the loop
     await loop.stop();
+  });
+
+  it('a PeriodicWorker runs from bootstrap (at once) until shutdown, and not at all when disabled', async () => {
+    class Counter extends PeriodicWorker {
+      runs = 0;
+      constructor(enabled: boolean) {
+        super('test', 5, enabled);
+      }
+      runOnce(): Promise<boolean> {
+        this.runs++;
+        return Promise.resolve(false);
+      }
+    }
+    const on = new Counter(true);
+    const off = new Counter(false);
+    on.onApplicationBootstrap();
+    off.onApplicationBootstrap();
+    while (on.runs < 2) await sleep(5);
+    await Promise.all([on.onModuleDestroy(), off.onModuleDestroy()]);
+    const after = on.runs;
+    await sleep(30);
+    expect(on.runs).toBe(after);
+    expect(off.runs).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 
 export interface PeriodicTaskOptions {
   /** Delay before the first run, in ms; `intervalMs` when unset (0: at once). */
@@ -63,5 +63,33 @@ export class PeriodicTask {
       );
     }
     this.schedule(more ? 0 : this.intervalMs);
+  }
+}
+
+/**
+ * A provider whose work is one `PeriodicTask`: started when the application has booted (when
+ * `enabled`), stopped, and its run in progress waited for, when it shuts down. The subclass says
+ * what one run does (`runOnce`, resolving `true` when more is due at once).
+ */
+export abstract class PeriodicWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly loop: PeriodicTask;
+
+  protected constructor(
+    name: string,
+    intervalMs: number,
+    private readonly enabled = true,
+    options: PeriodicTaskOptions = { firstRunMs: 0 },
+  ) {
+    this.loop = new PeriodicTask(name, intervalMs, () => this.runOnce(), options);
+  }
+
+  abstract runOnce(): Promise<unknown>;
+
+  onApplicationBootstrap(): void {
+    if (this.enabled) this.loop.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.loop.stop();
   }
 }

@@ -1,7 +1,7 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
-import { PeriodicTask } from '../common/periodic-task';
+import { PeriodicWorker } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
 import { Transactional, Transactions } from '../database/transactional';
@@ -41,9 +41,7 @@ interface Scanned {
  * override's row is left in place (the next `PUT` replaces it; reads treat it as absent).
  */
 @Injectable()
-export class GrantBoundariesScheduler implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly loop: PeriodicTask;
-
+export class GrantBoundariesScheduler extends PeriodicWorker {
   constructor(
     private readonly repository: BoundariesRepository,
     private readonly events: EventsService,
@@ -52,21 +50,11 @@ export class GrantBoundariesScheduler implements OnApplicationBootstrap, OnModul
     private readonly clock: Clock,
     private readonly transactions: Transactions,
   ) {
-    this.loop = new PeriodicTask(
+    super(
       'GrantBoundariesScheduler',
       config.get('EVENTS_SCHEDULER_INTERVAL_MS'),
-      () => this.runOnce(),
-      { firstRunMs: 0 },
+      config.get('EVENTS_SCHEDULER_ENABLED'),
     );
-  }
-
-  onApplicationBootstrap(): void {
-    if (!this.config.get('EVENTS_SCHEDULER_ENABLED')) return;
-    this.loop.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.loop.stop();
   }
 
   /** One scan, in one transaction with the cursor's lock; true when more is due at once. */

@@ -1,7 +1,7 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { DomainError } from '../common/errors/domain-error';
-import { PeriodicTask } from '../common/periodic-task';
+import { PeriodicWorker } from '../common/periodic-task';
 import { AppConfig } from '../config/app-config';
 import { CustomersService } from '../customers/customers.service';
 import { Transactional, Transactions } from '../database/transactional';
@@ -28,9 +28,7 @@ export const holdExpiredKey = (id: string | number) => `usage.hold_expired:${id}
  * before the run (the service stopped that long) are marked without an event.
  */
 @Injectable()
-export class HoldExpiryScheduler implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly loop: PeriodicTask;
-
+export class HoldExpiryScheduler extends PeriodicWorker {
   constructor(
     private readonly repository: HoldsRepository,
     private readonly events: EventsService,
@@ -40,21 +38,11 @@ export class HoldExpiryScheduler implements OnApplicationBootstrap, OnModuleDest
     private readonly clock: Clock,
     private readonly transactions: Transactions,
   ) {
-    this.loop = new PeriodicTask(
+    super(
       'HoldExpiryScheduler',
       config.get('EVENTS_SCHEDULER_INTERVAL_MS'),
-      () => this.runOnce(),
-      { firstRunMs: 0 },
+      config.get('EVENTS_SCHEDULER_ENABLED'),
     );
-  }
-
-  onApplicationBootstrap(): void {
-    if (!this.config.get('EVENTS_SCHEDULER_ENABLED')) return;
-    this.loop.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.loop.stop();
   }
 
   /** One run, in one transaction: marks the due holds and records their events; true when more are due. */
