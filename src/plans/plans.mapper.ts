@@ -47,3 +47,31 @@ export const toPlanView = (p: Plan, quotas: QuotaWithFeature[]): PlanView => ({
   updatedAt: p.updatedAt.toISOString(),
   quotas: quotas.map(toQuotaView),
 });
+
+/** A plan as its audit records tell it: its quotas by id, each with the fields that shape it. */
+export const toAuditedPlan = (view: PlanView) => ({
+  ...view,
+  quotas: [...view.quotas]
+    .sort((a, b) => a.id - b.id)
+    .map(
+      ({
+        featureId,
+        limit,
+        priority,
+        resetInterval,
+        resetAnchor,
+        resetDayOfMonth,
+        resetTimeZone,
+        thresholds,
+      }) => ({
+        featureId,
+        limit,
+        priority,
+        resetInterval,
+        resetAnchor,
+        resetDayOfMonth,
+        resetTimeZone,
+        thresholds,
+      }),
+    ),
+});

@@ -9,7 +9,7 @@ import { violatedConstraint } from '../database/pg-errors';
 import { CreatePlanDto, PlanListQueryDto, PlanView, QuotaInputDto, UpdatePlanDto } from './dto/plan.dto';
 import { Plan } from './entities/plan.entity';
 import type { Quota } from './entities/quota.entity';
-import { QuotaWithFeature, toPlanView } from './plans.mapper';
+import { QuotaWithFeature, toAuditedPlan, toPlanView } from './plans.mapper';
 import { PlansRepository, QuotaRow } from './plans.repository';
 import { assertResetFields } from './reset-rules';
 import { changedFields, guardSlug, PLAN_SLUG_INDEX } from './write-helpers';
@@ -88,7 +88,7 @@ export class PlansService {
           if (quotas.length > 0)
             await this.repository.insertQuotas(quotas.map((q) => quotaRow(projectId, plan.id, q)));
           const view = await this.get(projectId, plan.id);
-          this.audit.created(projectId, 'plan', view.id, auditedPlan(view));
+          this.audit.created(projectId, 'plan', view.id, toAuditedPlan(view));
           return view;
         },
         { participant: idem },
@@ -130,7 +130,7 @@ export class PlansService {
             await this.repository.touch(projectId, plan.id, changes);
           }
           const view = await this.get(projectId, plan.id);
-          this.audit.updated(projectId, 'plan', view.id, auditedPlan(before), auditedPlan(view));
+          this.audit.updated(projectId, 'plan', view.id, toAuditedPlan(before), toAuditedPlan(view));
           return view;
         },
         { participant: idem },
@@ -150,7 +150,7 @@ export class PlansService {
           if (await this.repository.isReferenced(projectId, plan.id)) throw new DomainError('PLAN_IN_USE');
           const [before] = await this.toViews(projectId, [plan]);
           await this.repository.delete(projectId, plan.id);
-          this.audit.deleted(projectId, 'plan', plan.id, auditedPlan(before));
+          this.audit.deleted(projectId, 'plan', plan.id, toAuditedPlan(before));
           return { success: true as const };
         },
         { participant: idem },
@@ -250,20 +250,3 @@ const quotaChanged = (current: Quota, row: QuotaRow): boolean =>
   current.resetDayOfMonth !== row.resetDayOfMonth ||
   current.resetTimeZone !== row.resetTimeZone ||
   current.thresholds.join(',') !== row.thresholds.join(',');
-
-/** A plan as its audit records tell it: its quotas by id, each with the fields that shape it. */
-const auditedPlan = (view: PlanView) => ({
-  ...view,
-  quotas: [...view.quotas]
-    .sort((a, b) => a.id - b.id)
-    .map((q) => ({
-      featureId: q.featureId,
-      limit: q.limit,
-      priority: q.priority,
-      resetInterval: q.resetInterval,
-      resetAnchor: q.resetAnchor,
-      resetDayOfMonth: q.resetDayOfMonth,
-      resetTimeZone: q.resetTimeZone,
-      thresholds: q.thresholds,
-    })),
-});
