@@ -37,6 +37,11 @@
  *      tree, which writes their audit records, and on that tree, which writes none, with a
  *      read beside them as a control, in rotating rounds; each write's req/s and CPU time per
  *      request with its records against without, and a count of the records written.
+ *  10. `auditscale` (BENCH_PARTS=auditscale, not in the default): BENCH_AUDIT_RECORDS unsealed audit
+ *      records of the project inserted with SQL; the time from their commit until all are sealed
+ *      (records/s), `verify` over the whole chain (wall time, the service's peak RSS, its answer),
+ *      one-client p50/p99 of list pages (by resource, action, request, unfiltered, deep by cursor),
+ *      and the plans of the repository's filtered list statements.
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -47,6 +52,7 @@
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=campaign npm run bench  # the campaign part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=holds npm run bench  # the holds part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=audit BENCH_BEFORE=/tmp/no-audit npm run bench  # the audit part
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=auditscale npm run bench  # the audit log at scale
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
@@ -57,6 +63,7 @@ import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import * as ts from 'typescript';
+import { AUDIT_ACTIONS } from '../src/audit/audit-actions';
 import { freePort, startEmbeddedPostgres, EmbeddedDatabase } from '../src/database/embedded';
 import { migrateWithLock } from '../src/database/migrator';
 import type { BaselineStatements } from './baseline';
@@ -92,8 +99,8 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit` and `holds` (not in the
- * default: their rounds would add minutes to every run).
+ * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit`, `holds` and `auditscale` (not
+ * in the default: their rounds would add minutes to every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
@@ -198,6 +205,10 @@ const AUDIT_REDEMPTIONS = Math.max(
  * request (its req/s at least the inverse).
  */
 const AUDIT_TARGET = 1.15;
+/** Audit records the `auditscale` part inserts (unsealed) before it measures sealing, verify and the list. */
+const AUDIT_RECORDS = Math.max(1, int('BENCH_AUDIT_RECORDS', 1_000_000));
+/** Requests per list scenario of the `auditscale` part, one client. */
+const AUDIT_SCALE_REQUESTS = Math.max(1, int('BENCH_AUDIT_SCALE_REQUESTS', 50));
 /** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
 const GRANT_HOLDERS = [
   { label: '1 active grant', active: 1, expired: 0, voided: 0 },
@@ -233,6 +244,29 @@ const nodeFlags = (name: string) => [
 const POOL_SIZE = 10; // the service's DB_POOL_SIZE default; the baseline gets the same
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** The figures of the `auditscale` part. */
+interface AuditScale {
+  records: number;
+  before: number;
+  insertMs: number;
+  sealMs: number;
+  sealLeft: number;
+  sealCpuMs: number;
+  sealDbCpuMs: number;
+  sealPeakRss: number;
+  sealLoad: string[];
+  verifyAfterSeal: unknown;
+  verifyMs: number;
+  verifyStatus: number;
+  verifyAnswer: unknown;
+  rssIdle: number;
+  rssBefore: number;
+  verifyPeakRss: number;
+  list: Array<{ label: string; requests: number; p50: number; p99: number; errors: number; records: number }>;
+  plans: Array<{ label: string; sql: string; plan: string[] }>;
+  tableSize: { t: string; i: string };
+}
 
 interface Reply {
   status: number;
@@ -2391,6 +2425,223 @@ async function main(): Promise<void> {
             `WARNING: audit: codes ran out for ${side.label} (${side.redeemed} requests, ${side.codes.length} codes): raise BENCH_AUDIT_REDEMPTIONS`,
           );
     }
+    // --- auditscale: the audit log at scale. BENCH_AUDIT_RECORDS records of the project, inserted
+    // unsealed in one statement (the columns as the writer fills them: actions of every type, a
+    // `changes` of a few fields, requests of three records, `at` over thirty days); then the time
+    // from their commit until the sealer has sealed them all, `verify` over the whole chain, and
+    // one-client list pages at that size with the plans of their statements.
+    let auditScale: AuditScale | undefined;
+    if (PARTS.has('auditscale')) {
+      // one action of the vocabulary is left out of the records, so that a filter on it shows
+      // what a list finds when nothing matches
+      const absentAction = 'hold.released';
+      const pairs = Object.entries(AUDIT_ACTIONS).flatMap(([type, actions]) =>
+        (actions as readonly string[]).filter((a) => a !== absentAction).map((action) => ({ type, action })),
+      );
+      const keyRow = (
+        await db.query(`SELECT id, prefix FROM api_keys WHERE project_id = $1 AND kind = 'private' LIMIT 1`, [
+          project.id,
+        ])
+      ).rows[0];
+      const before = Number(
+        (await db.query('SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1', [project.id]))
+          .rows[0].n,
+      );
+      const unsealedNow = async () =>
+        Number(
+          (
+            await db.query(
+              'SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1 AND seq IS NULL',
+              [project.id],
+            )
+          ).rows[0].n,
+        );
+      // what was there before is sealed first, so that the clock below counts these records only
+      for (let i = 0; (await unsealedNow()) > 0 && i < 60; i++) await new Promise((r) => setTimeout(r, 1000));
+      const rssIdle = memoryOf(service.pid).rss;
+      const loadAtInsert = loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ');
+      const insert0 = Date.now();
+      await db.query(
+        `INSERT INTO audit_events (id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
+           actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip)
+         SELECT 'aud_' || translate(substr(md5('aud' || $2::text || g), 1, 24), '0189', 'wxyz'), $1,
+                now() - make_interval(secs => ($3::bigint - g) * (2592000.0 / $3::bigint)),
+                'private_key', $4::int, $5::text, NULL,
+                ($6::text[])[1 + g % $8::int], ($7::text[])[1 + g % $8::int], (g / $8::int)::text,
+                jsonb_build_object(
+                  'name', jsonb_build_object('from', 'name ' || (g - 1), 'to', 'name ' || g),
+                  'enabled', jsonb_build_object('from', NULL, 'to', g % 2 = 0),
+                  'limit', jsonb_build_object('from', g % 1000, 'to', g % 1000 + 100),
+                  'note', jsonb_build_object('from', NULL, 'to', 'bench record ' || md5(g::text))),
+                'req_' || substr(md5('req' || $2::text || (g / 3)), 1, 24),
+                CASE WHEN g % 4 = 0 THEN 'idem-' || $2::text || '-' || g END,
+                '10.' || (g % 200) || '.' || (g / 200 % 256) || '.' || (g / 51200 % 256)
+           FROM generate_series(1, $3::bigint) g`,
+        [
+          project.id,
+          String(insert0),
+          AUDIT_RECORDS,
+          keyRow.id,
+          keyRow.prefix,
+          pairs.map((p) => p.action),
+          pairs.map((p) => p.type),
+          pairs.length,
+        ],
+      );
+      const committed = Date.now();
+      console.log(
+        `auditscale: inserted ${AUDIT_RECORDS.toLocaleString('en-US')} records in ${((committed - insert0) / 1000).toFixed(1)} s`,
+      );
+      // (1) sealing: polled every second with the count verify reports as `unsealed` (verify
+      // itself walks the whole sealed chain, which would compete with the sealer it measures)
+      const sealLoad: string[] = [];
+      let left = AUDIT_RECORDS;
+      const sealing = await withPeakRss(service.pid, async () => {
+        const cpu0 = cpuMsOf(service.pid);
+        const db0 = databaseCpuMs();
+        const deadline = committed + Math.max(600, AUDIT_RECORDS / 200) * 1000;
+        for (let tick = 0; ; tick++) {
+          left = await unsealedNow();
+          if (left === 0 || Date.now() > deadline) break;
+          if (tick % 30 === 0) {
+            sealLoad.push(
+              loadavg()
+                .map((x) => x.toFixed(2))
+                .join(' '),
+            );
+            console.log(`auditscale: ${left.toLocaleString('en-US')} unsealed after ${tick} s`);
+          }
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+        return {
+          ms: Date.now() - committed,
+          cpuMs: cpuMsOf(service.pid) - cpu0,
+          dbCpuMs: databaseCpuMs() - db0,
+        };
+      });
+      if (left > 0) console.log(`WARNING: auditscale: ${left} records still unsealed at the deadline`);
+      const verifyAfterSeal = (await call(port, 'GET', '/api/private/v1/audit-events/verify', sk)).body.data;
+      // as a database that has lived a while (as the seeding does): the sealer's updates vacuumed,
+      // statistics fresh
+      await db.query('VACUUM (ANALYZE) audit_events');
+      await settle(service.pid);
+      // (2) verify over the whole chain
+      const rssBefore = memoryOf(service.pid).rss;
+      const verify0 = Date.now();
+      const verified = await withPeakRss(service.pid, () =>
+        call(port, 'GET', '/api/private/v1/audit-events/verify', sk),
+      );
+      const verifyMs = Date.now() - verify0;
+      // (3) list pages: a resource, a request and a deep cursor taken from the middle of the chain
+      const middle = (
+        await db.query(
+          `SELECT position, resource_type, resource_id, request_id, action FROM audit_events
+            WHERE project_id = $1 AND seq = $2`,
+          [project.id, before + Math.floor(AUDIT_RECORDS / 2)],
+        )
+      ).rows[0];
+      const deepCursor = Buffer.from(JSON.stringify([String(middle.position)])).toString('base64url');
+      const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
+      const listScenarios = [
+        { label: 'first page, no filter', query: '' },
+        { label: 'a page in the middle (cursor)', query: q({ cursor: deepCursor }) },
+        {
+          label: `resourceType=${middle.resource_type}&resourceId=…`,
+          query: q({ resourceType: middle.resource_type, resourceId: middle.resource_id }),
+        },
+        { label: 'requestId=…', query: q({ requestId: middle.request_id }) },
+        { label: `action=${middle.action}`, query: q({ action: middle.action }) },
+        {
+          label: `action=${absentAction} (no record has it)`,
+          query: q({ action: absentAction }),
+          requests: Math.min(AUDIT_SCALE_REQUESTS, 10),
+        },
+      ];
+      const listRows: AuditScale['list'] = [];
+      for (const s of listScenarios) {
+        const path = `/api/private/v1/audit-events${s.query ? `?${s.query}` : ''}`;
+        const n = s.requests ?? AUDIT_SCALE_REQUESTS;
+        for (let i = 0; i < Math.min(5, n); i++) await call(port, 'GET', path, sk);
+        const times: number[] = [];
+        let errors = 0;
+        let records = 0;
+        for (let i = 0; i < n; i++) {
+          const t0 = process.hrtime.bigint();
+          const reply = await call(port, 'GET', path, sk);
+          times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          if (reply.status !== 200) errors++;
+          else {
+            // the page itself, whether or not the envelope wraps it once more
+            const page = reply.body.data;
+            records = Array.isArray(page) ? page.length : (page?.data?.length ?? NaN);
+          }
+        }
+        times.sort((a, b) => a - b);
+        const row = {
+          label: s.label,
+          requests: n,
+          p50: round2(pct(times, 50)),
+          p99: round2(pct(times, 99)),
+          errors,
+          records,
+        };
+        console.log(JSON.stringify(row));
+        listRows.push(row);
+      }
+      // the plans of the repository's list statement (src/queries/audit.sql) with each filter
+      const sqlText = readFileSync(join('src', 'queries', 'audit.sql'), 'utf8');
+      const firstPage = /-- AuditRepository\.list \(first page\)\n([\s\S]*?)(?:\n\n|$)/.exec(sqlText)?.[1];
+      if (!firstPage)
+        throw new Error('auditscale: no "AuditRepository.list (first page)" in src/queries/audit.sql');
+      const filtered = (where: string, limitParam: number) =>
+        firstPage
+          .replace('WHERE project_id = $1', `WHERE project_id = $1 AND ${where}`)
+          .replace('LIMIT $2', `LIMIT $${limitParam}`);
+      const plans: AuditScale['plans'] = [];
+      for (const [label, sql, params] of [
+        [
+          'resourceType and resourceId',
+          filtered('resource_type = $2 AND resource_id = $3', 4),
+          [project.id, middle.resource_type, middle.resource_id, 21],
+        ],
+        ['requestId', filtered('request_id = $2', 3), [project.id, middle.request_id, 21]],
+        ['action', filtered('action = $2', 3), [project.id, middle.action, 21]],
+        ['action (no record has it)', filtered('action = $2', 3), [project.id, absentAction, 21]],
+      ] as Array<[string, string, unknown[]]>) {
+        const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params)).rows.map(
+          (r: Record<string, string>) => r['QUERY PLAN'],
+        );
+        console.log(`\nauditscale plan, ${label}:\n${plan.join('\n')}`);
+        plans.push({ label, sql, plan });
+      }
+      auditScale = {
+        records: AUDIT_RECORDS,
+        before,
+        insertMs: committed - insert0,
+        sealMs: sealing.value.ms,
+        sealLeft: left,
+        sealCpuMs: sealing.value.cpuMs,
+        sealDbCpuMs: sealing.value.dbCpuMs,
+        sealPeakRss: round2(sealing.peakRss),
+        sealLoad: [loadAtInsert, ...sealLoad],
+        verifyAfterSeal,
+        verifyMs,
+        verifyStatus: verified.value.status,
+        verifyAnswer: verified.value.body.data ?? verified.value.body,
+        rssIdle: round2(rssIdle),
+        rssBefore: round2(rssBefore),
+        verifyPeakRss: round2(verified.peakRss),
+        list: listRows,
+        plans,
+        tableSize: (
+          await db.query(
+            `SELECT pg_size_pretty(pg_table_size('audit_events')) AS t, pg_size_pretty(pg_indexes_size('audit_events')) AS i`,
+          )
+        ).rows[0],
+      };
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -2583,6 +2834,38 @@ async function main(): Promise<void> {
       console.log(
         `\naudit records written during the rounds, by action: ${auditActions.map((a) => `${a.action} ${a.n}`).join(', ')}`,
       );
+    }
+    if (auditScale) {
+      const a = auditScale;
+      const rate = a.sealLeft === 0 ? a.records / (a.sealMs / 1000) : NaN;
+      console.log(
+        `\naudit log at scale: ${a.records.toLocaleString('en-US')} records inserted unsealed in one statement (${(a.insertMs / 1000).toFixed(1)} s; ${a.before} records of the project before them), table ${a.tableSize.t} + indexes ${a.tableSize.i}; load average at the insert and every 30 s of sealing ${a.sealLoad.join(' | ')}:\n`,
+      );
+      console.log('| measure | value |\n|---|---|');
+      console.log(
+        `| sealing: commit to unsealed 0 | ${(a.sealMs / 1000).toFixed(1)} s${a.sealLeft ? ` (${a.sealLeft} STILL UNSEALED)` : ''} |`,
+      );
+      console.log(
+        `| sealing rate (target >= 2,000/s) | **${Math.round(rate)} records/s** ${rate >= 2000 ? '(at or above)' : '(BELOW)'} |`,
+      );
+      console.log(
+        `| sealing CPU per record: service, PostgreSQL | ${round2(a.sealCpuMs / a.records)} ms, ${round2(a.sealDbCpuMs / a.records)} ms |`,
+      );
+      console.log(
+        `| service RSS before the insert, peak while sealing | ${a.rssIdle} MiB, ${a.sealPeakRss} MiB |`,
+      );
+      console.log(`| verify right after sealing | ${JSON.stringify(a.verifyAfterSeal)} |`);
+      console.log(`| verify over the chain: wall time | ${(a.verifyMs / 1000).toFixed(1)} s |`);
+      console.log(`| verify: service RSS before, peak during | ${a.rssBefore} MiB, ${a.verifyPeakRss} MiB |`);
+      console.log(`| verify's answer (${a.verifyStatus}) | ${JSON.stringify(a.verifyAnswer)} |`);
+      console.log(`\nlist pages (GET /audit-events, limit 20), one client, after 5 warm-up requests each:\n`);
+      console.log(
+        '| query | requests | p50 ms | p99 ms | errors | records on the page |\n|---|---|---|---|---|---|',
+      );
+      for (const r of a.list)
+        console.log(`| ${r.label} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.records} |`);
+      console.log('\nplans of the list statement (src/queries/audit.sql, first page) with each filter:');
+      for (const p of a.plans) console.log(`\n${p.label}:\n${p.plan.map((l) => `    ${l}`).join('\n')}`);
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
