@@ -56,6 +56,7 @@ import {
   UsageRow,
 } from './entitlements.repository';
 import { grantRowOf, toGrantView, toOverrideView } from './grant-views';
+import { toAllocationView } from './allocation-view';
 import { GrantsRepository } from './grants.repository';
 import { NewUsage, UsageRepository } from './usage.repository';
 import { isoOrNull as iso } from '../common/time/iso';
@@ -801,14 +802,7 @@ export function toUsageView(r: UsageRow): UsageView {
     featureId: r.featureId,
     amount: Number(r.amount),
     overage: Number(r.overage),
-    allocations: r.allocations.map((a) => ({
-      source: a.source,
-      group: a.group,
-      periodStart: a.periodStart === null ? null : new Date(a.periodStart).toISOString(),
-      grantId: a.grantId,
-      amount: Number(a.amount),
-      restored: a.restored,
-    })),
+    allocations: r.allocations.map((a) => ({ ...toAllocationView(a), restored: a.restored })),
     recordedAt: new Date(r.recordedAt).toISOString(),
     reversedAt: r.reversedAt === null ? null : new Date(r.reversedAt).toISOString(),
   };

@@ -1,5 +1,6 @@
 import type { HoldStatus, HoldView } from './dto/hold.dto';
 import type { HoldRow } from './holds.repository';
+import { toAllocationView } from './allocation-view';
 
 /**
  * A hold's status at `at`, derived when read: `committed` and `released` are final; otherwise
@@ -22,13 +23,7 @@ export function toHoldView(h: HoldRow, at: Date): HoldView {
     amount: Number(h.amount),
     overage: Number(h.overage),
     allowOverage: h.allowOverage,
-    allocations: h.allocations.map((a) => ({
-      source: a.source,
-      group: a.group,
-      periodStart: a.periodStart === null ? null : new Date(a.periodStart).toISOString(),
-      grantId: a.grantId,
-      amount: Number(a.amount),
-    })),
+    allocations: h.allocations.map(toAllocationView),
     status,
     expiresAt: h.expiresAt.toISOString(),
     createdAt: h.createdAt.toISOString(),
