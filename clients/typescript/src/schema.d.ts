@@ -5831,7 +5831,7 @@ export interface components {
      *
      *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
      *
-     *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
+     *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project, or its month of the ledger was dropped (`USAGE_RETENTION_MONTHS`).
      *
      *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
      */
