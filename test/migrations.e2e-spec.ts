@@ -291,6 +291,53 @@ describe('migrations', () => {
     ).rejects.toThrow(/usage_event_ids_pk/);
   });
 
+  it('EventPartitions: converts events, deliveries and attempts into days without losing a row; unique keys kept', async () => {
+    const own = await fresh();
+    await migrateWithLock(own.url);
+    const ds = new DataSource({
+      ...buildDataSourceOptions({ url: own.url, poolSize: 1 }),
+      logging: ['error'],
+    });
+    await ds.initialize();
+    try {
+      while ((await executed(own.url)).includes('EventPartitions1796100100000'))
+        await ds.undoLastMigration({ transaction: 'each' });
+    } finally {
+      await ds.destroy();
+    }
+    await query(
+      own.url,
+      `WITH p AS (INSERT INTO projects (id, name) VALUES ('p_events', 'events') RETURNING id),
+            w AS (INSERT INTO webhook_endpoints (id, project_id, url, secret) SELECT 'we_conv', id, 'https://example.com/h', 's' FROM p RETURNING id, project_id),
+            e AS (INSERT INTO events (id, project_id, type, data, unique_key, created_at)
+                  SELECT 'evt_conv_' || k, w.project_id, 'code.revoked', '{}', CASE WHEN k = 1 THEN 'once:1' END,
+                         timestamptz '2025-05-01T10:00:00Z' + k * interval '1 day'
+                    FROM w, generate_series(1, 3) k RETURNING id, project_id),
+            d AS (INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
+                  SELECT e.project_id, e.id, 'we_conv', now() FROM e RETURNING id)
+       INSERT INTO webhook_attempts (delivery_id, attempted_at, outcome, duration_ms) SELECT id, now(), 'failed', 1 FROM d`,
+    );
+    const rows = () =>
+      query(
+        own.url,
+        `SELECT e.id, e.unique_key, e.created_at, d.id::int AS delivery, a.id::int AS attempt
+           FROM events e JOIN webhook_deliveries d ON d.event_id = e.id JOIN webhook_attempts a ON a.delivery_id = d.id ORDER BY e.id`,
+      );
+    const before = await rows();
+    expect(before).toHaveLength(3);
+    expect((await migrateWithLock(own.url))[0]).toBe('EventPartitions1796100100000');
+    expect(await rows()).toEqual(before);
+    expect(
+      await query(
+        own.url,
+        `SELECT (SELECT tableoid::regclass::text FROM events WHERE id = 'evt_conv_1') AS event,
+                (SELECT tableoid::regclass::text FROM webhook_attempts a WHERE a.delivery_id = $1) AS attempt,
+                (SELECT count(*)::int FROM event_unique_keys WHERE unique_key = 'once:1') AS keys`,
+        [before[0].delivery],
+      ),
+    ).toEqual([{ event: 'events_p20250502', attempt: 'webhook_attempts_p20250502', keys: 1 }]);
+  });
+
   it('runs each migration exactly once when two migrators start together', async () => {
     const other = await fresh();
     const [a, b] = await Promise.all([migrateWithLock(other.url), migrateWithLock(other.url)]);

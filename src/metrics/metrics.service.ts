@@ -59,16 +59,6 @@ export class MetricsService {
   private readonly defaultPartitionReads: Array<() => Promise<Array<{ table: string; rows: number }>>> = [];
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    const reads = this.defaultPartitionReads;
-    new Gauge({
-      name: 'db_partition_default_rows',
-      help: 'Rows in the DEFAULT partition of a time-partitioned table, by table (0 when partitions are made ahead as they should be).',
-      labelNames: ['table'] as const,
-      registers: [this.registry],
-      async collect() {
-        for (const read of reads) for (const { table, rows } of await read()) this.set({ table }, rows);
-      },
-    });
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (this.dataSource.driver as unknown as { master?: PoolStats }).master;
     const gauge = (name: string, help: string, read: (p: PoolStats) => number | undefined) =>
@@ -98,6 +88,17 @@ export class MetricsService {
       'Size limit of the PostgreSQL pool (DB_POOL_SIZE).',
       (p) => p.options?.max,
     );
+    // after the pool's gauges: its reads of the database must not show in them as waiting requests
+    const reads = this.defaultPartitionReads;
+    new Gauge({
+      name: 'db_partition_default_rows',
+      help: 'Rows in the DEFAULT partition of a time-partitioned table, by table (0 when partitions are made ahead as they should be).',
+      labelNames: ['table'] as const,
+      registers: [this.registry],
+      async collect() {
+        for (const read of reads) for (const { table, rows } of await read()) this.set({ table }, rows);
+      },
+    });
   }
 
   /** Adds a read of the DEFAULT partitions' rows of a module's partitioned tables to `db_partition_default_rows`. */
