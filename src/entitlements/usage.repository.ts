@@ -227,6 +227,17 @@ export class UsageRepository {
 }
 
 /**
+ * The latest row of a series (`select`, over alias `t` of a partitioned ledger table, its WHERE
+ * naming the series) as of `at`: first among the rows recorded since a month before `at`, which
+ * reads the partitions of the last months and DEFAULT only, and only when there is none there
+ * among all of them. Unbounded, the lookup probed every month's partition (the DEFAULT partition
+ * keeps PostgreSQL from reading the months in order and stopping at the first row).
+ */
+const latest = (select: string, t: string, at: string) =>
+  `coalesce((${select} AND ${t}.recorded_at >= ${at} - interval '1 month' ORDER BY ${t}.recorded_at DESC, ${t}.id DESC LIMIT 1),
+            (${select} ORDER BY ${t}.recorded_at DESC, ${t}.id DESC LIMIT 1))`;
+
+/**
  * Records and their allocations (`insertMany`), each record's event id in `usage_event_ids` (the
  * uniqueness of event ids across the ledger's months: a second record of one event id fails
  * there), with their running totals (migration
@@ -248,17 +259,23 @@ const INSERT_USAGE: Statement = {
   // a consume's audit records go with it (its records' ids are drawn beforehand: see `$16`)
   carrier: true,
   text: `WITH x AS (
-           SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                         ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
+           SELECT x.*, ${latest(
+             `SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature`,
+             'r',
+             'x.recorded_at',
+           )} AS base
              FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
                          $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
                   WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
             WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
          xa AS MATERIALIZED (
            SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
-                  (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-                      AND p.plan_group = y.grp
-                    ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
+                  ${latest(
+                    `SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                        AND p.plan_group = y.grp`,
+                    'p',
+                    'x.recorded_at',
+                  )} AS base
              FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
                                               ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
                   WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)

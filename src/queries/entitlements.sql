@@ -1945,17 +1945,18 @@ SELECT json_build_object(
 
 -- UsageRepository.insertMany
 WITH x AS (
-       SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                     ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
+       SELECT x.*, coalesce((SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at >= x.recorded_at - interval '1 month' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1),
+        (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)) AS base
          FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
                      $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
               WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
         WHERE x.i BETWEEN 1 AND 2147483647),
      xa AS MATERIALIZED (
        SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
-              (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-                  AND p.plan_group = y.grp
-                ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
+              coalesce((SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                    AND p.plan_group = y.grp AND p.recorded_at >= x.recorded_at - interval '1 month' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1),
+        (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                    AND p.plan_group = y.grp ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)) AS base
          FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
                                           ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
               WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
