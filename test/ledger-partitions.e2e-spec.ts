@@ -37,7 +37,7 @@ describe('the ledger partitioned by month', () => {
   };
 
   /** A metered feature with a permanent plan window of `limit` a month for a new customer. */
-  async function setup(limit = 100): Promise<{ customerId: number; feature: string }> {
+  async function setup(limit = 100): Promise<{ customerId: number; feature: string; featureId: number }> {
     const slug = `f-${++seq}`;
     const f = await t.http
       .post(`${P}/features`)
@@ -65,7 +65,7 @@ describe('the ledger partitioned by month', () => {
        VALUES ($1, $2, $3, 'tier', '2025-01-01T00:00:00Z', NULL, 'activation', 'active')`,
       [a.id, c.body.data.id, p.body.data.id],
     );
-    return { customerId: c.body.data.id, feature: slug };
+    return { customerId: c.body.data.id, feature: slug, featureId: f.body.data.id };
   }
 
   const partitionOf = async (usageId: number | string) =>
@@ -109,10 +109,10 @@ describe('the ledger partitioned by month', () => {
     expect(metrics.text).toContain('db_partition_default_rows{table="usage_allocations"} 1');
   });
 
-  let old: { customerId: number; feature: string; usage: any };
+  let old: { customerId: number; feature: string; usage: any; holdId: number };
 
   it('a replay of an event recorded months ago, in an old month’s partition, answers the replay (200, replayed: true); another amount is 409 USAGE_EVENT_CONFLICT', async () => {
-    const { customerId, feature } = await setup();
+    const { customerId, feature, featureId } = await setup();
     setNow('2025-03-10T12:00:00Z');
     // the month of the moved clock gets its partitions as a replica started then would make them
     await t.app.get(LedgerPartitionsScheduler).runOnce();
@@ -120,7 +120,18 @@ describe('the ledger partitioned by month', () => {
     const first = await t.http.post(`${P}/usage`).set(A()).send(body);
     expect(first.status).toBe(201);
     expect(await partitionOf(first.body.data.usage.id)).toBe('usage_records_p202503');
-    old = { customerId, feature, usage: first.body.data.usage };
+    // and a hold committed then, its record in the same month
+    const held = await t.http
+      .post(`${P}/usage/holds`)
+      .set(A())
+      .send({ customerId, featureId, amount: 1, holdId: 'old-hold-1' });
+    expect(held.status).toBe(201);
+    const committed = await t.http
+      .post(`${P}/usage/holds/${held.body.data.hold.id}/commit`)
+      .set(A())
+      .send({});
+    expect(committed.status).toBe(201);
+    old = { customerId, feature, usage: first.body.data.usage, holdId: held.body.data.hold.id };
 
     jest.restoreAllMocks(); // back to the present
     const again = await t.http.post(`${P}/usage`).set(A()).send(body);
@@ -184,6 +195,15 @@ describe('the ledger partitioned by month', () => {
       'USAGE_EVENT_CONFLICT',
     );
     expectError(await t.http.post(`${P}/usage/${old.usage.id}/reverse`).set(A()), 404, 'USAGE_NOT_FOUND');
+    // a replay of the commit of a hold whose record went with its month: 404 USAGE_NOT_FOUND, never a 500
+    expectError(
+      await t.http.post(`${P}/usage/holds/${old.holdId}/commit`).set(A()).send({}),
+      404,
+      'USAGE_NOT_FOUND',
+    );
+    const hold = await t.http.get(`${P}/usage/holds/${old.holdId}`).set(A());
+    expect(hold.status).toBe(200);
+    expect(hold.body.data.status).toBe('committed');
 
     // this month's usage is what it was; one more consume and a reversal of the recent record count right
     const more = await t.http
