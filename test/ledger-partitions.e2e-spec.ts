@@ -109,6 +109,21 @@ describe('the ledger partitioned by month', () => {
     expect(metrics.text).toContain('db_partition_default_rows{table="usage_allocations"} 1');
   });
 
+  it('replicas making partitions together: one at a time (an advisory lock, tried), each month once', async () => {
+    const replica = await t.startReplica();
+    const at = new Date('2031-01-15T00:00:00Z');
+    const runs = await Promise.all([
+      t.app.get(LedgerPartitionsScheduler).runOnce(at),
+      replica.get(LedgerPartitionsScheduler).runOnce(at),
+    ]);
+    expect(runs.some((r) => r !== null)).toBe(true);
+    const made = runs.flatMap((r) => r?.created ?? []);
+    expect(made.filter((n) => n === 'usage_records_p203101')).toHaveLength(1);
+    expect(await partitions('usage_records')).toEqual(
+      expect.arrayContaining(['usage_records_p203101', 'usage_records_p203102', 'usage_records_p203103']),
+    );
+  });
+
   let old: { customerId: number; feature: string; usage: any; holdId: number };
 
   it('a replay of an event recorded months ago, in an old month’s partition, answers the replay (200, replayed: true); another amount is 409 USAGE_EVENT_CONFLICT', async () => {
