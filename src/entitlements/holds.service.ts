@@ -191,17 +191,9 @@ export class HoldsService {
             })),
           )
         : [];
-      const writes: Array<{ j: number; hold: NewHold; balance: FeatureEvaluation }> = [];
-      for (const [k, j] of decided.entries()) {
-        try {
-          const decision = await this.decideHold(batch[j], states[j]!, existing[k], now);
-          if ('outcome' in decision) answers[j] = decision.outcome;
-          else writes.push({ j, ...decision });
-        } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          answers[j] = error;
-        }
-      }
+      const writes = await decideEach(decided, answers, (j, k) =>
+        this.decideHold(batch[j], states[j]!, existing[k], now),
+      );
       const rows = writes.length ? await this.repository.insertMany(writes.map((w) => w.hold)) : [];
       for (const [k, { j, balance }] of writes.entries()) {
         const hold = toHoldView(rows[k], now);
@@ -305,17 +297,9 @@ export class HoldsService {
         : { states: [], usageIds: [] };
       // the time is read once the holds and their customers are locked
       const clock = this.clock.now();
-      const writes: Array<RecordWrite & { j: number; hold: HoldRow; now: Date }> = [];
-      for (const [k, j] of decided.entries()) {
-        try {
-          const decision = await this.decideCommit(batch[j], holds[j]!, states[k], clock);
-          if ('outcome' in decision) answers[j] = decision.outcome;
-          else writes.push({ j, ...decision });
-        } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          answers[j] = error;
-        }
-      }
+      const writes = await decideEach(decided, answers, (j, k) =>
+        this.decideCommit(batch[j], holds[j]!, states[k], clock),
+      );
       let ended: HoldRow[] = [];
       const rows = await this.entitlements.recordMany(writes, usageIds, async (records) => {
         // after their records' `usage.recorded`, before the records' events
@@ -504,4 +488,27 @@ function onePerCustomer<A>(
     }
   }
   return decided;
+}
+
+/**
+ * Decides the batch's requests `decided` (indexes into the batch) one after another: a replay's
+ * or a refusal's answer goes into `answers`; the writes to make are answered, each with its index.
+ */
+async function decideEach<A, W extends object>(
+  decided: readonly number[],
+  answers: Array<A | DomainError | typeof AGAIN>,
+  decide: (j: number, k: number) => Promise<{ outcome: A } | W>,
+): Promise<Array<W & { j: number }>> {
+  const writes: Array<W & { j: number }> = [];
+  for (const [k, j] of decided.entries()) {
+    try {
+      const decision = await decide(j, k);
+      if ('outcome' in decision) answers[j] = decision.outcome;
+      else writes.push({ ...decision, j });
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      answers[j] = error;
+    }
+  }
+  return writes;
 }
