@@ -67,6 +67,7 @@ import { AUDIT_ACTIONS } from '../src/audit/audit-actions';
 import { freePort, startEmbeddedPostgres, EmbeddedDatabase } from '../src/database/embedded';
 import { migrateWithLock } from '../src/database/migrator';
 import type { BaselineStatements } from './baseline';
+import { ledgerScale, LedgerScaleResult } from './ledger-scale';
 
 const int = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -207,6 +208,13 @@ const AUDIT_REDEMPTIONS = Math.max(
 const AUDIT_TARGET = 1.15;
 /** Audit records the `auditscale` part inserts (unsealed) before it measures sealing, verify and the list. */
 const AUDIT_RECORDS = Math.max(1, int('BENCH_AUDIT_RECORDS', 1_000_000));
+/** Sizes the `ledger` part grows the ledger to, in usage records (cumulative, ascending). */
+const LEDGER_RECORDS = (process.env.BENCH_LEDGER_RECORDS ?? '10000,1000000')
+  .split(',')
+  .map((x) => Number(x.trim()))
+  .filter((x) => Number.isInteger(x) && x > 0);
+/** Customers the `ledger` part spreads its records over (at most those seeded). */
+const LEDGER_CUSTOMERS = Math.max(10, int('BENCH_LEDGER_CUSTOMERS', 100_000));
 /** Requests per list scenario of the `auditscale` part, one client. */
 const AUDIT_SCALE_REQUESTS = Math.max(1, int('BENCH_AUDIT_SCALE_REQUESTS', 50));
 /** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
@@ -2430,6 +2438,7 @@ async function main(): Promise<void> {
     // from their commit until the sealer has sealed them all, `verify` over the whole chain, and
     // one-client list pages at that size with the plans of their statements.
     let auditScale: AuditScale | undefined;
+    let ledgerResult: LedgerScaleResult | undefined;
     if (PARTS.has('auditscale')) {
       // one action of the vocabulary is left out of the records, so that a filter on it shows
       // what a list finds when nothing matches
@@ -2640,6 +2649,31 @@ async function main(): Promise<void> {
           )
         ).rows[0],
       };
+    }
+    // --- ledger: the ledger grown through SQL to each of BENCH_LEDGER_RECORDS records, a customer
+    // with few and the heavy one measured at each size (bench/ledger-scale.ts)
+    if (PARTS.has('ledger')) {
+      const customers: number[] = (
+        await db.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id LIMIT $2`, [
+          project.id,
+          LEDGER_CUSTOMERS,
+        ])
+      ).rows.map((r: { id: number }) => r.id);
+      const api = '/api/private/v1';
+      ledgerResult = await ledgerScale(
+        {
+          db,
+          projectId: project.id,
+          featureId: feature.id,
+          customers,
+          heavy: spread[1],
+          few: spread[2],
+          drive: (scenario, make) => drive(scenario, 1, SECONDS, make),
+          get: (path) => call(port, 'GET', `${api}${path}`, sk),
+          post: (path, body) => call(port, 'POST', `${api}${path}`, json, body),
+        },
+        LEDGER_RECORDS,
+      );
     }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
@@ -2865,6 +2899,26 @@ async function main(): Promise<void> {
         console.log(`| ${r.label} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.records} |`);
       console.log('\nplans of the list statement (src/queries/audit.sql, first page) with each filter:');
       for (const p of a.plans) console.log(`\n${p.label}:\n${p.plan.map((l) => `    ${l}`).join('\n')}`);
+    }
+    if (ledgerResult) {
+      console.log(
+        '\nthe ledger at scale: records filled through SQL (the heavy customer a tenth), bytes of usage_records and usage_allocations with their indexes per million records:\n',
+      );
+      console.log('| records | fill s | bytes per million | heavy customer records |\n|---|---|---|---|');
+      for (const f of ledgerResult.fills)
+        console.log(
+          `| ${f.records.toLocaleString('en-US')} | ${f.seconds.toFixed(1)} | ${f.bytesPerMillion.toLocaleString('en-US')} | ${f.heavyRecords.toLocaleString('en-US')} |`,
+        );
+      console.log(
+        `\none client, ${SECONDS} s each; ratio = p50 ÷ the same scenario's p50 at the first size (goal <= 1.2):\n`,
+      );
+      console.log(
+        '| records | customer | scenario | requests | p50 ms | p99 ms | errors | ratio |\n|---|---|---|---|---|---|---|---|',
+      );
+      for (const r of ledgerResult.rows)
+        console.log(
+          `| ${r.records.toLocaleString('en-US')} | ${r.customer} | ${r.scenario} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio ?? ''} |`,
+        );
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));
