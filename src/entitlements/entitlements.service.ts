@@ -383,27 +383,19 @@ export class EntitlementsService {
         },
       ]);
     }
-    const after = applyAllocations(evaluation, decision.allocations, decision.overage);
-    so.balance = after;
+    const write = pendingWrite(evaluation, {
+      projectId,
+      customerId: state.customerId,
+      featureId: feature.id,
+      eventId: dto.eventId,
+      amount,
+      overage: decision.overage,
+      recordedAt: now,
+      allocations: decision.allocations,
+    });
+    so.balance = write.after;
     run.events.add(dto.eventId);
-    return {
-      item,
-      state,
-      write: {
-        usage: {
-          projectId,
-          customerId: state.customerId,
-          featureId: feature.id,
-          eventId: dto.eventId,
-          amount,
-          overage: decision.overage,
-          recordedAt: now,
-          allocations: decision.allocations,
-        },
-        evaluation,
-        after,
-      },
-    };
+    return { item, state, write };
   }
 
   /**
