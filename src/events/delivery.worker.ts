@@ -15,12 +15,14 @@ import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
 /** An endpoint failing every attempt for this long is disabled. */
 export const FAILING_DISABLE_MS = 5 * 86_400_000;
 /** Posts in flight at once in one worker. */
-export const DELIVERY_CONCURRENCY = 64;
+export const DELIVERY_CONCURRENCY = 128;
 /**
  * Posts in flight at once to one endpoint in one worker: a receiver that answers slowly or not at
  * all holds this many of the worker's posts at most, and the others go on.
  */
-export const ENDPOINT_CONCURRENCY = 16;
+export const ENDPOINT_CONCURRENCY = 32;
+/** Deliveries claimed by one statement at most: half the places, so that a claim runs while the last one's posts do. */
+const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
 
 /**
  * The delivery worker of one replica: claims due deliveries with
@@ -30,7 +32,7 @@ export const ENDPOINT_CONCURRENCY = 16;
  * a delivery whose worker died is claimed again when its lease ends.
  *
  * Posts are not waited for in rounds: the worker keeps up to DELIVERY_CONCURRENCY of them in
- * flight, at most ENDPOINT_CONCURRENCY per endpoint, and claims again as they end, so one slow
+ * flight, at most ENDPOINT_CONCURRENCY per endpoint, and claims again while they run, so one slow
  * receiver never holds up the deliveries to the others. Successes are recorded together, one
  * statement for all that end while the previous one runs.
  */
@@ -98,30 +100,30 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * One round: claims as many due deliveries as there are free places and starts posting them,
-   * then waits for posts to end before the next claim (every post if the places were all taken,
-   * half of those in flight otherwise), for the poll interval at most. True when the next claim
-   * should follow at once; false when nothing is in flight and nothing more was due (the loop
-   * then waits the poll interval).
+   * One round: claims due deliveries for the free places (CLAIM_LIMIT at most) and starts posting
+   * them. A full claim is followed by the next at once while places are free, or once a quarter of
+   * them are; a claim that found fewer than it asked for, by the next once half of the posts in
+   * flight have ended (endpoints at their limit may have more due), within the poll interval.
+   * False when nothing is in flight and nothing more was due: the loop then waits the poll interval.
    */
   async runOnce(): Promise<boolean> {
     if (this.aborter.signal.aborted) return false;
     const free = DELIVERY_CONCURRENCY - this.inFlight.size;
     if (free > 0) {
+      const wanted = Math.min(free, CLAIM_LIMIT);
       // the lease outlives the POST's timeout; a worker that dies leaves the delivery to others after it
       const leaseSeconds = Math.ceil(this.timeoutMs / 1000) + 5;
-      const claimed = await this.events.claimDue(free, leaseSeconds, ENDPOINT_CONCURRENCY, [
+      const claimed = await this.events.claimDue(wanted, leaseSeconds, ENDPOINT_CONCURRENCY, [
         ...this.perEndpoint,
       ]);
       for (const claim of claimed) this.start(claim);
-      if (claimed.length === free) {
-        // more may be due: claim again once a quarter of the places are free
+      if (claimed.length === wanted) {
+        if (this.inFlight.size < DELIVERY_CONCURRENCY) return true;
         await this.waitForEnds(Math.ceil(DELIVERY_CONCURRENCY / 4));
         return true;
       }
     }
     if (this.inFlight.size === 0) return false;
-    // endpoints at their limit may have more due: claim again once half of the posts have ended
     await this.waitForEnds(Math.ceil(this.inFlight.size / 2));
     return true;
   }
