@@ -42,6 +42,15 @@
  *      (records/s), `verify` over the whole chain (wall time, the service's peak RSS, its answer),
  *      one-client p50/p99 of list pages (by resource, action, request, unfiltered, deep by cursor),
  *      and the plans of the repository's filtered list statements.
+ *  11. `ledger` (BENCH_PARTS=ledger, not in the default): the ledger grown through SQL to each of
+ *      BENCH_LEDGER_RECORDS records, a customer with few and a heavy one measured at each size
+ *      (bench/ledger-scale.ts).
+ *  12. `webhooks` (BENCH_PARTS=webhooks, not in the default): webhook deliveries to a receiver on
+ *      loopback (node:http, answering 204 at once) from 1 and then 2 replicas of the service on
+ *      the same database: a backlog of BENCH_WEBHOOK_EVENTS `customer.created` events (made through
+ *      `POST /customers`) to BENCH_WEBHOOK_ENDPOINTS endpoints, drained (deliveries/s); then events
+ *      written at BENCH_WEBHOOK_RATE per second while the replicas deliver, and the delay from each
+ *      event's `createdAt` to its arrival at the receiver (p50, p99).
  *
  *   npm run bench                                        # 200,000 customers
  *   BENCH_CUSTOMERS=1000000 npm run bench                # 1,000,000 customers (seeding takes minutes)
@@ -53,12 +62,14 @@
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=holds npm run bench  # the holds part alone
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=audit BENCH_BEFORE=/tmp/no-audit npm run bench  # the audit part
  *   BENCH_CUSTOMERS=20000 BENCH_PARTS=auditscale npm run bench  # the audit log at scale
+ *   BENCH_CUSTOMERS=20000 BENCH_PARTS=webhooks npm run bench  # webhook deliveries, 1 and 2 replicas
  */
 import autocannon = require('autocannon');
 import { execFileSync, spawn, ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -67,6 +78,7 @@ import { AUDIT_ACTIONS } from '../src/audit/audit-actions';
 import { freePort, startEmbeddedPostgres, EmbeddedDatabase } from '../src/database/embedded';
 import { migrateWithLock } from '../src/database/migrator';
 import type { BaselineStatements } from './baseline';
+import { ledgerScale, LedgerScaleResult } from './ledger-scale';
 
 const int = (name: string, fallback: number) => {
   const raw = process.env[name];
@@ -99,8 +111,8 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit`, `holds` and `auditscale` (not
- * in the default: their rounds would add minutes to every run).
+ * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit`, `holds`, `auditscale` and
+ * `webhooks` (not in the default: their rounds would add minutes to every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
@@ -207,8 +219,28 @@ const AUDIT_REDEMPTIONS = Math.max(
 const AUDIT_TARGET = 1.15;
 /** Audit records the `auditscale` part inserts (unsealed) before it measures sealing, verify and the list. */
 const AUDIT_RECORDS = Math.max(1, int('BENCH_AUDIT_RECORDS', 1_000_000));
+/** Sizes the `ledger` part grows the ledger to, in usage records (cumulative, ascending). */
+const LEDGER_RECORDS = (process.env.BENCH_LEDGER_RECORDS ?? '10000,1000000')
+  .split(',')
+  .map((x) => Number(x.trim()))
+  .filter((x) => Number.isInteger(x) && x > 0);
+/** Customers the `ledger` part spreads its records over (at most those seeded). */
+const LEDGER_CUSTOMERS = Math.max(10, int('BENCH_LEDGER_CUSTOMERS', 100_000));
 /** Requests per list scenario of the `auditscale` part, one client. */
 const AUDIT_SCALE_REQUESTS = Math.max(1, int('BENCH_AUDIT_SCALE_REQUESTS', 50));
+/** Events (`POST /customers`, one `customer.created` each) of each backlog of the `webhooks` part. */
+const WEBHOOK_EVENTS = Math.max(1, int('BENCH_WEBHOOK_EVENTS', 5000));
+/** Endpoints of the `webhooks` part's project, each taking every type: a delivery per event and endpoint. */
+const WEBHOOK_ENDPOINTS = Math.max(1, int('BENCH_WEBHOOK_ENDPOINTS', 4));
+/** Events per second written while the replicas deliver, in the delay runs of the `webhooks` part. */
+const WEBHOOK_RATE = Math.max(1, int('BENCH_WEBHOOK_RATE', 100));
+/** Sign-ups in flight at most in the delay runs of the `webhooks` part. */
+const WEBHOOK_OUTSTANDING = 16;
+/** Replica counts of the `webhooks` part, each measured in turn on the same database. */
+const WEBHOOK_REPLICAS = (process.env.BENCH_WEBHOOK_REPLICAS ?? '1,2')
+  .split(',')
+  .filter((x) => x.trim() !== '')
+  .map(Number);
 /** The customers of the `grants` part: active grants of the feature, and ended ones (expired, voided). */
 const GRANT_HOLDERS = [
   { label: '1 active grant', active: 1, expired: 0, voided: 0 },
@@ -244,6 +276,25 @@ const nodeFlags = (name: string) => [
 const POOL_SIZE = 10; // the service's DB_POOL_SIZE default; the baseline gets the same
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** The figures of one replica count of the `webhooks` part. */
+interface WebhookRun {
+  replicas: number;
+  backlog: number;
+  drainMs: number;
+  drainRate: number;
+  drainDuplicates: number;
+  drainCpuMsPerDelivery: number;
+  drainDbCpuMsPerDelivery: number;
+  written: number;
+  writeSeconds: number;
+  delivered: number;
+  deliveryRate: number;
+  p50: number;
+  p99: number;
+  max: number;
+  duplicates: number;
+}
 
 /** The figures of the `auditscale` part. */
 interface AuditScale {
@@ -1023,6 +1074,10 @@ async function main(): Promise<void> {
       SECRET_ENCRYPTION_KEY: secretKey,
       DB_MIGRATE_ON_START: 'false',
       DB_POOL_SIZE: String(POOL_SIZE),
+      // the webhooks part: endpoints on loopback, delivered by the replicas it starts, never by this one
+      ...(PARTS.has('webhooks')
+        ? { WEBHOOK_ALLOW_INSECURE_URLS: 'true', WEBHOOK_WORKER_ENABLED: 'false' }
+        : {}),
     });
     serviceProcess = spawn(process.execPath, [...nodeFlags('service'), 'dist/main.js'], {
       env: serviceEnv(port),
@@ -1519,14 +1574,16 @@ async function main(): Promise<void> {
         );
     }
     if (PARTS.has('load')) {
-      // the check and the consume over 10,000 customers in rounds with GET /customers/:id, the
-      // order rotated every round (as the baselines are): each ratio to the read is the median of
+      // the check and the consume over 10,000 customers, and one hot customer's consumes, in rounds
+      // with GET /customers/:id, the order rotated every round (as the baselines are): each ratio to the read is the median of
       // the per-round ratios, so that a slow patch of a shared machine weighs on both
       const before = baselines.find((b) => b.name === BEFORE_SIDE);
       const sides: Array<[string, autocannon.Request, Target]> = [
         ['GET /customers/:id (in rounds with the entitlement scenarios)', readById(), service],
         ['POST /entitlements/check (10,000 customers)', checkOf(spread), service],
         ['POST /usage (10,000 customers)', usageOf(spread, 'bench'), service],
+        // one customer's consumes, serialised on its row lock unless gathered into batches
+        ['POST /usage (one hot customer)', usageOf([spread[0]], 'hot'), service],
         ...(before
           ? ([
               [`POST /entitlements/check (10,000 customers, ${BEFORE_SIDE})`, checkOf(spread), before],
@@ -1568,9 +1625,6 @@ async function main(): Promise<void> {
         );
       }
     }
-    rows.push(
-      await single('POST /usage (one hot customer)', service, READ_CONNECTIONS, usageOf([spread[0]], 'hot')),
-    );
     /** A check, then a consume, one client, for customer `who`, as `${name}, ${what} (1 client)`. */
     const checkAndConsume = async (who: number, what: string) => {
       const body = (extra: object) => ({ customerId: who, feature: 'api-calls', amount: 1, ...extra });
@@ -2431,6 +2485,7 @@ async function main(): Promise<void> {
     // from their commit until the sealer has sealed them all, `verify` over the whole chain, and
     // one-client list pages at that size with the plans of their statements.
     let auditScale: AuditScale | undefined;
+    let ledgerResult: LedgerScaleResult | undefined;
     if (PARTS.has('auditscale')) {
       // one action of the vocabulary is left out of the records, so that a filter on it shows
       // what a list finds when nothing matches
@@ -2642,6 +2697,182 @@ async function main(): Promise<void> {
         ).rows[0],
       };
     }
+    // --- ledger: the ledger grown through SQL to each of BENCH_LEDGER_RECORDS records, a customer
+    // with few and the heavy one measured at each size (bench/ledger-scale.ts)
+    if (PARTS.has('ledger')) {
+      const customers: number[] = (
+        await db.query(`SELECT id FROM customers WHERE project_id = $1 ORDER BY id LIMIT $2`, [
+          project.id,
+          LEDGER_CUSTOMERS,
+        ])
+      ).rows.map((r: { id: number }) => r.id);
+      const api = '/api/private/v1';
+      ledgerResult = await ledgerScale(
+        {
+          db,
+          projectId: project.id,
+          featureId: feature.id,
+          customers,
+          heavy: spread[1],
+          few: spread[2],
+          drive: (scenario, make) => drive(scenario, 1, SECONDS, make),
+          get: (path) => call(port, 'GET', `${api}${path}`, sk),
+          post: (path, body) => call(port, 'POST', `${api}${path}`, json, body),
+        },
+        LEDGER_RECORDS,
+      );
+    }
+    // --- webhooks: deliveries from 1, then 2, replicas of the service (the same dist/main.js, the
+    // same settings, the worker on) to a receiver in this process answering 204 at once. Per replica
+    // count: (1) a backlog of WEBHOOK_EVENTS `customer.created` events made through POST /customers
+    // while no worker runs (every endpoint gets a delivery of each), parked an hour ahead, the
+    // replicas started, then made due in one UPDATE: deliveries/s is the backlog over the time from
+    // that UPDATE to the last arrival; (2) WEBHOOK_RATE events per second written for
+    // max(10, SECONDS) s while the replicas deliver, and the delay from each event's createdAt (the
+    // database's clock, as the receiver's: one machine) to its arrival.
+    const webhookRuns: WebhookRun[] = [];
+    if (PARTS.has('webhooks')) {
+      type Arrival = { key: string; at: number; createdAt: number };
+      let sink: Arrival[] = [];
+      const receiver = createServer((req, res) => {
+        const at = Date.now();
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          res.writeHead(204).end();
+          const body = JSON.parse(Buffer.concat(chunks).toString());
+          sink.push({
+            key: `${req.url} ${String(req.headers['webhook-id'])}`,
+            at,
+            createdAt: Date.parse(body.timestamp),
+          });
+        });
+      });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      const receiverPort = (receiver.address() as AddressInfo).port;
+      for (let i = 0; i < WEBHOOK_ENDPOINTS; i++) {
+        const made = await call(port, 'POST', '/api/private/v1/webhook-endpoints', json, {
+          url: `http://127.0.0.1:${receiverPort}/e${i}`,
+        });
+        if (made.status !== 201)
+          throw new Error(`webhooks: the endpoint was refused: ${made.status} ${JSON.stringify(made.body)}`);
+      }
+      const pending = async () =>
+        Number(
+          (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`))
+            .rows[0].n,
+        );
+      let username = 0;
+      const signUp = () =>
+        call(port, 'POST', '/api/private/v1/customers', json, { username: `webhook_${++username}` });
+      const until = async (what: string, check: () => Promise<boolean> | boolean, ms: number) => {
+        const deadline = Date.now() + ms;
+        while (!(await check())) {
+          if (Date.now() > deadline) throw new Error(`webhooks: timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      const unique = (xs: Arrival[]) => new Set(xs.map((x) => x.key)).size;
+      try {
+        for (const replicas of WEBHOOK_REPLICAS) {
+          // (1) the backlog, written with no worker running, then parked
+          const made = await drive('webhooks backlog', 32, 3600, () => signUp(), WEBHOOK_EVENTS);
+          if (made.errors) throw new Error(`webhooks: ${made.errors} sign-ups failed`);
+          console.log(`webhooks: backlog written through POST /customers at ${made.rps}/s (32 clients)`);
+          const backlog = (
+            await db.query(
+              `UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE status = 'pending'`,
+            )
+          ).rowCount!;
+          const children: Array<{ child: ChildProcess; port: number }> = [];
+          for (let r = 0; r < replicas; r++) {
+            const replicaPort = await freePort();
+            const child = spawn(
+              process.execPath,
+              [...nodeFlags(`replica-${replicas}-${r}`), 'dist/main.js'],
+              {
+                env: { ...serviceEnv(replicaPort), WEBHOOK_WORKER_ENABLED: 'true' },
+                stdio: ['ignore', 'ignore', 'inherit'],
+              },
+            );
+            baselineProcesses.push(child);
+            children.push({ child, port: replicaPort });
+          }
+          for (const c of children) await waitReady(c.port, c.child, 'replica');
+          sink = [];
+          const cpu0 = children.map((c) => cpuMsOf(c.child.pid));
+          const db0 = databaseCpuMs();
+          const t0 = Date.now();
+          await db.query(
+            `UPDATE webhook_deliveries SET next_attempt_at = created_at WHERE status = 'pending'`,
+          );
+          await until('the backlog', () => unique(sink) >= backlog, Math.max(120, backlog / 20) * 1000);
+          const last = Math.max(...sink.map((a) => a.at));
+          const cpuMs = children.reduce((n, c, i) => n + cpuMsOf(c.child.pid) - cpu0[i], 0);
+          const dbMs = databaseCpuMs() - db0;
+          const drainDuplicates = sink.length - unique(sink);
+          console.log(
+            `webhooks: ${replicas} replica(s) delivered a backlog of ${backlog} in ${last - t0} ms (${round2(backlog / ((last - t0) / 1000))}/s), ${drainDuplicates} duplicates`,
+          );
+          await until('the outcomes of the backlog', async () => (await pending()) === 0, 60_000);
+
+          // (2) events written at WEBHOOK_RATE per second while the replicas deliver
+          sink = [];
+          const seconds = Math.max(10, SECONDS);
+          const runStart = Date.now();
+          // at most WEBHOOK_OUTSTANDING writes at a time: a rate the service cannot take is written
+          // slower (the events/s column says what was written), not piled up until it refuses
+          const writes: Promise<Reply>[] = [];
+          let written = 0;
+          let outstanding = 0;
+          while (Date.now() - runStart < seconds * 1000) {
+            const due = Math.floor(((Date.now() - runStart) / 1000) * WEBHOOK_RATE);
+            while (written < due && outstanding < WEBHOOK_OUTSTANDING) {
+              written++;
+              outstanding++;
+              writes.push(signUp().finally(() => outstanding--));
+            }
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          const answers = await Promise.all(writes);
+          const writeSeconds = (Date.now() - runStart) / 1000;
+          const refused = answers.filter((a) => a.status !== 201);
+          if (refused.length)
+            console.log(
+              `WARNING: webhooks: ${refused.length} sign-ups of the delay run failed: ${refused[0].status} ${JSON.stringify(refused[0].body).slice(0, 300)}`,
+            );
+          written -= refused.length;
+          const expected = written * WEBHOOK_ENDPOINTS;
+          await until('the deliveries of the delay run', () => unique(sink) >= expected, 120_000);
+          const delivered = sink.slice();
+          const delays = delivered.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
+          const span = (Math.max(...delivered.map((a) => a.at)) - runStart) / 1000;
+          webhookRuns.push({
+            replicas,
+            backlog,
+            drainMs: last - t0,
+            drainRate: round2(backlog / ((last - t0) / 1000)),
+            drainDuplicates,
+            drainCpuMsPerDelivery: round2(cpuMs / backlog),
+            drainDbCpuMsPerDelivery: round2(dbMs / backlog),
+            written,
+            writeSeconds: round2(writeSeconds),
+            delivered: delivered.length,
+            deliveryRate: round2(delivered.length / span),
+            p50: pct(delays, 50),
+            p99: pct(delays, 99),
+            max: delays[delays.length - 1],
+            duplicates: delivered.length - unique(delivered),
+          });
+          console.log(JSON.stringify(webhookRuns[webhookRuns.length - 1]));
+          await until('the outcomes of the delay run', async () => (await pending()) === 0, 60_000);
+          await Promise.all(children.map((c) => stopChild(c.child)));
+        }
+      } finally {
+        receiver.closeAllConnections();
+        await new Promise<void>((r) => receiver.close(() => r()));
+      }
+    }
     await db.end();
     const exhausted = sides.filter((s) => used[s] > codesOf[s].length);
 
@@ -2835,6 +3066,22 @@ async function main(): Promise<void> {
         `\naudit records written during the rounds, by action: ${auditActions.map((a) => `${a.action} ${a.n}`).join(', ')}`,
       );
     }
+    if (webhookRuns.length) {
+      console.log(
+        `\nwebhooks: ${WEBHOOK_ENDPOINTS} endpoints on a loopback receiver answering 204 at once; backlog = ${WEBHOOK_EVENTS} events × endpoints, drained from the moment it is due to the last arrival; delay run: ${WEBHOOK_RATE} events/s written for the given seconds while the replicas deliver, delay = arrival − event createdAt:\n`,
+      );
+      console.log(
+        '| replicas | backlog | drain s | deliveries/s | service CPU ms/delivery | db CPU ms/delivery | delay run: events (s) | deliveries/s | delay p50 ms | p99 ms | max ms | duplicates |\n|---|---|---|---|---|---|---|---|---|---|---|---|',
+      );
+      for (const w of webhookRuns)
+        console.log(
+          `| ${w.replicas} | ${w.backlog} | ${round2(w.drainMs / 1000)} | **${w.drainRate}** | ${w.drainCpuMsPerDelivery} | ${w.drainDbCpuMsPerDelivery} | ${w.written} (${w.writeSeconds}) | ${w.deliveryRate} | ${w.p50} | ${w.p99} | ${w.max} | ${w.drainDuplicates + w.duplicates} |`,
+        );
+      const one = webhookRuns.find((w) => w.replicas === 1);
+      for (const w of webhookRuns)
+        if (one && w !== one)
+          console.log(`${w.replicas} replicas ÷ 1: deliveries/s ${round2(w.drainRate / one.drainRate)}`);
+    }
     if (auditScale) {
       const a = auditScale;
       const rate = a.sealLeft === 0 ? a.records / (a.sealMs / 1000) : NaN;
@@ -2866,6 +3113,26 @@ async function main(): Promise<void> {
         console.log(`| ${r.label} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.records} |`);
       console.log('\nplans of the list statement (src/queries/audit.sql, first page) with each filter:');
       for (const p of a.plans) console.log(`\n${p.label}:\n${p.plan.map((l) => `    ${l}`).join('\n')}`);
+    }
+    if (ledgerResult) {
+      console.log(
+        '\nthe ledger at scale: records filled through SQL (the heavy customer a tenth), bytes of usage_records and usage_allocations with their indexes per million records:\n',
+      );
+      console.log('| records | fill s | bytes per million | heavy customer records |\n|---|---|---|---|');
+      for (const f of ledgerResult.fills)
+        console.log(
+          `| ${f.records.toLocaleString('en-US')} | ${f.seconds.toFixed(1)} | ${f.bytesPerMillion.toLocaleString('en-US')} | ${f.heavyRecords.toLocaleString('en-US')} |`,
+        );
+      console.log(
+        `\none client, ${SECONDS} s each; ratio = p50 ÷ the same scenario's p50 at the first size (goal <= 1.2):\n`,
+      );
+      console.log(
+        '| records | customer | scenario | requests | p50 ms | p99 ms | errors | ratio |\n|---|---|---|---|---|---|---|---|',
+      );
+      for (const r of ledgerResult.rows)
+        console.log(
+          `| ${r.records.toLocaleString('en-US')} | ${r.customer} | ${r.scenario} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio ?? ''} |`,
+        );
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>
       round2(Math.max(memoryOf(pid).hwm, ...runs.map((r) => r.peakRss).filter((x) => !Number.isNaN(x))));

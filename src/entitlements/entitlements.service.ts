@@ -309,19 +309,10 @@ export class EntitlementsService {
       const writes = decisions.filter(
         (d): d is Decision & { write: PendingWrite } => isDecision(d) && !!d.write,
       );
-      // the records' ids were drawn with the state, so their audit records go with the insert
-      for (const [k, { item, write }] of writes.entries()) {
-        write.usage.id = usageIds[k];
-        this.audit.created(item.projectId, 'usage', write.usage.id, auditedUsage(write.usage), {
-          action: 'usage.recorded',
-          context: item.audit,
-        });
-      }
-      const rows = writes.length ? await this.usage.insertMany(writes.map((d) => d.write.usage)) : [];
-      for (const [k, { item, state, write }] of writes.entries()) {
-        const events = await this.consumeEvents(item.projectId, state, write, Number(rows[k].id));
-        if (events.length > 0) await this.events.record(item.projectId, events);
-      }
+      const rows = await this.recordMany(
+        writes.map(({ item, state, write }) => ({ ...write, state, audit: item.audit })),
+        usageIds,
+      );
       return decisions.map((d) => {
         if (!isDecision(d)) return d;
         return d.write
@@ -392,27 +383,19 @@ export class EntitlementsService {
         },
       ]);
     }
-    const after = applyAllocations(evaluation, decision.allocations, decision.overage);
-    so.balance = after;
+    const write = pendingWrite(evaluation, {
+      projectId,
+      customerId: state.customerId,
+      featureId: feature.id,
+      eventId: dto.eventId,
+      amount,
+      overage: decision.overage,
+      recordedAt: now,
+      allocations: decision.allocations,
+    });
+    so.balance = write.after;
     run.events.add(dto.eventId);
-    return {
-      item,
-      state,
-      write: {
-        usage: {
-          projectId,
-          customerId: state.customerId,
-          featureId: feature.id,
-          eventId: dto.eventId,
-          amount,
-          overage: decision.overage,
-          recordedAt: now,
-          allocations: decision.allocations,
-        },
-        evaluation,
-        after,
-      },
-    };
+    return { item, state, write };
   }
 
   /**
@@ -471,25 +454,30 @@ export class EntitlementsService {
   }
 
   /**
-   * A hold's, a commit's or a release's read (`HoldsService`), in the caller's unit of work: locks
-   * the customer as a consume does (the lock of every write of its balances) and reads its state
-   * of the feature after the lock, with, given an `eventId`, the record holding it and the
-   * customer's latest record of the feature. Null: the project has no such customer.
+   * A release's read (`HoldsService`), in the caller's unit of work: locks the customer as a
+   * consume does (the lock of every write of its balances) and reads its state of the feature
+   * after the lock. Null: the project has no such customer.
    */
-  async lockOne(
-    projectId: string,
-    lock: CustomerLock,
-    feature: OneFeature,
-    eventId?: string,
-  ): Promise<CustomerState | null> {
+  async lockOne(projectId: string, lock: CustomerLock, feature: OneFeature): Promise<CustomerState | null> {
     for (;;) {
       const { locked, states } = await this.repository.lockAndLoadMany([
-        { projectId, lock, feature, eventId, at: this.clock.now() },
+        { projectId, lock, feature, at: this.clock.now() },
       ]);
       const [state] = states;
       // an identifier given to another customer between the lock and the read: lock that one
       if (!state || locked.has(state.customerId)) return state;
     }
+  }
+
+  /**
+   * A batch of holds' or commits' reads (`HoldsService`), in the caller's unit of work, as a
+   * batch of consumes reads them (`EntitlementsRepository.lockAndLoadMany`): the customers locked,
+   * each load's state after the locks, and with event ids, ids for the records to write.
+   */
+  lockMany(
+    loads: readonly ConsumeLoad[],
+  ): Promise<{ locked: Set<number>; states: Array<CustomerState | null>; usageIds: string[] }> {
+    return this.repository.lockAndLoadMany(loads);
   }
 
   /** One feature's evaluation on a state read under the lock, `withoutHold` given back (`HoldsService`). */
@@ -505,25 +493,33 @@ export class EntitlementsService {
   }
 
   /**
-   * Writes one record decided on `evaluation` in the caller's unit of work (a hold's commit), as a
-   * consume writes it: the record and its allocations, its audit record, then what `beforeEvents`
-   * adds (the hold's end), then the events a consume records. Answers the record and the
-   * evaluation after it.
+   * Writes records decided under their customers' locks in the caller's unit of work (a batch of
+   * consumes, a batch of holds' commits), with the ids `lockMany` drew, in order: the records
+   * and their allocations in one statement with their audit records, then what `beforeEvents`
+   * adds (the holds' ends), then the events each record causes. Answers the rows in the order
+   * of `writes`.
    */
-  async recordOne(
-    projectId: string,
-    state: CustomerState,
-    evaluation: FeatureEvaluation,
-    usage: NewUsage,
-    beforeEvents: (row: UsageRow) => Promise<void>,
-  ): Promise<{ row: UsageRow; after: FeatureEvaluation }> {
-    const [row] = await this.usage.insertMany([usage]);
-    this.audit.created(projectId, 'usage', row.id, toUsageView(row), { action: 'usage.recorded' });
-    const after = applyAllocations(evaluation, usage.allocations, usage.overage);
-    await beforeEvents(row);
-    const events = await this.consumeEvents(projectId, state, { usage, evaluation, after }, Number(row.id));
-    if (events.length > 0) await this.events.record(projectId, events);
-    return { row, after };
+  async recordMany(
+    writes: readonly RecordWrite[],
+    usageIds: readonly string[],
+    beforeEvents?: (rows: UsageRow[]) => Promise<void>,
+  ): Promise<UsageRow[]> {
+    if (writes.length === 0) return [];
+    // the records' ids were drawn with the state, so their audit records go with the insert
+    for (const [k, { usage, audit }] of writes.entries()) {
+      usage.id = usageIds[k];
+      this.audit.created(usage.projectId, 'usage', usage.id, auditedUsage(usage), {
+        action: 'usage.recorded',
+        context: audit,
+      });
+    }
+    const rows = await this.usage.insertMany(writes.map((w) => w.usage));
+    if (beforeEvents) await beforeEvents(rows);
+    for (const [k, write] of writes.entries()) {
+      const events = await this.consumeEvents(write.usage.projectId, write.state, write, Number(rows[k].id));
+      if (events.length > 0) await this.events.record(write.usage.projectId, events);
+    }
+    return rows;
   }
 
   /** `POST /usage/batch`: each event decided on its own (its own transaction), in list order. */
@@ -827,10 +823,21 @@ interface CustomerRun {
 const CONSUMES_IN_FLIGHT = 4;
 
 /** A record a consume writes, with the evaluation before and after it. */
-interface PendingWrite {
+export interface PendingWrite {
   usage: NewUsage;
   evaluation: FeatureEvaluation;
   after: FeatureEvaluation;
+}
+
+/** A record to write (`recordMany`): its customer's state, and the context its audit record tells. */
+export interface RecordWrite extends PendingWrite {
+  state: CustomerState;
+  audit: AuditContext;
+}
+
+/** The record `usage` decided on `evaluation`, with the evaluation after it. */
+export function pendingWrite(evaluation: FeatureEvaluation, usage: NewUsage): PendingWrite {
+  return { usage, evaluation, after: applyAllocations(evaluation, usage.allocations, usage.overage) };
 }
 
 /** What a consume came to: a replay's `outcome`, or a `write`. */

@@ -4,7 +4,7 @@ import { GenerateSql } from '../database/generate-sql';
 import { Statement, Statements } from '../database/statements';
 import type { HoldStatus } from './dto/hold.dto';
 import { Allocation, microsText } from './engine/entitlement-engine';
-import type { HoldAllocationJson } from './entitlements.repository';
+import { HoldAllocationJson, ORDINALITY_MAX } from './entitlements.repository';
 import type { StoredHoldStatus } from './entities/usage-hold.entity';
 
 /** A hold as stored: ids and amounts as text (bigint and numeric), times as dates. */
@@ -65,88 +65,109 @@ export class HoldsRepository {
 
   @GenerateSql({
     params: [
-      {
-        projectId: 'prj_1',
-        customerId: 1,
-        featureId: 1,
-        holdId: 'completion-1',
-        amount: 2_000_000n,
-        overage: 0n,
-        allowOverage: false,
-        allocations: [
-          {
-            source: 'plan',
-            group: 'default',
-            periodStart: new Date('2026-03-01T00:00:00Z'),
-            grantId: null,
-            amount: 2_000_000n,
-          },
-        ],
-        createdAt: SAMPLE_AT,
-        expiresAt: new Date('2026-03-15T12:15:00Z'),
-      },
+      [
+        {
+          projectId: 'prj_1',
+          customerId: 1,
+          featureId: 1,
+          holdId: 'completion-1',
+          amount: 2_000_000n,
+          overage: 0n,
+          allowOverage: false,
+          allocations: [
+            {
+              source: 'plan',
+              group: 'default',
+              periodStart: new Date('2026-03-01T00:00:00Z'),
+              grantId: null,
+              amount: 2_000_000n,
+            },
+          ],
+          createdAt: SAMPLE_AT,
+          expiresAt: new Date('2026-03-15T12:15:00Z'),
+        },
+      ],
     ],
   })
-  async insert(hold: NewHold): Promise<HoldRow> {
-    const allocations: HoldAllocationJson[] = hold.allocations.map((a) => ({
-      source: a.source,
-      group: a.group,
-      periodStart: a.periodStart === null ? null : a.periodStart.toISOString(),
-      grantId: a.grantId,
-      amount: microsText(a.amount),
-    }));
-    const [row] = await this.statements.rows<HoldRow>(undefined, INSERT_HOLD, [
-      hold.projectId,
-      hold.customerId,
-      hold.featureId,
-      hold.holdId,
-      microsText(hold.amount),
-      microsText(hold.overage),
-      hold.allowOverage,
-      JSON.stringify(allocations),
-      hold.createdAt,
-      hold.expiresAt,
+  async insertMany(holds: NewHold[]): Promise<HoldRow[]> {
+    const allocations = holds.map((hold) =>
+      JSON.stringify(
+        hold.allocations.map((a): HoldAllocationJson => ({
+          source: a.source,
+          group: a.group,
+          periodStart: a.periodStart === null ? null : a.periodStart.toISOString(),
+          grantId: a.grantId,
+          amount: microsText(a.amount),
+        })),
+      ),
+    );
+    const rows = await this.statements.rows<HoldRow & { i: string }>(undefined, INSERT_HOLDS, [
+      holds.map((h) => h.projectId),
+      holds.map((h) => h.customerId),
+      holds.map((h) => h.featureId),
+      holds.map((h) => h.holdId),
+      holds.map((h) => microsText(h.amount)),
+      holds.map((h) => microsText(h.overage)),
+      holds.map((h) => h.allowOverage),
+      allocations,
+      holds.map((h) => h.createdAt),
+      holds.map((h) => h.expiresAt),
     ]);
-    return row;
+    return inOrder(holds, rows) as HoldRow[];
   }
 
-  /** The project's hold `id`; `lock`: its row `FOR UPDATE` (a commit or a release, under its customer's lock). */
-  @GenerateSql({ name: 'unlocked', params: ['prj_1', '1'] }, { name: 'locked', params: ['prj_1', '1', true] })
-  async find(projectId: string, id: string, lock = false): Promise<HoldRow | null> {
-    const [row] = await this.statements.rows<HoldRow>(undefined, lock ? FIND_HOLD_LOCKED : FIND_HOLD, [
-      id,
-      projectId,
-    ]);
-    return row ?? null;
-  }
-
-  /** The customer's hold with the caller's `holdId` (unique per project and customer), if any. */
-  @GenerateSql({ params: ['prj_1', 1, 'completion-1'] })
-  async findByHoldId(projectId: string, customerId: number, holdId: string): Promise<HoldRow | null> {
-    const [row] = await this.statements.rows<HoldRow>(undefined, FIND_BY_HOLD_ID, [
-      projectId,
-      customerId,
-      holdId,
-    ]);
+  /** The project's hold `id`, if any. */
+  @GenerateSql({ params: ['prj_1', '1'] })
+  async find(projectId: string, id: string): Promise<HoldRow | null> {
+    const [row] = await this.statements.rows<HoldRow>(undefined, FIND_HOLD, [id, projectId]);
     return row ?? null;
   }
 
   /**
-   * Ends a hold (committed or released) and answers it as it now is. It carries the unit of
-   * work's waiting riders (its audit records), so that they cost no round trip of their own.
+   * Each hold of `ids` (of its project) with its row locked `FOR UPDATE`, in id order, so that two
+   * commits never wait for each other in a cycle; null for one the project does not have. A
+   * commit or a release locks its hold before its customer: the expiry scheduler's marking, a
+   * commit and a release of one hold see each other's result whole.
+   */
+  @GenerateSql({ params: [[{ projectId: 'prj_1', id: '1' }]] })
+  async lockMany(ids: ReadonlyArray<{ projectId: string; id: string }>): Promise<Array<HoldRow | null>> {
+    const rows = await this.statements.rows<HoldRow & { i: string }>(undefined, LOCK_HOLDS, [
+      ids.map((h) => h.id),
+      ids.map((h) => h.projectId),
+    ]);
+    return inOrder(ids, rows);
+  }
+
+  /** Each customer's hold with the caller's `holdId` (unique per project and customer); null where none. */
+  @GenerateSql({ params: [[{ projectId: 'prj_1', customerId: 1, holdId: 'completion-1' }]] })
+  async findByHoldIds(
+    keys: ReadonlyArray<{ projectId: string; customerId: number; holdId: string }>,
+  ): Promise<Array<HoldRow | null>> {
+    const rows = await this.statements.rows<HoldRow & { i: string }>(undefined, FIND_BY_HOLD_IDS, [
+      keys.map((k) => k.projectId),
+      keys.map((k) => k.customerId),
+      keys.map((k) => k.holdId),
+    ]);
+    return inOrder(keys, rows);
+  }
+
+  /**
+   * Ends holds (committed or released) and answers them as they now are, in the order given. It
+   * carries the unit of work's waiting riders (its audit records), so that they cost no round
+   * trip of their own.
    */
   @GenerateSql({
-    params: ['prj_1', '1', { status: 'committed', endedAt: SAMPLE_AT, usageId: '1' }],
+    params: [[{ projectId: 'prj_1', id: '1', status: 'committed', endedAt: SAMPLE_AT, usageId: '1' }]],
   })
-  async end(projectId: string, id: string, end: HoldEnd): Promise<HoldRow> {
-    const [row] = await this.statements.rows<HoldRow>(undefined, END_HOLD, [
-      id,
-      projectId,
-      end.status,
-      end.endedAt,
-      end.usageId,
+  async endMany(ends: ReadonlyArray<HoldEnd & { projectId: string; id: string }>): Promise<HoldRow[]> {
+    const rows = await this.statements.rows<HoldRow & { i: string }>(undefined, END_HOLDS, [
+      ends.map((e) => e.id),
+      ends.map((e) => e.projectId),
+      ends.map((e) => e.status),
+      ends.map((e) => e.endedAt),
+      ends.map((e) => e.usageId),
     ]);
-    return row;
+    return inOrder(ends, rows) as HoldRow[];
   }
 
   /**
@@ -205,12 +226,20 @@ export class HoldsRepository {
   }
 }
 
-const INSERT_HOLD: Statement = {
-  name: 'holds.insert',
-  text: `INSERT INTO usage_holds AS h (project_id, customer_id, feature_id, hold_id, amount, overage, allow_overage,
-                                      allocations, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
-         RETURNING ${HOLD_COLUMNS}`,
+const INSERT_HOLDS: Statement = {
+  name: 'holds.insert-many',
+  text: `WITH h AS (
+           INSERT INTO usage_holds (project_id, customer_id, feature_id, hold_id, amount, overage, allow_overage,
+                                    allocations, created_at, expires_at)
+           SELECT x.project, x.customer, x.feature, x.hold, x.amount, x.overage, x.allow_overage, x.allocations,
+                  x.created_at, x.expires_at
+             FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[], $7::boolean[],
+                         $8::jsonb[], $9::timestamptz[], $10::timestamptz[])
+                  AS x(project, customer, feature, hold, amount, overage, allow_overage, allocations, created_at, expires_at)
+           RETURNING *)
+         SELECT r.i, ${HOLD_COLUMNS}
+           FROM unnest($1::text[], $2::int[], $4::text[]) WITH ORDINALITY AS r(project, customer, hold, i)
+           JOIN h ON h.project_id = r.project AND h.customer_id = r.customer AND h.hold_id = r.hold`,
 };
 
 const FIND_HOLD: Statement = {
@@ -218,24 +247,36 @@ const FIND_HOLD: Statement = {
   text: `SELECT ${HOLD_COLUMNS} FROM usage_holds h WHERE h.id = $1::bigint AND h.project_id = $2`,
 };
 
-const FIND_HOLD_LOCKED: Statement = {
-  name: 'holds.find-locked',
-  text: `SELECT ${HOLD_COLUMNS} FROM usage_holds h WHERE h.id = $1::bigint AND h.project_id = $2 FOR UPDATE`,
+const LOCK_HOLDS: Statement = {
+  name: 'holds.lock-many',
+  text: `SELECT r.i, ${HOLD_COLUMNS}
+           FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS r(id, project, i)
+           JOIN usage_holds h ON h.id = r.id AND h.project_id = r.project
+          WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}
+          ORDER BY h.id
+            FOR UPDATE OF h`,
 };
 
-const FIND_BY_HOLD_ID: Statement = {
-  name: 'holds.find-by-hold-id',
-  text: `SELECT ${HOLD_COLUMNS} FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2 AND h.hold_id = $3`,
+const FIND_BY_HOLD_IDS: Statement = {
+  name: 'holds.find-by-hold-ids',
+  text: `SELECT r.i, ${HOLD_COLUMNS}
+           FROM unnest($1::text[], $2::int[], $3::text[]) WITH ORDINALITY AS r(project, customer, hold, i)
+           JOIN usage_holds h ON h.project_id = r.project AND h.customer_id = r.customer AND h.hold_id = r.hold
+          WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
 };
 
-const END_HOLD: Statement = {
-  name: 'holds.end',
+const END_HOLDS: Statement = {
+  name: 'holds.end-many',
   carrier: true,
-  text: `WITH h AS (
-           UPDATE usage_holds SET status = $3, ended_at = $4, usage_id = $5::bigint
-            WHERE id = $1::bigint AND project_id = $2
-           RETURNING *)
-         SELECT ${HOLD_COLUMNS} FROM h`,
+  text: `WITH r AS (
+           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[])
+                         WITH ORDINALITY AS r(id, project, status, ended_at, usage_id, i)
+            WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}),
+         h AS (
+           UPDATE usage_holds u SET status = r.status, ended_at = r.ended_at, usage_id = r.usage_id
+             FROM r WHERE u.id = r.id AND u.project_id = r.project
+           RETURNING u.*)
+         SELECT r.i, ${HOLD_COLUMNS} FROM r JOIN h ON h.id = r.id`,
 };
 
 const EXPIRE_DUE: Statement = {
@@ -250,3 +291,10 @@ const EXPIRE_DUE: Statement = {
            RETURNING u.*)
          SELECT ${HOLD_COLUMNS} FROM h ORDER BY h.expires_at, h.id`,
 };
+
+/** Rows of a statement over `items` (each with the ordinality `i` of its item) in the items' order; null where none. */
+function inOrder<R extends { i: string }>(items: readonly unknown[], rows: R[]): Array<HoldRow | null> {
+  const ordered: Array<HoldRow | null> = items.map(() => null);
+  for (const { i, ...row } of rows) ordered[Number(i) - 1] = row as unknown as HoldRow;
+  return ordered;
+}

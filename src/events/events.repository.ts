@@ -149,6 +149,56 @@ export const INSERT_FOR_CUSTOMER: Statement = {
   ), ${FAN_OUT}`,
 };
 
+/**
+ * The worker's claim (`EventsRepository.claimDue`). The due rows are read, and locked, two claims
+ * deep, so that one endpoint's backlog at the head of the queue leaves room for the others in the
+ * same claim. `$1` limit, `$2` lease in seconds, `$3` per endpoint, `$4`/`$5` posts in flight per
+ * endpoint (ids, counts).
+ */
+const CLAIM_DUE: Statement = {
+  name: 'events.claim-due',
+  text: `WITH busy AS (
+    SELECT * FROM unnest($4::varchar[], $5::int[]) AS b(endpoint_id, in_flight)
+  ), due AS (
+    SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+     WHERE status = 'pending' AND next_attempt_at <= now()
+       AND endpoint_id <> ALL (ARRAY(SELECT endpoint_id FROM busy WHERE in_flight >= $3))
+     ORDER BY next_attempt_at LIMIT $1 * 2 FOR UPDATE SKIP LOCKED
+  ), placed AS (
+    SELECT due.id, due.next_attempt_at,
+           COALESCE(busy.in_flight, 0)
+             + row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+      FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+  ), picked AS (
+    SELECT id FROM placed WHERE place <= $3 ORDER BY place, next_attempt_at LIMIT $1
+  )
+  UPDATE webhook_deliveries d
+     SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
+    FROM picked, events e, webhook_endpoints w
+   WHERE d.id = picked.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
+  RETURNING d.id::float8 AS id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
+            w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
+};
+
+/** The successes of a batch (`EventsRepository.finishDelivered`): `$1` ids, `$2` attempts, `$3` statuses, `$4` durations. */
+const FINISH_DELIVERED: Statement = {
+  name: 'events.finish-delivered',
+  text: `WITH done AS (
+    UPDATE webhook_deliveries d SET status = 'delivered', updated_at = now()
+      FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
+     WHERE d.id = c.id AND d.attempts = c.attempts AND d.status = 'pending'
+    RETURNING d.id, d.endpoint_id, d.event_created_at
+  ), recorded AS (
+    INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
+    SELECT done.id, done.event_created_at, now(), 'delivered', r.status_code, NULL, r.duration_ms
+      FROM done JOIN unnest($1::bigint[], $3::int[], $4::int[]) AS r(id, status_code, duration_ms) ON r.id = done.id
+  ), healed AS (
+    UPDATE webhook_endpoints SET failing_since = NULL
+     WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL
+  )
+  SELECT id::float8 AS id FROM done`,
+};
+
 /** Events naming no customer (`code.revoked`): `$1` project, `$2` a JSON array of `EventInsert`. */
 const INSERT_WITHOUT_CUSTOMER: Statement = {
   name: 'events.insert',
@@ -303,28 +353,45 @@ export class EventsRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries for `leaseSeconds` (`FOR UPDATE SKIP LOCKED`: replicas
-   * never claim the same one): each gets one more attempt and is due again when the lease ends,
-   * so a delivery whose worker died is taken again then. Returns what posting needs.
+   * Claims up to `limit` due deliveries, fairly across endpoints: at most `perEndpoint` of one
+   * endpoint counting the ones this worker already posts to it (`inFlight`, endpoint id and count),
+   * an endpoint at that count skipped, and the others taken in turns, oldest due first. Under
+   * `FOR UPDATE SKIP LOCKED` (two workers never claim the same one): each gets one more attempt and
+   * is due again when the lease ends, so a delivery whose worker died is taken again then. Returns
+   * what posting needs.
    */
-  @GenerateSql({ params: [10, 30] })
-  async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
-    // an UPDATE answers [rows, count] through TypeORM
-    const [rows] = (await this.transactions.tx.query(
-      `WITH due AS (
-         SELECT id FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= now()
-          ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
-       )
-       UPDATE webhook_deliveries d
-          SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
-         FROM due, events e, webhook_endpoints w
-        WHERE d.id = due.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
-       RETURNING d.id::float8 AS id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
-                 w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
-      [limit, leaseSeconds],
-    )) as [ClaimedDelivery[], number];
-    return rows;
+  @GenerateSql({ params: [10, 30, 8, [['we_1', 8]]] })
+  async claimDue(
+    limit: number,
+    leaseSeconds: number,
+    perEndpoint: number,
+    inFlight: ReadonlyArray<readonly [string, number]>,
+  ): Promise<ClaimedDelivery[]> {
+    return this.statements.rows<ClaimedDelivery>(undefined, CLAIM_DUE, [
+      limit,
+      leaseSeconds,
+      perEndpoint,
+      inFlight.map(([id]) => id),
+      inFlight.map(([, n]) => n),
+    ]);
+  }
+
+  /**
+   * Ends claimed attempts that were delivered, in one statement: each delivery whose claim still
+   * holds (same attempt, still pending) is delivered with its attempt recorded, and its endpoint
+   * is no longer failing. Returns the ids it ended (a claim that no longer holds is left alone).
+   */
+  @GenerateSql({ params: [[{ id: 1, attempts: 1, statusCode: 200, durationMs: 12 }]] })
+  async finishDelivered(
+    claims: ReadonlyArray<{ id: number; attempts: number; statusCode: number | null; durationMs: number }>,
+  ): Promise<number[]> {
+    const rows = await this.statements.rows<{ id: number }>(undefined, FINISH_DELIVERED, [
+      claims.map((c) => c.id),
+      claims.map((c) => c.attempts),
+      claims.map((c) => c.statusCode),
+      claims.map((c) => c.durationMs),
+    ]);
+    return rows.map((r) => r.id);
   }
 
   /**

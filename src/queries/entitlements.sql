@@ -1848,15 +1848,19 @@ FROM "grants" "Grant"
 WHERE (("Grant"."id" = $1) AND ("Grant"."project_id" = $2))
 LIMIT 1
 
--- HoldsRepository.end
-WITH h AS (
-         UPDATE usage_holds SET status = $3, ended_at = $4, usage_id = $5::bigint
-          WHERE id = $1::bigint AND project_id = $2
-         RETURNING *)
-       SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+-- HoldsRepository.endMany
+WITH r AS (
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[])
+                       WITH ORDINALITY AS r(id, project, status, ended_at, usage_id, i)
+          WHERE r.i BETWEEN 1 AND 2147483647),
+       h AS (
+         UPDATE usage_holds u SET status = r.status, ended_at = r.ended_at, usage_id = r.usage_id
+           FROM r WHERE u.id = r.id AND u.project_id = r.project
+         RETURNING u.*)
+       SELECT r.i, h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
 h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
 h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
-h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM h
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM r JOIN h ON h.id = r.id
 
 -- HoldsRepository.expireDue
 WITH due AS (
@@ -1872,32 +1876,48 @@ h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", 
 h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
 h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM h ORDER BY h.expires_at, h.id
 
--- HoldsRepository.find (locked)
-SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
-h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
-h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
-h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.id = $1::bigint AND h.project_id = $2 FOR UPDATE
-
--- HoldsRepository.find (unlocked)
+-- HoldsRepository.find
 SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
 h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
 h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
 h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.id = $1::bigint AND h.project_id = $2
 
--- HoldsRepository.findByHoldId
-SELECT h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
-h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
-h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
-h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2 AND h.hold_id = $3
-
--- HoldsRepository.insert
-INSERT INTO usage_holds AS h (project_id, customer_id, feature_id, hold_id, amount, overage, allow_overage,
-                                    allocations, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
-       RETURNING h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+-- HoldsRepository.findByHoldIds
+SELECT r.i, h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
 h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
 h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
 h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId"
+         FROM unnest($1::text[], $2::int[], $3::text[]) WITH ORDINALITY AS r(project, customer, hold, i)
+         JOIN usage_holds h ON h.project_id = r.project AND h.customer_id = r.customer AND h.hold_id = r.hold
+        WHERE r.i BETWEEN 1 AND 2147483647
+
+-- HoldsRepository.insertMany
+WITH h AS (
+         INSERT INTO usage_holds (project_id, customer_id, feature_id, hold_id, amount, overage, allow_overage,
+                                  allocations, created_at, expires_at)
+         SELECT x.project, x.customer, x.feature, x.hold, x.amount, x.overage, x.allow_overage, x.allocations,
+                x.created_at, x.expires_at
+           FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[], $7::boolean[],
+                       $8::jsonb[], $9::timestamptz[], $10::timestamptz[])
+                AS x(project, customer, feature, hold, amount, overage, allow_overage, allocations, created_at, expires_at)
+         RETURNING *)
+       SELECT r.i, h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId"
+         FROM unnest($1::text[], $2::int[], $4::text[]) WITH ORDINALITY AS r(project, customer, hold, i)
+         JOIN h ON h.project_id = r.project AND h.customer_id = r.customer AND h.hold_id = r.hold
+
+-- HoldsRepository.lockMany
+SELECT r.i, h.id::text AS "id", h.project_id AS "projectId", h.customer_id AS "customerId",
+h.feature_id AS "featureId", h.hold_id AS "holdId", h.amount::text AS "amount", h.overage::text AS "overage",
+h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "createdAt",
+h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId"
+         FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS r(id, project, i)
+         JOIN usage_holds h ON h.id = r.id AND h.project_id = r.project
+        WHERE r.i BETWEEN 1 AND 2147483647
+        ORDER BY h.id
+          FOR UPDATE OF h
 
 -- HoldsRepository.page (by feature and status)
 SELECT

@@ -11,15 +11,25 @@ SET scanned_to = $2
 WHERE kind = $1 AND scanned_to < $2
 
 -- EventsRepository.claimDue
-WITH due AS (
-  SELECT id FROM webhook_deliveries
+WITH busy AS (
+  SELECT * FROM unnest($4::varchar[], $5::int[]) AS b(endpoint_id, in_flight)
+), due AS (
+  SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
    WHERE status = 'pending' AND next_attempt_at <= now()
-   ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
+     AND endpoint_id <> ALL (ARRAY(SELECT endpoint_id FROM busy WHERE in_flight >= $3))
+   ORDER BY next_attempt_at LIMIT $1 * 2 FOR UPDATE SKIP LOCKED
+), placed AS (
+  SELECT due.id, due.next_attempt_at,
+         COALESCE(busy.in_flight, 0)
+           + row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+    FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+), picked AS (
+  SELECT id FROM placed WHERE place <= $3 ORDER BY place, next_attempt_at LIMIT $1
 )
 UPDATE webhook_deliveries d
    SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
-  FROM due, events e, webhook_endpoints w
- WHERE d.id = due.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
+  FROM picked, events e, webhook_endpoints w
+ WHERE d.id = picked.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
 RETURNING d.id::float8 AS id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
           w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at
 
@@ -82,6 +92,22 @@ WHERE id = $1 AND attempts = $2 AND status = 'pending'
 -- EventsRepository.finishAttempt (retried later)
 INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
 SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d WHERE d.id = $1
+
+-- EventsRepository.finishDelivered
+WITH done AS (
+  UPDATE webhook_deliveries d SET status = 'delivered', updated_at = now()
+    FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
+   WHERE d.id = c.id AND d.attempts = c.attempts AND d.status = 'pending'
+  RETURNING d.id, d.endpoint_id, d.event_created_at
+), recorded AS (
+  INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
+  SELECT done.id, done.event_created_at, now(), 'delivered', r.status_code, NULL, r.duration_ms
+    FROM done JOIN unnest($1::bigint[], $3::int[], $4::int[]) AS r(id, status_code, duration_ms) ON r.id = done.id
+), healed AS (
+  UPDATE webhook_endpoints SET failing_since = NULL
+   WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL
+)
+SELECT id::float8 AS id FROM done
 
 -- EventsRepository.get
 SELECT

@@ -1,0 +1,190 @@
+/**
+ * The `ledger` part of the benchmark (BENCH_PARTS=ledger, not in the default): the ledger grown
+ * through SQL to each of BENCH_LEDGER_RECORDS usage records (cumulative: 10 thousand, then 1
+ * million, ...), spread over up to 100,000 customers with a skewed tail and a tenth of them on
+ * one heavy customer, with an event for every ten records; at each size, one client measures a
+ * customer with few records and the heavy one: the check, the consume, the first ledger page, a
+ * filtered ledger page (one feature, one month long ago) and `GET /events` of the customer. Each
+ * is reported against its cost at the first size (docs/benchmarks.md#the-ledger-at-scale).
+ */
+import type { Client } from 'pg';
+
+/** What the part needs of the benchmark's run. */
+export interface LedgerScaleContext {
+  db: Client;
+  projectId: string;
+  featureId: number;
+  /** Customers the records are spread over (the first takes the most). */
+  customers: number[];
+  /** A customer with a live window of the feature's plan who gets a tenth of every size's records. */
+  heavy: number;
+  /** A customer with a live window of the feature's plan who gets none. */
+  few: number;
+  /** `seconds` of one-client requests made by `make`: its p50 and req/s. */
+  drive: (
+    scenario: string,
+    make: (i: number) => Promise<{ status: number; body: unknown }>,
+  ) => Promise<{ requests: number; p50: number; p99: number; rps: number; errors: number }>;
+  get: (path: string) => Promise<{ status: number; body: unknown }>;
+  post: (path: string, body: unknown) => Promise<{ status: number; body: unknown }>;
+}
+
+export interface LedgerScaleRow {
+  records: number;
+  customer: 'few' | 'heavy';
+  scenario: string;
+  requests: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** p50 ÷ the same scenario's p50 at the first size. */
+  ratio: number | null;
+}
+
+export interface LedgerScaleResult {
+  rows: LedgerScaleRow[];
+  fills: Array<{ records: number; seconds: number; bytesPerMillion: number; heavyRecords: number }>;
+}
+
+/** Records inserted per statement while filling. */
+const CHUNK = 1_000_000;
+
+/** How far back the filled records reach: two years, all before the current period's window. */
+const HISTORY_DAYS = 720;
+
+export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Promise<LedgerScaleResult> {
+  const { db, projectId, featureId } = ctx;
+  const spread = ctx.customers.filter((c) => c !== ctx.heavy && c !== ctx.few);
+  const rows: LedgerScaleRow[] = [];
+  const fills: LedgerScaleResult['fills'] = [];
+  const first = new Map<string, number>();
+  let filled = Number(
+    (await db.query('SELECT count(*) AS n FROM usage_records WHERE project_id = $1', [projectId])).rows[0].n,
+  );
+  let stage = 0;
+  let eventSeq = 0;
+  // sizes below what the ledger already holds (the load part's history) are measured at that count
+  const targets = [...new Set(sizes.map((s) => Math.max(s, filled)))].sort((a, b) => a - b);
+  for (const size of targets) {
+    stage++;
+    const t0 = Date.now();
+    for (; filled < size; stage++) {
+      const n = Math.min(CHUNK, size - filled);
+      await fillRecords(db, { projectId, featureId, heavy: ctx.heavy, spread, n, stage });
+      // an event for every ten records, within the events' retention
+      await db.query(
+        `INSERT INTO events (id, project_id, type, customer_id, data, created_at)
+         SELECT 'evt_l' || lpad(($4::bigint + g)::text, 23, '0'), $1,
+                'usage.threshold_crossed', CASE WHEN g % 10 = 0 THEN $2::int
+                  ELSE ($3::int[])[1 + floor(array_length($3::int[], 1) * power(random(), 3))::int] END,
+                '{"bench":true}'::jsonb, now() - random() * interval '29 days'
+           FROM generate_series(1, $5::int) AS g`,
+        [projectId, ctx.heavy, spread, eventSeq, Math.ceil(n / 10)],
+      );
+      eventSeq += Math.ceil(n / 10);
+      filled += n;
+    }
+    await db.query('ANALYZE usage_records, usage_allocations, events');
+    const disk = (
+      await db.query(
+        `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+           FROM pg_class c
+          WHERE c.relkind IN ('r', 'p') AND (c.relname LIKE 'usage_records%' OR c.relname LIKE 'usage_allocations%')`,
+      )
+    ).rows[0];
+    const heavyRecords = Number(
+      (await db.query('SELECT count(*) AS n FROM usage_records WHERE customer_id = $1', [ctx.heavy])).rows[0]
+        .n,
+    );
+    fills.push({
+      records: filled,
+      seconds: (Date.now() - t0) / 1000,
+      bytesPerMillion: Math.round((Number(disk.bytes) / filled) * 1e6),
+      heavyRecords,
+    });
+    console.log(JSON.stringify({ part: 'ledger', filled, ...fills[fills.length - 1] }));
+
+    let consumeSeq = 0;
+    const monthAgo = new Date(Date.now() - 180 * 86_400_000);
+    const from = new Date(monthAgo.getTime() - 30 * 86_400_000).toISOString();
+    const to = monthAgo.toISOString();
+    for (const [who, customerId] of [
+      ['few', ctx.few],
+      ['heavy', ctx.heavy],
+    ] as const) {
+      const scenarios: Array<[string, (i: number) => Promise<{ status: number; body: unknown }>]> = [
+        [
+          'POST /entitlements/check',
+          () => ctx.post('/entitlements/check', { customerId, featureId, amount: 1 }),
+        ],
+        [
+          'POST /usage',
+          () =>
+            ctx.post('/usage', {
+              customerId,
+              featureId,
+              amount: 1,
+              eventId: `ledger-scale-${stage}-${who}-${++consumeSeq}`,
+            }),
+        ],
+        [
+          'GET /customers/:id/usage (first page)',
+          () => ctx.get(`/customers/${customerId}/usage?pageSize=20`),
+        ],
+        [
+          'GET /customers/:id/usage (one feature, one month)',
+          () =>
+            ctx.get(
+              `/customers/${customerId}/usage?pageSize=20&featureId=${featureId}&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`,
+            ),
+        ],
+        ['GET /events (the customer)', () => ctx.get(`/events?customerId=${customerId}&limit=20`)],
+      ];
+      for (const [scenario, make] of scenarios) {
+        const run = await ctx.drive(`ledger ${filled}: ${scenario}, ${who}`, make);
+        const key = `${who} ${scenario}`;
+        if (!first.has(key)) first.set(key, run.p50);
+        const base = first.get(key)!;
+        rows.push({
+          records: filled,
+          customer: who,
+          scenario,
+          requests: run.requests,
+          p50: run.p50,
+          p99: run.p99,
+          errors: run.errors,
+          ratio: base > 0 ? Math.round((run.p50 / base) * 100) / 100 : null,
+        });
+      }
+    }
+  }
+  return { rows, fills };
+}
+
+/**
+ * `n` records of one feature, each with its allocation to the plan group `usage`, recorded at
+ * random instants of the two years before the current period: a tenth for the heavy customer,
+ * the rest over `spread` with a skewed tail (the first customers take the most). Their running
+ * totals are written as 0 (the insert triggers compute them only when none is given): the
+ * current period's sums read the running totals of the rows around its bounds, which these
+ * records, all older, do not change.
+ */
+async function fillRecords(
+  db: Client,
+  o: { projectId: string; featureId: number; heavy: number; spread: number[]; n: number; stage: number },
+): Promise<void> {
+  await db.query(
+    `WITH src AS (
+       SELECT g, CASE WHEN g % 10 = 0 THEN $3::int
+                 ELSE ($4::int[])[1 + floor(array_length($4::int[], 1) * power(random(), 3))::int] END AS customer_id,
+              now() - interval '11 days' - random() * interval '${HISTORY_DAYS} days' AS recorded_at
+         FROM generate_series(1, $5::int) AS g),
+     u AS (
+       INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
+       SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0 FROM src
+       RETURNING id, customer_id, recorded_at)
+     INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
+     SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u`,
+    [o.projectId, o.featureId, o.heavy, o.spread, o.n, o.stage],
+  );
+}
