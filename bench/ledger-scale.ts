@@ -169,28 +169,32 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
  * that no filled row lands in a DEFAULT partition.
  */
 async function createMonths(db: Client): Promise<void> {
-  const ranges: Array<[string, 'month' | 'day', number]> = [
-    ['usage_records', 'month', HISTORY_DAYS + 12],
-    ['usage_allocations', 'month', HISTORY_DAYS + 12],
-    ['events', 'day', 30],
-  ];
-  for (const [table, unit, days] of ranges) {
-    const digits = unit === 'month' ? 'YYYYMM' : 'YYYYMMDD';
-    await db.query(
-      `DO $$
-       DECLARE m timestamptz;
-       BEGIN
-         FOR m IN SELECT generate_series(date_trunc('${unit}', now() - interval '${days} days', 'UTC'),
-                                         date_trunc('${unit}', now(), 'UTC'), interval '1 ${unit}')
-         LOOP
-           IF to_regclass('${table}_p' || to_char(m AT TIME ZONE 'UTC', '${digits}')) IS NULL THEN
-             EXECUTE format('CREATE TABLE %I PARTITION OF ${table} FOR VALUES FROM (%L) TO (%L)',
-                            '${table}_p' || to_char(m AT TIME ZONE 'UTC', '${digits}'), m, m + interval '1 ${unit}');
-           END IF;
-         END LOOP;
-       END $$`,
-    );
-  }
+  await db.query(
+    `DO $$
+     DECLARE m timestamptz;
+     BEGIN
+       FOR m IN SELECT generate_series(date_trunc('month', now() - interval '${HISTORY_DAYS + 12} days', 'UTC'),
+                                       date_trunc('month', now(), 'UTC'), interval '1 month')
+       LOOP
+         IF to_regclass('usage_records_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM')) IS NULL THEN
+           EXECUTE format('CREATE TABLE %I PARTITION OF usage_records FOR VALUES FROM (%L) TO (%L)',
+                          'usage_records_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM'), m, m + interval '1 month');
+         END IF;
+         IF to_regclass('usage_allocations_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM')) IS NULL THEN
+           EXECUTE format('CREATE TABLE %I PARTITION OF usage_allocations FOR VALUES FROM (%L) TO (%L)',
+                          'usage_allocations_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM'), m, m + interval '1 month');
+         END IF;
+       END LOOP;
+       FOR m IN SELECT generate_series(date_trunc('day', now() - interval '30 days', 'UTC'),
+                                       date_trunc('day', now(), 'UTC'), interval '1 day')
+       LOOP
+         IF to_regclass('events_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMMDD')) IS NULL THEN
+           EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%L) TO (%L)',
+                          'events_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMMDD'), m, m + interval '1 day');
+         END IF;
+       END LOOP;
+     END $$`,
+  );
 }
 
 /**
