@@ -3116,7 +3116,7 @@ async function main(): Promise<void> {
     }
     if (ledgerResult) {
       console.log(
-        '\nthe ledger at scale: records filled through SQL (the heavy customer a tenth), bytes of usage_records, usage_allocations and usage_event_ids with their indexes per million records:\n',
+        '\nthe ledger at scale: records filled through SQL (the heavy customer a tenth), bytes of usage_records and usage_allocations with their indexes per million records:\n',
       );
       console.log('| records | fill s | bytes per million | heavy customer records |\n|---|---|---|---|');
       for (const f of ledgerResult.fills)

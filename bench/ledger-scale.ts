@@ -63,7 +63,6 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   );
   let stage = 0;
   let eventSeq = 0;
-  await createMonths(db);
   // sizes below what the ledger already holds (the load part's history) are measured at that count
   const targets = [...new Set(sizes.map((s) => Math.max(s, filled)))].sort((a, b) => a - b);
   for (const size of targets) {
@@ -90,8 +89,7 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
       await db.query(
         `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
            FROM pg_class c
-          WHERE c.relkind = 'r'
-            AND (c.relname LIKE 'usage\\_records%' OR c.relname LIKE 'usage\\_allocations%' OR c.relname = 'usage_event_ids')`,
+          WHERE c.relkind IN ('r', 'p') AND (c.relname LIKE 'usage_records%' OR c.relname LIKE 'usage_allocations%')`,
       )
     ).rows[0];
     const heavyRecords = Number(
@@ -164,42 +162,7 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
 }
 
 /**
- * The ledger's monthly partitions over the filled range, and the events' daily ones over their
- * retention, named as the service names them (`<table>_p<yyyymm>`, `<table>_p<yyyymmdd>`), so
- * that no filled row lands in a DEFAULT partition.
- */
-async function createMonths(db: Client): Promise<void> {
-  await db.query(
-    `DO $$
-     DECLARE m timestamptz;
-     BEGIN
-       FOR m IN SELECT generate_series(date_trunc('month', now() - interval '${HISTORY_DAYS + 12} days', 'UTC'),
-                                       date_trunc('month', now(), 'UTC'), interval '1 month')
-       LOOP
-         IF to_regclass('usage_records_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM')) IS NULL THEN
-           EXECUTE format('CREATE TABLE %I PARTITION OF usage_records FOR VALUES FROM (%L) TO (%L)',
-                          'usage_records_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM'), m, m + interval '1 month');
-         END IF;
-         IF to_regclass('usage_allocations_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM')) IS NULL THEN
-           EXECUTE format('CREATE TABLE %I PARTITION OF usage_allocations FOR VALUES FROM (%L) TO (%L)',
-                          'usage_allocations_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMM'), m, m + interval '1 month');
-         END IF;
-       END LOOP;
-       FOR m IN SELECT generate_series(date_trunc('day', now() - interval '30 days', 'UTC'),
-                                       date_trunc('day', now(), 'UTC'), interval '1 day')
-       LOOP
-         IF to_regclass('events_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMMDD')) IS NULL THEN
-           EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%L) TO (%L)',
-                          'events_p' || to_char(m AT TIME ZONE 'UTC', 'YYYYMMDD'), m, m + interval '1 day');
-         END IF;
-       END LOOP;
-     END $$`,
-  );
-}
-
-/**
- * `n` records of one feature, each with its allocation to the plan group `usage` and its event id
- * kept for ever (`usage_event_ids`), recorded at
+ * `n` records of one feature, each with its allocation to the plan group `usage`, recorded at
  * random instants of the two years before the current period: a tenth for the heavy customer,
  * the rest over `spread` with a skewed tail (the first customers take the most). Their running
  * totals are written as 0 (the insert triggers compute them only when none is given): the
@@ -219,12 +182,9 @@ async function fillRecords(
      u AS (
        INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
        SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0 FROM src
-       RETURNING id, customer_id, event_id, recorded_at),
-     a AS (
-       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-       SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u)
-     INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
-     SELECT $1, customer_id, event_id, $2, id, recorded_at, 1, 0 FROM u`,
+       RETURNING id, customer_id, recorded_at)
+     INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
+     SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u`,
     [o.projectId, o.featureId, o.heavy, o.spread, o.n, o.stage],
   );
 }
