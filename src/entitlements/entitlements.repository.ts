@@ -249,16 +249,7 @@ export const USAGE_JSON = `json_build_object(
     'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
     'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
     'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json)
-                      FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at))`;
-
-/**
- * The record of event id `k` (a row of `usage_event_ids`) as `USAGE_JSON` reads it; once its
- * month was dropped (USAGE_RETENTION_MONTHS), what `usage_event_ids` kept of it, without
- * allocations (docs/entitlements.md#exactly-once-usage).
- */
-const EVENT_USAGE_JSON = `coalesce((SELECT ${USAGE_JSON} FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-    json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json))`;
+                      FROM usage_allocations a WHERE a.usage_id = u.id))`;
 
 /**
  * A period whose usage a bucket needs: a plan group's allocations in it, or with `group` null (an
@@ -1013,7 +1004,7 @@ const sumsParams = (p: number): SumsInputs => ({
  * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
  * reversed ones only, where summing the period's allocations walked all of them (slow for a busy
  * customer, on every check and consume). Only rows inside the period are read,
- * so records pruned from before it change nothing (docs/entitlements.md#retention-of-the-ledger). No allocation in the
+ * so records pruned from before it change nothing (docs/entitlements.md#pruning-or-partitioning-the-ledger). No allocation in the
  * period: 0, without the walk. The overage since an instant is the same difference of
  * `usage_records.overage_running` over the records since; equal totals (no overage since) answer
  * 0 without the walk. `OFFSET 0` keeps each span a subquery of its own, evaluated once: pulled up
@@ -1162,8 +1153,7 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
         ${sums ? `, ${sumsColumns('c.id', project, sums)}` : ''}
         ${
           event
-            ? `, (SELECT ${EVENT_USAGE_JSON} FROM usage_event_ids k
-                   WHERE k.project_id = ${project} AND k.customer_id = c.id AND k.event_id = ${event}) AS existing,
+            ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = ${project} AND u.customer_id = c.id AND u.event_id = ${event}) AS existing,
             (SELECT u.recorded_at FROM usage_records u
               WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})
               ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at`

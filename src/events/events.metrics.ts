@@ -29,7 +29,6 @@ export class EventsMetrics {
         this.set(await events.oldestUndeliveredAgeSeconds());
       },
     });
-    metrics.watchDefaultPartitions(() => events.defaultPartitionRows());
   }
 
   recordDelivery(outcome: string): void {

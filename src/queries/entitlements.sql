@@ -856,15 +856,12 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
-    , (SELECT coalesce((SELECT json_build_object(
+    , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-  'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-               WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
@@ -1048,15 +1045,12 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
-    , (SELECT coalesce((SELECT json_build_object(
+    , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-  'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-               WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
@@ -1150,15 +1144,12 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
-    , (SELECT coalesce((SELECT json_build_object(
+    , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-  'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-               WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
@@ -1252,15 +1243,12 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
-    , (SELECT coalesce((SELECT json_build_object(
+    , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-  'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-               WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
@@ -1354,15 +1342,12 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
-    , (SELECT coalesce((SELECT json_build_object(
+    , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-  'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-               WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
@@ -1456,15 +1441,12 @@ LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_
           OFFSET 0) span
        WHERE o.i BETWEEN 1 AND 2147483647
        ORDER BY o.i) AS overage
-    , (SELECT coalesce((SELECT json_build_object(
+    , (SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-  'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-               WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
         (SELECT u.recorded_at FROM usage_records u
           WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
           ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
@@ -1945,38 +1927,27 @@ h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "cre
 h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2
              ORDER BY h.id DESC LIMIT $3 OFFSET $4
 
--- UsageRepository.defaultPartitionRows
-SELECT
-  count(*)::int AS n
-FROM usage_allocations_default
-
--- UsageRepository.defaultPartitionRows
-SELECT
-  count(*)::int AS n
-FROM usage_records_default
-
 -- UsageRepository.find
 SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.id = $1::bigint AND u.project_id = $2
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.id = $1::bigint AND u.project_id = $2
 
 -- UsageRepository.insertMany
 WITH x AS (
-       SELECT x.*, coalesce((SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at >= x.recorded_at - interval '1 month' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1),
-        (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)) AS base
+       SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
+                     ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
          FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
                      $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
               WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
         WHERE x.i BETWEEN 1 AND 2147483647),
      xa AS MATERIALIZED (
        SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
-              coalesce((SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-                    AND p.plan_group = y.grp AND p.recorded_at >= x.recorded_at - interval '1 month' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1),
-        (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-                    AND p.plan_group = y.grp ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)) AS base
+              (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                  AND p.plan_group = y.grp
+                ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
          FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
                                           ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
               WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
@@ -1998,9 +1969,6 @@ WITH x AS (
          FROM ux JOIN xa ON xa.i = ux.i
         ORDER BY xa.i, xa.k
        RETURNING usage_id, source, plan_group, grant_id, period_start, amount, restored, id),
-     e AS (
-       INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
-       SELECT ux.project_id, ux.customer_id, ux.event_id, ux.feature_id, ux.id, ux.recorded_at, ux.amount, ux.overage FROM ux),
      g AS (
        UPDATE grants SET used = grants.used + d.amount
          FROM (SELECT xa.grant_id, sum(xa.amount) AS amount FROM xa WHERE xa.grant_id IS NOT NULL GROUP BY xa.grant_id) d
@@ -2019,81 +1987,10 @@ SELECT json_build_object(
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage
        FROM usage_records u JOIN customers c ON c.id = u.customer_id AND c.project_id = u.project_id
       WHERE u.id = $1::bigint AND u.project_id = $2
         FOR UPDATE OF c, u
-
--- UsageRepository.maintainPartitions
-SELECT
-  pg_try_advisory_xact_lock(1279607879, 1) AS locked
-
--- UsageRepository.maintainPartitions
-SET LOCAL lock_timeout = '5s'
-
--- UsageRepository.maintainPartitions
-SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = to_regclass($1)
-
--- UsageRepository.maintainPartitions
-SELECT
-  EXISTS (SELECT 1 FROM usage_records_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
-
--- UsageRepository.maintainPartitions
-CREATE TABLE IF NOT EXISTS usage_records_p202001 PARTITION OF usage_records
-FOR VALUES FROM ('2020-01-01T00:00:00.000Z') TO ('2020-02-01T00:00:00.000Z')
-
--- UsageRepository.maintainPartitions
-SELECT
-  EXISTS (SELECT 1 FROM usage_records_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
-
--- UsageRepository.maintainPartitions
-CREATE TABLE IF NOT EXISTS usage_records_p202002 PARTITION OF usage_records
-FOR VALUES FROM ('2020-02-01T00:00:00.000Z') TO ('2020-03-01T00:00:00.000Z')
-
--- UsageRepository.maintainPartitions
-SELECT
-  EXISTS (SELECT 1 FROM usage_records_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
-
--- UsageRepository.maintainPartitions
-CREATE TABLE IF NOT EXISTS usage_records_p202003 PARTITION OF usage_records
-FOR VALUES FROM ('2020-03-01T00:00:00.000Z') TO ('2020-04-01T00:00:00.000Z')
-
--- UsageRepository.maintainPartitions
-SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = to_regclass($1)
-
--- UsageRepository.maintainPartitions
-SELECT
-  EXISTS (SELECT 1 FROM usage_allocations_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
-
--- UsageRepository.maintainPartitions
-CREATE TABLE IF NOT EXISTS usage_allocations_p202001 PARTITION OF usage_allocations
-FOR VALUES FROM ('2020-01-01T00:00:00.000Z') TO ('2020-02-01T00:00:00.000Z')
-
--- UsageRepository.maintainPartitions
-SELECT
-  EXISTS (SELECT 1 FROM usage_allocations_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
-
--- UsageRepository.maintainPartitions
-CREATE TABLE IF NOT EXISTS usage_allocations_p202002 PARTITION OF usage_allocations
-FOR VALUES FROM ('2020-02-01T00:00:00.000Z') TO ('2020-03-01T00:00:00.000Z')
-
--- UsageRepository.maintainPartitions
-SELECT
-  EXISTS (SELECT 1 FROM usage_allocations_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
-
--- UsageRepository.maintainPartitions
-CREATE TABLE IF NOT EXISTS usage_allocations_p202003 PARTITION OF usage_allocations
-FOR VALUES FROM ('2020-03-01T00:00:00.000Z') TO ('2020-04-01T00:00:00.000Z')
-
--- UsageRepository.maintainPartitions
-SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = to_regclass($1)
-
--- UsageRepository.maintainPartitions
-SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = to_regclass($1)
 
 -- UsageRepository.page (of a feature, from and to)
 SELECT
@@ -2107,7 +2004,7 @@ SELECT json_build_object(
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $6 OFFSET $7
 
 -- UsageRepository.page (unfiltered)
@@ -2122,7 +2019,7 @@ SELECT json_build_object(
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2
+                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $3 OFFSET $4
 
 -- UsageRepository.reverse
