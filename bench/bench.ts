@@ -673,6 +673,15 @@ async function cannon(
  * most). autocannon stops a run with its requests in flight, which the service still serves: with
  * many connections that tail would fall on the next run.
  */
+/** The project's audit records not sealed yet. */
+async function unsealedOf(db: Client, projectId: string): Promise<number> {
+  const { rows } = await db.query(
+    'SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1 AND seq IS NULL',
+    [projectId],
+  );
+  return Number(rows[0].n);
+}
+
 async function settle(pid: number | undefined): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
@@ -2321,15 +2330,7 @@ async function main(): Promise<void> {
       const scenarios = writes.flatMap((w) =>
         auditSides.map((side) => ({ write: w, side, request: w.request(side) })),
       );
-      const unsealed = async () =>
-        Number(
-          (
-            await db.query(
-              'SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1 AND seq IS NULL',
-              [project.id],
-            )
-          ).rows[0].n,
-        );
+      const unsealed = () => unsealedOf(db, project.id);
       /**
        * Waits until the service is idle and every record of the project is sealed (a minute at
        * most); answers the CPU ms the service and PostgreSQL spent meanwhile, and the records
@@ -2502,17 +2503,9 @@ async function main(): Promise<void> {
         (await db.query('SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1', [project.id]))
           .rows[0].n,
       );
-      const unsealedNow = async () =>
-        Number(
-          (
-            await db.query(
-              'SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1 AND seq IS NULL',
-              [project.id],
-            )
-          ).rows[0].n,
-        );
+      const unsealed = () => unsealedOf(db, project.id);
       // what was there before is sealed first, so that the clock below counts these records only
-      for (let i = 0; (await unsealedNow()) > 0 && i < 60; i++) await new Promise((r) => setTimeout(r, 1000));
+      for (let i = 0; (await unsealed()) > 0 && i < 60; i++) await new Promise((r) => setTimeout(r, 1000));
       const rssIdle = memoryOf(service.pid).rss;
       const loadAtInsert = loadavg()
         .map((x) => x.toFixed(2))
@@ -2558,7 +2551,7 @@ async function main(): Promise<void> {
         const db0 = databaseCpuMs();
         const deadline = committed + Math.max(600, AUDIT_RECORDS / 200) * 1000;
         for (let tick = 0; ; tick++) {
-          left = await unsealedNow();
+          left = await unsealed();
           if (left === 0 || Date.now() > deadline) break;
           if (tick % 30 === 0) {
             sealLoad.push(
