@@ -1522,8 +1522,8 @@ async function main(): Promise<void> {
     // connection's cached plans scanning the whole ledger as it grows during the run.
     await db.query(
       `WITH u AS (
-         INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
-         SELECT $1, id, $2, 'history-' || id || '-' || n, 1, 0, now() - interval '10 days' + n * interval '1 hour', 0
+         INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running, feature_seq)
+         SELECT $1, id, $2, 'history-' || id || '-' || n, 1, 0, now() - interval '10 days' + n * interval '1 hour', 0, n
            FROM unnest($3::int[]) AS id, generate_series(1, 3) AS n
          RETURNING *)
        INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)

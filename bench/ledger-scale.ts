@@ -84,7 +84,15 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
       eventSeq += Math.ceil(n / 10);
       filled += n;
     }
-    await db.query('ANALYZE usage_records, usage_allocations, events');
+    // the records' places in their series (written as 0 by the fill, whose instants are random)
+    await db.query(
+      `UPDATE usage_records t SET feature_seq = r.seq
+         FROM (SELECT id, row_number() OVER (PARTITION BY customer_id, feature_id ORDER BY recorded_at, id) AS seq
+                 FROM usage_records WHERE project_id = $1) r
+        WHERE r.id = t.id AND t.feature_seq <> r.seq`,
+      [projectId],
+    );
+    await db.query('VACUUM ANALYZE usage_records, usage_allocations, events');
     const disk = (
       await db.query(
         `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
@@ -165,7 +173,8 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
  * `n` records of one feature, each with its allocation to the plan group `usage`, recorded at
  * random instants of the two years before the current period: a tenth for the heavy customer,
  * the rest over `spread` with a skewed tail (the first customers take the most). Their running
- * totals are written as 0 (the insert triggers compute them only when none is given): the
+ * totals are written as 0 (the insert triggers compute them only when none is given), their
+ * places (`feature_seq`) too, numbered once a size is reached: the
  * current period's sums read the running totals of the rows around its bounds, which these
  * records, all older, do not change.
  */
@@ -180,8 +189,8 @@ async function fillRecords(
               now() - interval '11 days' - random() * interval '${HISTORY_DAYS} days' AS recorded_at
          FROM generate_series(1, $5::int) AS g),
      u AS (
-       INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running)
-       SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0 FROM src
+       INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running, feature_seq)
+       SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0, 0 FROM src
        RETURNING id, customer_id, recorded_at)
      INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
      SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u`,

@@ -653,6 +653,87 @@ describe('entitlements and metered usage', () => {
         'VALIDATION_FAILED',
       );
     });
+    it("the ledger's total counts records by their places: equal to a count for every filter, after a batch, a hand-written record and a pruned start", async () => {
+      const f = await feature();
+      const g = await feature();
+      const p = await plan('tier', [
+        { featureId: f.id, limit: null },
+        { featureId: g.id, limit: null },
+      ]);
+      const c = await customer();
+      await windowOf(a.id, c.id, p.id, 'tier', '2025-01-01T00:00:00.000Z', null);
+      for (const day of ['02', '03', '04', '05']) {
+        setNow(`2025-01-${day}T00:00:00.000Z`);
+        await use({ customerId: c.id, feature: f.slug, amount: 1 }).expect(201);
+        if (day !== '03') await use({ customerId: c.id, feature: g.slug, amount: 1 }).expect(201);
+      }
+      // one customer's records of one batch, at one instant
+      setNow('2025-01-06T00:00:00.000Z');
+      const batch = await t.http
+        .post(`${P}/usage/batch`)
+        .set(A())
+        .send({
+          events: ['x1', 'x2', 'x3', 'x4'].map((eventId, i) => ({
+            customerId: c.id,
+            feature: i === 3 ? g.slug : f.slug,
+            eventId: `${eventId}-${seq}`,
+            amount: 1,
+          })),
+        });
+      expect(batch.status).toBe(200);
+      // a record written by hand, without its place: the insert trigger numbers it
+      await t.dataSource.query(
+        `INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, recorded_at)
+         VALUES ($1, $2, $3, 'by-hand', 1, '2025-01-07T00:00:00.000Z')`,
+        [a.id, c.id, f.id],
+      );
+      const places = await t.dataSource.query(
+        `SELECT feature_id, array_agg(feature_seq::int ORDER BY recorded_at, id) AS places
+           FROM usage_records WHERE customer_id = $1 GROUP BY feature_id ORDER BY feature_id`,
+        [c.id],
+      );
+      expect(places).toEqual([
+        { feature_id: f.id, places: [1, 2, 3, 4, 5, 6, 7, 8] },
+        { feature_id: g.id, places: [1, 2, 3, 4] },
+      ]);
+
+      const filters: Array<{ featureId?: number; from?: string; to?: string }> = [
+        {},
+        { featureId: f.id },
+        { featureId: g.id },
+        { from: '2025-01-03T00:00:00.000Z' },
+        { to: '2025-01-05T00:00:00.000Z' },
+        { from: '2025-01-03T00:00:00.000Z', to: '2025-01-06T00:00:00.000Z' },
+        { featureId: g.id, from: '2025-01-03T00:00:00.000Z', to: '2025-01-05T00:00:00.000Z' },
+        { featureId: f.id, from: '2025-01-06T00:00:00.000Z', to: '2025-01-06T00:00:00.001Z' },
+        { from: '2025-01-08T00:00:00.000Z' },
+        { to: '2025-01-02T00:00:00.000Z' },
+        { from: '2025-01-04T12:00:00.000Z', to: '2025-01-04T13:00:00.000Z' },
+      ];
+      const expectTotalsToBeCounts = async () => {
+        for (const filter of filters) {
+          const query = new URLSearchParams(
+            Object.entries(filter).map(([k, v]) => [k, String(v)] as [string, string]),
+          );
+          const page = await t.http.get(`${P}/customers/${c.id}/usage?${query}`).set(A());
+          expect(page.status).toBe(200);
+          const [{ n }] = await t.dataSource.query(
+            `SELECT count(*)::int AS n FROM usage_records
+              WHERE customer_id = $1 AND ($2::int IS NULL OR feature_id = $2)
+                AND ($3::timestamptz IS NULL OR recorded_at >= $3) AND ($4::timestamptz IS NULL OR recorded_at < $4)`,
+            [c.id, filter.featureId ?? null, filter.from ?? null, filter.to ?? null],
+          );
+          expect({ filter, total: page.body.data.total }).toEqual({ filter, total: n });
+        }
+      };
+      await expectTotalsToBeCounts();
+      // the oldest records pruned (docs/entitlements.md#pruning-or-partitioning-the-ledger)
+      await t.dataSource.query(`DELETE FROM usage_records WHERE customer_id = $1 AND recorded_at < $2`, [
+        c.id,
+        '2025-01-04T00:00:00.000Z',
+      ]);
+      await expectTotalsToBeCounts();
+    });
   });
 
   describe('concurrency (the customer row lock), across two replicas', () => {

@@ -142,13 +142,17 @@ export class UsageRepository {
     { limit, offset }: PageWindow,
   ): Promise<{ rows: UsageRow[]; total: number }> {
     const values: unknown[] = [projectId, customerId];
+    const params: PageParams = {};
     let where = 'u.project_id = $1 AND u.customer_id = $2';
-    if (filter.featureId !== undefined) where += ` AND u.feature_id = $${values.push(filter.featureId)}`;
-    if (filter.from) where += ` AND u.recorded_at >= $${values.push(filter.from)}`;
-    if (filter.to) where += ` AND u.recorded_at < $${values.push(filter.to)}`;
+    if (filter.featureId !== undefined) {
+      params.feature = `$${values.push(filter.featureId)}`;
+      where += ` AND u.feature_id = ${params.feature}`;
+    }
+    if (filter.from) where += ` AND u.recorded_at >= ${(params.from = `$${values.push(filter.from)}`)}`;
+    if (filter.to) where += ` AND u.recorded_at < ${(params.to = `$${values.push(filter.to)}`)}`;
     const [{ total }] = await this.statements.rows<{ total: number }>(
       undefined,
-      { name: '', text: `SELECT count(*)::int AS total FROM usage_records u WHERE ${where}` },
+      { name: '', text: pageTotal(params) },
       values,
     );
     const rows = await this.statements.rows<{ usage: UsageRow }>(
@@ -164,9 +168,48 @@ export class UsageRepository {
   }
 }
 
+/** A ledger page's filter as parameters of its statements (`$3`…, each present when filtered on). */
+interface PageParams {
+  feature?: string;
+  from?: string;
+  to?: string;
+}
+
+/**
+ * A ledger page's `total` (parameters `$1` the project, `$2` the customer, then the filter's):
+ * for each feature of the filter (the one asked for, or each the customer has records of, found
+ * one index probe apiece), the place (`feature_seq`) of its last record before `to` less the place
+ * of its first record from `from`, plus one. Places number the records of a series in
+ * `(recorded_at, id)` order, so this is the number of records in `[from, to)`, found by two probes
+ * of `usage_records_customer_feature_idx` per feature, where a count walked every record of the
+ * filter, which grew with the customer's ledger. Counting from the first record still there keeps
+ * it right after the oldest records were pruned (docs/entitlements.md#pruning-or-partitioning-the-ledger).
+ */
+function pageTotal({ feature, from, to }: PageParams): string {
+  const place = (order: 'ASC' | 'DESC', bound?: string) =>
+    `(SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+       ${bound ? `AND u.recorded_at ${order === 'DESC' ? '<' : '>='} ${bound}` : ''}
+      ORDER BY u.recorded_at ${order}, u.id ${order} LIMIT 1)`;
+  const features =
+    feature !== undefined
+      ? `(SELECT u.feature_id FROM usage_records u
+           WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id = ${feature} LIMIT 1)`
+      : `SELECT min(u.feature_id) FROM usage_records u WHERE u.customer_id = $2 AND u.project_id = $1
+         UNION ALL
+         SELECT (SELECT min(u.feature_id) FROM usage_records u
+                  WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id > f.id)
+           FROM f WHERE f.id IS NOT NULL`;
+  // no record from `from`: none in the range (null, taken as 0); the last before `to` ahead of
+  // the first from `from`: none either (negative, taken as 0)
+  return `WITH RECURSIVE f(id) AS (${features})
+          SELECT coalesce(sum(greatest(${place('DESC', to)} - ${place('ASC', from)} + 1, 0)), 0)::int AS total
+            FROM f WHERE f.id IS NOT NULL`;
+}
+
 /**
  * Records and their allocations (`insertMany`), with their running totals (migration
- * UsageRunningTotals): the series' last total as the statement found it plus the amounts of this
+ * UsageRunningTotals) and their records' places (`feature_seq`, migration UsageRecordPositions,
+ * counted as the totals are): the series' last total as the statement found it plus the amounts of this
  * statement's rows of the series up to this one (a customer's records of one batch, in its order,
  * at one instant: their ids, drawn in that order, order them). Run under the customers' locks at a
  * time never before their latest record, so each row follows every row of its series in
@@ -184,11 +227,13 @@ const INSERT_USAGE: Statement = {
   // a consume's audit records go with it (its records' ids are drawn beforehand: see `$16`)
   carrier: true,
   text: `WITH x AS (
-           SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                         ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
+           SELECT x.*, last.overage_running AS base, last.feature_seq AS base_seq
              FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
                          $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
                   WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
+                  LEFT JOIN LATERAL (SELECT r.overage_running, r.feature_seq FROM usage_records r
+                                      WHERE r.customer_id = x.customer AND r.feature_id = x.feature
+                                      ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) last ON true
             WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
          xa AS MATERIALIZED (
            SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
@@ -200,10 +245,11 @@ const INSERT_USAGE: Statement = {
                   WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
             WHERE y.k BETWEEN 1 AND ${ORDINALITY_MAX}),
          u AS (
-           INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
+           INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at,
+                                      overage_running, feature_seq)
            SELECT coalesce(x.id, nextval('usage_records_id_seq')), x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
-                  sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
-             FROM x ORDER BY x.i
+                  sum(x.overage) OVER w + coalesce(x.base, 0), row_number() OVER w + coalesce(x.base_seq, 0)
+             FROM x WINDOW w AS (PARTITION BY x.customer, x.feature ORDER BY x.i) ORDER BY x.i
            RETURNING *),
          ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
          a AS (

@@ -1937,11 +1937,13 @@ SELECT json_build_object(
 
 -- UsageRepository.insertMany
 WITH x AS (
-       SELECT x.*, (SELECT r.overage_running FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                     ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) AS base
+       SELECT x.*, last.overage_running AS base, last.feature_seq AS base_seq
          FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
                      $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
               WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
+              LEFT JOIN LATERAL (SELECT r.overage_running, r.feature_seq FROM usage_records r
+                                  WHERE r.customer_id = x.customer AND r.feature_id = x.feature
+                                  ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) last ON true
         WHERE x.i BETWEEN 1 AND 2147483647),
      xa AS MATERIALIZED (
        SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
@@ -1953,10 +1955,11 @@ WITH x AS (
               WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
         WHERE y.k BETWEEN 1 AND 2147483647),
      u AS (
-       INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at, overage_running)
+       INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at,
+                                  overage_running, feature_seq)
        SELECT coalesce(x.id, nextval('usage_records_id_seq')), x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
-              sum(x.overage) OVER (PARTITION BY x.customer, x.feature ORDER BY x.i) + coalesce(x.base, 0)
-         FROM x ORDER BY x.i
+              sum(x.overage) OVER w + coalesce(x.base, 0), row_number() OVER w + coalesce(x.base_seq, 0)
+         FROM x WINDOW w AS (PARTITION BY x.customer, x.feature ORDER BY x.i) ORDER BY x.i
        RETURNING *),
      ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
      a AS (
@@ -1993,10 +1996,14 @@ SELECT json_build_object(
         FOR UPDATE OF c, u
 
 -- UsageRepository.page (of a feature, from and to)
-SELECT
-  count(*)::int AS total
-FROM usage_records u
-WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
+WITH RECURSIVE f(id) AS ((SELECT u.feature_id FROM usage_records u
+     WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id = $3 LIMIT 1))
+    SELECT coalesce(sum(greatest((SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ AND u.recorded_at < $5
+ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) - (SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ AND u.recorded_at >= $4
+ORDER BY u.recorded_at ASC, u.id ASC LIMIT 1) + 1, 0)), 0)::int AS total
+      FROM f WHERE f.id IS NOT NULL
 
 -- UsageRepository.page (of a feature, from and to)
 SELECT json_build_object(
@@ -2008,10 +2015,15 @@ SELECT json_build_object(
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $6 OFFSET $7
 
 -- UsageRepository.page (unfiltered)
-SELECT
-  count(*)::int AS total
-FROM usage_records u
-WHERE u.project_id = $1 AND u.customer_id = $2
+WITH RECURSIVE f(id) AS (SELECT min(u.feature_id) FROM usage_records u WHERE u.customer_id = $2 AND u.project_id = $1
+   UNION ALL
+   SELECT (SELECT min(u.feature_id) FROM usage_records u
+            WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id > f.id)
+     FROM f WHERE f.id IS NOT NULL)
+    SELECT coalesce(sum(greatest((SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) - (SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ORDER BY u.recorded_at ASC, u.id ASC LIMIT 1) + 1, 0)), 0)::int AS total
+      FROM f WHERE f.id IS NOT NULL
 
 -- UsageRepository.page (unfiltered)
 SELECT json_build_object(

@@ -75,4 +75,12 @@ export class UsageRecord {
    */
   @Column({ name: 'overage_running', type: 'numeric', precision: 32, scale: 6 })
   overageRunning: string;
+
+  /**
+   * The record's place among the customer's records of this feature (1, 2, 3, … in
+   * `(recorded_at, id)` order): a ledger page counts its records as the difference of two places.
+   * Written as `overage_running` is (migration UsageRecordPositions).
+   */
+  @Column({ name: 'feature_seq', type: 'bigint' })
+  featureSeq: string;
 }
