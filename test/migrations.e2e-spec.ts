@@ -128,7 +128,7 @@ describe('migrations', () => {
     );
   });
 
-  it('UsageRunningTotals: running totals of the rows already there in (recorded_at, id) order; new rows get theirs, never back in time', async () => {
+  it('UsageRunningTotals and UsageRecordPositions: running totals and places of the rows already there in (recorded_at, id) order; new rows get theirs, never back in time', async () => {
     const own = await fresh();
     await migrateWithLock(own.url);
     const ds = new DataSource({
@@ -203,6 +203,16 @@ describe('migrations', () => {
       running: '12',
       allocated_at: new Date('2025-01-03T00:00:00Z'),
     });
+    // UsageRecordPositions (migrated with it): places in (recorded_at, id) order, the late row last
+    expect(
+      await query(own.url, 'SELECT event_id, feature_seq::int AS seq FROM usage_records ORDER BY id'),
+    ).toEqual([
+      { event_id: 'e1', seq: 1 },
+      { event_id: 'e2', seq: 4 },
+      { event_id: 'e3', seq: 3 },
+      { event_id: 'e4', seq: 2 },
+      { event_id: 'late', seq: 5 },
+    ]);
   });
 
   it('runs each migration exactly once when two migrators start together', async () => {
