@@ -21,8 +21,8 @@ const RUNNING_ONLY = `
  * two places found by index probes instead of a count of every record the filter matches, which
  * grew with the customer's ledger (docs/entitlements.md#the-ledger-page).
  *
- * Existing rows are numbered by one `UPDATE` (about 10 s per million records here; on a large
- * ledger run it in a maintenance window: it rewrites every row). The service writes the place
+ * Existing rows are numbered by one `UPDATE`, which rewrites every record: on a large ledger, run
+ * it in a quiet hour (docs/operations.md#upgrading has how long it takes). The service writes the place
  * with the row, from the last place of the series, as it writes `overage_running`; the trigger of
  * migration UsageRunningTotals now also numbers rows written without it (the version still
  * running during a rolling update, a hand-written insert).
