@@ -819,8 +819,12 @@ interface CustomerRun {
   events: Set<string>;
 }
 
-/** Consume batches in flight at a time (`EntitlementsService.consumes`). */
-const CONSUMES_IN_FLIGHT = 4;
+/**
+ * Consume batches in flight at a time (`EntitlementsService.consumes`): one runs while the next
+ * gathers what arrives meanwhile. More split a hot customer's consumes into smaller batches that
+ * each queue for the same row lock (docs/benchmarks.md#one-hot-customer).
+ */
+const CONSUMES_IN_FLIGHT = 2;
 
 /** A record a consume writes, with the evaluation before and after it. */
 export interface PendingWrite {
