@@ -65,12 +65,29 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   let eventSeq = 0;
   // sizes below what the ledger already holds (the load part's history) are measured at that count
   const targets = [...new Set(sizes.map((s) => Math.max(s, filled)))].sort((a, b) => a - b);
+  // the fill's records, in time order over the history (`fillRecords`), and each customer's count of them
+  const initial = filled;
+  const planned = targets[targets.length - 1] - initial;
+  const historyEnd = new Date(Date.now() - 11 * 86_400_000);
+  await db.query(
+    'CREATE TEMP TABLE IF NOT EXISTS ledger_fill_counts (customer_id int PRIMARY KEY, n bigint NOT NULL)',
+  );
   for (const size of targets) {
     stage++;
     const t0 = Date.now();
     for (; filled < size; stage++) {
       const n = Math.min(CHUNK, size - filled);
-      await fillRecords(db, { projectId, featureId, heavy: ctx.heavy, spread, n, stage });
+      await fillRecords(db, {
+        projectId,
+        featureId,
+        heavy: ctx.heavy,
+        spread,
+        n,
+        stage,
+        offset: filled - initial,
+        planned,
+        historyEnd,
+      });
       // an event for every ten records, within the events' retention
       await db.query(
         `INSERT INTO events (id, project_id, type, customer_id, data, created_at)
@@ -84,13 +101,15 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
       eventSeq += Math.ceil(n / 10);
       filled += n;
     }
-    // the records' places in their series (written as 0 by the fill, whose instants are random)
+    // the places of the records after the history (the load part's, the consumes measured at the
+    // sizes before), which follow the fill's records of their customer
     await db.query(
       `UPDATE usage_records t SET feature_seq = r.seq
-         FROM (SELECT id, row_number() OVER (PARTITION BY customer_id, feature_id ORDER BY recorded_at, id) AS seq
-                 FROM usage_records WHERE project_id = $1) r
+         FROM (SELECT u.id, coalesce(c.n, 0) + row_number() OVER (PARTITION BY u.customer_id ORDER BY u.recorded_at, u.id) AS seq
+                 FROM usage_records u LEFT JOIN ledger_fill_counts c ON c.customer_id = u.customer_id
+                WHERE u.project_id = $1 AND u.feature_id = $2 AND u.recorded_at >= $3) r
         WHERE r.id = t.id AND t.feature_seq <> r.seq`,
-      [projectId],
+      [projectId, featureId, historyEnd],
     );
     await db.query('VACUUM ANALYZE usage_records, usage_allocations, events');
     const disk = (
@@ -104,6 +123,19 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
       (await db.query('SELECT count(*) AS n FROM usage_records WHERE customer_id = $1', [ctx.heavy])).rows[0]
         .n,
     );
+    // the heavy customer's places are its records' ranks (the page totals count by them)
+    const misplaced = Number(
+      (
+        await db.query(
+          `SELECT count(*) AS n FROM (
+             SELECT feature_seq, row_number() OVER (ORDER BY recorded_at, id) AS rank
+               FROM usage_records WHERE customer_id = $1 AND feature_id = $2) r
+            WHERE r.feature_seq <> r.rank`,
+          [ctx.heavy, featureId],
+        )
+      ).rows[0].n,
+    );
+    if (misplaced > 0) throw new Error(`${misplaced} of the heavy customer's records out of place`);
     fills.push({
       records: filled,
       seconds: (Date.now() - t0) / 1000,
@@ -170,30 +202,48 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
 }
 
 /**
- * `n` records of one feature, each with its allocation to the plan group `usage`, recorded at
- * random instants of the two years before the current period: a tenth for the heavy customer,
- * the rest over `spread` with a skewed tail (the first customers take the most). Their running
- * totals are written as 0 (the insert triggers compute them only when none is given), their
- * places (`feature_seq`) too, numbered once a size is reached: the
- * current period's sums read the running totals of the rows around its bounds, which these
- * records, all older, do not change.
+ * `n` records of one feature, each with its allocation to the plan group `usage`, the records
+ * `offset + 1` to `offset + n` of the `planned` ones spread evenly in time over the two years
+ * before `historyEnd` (which is before the current period), in order: a tenth for the heavy
+ * customer, the rest over `spread` with a skewed tail (the first customers take the most). Their
+ * places in their customer's series follow the fill's earlier records of that customer
+ * (`ledger_fill_counts`), as the service would have numbered them. Their running totals are
+ * written as 0 (the insert triggers compute them only when none is given): the current period's
+ * sums read the running totals of the rows around its bounds, which these records, all older, do
+ * not change.
  */
 async function fillRecords(
   db: Client,
-  o: { projectId: string; featureId: number; heavy: number; spread: number[]; n: number; stage: number },
+  o: {
+    projectId: string;
+    featureId: number;
+    heavy: number;
+    spread: number[];
+    n: number;
+    stage: number;
+    offset: number;
+    planned: number;
+    historyEnd: Date;
+  },
 ): Promise<void> {
   await db.query(
     `WITH src AS (
        SELECT g, CASE WHEN g % 10 = 0 THEN $3::int
                  ELSE ($4::int[])[1 + floor(array_length($4::int[], 1) * power(random(), 3))::int] END AS customer_id,
-              now() - interval '11 days' - random() * interval '${HISTORY_DAYS} days' AS recorded_at
+              $9::timestamptz - interval '${HISTORY_DAYS} days' * (1 - ($7::bigint + g)::float8 / ($8::bigint + 1)) AS recorded_at
          FROM generate_series(1, $5::int) AS g),
+     numbered AS MATERIALIZED (
+       SELECT src.*, coalesce(c.n, 0) + row_number() OVER (PARTITION BY src.customer_id ORDER BY src.g) AS seq
+         FROM src LEFT JOIN ledger_fill_counts c ON c.customer_id = src.customer_id),
+     counted AS (
+       INSERT INTO ledger_fill_counts (customer_id, n) SELECT customer_id, max(seq) FROM numbered GROUP BY customer_id
+       ON CONFLICT (customer_id) DO UPDATE SET n = excluded.n),
      u AS (
        INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running, feature_seq)
-       SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0, 0 FROM src
+       SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0, seq FROM numbered ORDER BY g
        RETURNING id, customer_id, recorded_at)
      INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
      SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u`,
-    [o.projectId, o.featureId, o.heavy, o.spread, o.n, o.stage],
+    [o.projectId, o.featureId, o.heavy, o.spread, o.n, o.stage, o.offset, o.planned, o.historyEnd],
   );
 }

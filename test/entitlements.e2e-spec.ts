@@ -622,7 +622,8 @@ describe('entitlements and metered usage', () => {
       expect(await records(c.id)).toBe(2);
     });
 
-    it('the ledger: newest first, paged, filtered by featureId, from (inclusive) and to (exclusive)', async () => {
+    /** A customer with unlimited quotas of two features from 2025-01-01, for the ledger's pages. */
+    async function ledgerOfTwoFeatures() {
       const f = await feature();
       const g = await feature();
       const p = await plan('tier', [
@@ -631,6 +632,11 @@ describe('entitlements and metered usage', () => {
       ]);
       const c = await customer();
       await windowOf(a.id, c.id, p.id, 'tier', '2025-01-01T00:00:00.000Z', null);
+      return { f, g, c };
+    }
+
+    it('the ledger: newest first, paged, filtered by featureId, from (inclusive) and to (exclusive)', async () => {
+      const { f, g, c } = await ledgerOfTwoFeatures();
       for (const [i, day] of ['02', '03', '04'].entries()) {
         setNow(`2025-01-${day}T00:00:00.000Z`);
         await use({ customerId: c.id, feature: f.slug, amount: i + 1 }).expect(201);
@@ -654,14 +660,7 @@ describe('entitlements and metered usage', () => {
       );
     });
     it("the ledger's total counts records by their places: equal to a count for every filter, after a batch, a hand-written record and a pruned start", async () => {
-      const f = await feature();
-      const g = await feature();
-      const p = await plan('tier', [
-        { featureId: f.id, limit: null },
-        { featureId: g.id, limit: null },
-      ]);
-      const c = await customer();
-      await windowOf(a.id, c.id, p.id, 'tier', '2025-01-01T00:00:00.000Z', null);
+      const { f, g, c } = await ledgerOfTwoFeatures();
       for (const day of ['02', '03', '04', '05']) {
         setNow(`2025-01-${day}T00:00:00.000Z`);
         await use({ customerId: c.id, feature: f.slug, amount: 1 }).expect(201);
