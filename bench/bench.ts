@@ -668,11 +668,6 @@ async function cannon(
   };
 }
 
-/**
- * Waits until the service and PostgreSQL are idle (under a tenth of a core over 250 ms; 20 s at
- * most). autocannon stops a run with its requests in flight, which the service still serves: with
- * many connections that tail would fall on the next run.
- */
 /** The project's audit records not sealed yet. */
 async function unsealedOf(db: Client, projectId: string): Promise<number> {
   const { rows } = await db.query(
@@ -682,6 +677,11 @@ async function unsealedOf(db: Client, projectId: string): Promise<number> {
   return Number(rows[0].n);
 }
 
+/**
+ * Waits until the service and PostgreSQL are idle (under a tenth of a core over 250 ms; 20 s at
+ * most). autocannon stops a run with its requests in flight, which the service still serves: with
+ * many connections that tail would fall on the next run.
+ */
 async function settle(pid: number | undefined): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
