@@ -142,14 +142,20 @@ export class UsageRepository {
     { limit, offset }: PageWindow,
   ): Promise<{ rows: UsageRow[]; total: number }> {
     const values: unknown[] = [projectId, customerId];
-    const params: PageParams = {};
-    let where = 'u.project_id = $1 AND u.customer_id = $2';
-    if (filter.featureId !== undefined) {
-      params.feature = `$${values.push(filter.featureId)}`;
-      where += ` AND u.feature_id = ${params.feature}`;
-    }
-    if (filter.from) where += ` AND u.recorded_at >= ${(params.from = `$${values.push(filter.from)}`)}`;
-    if (filter.to) where += ` AND u.recorded_at < ${(params.to = `$${values.push(filter.to)}`)}`;
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const params: PageParams = {
+      feature: filter.featureId !== undefined ? param(filter.featureId) : undefined,
+      from: filter.from ? param(filter.from) : undefined,
+      to: filter.to ? param(filter.to) : undefined,
+    };
+    const where = [
+      'u.project_id = $1 AND u.customer_id = $2',
+      params.feature && `u.feature_id = ${params.feature}`,
+      params.from && `u.recorded_at >= ${params.from}`,
+      params.to && `u.recorded_at < ${params.to}`,
+    ]
+      .filter(Boolean)
+      .join(' AND ');
     const [{ total }] = await this.statements.rows<{ total: number }>(
       undefined,
       { name: '', text: pageTotal(params) },
