@@ -20,6 +20,8 @@ import { RouteLabeler } from './metrics/route-label';
 import { RouteCatalog } from './common/routes/route-catalog.service';
 import { isDocsPath } from './common/routes/api-prefixes';
 import { ReadReplicas } from './database/read-replicas';
+import { auditRequests } from './audit/audit-context';
+import { ClsService } from 'nestjs-cls';
 
 /**
  * The HTTP adapter every application is created with (`main.ts`, tests): Express, with routing
@@ -80,6 +82,7 @@ export function configureApp(app: NestExpressApplication): void {
   app.use(requestLimits);
   app.use(jsonBodyParser);
   app.use(bodyLimits);
+  app.use(auditRequests(app.get(ClsService)));
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new EnvelopeInterceptor());

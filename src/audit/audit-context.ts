@@ -1,10 +1,6 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
-import { ClsService } from 'nestjs-cls';
-import { Observable } from 'rxjs';
+import type { Request, RequestHandler } from 'express';
+import type { ClsService } from 'nestjs-cls';
 import type { AuthenticatedRequest } from '../auth/caller';
-import { ACCESS_METADATA, RouteAccess } from '../common/routes/access';
 import { requestIdOf } from '../common/http/request-id';
 
 /** Who made a change (`actor` of an audit record). */
@@ -45,15 +41,18 @@ const KEY_PREFIX_LENGTH = 8;
 const plainAddress = (ip: string | undefined): string | null =>
   ip === undefined ? null : ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
 
-/** The audit context of an authenticated request, by the interface its route belongs to. */
-export function auditContextOf(req: Request, access: RouteAccess | undefined): AuditContext {
+/**
+ * The audit context of a request, once its guards have run: a key's caller on the private and
+ * public interfaces, the operator on the admin interface (whose guard names no caller).
+ */
+export function auditContextOf(req: Request): AuditContext {
   const base = {
     requestId: requestIdOf(req),
     idempotencyKey: (req.headers['idempotency-key'] as string | undefined) ?? null,
     ip: plainAddress(req.ip ?? req.socket.remoteAddress),
   };
   const caller = (req as AuthenticatedRequest).caller;
-  if (access === 'admin' || !caller) return { ...base, actor: { type: 'admin', ...nobody } };
+  if (!caller) return { ...base, actor: { type: 'admin', ...nobody } };
   const publicKey = caller.kind === 'public';
   const header = publicKey ? req.headers['x-service-key'] : req.headers.authorization;
   const token = publicKey
@@ -73,32 +72,21 @@ export function auditContextOf(req: Request, access: RouteAccess | undefined): A
   };
 }
 
-/**
- * Puts the audit context of a request that may change something (any method but GET and HEAD)
- * into the request's async context, where `AuditTrail` finds it. Runs after the guards, so the
- * caller is known.
- */
-@Injectable()
-export class AuditContextInterceptor implements NestInterceptor {
-  constructor(
-    private readonly cls: ClsService,
-    private readonly reflector: Reflector,
-  ) {}
+/** Where `auditRequests` keeps the request in its async context. */
+export const AUDIT_REQUEST = 'audit-request';
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const req = context.switchToHttp().getRequest<Request>();
-    if (req.method === 'GET' || req.method === 'HEAD') return next.handle();
-    const access = this.reflector.getAllAndOverride<RouteAccess[] | undefined>(ACCESS_METADATA, [
-      context.getHandler(),
-      context.getClass(),
-    ])?.[0];
-    const audit = auditContextOf(req, access);
-    return new Observable((subscriber) =>
-      this.cls.run(() => {
-        this.cls.set(AUDIT_CONTEXT, audit);
-        const subscription = next.handle().subscribe(subscriber);
-        return () => subscription.unsubscribe();
-      }),
-    );
-  }
+/**
+ * An Express middleware: a request that may change something (any method but GET and HEAD) runs
+ * the rest of its handling in an async context of its own that holds the request, where
+ * `AuditTrail` finds who makes a change once the guards have named the caller. Reads pay
+ * nothing. Registered after the body parser: the parser's stream callbacks would run outside it.
+ */
+export function auditRequests(cls: ClsService): RequestHandler {
+  return (req, _res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    cls.run(() => {
+      cls.set(AUDIT_REQUEST, req);
+      next();
+    });
+  };
 }

@@ -6,7 +6,8 @@ import { wellFormedJson } from '../common/json/well-formed';
 import { randomBase32Lower } from '../common/crypto/random';
 import { addRider } from '../database/riders';
 import { Transactions } from '../database/transactional';
-import { AUDIT_CONTEXT, AuditContext, SYSTEM } from './audit-context';
+import type { Request } from 'express';
+import { AUDIT_CONTEXT, AUDIT_REQUEST, AuditContext, auditContextOf, SYSTEM } from './audit-context';
 import { INSERT_AUDIT_RECORDS } from './audit-sql';
 import {
   AuditedResource,
@@ -43,7 +44,8 @@ export const newAuditEventId = () => `aud_${randomBase32Lower(24)}`;
  * its events' statement, or alone just before the commit), so a record exists exactly when its
  * change committed. A dry run, a refused or failed call rolls them back with everything else; an
  * idempotent replay never runs the write. Who and through which request come from the request's
- * context (`AuditContextInterceptor`), or are given (a batch of several requests, the CLI).
+ * async context (the request `auditRequests` keeps there, or a context the CLI sets), or are
+ * given (a batch of several requests).
  */
 @Injectable()
 export class AuditTrail {
@@ -57,7 +59,11 @@ export class AuditTrail {
 
   /** The current request's context (taken along by work done later on its behalf). */
   context(): AuditContext {
-    return (this.cls.isActive() && this.cls.get<AuditContext | undefined>(AUDIT_CONTEXT)) || SYSTEM;
+    if (!this.cls.isActive()) return SYSTEM;
+    const given = this.cls.get<AuditContext | undefined>(AUDIT_CONTEXT);
+    if (given) return given;
+    const req = this.cls.get<Request | undefined>(AUDIT_REQUEST);
+    return req ? auditContextOf(req) : SYSTEM;
   }
 
   /** Records an entry; one whose `changes` is empty is dropped (nothing audited changed). */
