@@ -1,6 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
+import { ApiExpressAdapter } from './http/api-express-adapter';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import express from 'express';
 import type { Request } from 'express';
@@ -9,7 +10,6 @@ import { SECURITY } from './auth/decorators';
 import { applyOpenApiConventions } from './common/swagger/openapi-conventions';
 import { AppConfig } from './config/app-config';
 import { trustProxySetting } from './config/env';
-import { EnvelopeInterceptor } from './common/http/envelope';
 import { ROOT_LOGGER } from './common/http/logging';
 import { bodyLimits, jsonBodyParser, requestLimits } from './common/http/body-parser';
 import { requestPipeline, RequestPipelineOptions } from './common/http/request-pipeline';
@@ -34,7 +34,7 @@ export const createHttpAdapter = (): ExpressAdapter => {
   const instance = express();
   instance.set('case sensitive routing', true);
   instance.set('strict routing', true);
-  return new ExpressAdapter(instance);
+  return new ApiExpressAdapter(instance);
 };
 
 /**
@@ -85,7 +85,6 @@ export function configureApp(app: NestExpressApplication): void {
   app.use(auditRequests(app.get(ClsService)));
   app.useGlobalFilters(new GlobalExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
-  app.useGlobalInterceptors(new EnvelopeInterceptor());
   if (config.get('DOCS_ENABLED')) {
     const document = buildOpenApi(app, config.get('PUBLIC_BASE_URL'));
     SwaggerModule.setup('docs', app, document, {

@@ -1,6 +1,5 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { map, Observable } from 'rxjs';
+import { StreamableFile } from '@nestjs/common';
+import type { Response } from 'express';
 import { requestIdOf } from './request-id';
 
 export interface Envelope<T> {
@@ -13,25 +12,13 @@ export interface Envelope<T> {
 export const envelopeOf = <T>(requestId: string, data: T): Envelope<T> => ({ ok: true, requestId, data });
 
 /**
- * Wraps every handler's result in `{ ok, requestId, data }`; registered once, globally
- * (`configureApp`). Errors never pass through here: `GlobalExceptionFilter` writes them.
- * Left as they are: files (`StreamableFile`), answers without a body (204, 304), and whatever a
- * handler that writes its own answer with `@Res()` returns (the CSV export, `/metrics`), which
- * Nest does not send anyway.
+ * What is written for a handler's `result`, answered with `status`: the result as the `data` of
+ * `{ ok, requestId, data }`. Left as they are: files (`StreamableFile`), answers without a body
+ * (204, 304), answers the handler has already written, and error statuses (the exception filter
+ * writes those, whole). The HTTP adapter (`src/http/`) applies it to every handler's result.
  */
-@Injectable()
-export class EnvelopeInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
-    const http = context.switchToHttp();
-    const req = http.getRequest<Request>();
-    const res = http.getResponse<Response>();
-    return next.handle().pipe(
-      map((data: unknown) => {
-        if (data instanceof StreamableFile || res.headersSent) return data;
-        if (res.statusCode === 204 || res.statusCode === 304) return data;
-        return envelopeOf(requestIdOf(req), data);
-      }),
-    );
-  }
+export function successAnswerOf(res: Response, result: unknown, status: number): unknown {
+  if (result instanceof StreamableFile || res.headersSent) return result;
+  if (status === 204 || status === 304 || status >= 400) return result;
+  return envelopeOf(requestIdOf(res.req), result);
 }
