@@ -1,4 +1,5 @@
 import { ENDPOINT_CONCURRENCY } from '../src/events/delivery.worker';
+import { CLAIM_DUE } from '../src/events/events.repository';
 import { bearer, createTestApp, TestApp } from './support/app';
 import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
 
@@ -58,5 +59,83 @@ describe('webhook delivery: a slow receiver does not slow the others', () => {
     expect(receiver.at('/never').length).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
     await sleep(2 * POLL_MS);
     expect(receiver.at('/never').length).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
+  });
+});
+
+/**
+ * The claim's cost does not grow with the backlog of an endpoint at its limit: the worker's claim
+ * visits each endpoint with pending deliveries once and reads only as many of its due deliveries
+ * as it has free places (none for an endpoint at its limit).
+ */
+describe('webhook delivery: a claim past a large backlog', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ WEBHOOK_ALLOW_INSECURE_URLS: 'true', WEBHOOK_WORKER_ENABLED: 'false' });
+  });
+  afterAll(() => t?.close());
+
+  /** `count` due deliveries of new events to `endpointId`, written by SQL (the backlog of a silent receiver). */
+  const backlog = (projectId: string, endpointId: string, count: number, tag: string) =>
+    t.dataSource.query(
+      `WITH ev AS (
+         INSERT INTO events (id, project_id, type, data, unique_key)
+         SELECT 'evt_' || $3 || lpad(g::text, 20, '0'), $1, 'customer.created', '{}'::jsonb, NULL
+           FROM generate_series(1, $4::int) g RETURNING id)
+       INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
+       SELECT $1, ev.id, $2, now() - interval '1 minute' FROM ev`,
+      [projectId, endpointId, tag, count],
+    );
+
+  /** What `text` answers with the claim's parameters, in a transaction rolled back (nothing claimed). */
+  async function rolledBack<T>(text: string, inFlight: Array<[string, number]>): Promise<T[]> {
+    const params = [16, 30, ENDPOINT_CONCURRENCY, inFlight.map(([e]) => e), inFlight.map(([, n]) => n)];
+    const runner = t.dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      return (await runner.query(text, params, true)).records as T[];
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+
+  /** The endpoints of what one claim takes, and the buffers the claim statement touches. */
+  async function claimOnce(inFlight: Array<[string, number]>) {
+    const claimed = await rolledBack<{ endpoint_id: string }>(CLAIM_DUE.text, inFlight);
+    type Plan = Array<{ Plan: Record<string, number> }>;
+    const [{ 'QUERY PLAN': plan }] = await rolledBack<{ 'QUERY PLAN': Plan }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_DUE.text}`,
+      inFlight,
+    );
+    const buffers = plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
+    return { buffers, endpoints: claimed.map((c) => c.endpoint_id) };
+  }
+
+  it('an endpoint at its limit with 20,000 due deliveries costs a probe: the others are claimed at once', async () => {
+    const p = await t.createProject();
+    const endpoint = async (path: string) =>
+      (
+        await t.http
+          .post('/api/private/v1/webhook-endpoints')
+          .set(bearer(p.privateKey))
+          .send({ url: `http://127.0.0.1:9/${path}` })
+          .expect(201)
+      ).body.data.id as string;
+    const silent = await endpoint('silent');
+    const prompt = await endpoint('prompt');
+    await backlog(p.id, silent, 20_000, 's');
+    await backlog(p.id, prompt, 5, 'p');
+    await t.dataSource.query('ANALYZE webhook_deliveries');
+
+    const atLimit = await claimOnce([[silent, ENDPOINT_CONCURRENCY]]);
+    expect(atLimit.endpoints.sort()).toEqual(Array(5).fill(prompt));
+    // a read of the silent endpoint's backlog would touch hundreds of pages of index and table
+    expect(atLimit.buffers).toBeLessThan(150);
+
+    // not at its limit, it gets its free places, and the prompt endpoint its turn in the same claim
+    const free = await claimOnce([[silent, ENDPOINT_CONCURRENCY - 4]]);
+    expect(free.endpoints.filter((e) => e === silent)).toHaveLength(4);
+    expect(free.endpoints.filter((e) => e === prompt)).toHaveLength(5);
   });
 });

@@ -116,27 +116,44 @@ export const INSERT_FOR_CUSTOMER: Statement = {
 };
 
 /**
- * The worker's claim (`EventsRepository.claimDue`). The due rows are read, and locked, two claims
- * deep, so that one endpoint's backlog at the head of the queue leaves room for the others in the
- * same claim. `$1` limit, `$2` lease in seconds, `$3` per endpoint, `$4`/`$5` posts in flight per
- * endpoint (ids, counts).
+ * The worker's claim (`EventsRepository.claimDue`). It visits the endpoints that have pending
+ * deliveries (one probe each of the pending deliveries' index by endpoint and due time, skipping
+ * from one endpoint to the next; the order names both columns so that only that index serves it)
+ * and reads, and locks,
+ * each one's due deliveries up to its free places, so that an endpoint at its limit costs one
+ * probe whatever its backlog, and one endpoint's backlog never keeps the others out of a claim;
+ * then it takes the `$1` that are first in their endpoint's turn, oldest first. (The inner `LIMIT $3`
+ * only tells the planner how few rows an endpoint gives; the outer one stops the locking read at
+ * the free places.) `$2` lease in
+ * seconds, `$3` posts at once per endpoint, `$4`/`$5` posts in flight per endpoint (ids, counts).
  */
-const CLAIM_DUE: Statement = {
+export const CLAIM_DUE: Statement = {
   name: 'events.claim-due',
-  text: `WITH busy AS (
+  text: `WITH RECURSIVE busy AS (
     SELECT * FROM unnest($4::varchar[], $5::int[]) AS b(endpoint_id, in_flight)
-  ), due AS (
-    SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-     WHERE status = 'pending' AND next_attempt_at <= now()
-       AND endpoint_id <> ALL (ARRAY(SELECT endpoint_id FROM busy WHERE in_flight >= $3))
-     ORDER BY next_attempt_at LIMIT $1 * 2 FOR UPDATE SKIP LOCKED
+  ), endpoints AS (
+    (SELECT endpoint_id FROM webhook_deliveries WHERE status = 'pending'
+      ORDER BY endpoint_id, next_attempt_at LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.endpoint_id FROM webhook_deliveries d
+             WHERE d.status = 'pending' AND d.endpoint_id > e.endpoint_id
+             ORDER BY d.endpoint_id, d.next_attempt_at LIMIT 1)
+      FROM endpoints e WHERE e.endpoint_id IS NOT NULL
   ), placed AS (
     SELECT due.id, due.next_attempt_at,
            COALESCE(busy.in_flight, 0)
-             + row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
-      FROM due LEFT JOIN busy ON busy.endpoint_id = due.endpoint_id
+             + row_number() OVER (PARTITION BY e.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+      FROM endpoints e
+      LEFT JOIN busy ON busy.endpoint_id = e.endpoint_id
+      CROSS JOIN LATERAL (
+        SELECT x.* FROM (
+          SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+           ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
+         LIMIT GREATEST($3 - COALESCE(busy.in_flight, 0), 0)) due
+     WHERE e.endpoint_id IS NOT NULL
   ), picked AS (
-    SELECT id FROM placed WHERE place <= $3 ORDER BY place, next_attempt_at LIMIT $1
+    SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
   )
   UPDATE webhook_deliveries d
      SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()

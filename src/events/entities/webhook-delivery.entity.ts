@@ -7,9 +7,11 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
 
 /** One event to one endpoint: written with the event (the outbox), claimed by a worker when due. */
 @Entity({ name: 'webhook_deliveries' })
-@Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('webhook_deliveries_event_idx', ['eventId'])
 @Index('webhook_deliveries_endpoint_idx', ['endpointId'])
+@Index('webhook_deliveries_endpoint_due_idx', ['endpointId', 'nextAttemptAt'], {
+  where: `"status" = 'pending'`,
+})
 export class WebhookDelivery {
   @PrimaryGeneratedColumn({ type: 'int' })
   id: number;
