@@ -50,11 +50,14 @@ WHERE (SELECT a.at FROM audit_events a
         WHERE a.project_id = h.project_id AND a.seq IS NOT NULL ORDER BY a.seq LIMIT 1) < $1
 
 -- AuditRepository.projectsWithUnsealed
-SELECT DISTINCT
-  project_id
-FROM audit_events
-WHERE seq IS NULL
-LIMIT $1
+WITH RECURSIVE p AS (
+  (SELECT project_id FROM audit_events WHERE seq IS NULL ORDER BY project_id, position LIMIT 1)
+  UNION ALL
+  SELECT (SELECT a.project_id FROM audit_events a
+           WHERE a.seq IS NULL AND a.project_id > p.project_id ORDER BY a.project_id, a.position LIMIT 1)
+    FROM p WHERE p.project_id IS NOT NULL
+)
+SELECT project_id FROM p WHERE project_id IS NOT NULL LIMIT $1
 
 -- AuditRepository.pruneChainStart
 WITH page AS (
