@@ -1,4 +1,4 @@
-import { ENDPOINT_CONCURRENCY } from '../src/events/delivery.worker';
+import { ENDPOINT_CONCURRENCY, FAILING_ENDPOINT_CONCURRENCY } from '../src/events/delivery.worker';
 import { CLAIM_DUE } from '../src/events/events.repository';
 import { bearer, createTestApp, TestApp } from './support/app';
 import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
@@ -60,6 +60,41 @@ describe('webhook delivery: a slow receiver does not slow the others', () => {
     await sleep(2 * POLL_MS);
     expect(receiver.at('/never').length).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
   });
+
+  it('five receivers that are down, each with a backlog, get a few posts each: a fast one stays prompt', async () => {
+    const p = await t.createProject();
+    const post = (url: string, body: object) =>
+      t.http.post(`/api/private/v1${url}`).set(bearer(p.privateKey)).send(body);
+    const down = ['/down1', '/down2', '/down3', '/down4', '/down5'];
+    const ids: string[] = [];
+    for (const path of down) {
+      receiver.respond(path, () => 'hang');
+      ids.push((await post('/webhook-endpoints', { url: receiver.url(path) }).expect(201)).body.data.id);
+    }
+    // their last attempts failed (as after a first round of timeouts)
+    await t.dataSource.query(
+      `UPDATE webhook_endpoints SET failing_since = now() - interval '1 minute' WHERE id = ANY($1)`,
+      [ids],
+    );
+    for (let i = 0; i < 40; i++) await post('/customers', { username: `backlog_down_${i}` }).expect(201);
+    await eventually('posts to every receiver that is down', () =>
+      down.every((path) => receiver.at(path).length > 0),
+    );
+
+    await post('/webhook-endpoints', { url: receiver.url('/prompt') }).expect(201);
+    const started = Date.now();
+    for (let i = 0; i < 30; i++) await post('/customers', { username: `prompt_up_${i}` }).expect(201);
+    const prompt = await eventually(
+      'the 30 deliveries to the receiver that is up',
+      () => (receiver.at('/prompt').length >= 30 ? receiver.at('/prompt') : null),
+      TIMEOUT_MS,
+    );
+    // 5 × 32 posts would hold all 128 places until they time out; at 4 each, 20 do
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS / 2);
+    expect(Math.max(...prompt.map((r) => r.at - Date.parse(r.body.timestamp)))).toBeLessThan(20 * POLL_MS);
+    for (const path of down)
+      expect(receiver.at(path).length).toBeLessThanOrEqual(FAILING_ENDPOINT_CONCURRENCY);
+  });
 });
 
 /**
@@ -89,7 +124,14 @@ describe('webhook delivery: a claim past a large backlog', () => {
 
   /** What `text` answers with the claim's parameters, in a transaction rolled back (nothing claimed). */
   async function rolledBack<T>(text: string, inFlight: Array<[string, number]>): Promise<T[]> {
-    const params = [16, 30, ENDPOINT_CONCURRENCY, inFlight.map(([e]) => e), inFlight.map(([, n]) => n)];
+    const params = [
+      16,
+      30,
+      ENDPOINT_CONCURRENCY,
+      inFlight.map(([e]) => e),
+      inFlight.map(([, n]) => n),
+      FAILING_ENDPOINT_CONCURRENCY,
+    ];
     const runner = t.dataSource.createQueryRunner();
     await runner.startTransaction();
     try {

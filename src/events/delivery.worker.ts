@@ -21,6 +21,12 @@ export const DELIVERY_CONCURRENCY = 128;
  * all holds this many of the worker's posts at most, and the others go on.
  */
 export const ENDPOINT_CONCURRENCY = 32;
+/**
+ * The same for an endpoint whose last attempt failed (until one succeeds): a receiver that is down
+ * gets a few posts at a time to find out when it is back, so that several of them cannot hold all
+ * of a worker's places until their posts time out.
+ */
+export const FAILING_ENDPOINT_CONCURRENCY = 4;
 /** Deliveries claimed by one statement at most: half the places, so that a claim runs while the last one's posts do. */
 const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
 
@@ -32,8 +38,9 @@ const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
  * a delivery whose worker died is claimed again when its lease ends.
  *
  * Posts are not waited for in rounds: the worker keeps up to DELIVERY_CONCURRENCY of them in
- * flight, at most ENDPOINT_CONCURRENCY per endpoint, and claims again while they run, so one slow
- * receiver never holds up the deliveries to the others. Successes are recorded together, one
+ * flight, at most ENDPOINT_CONCURRENCY per endpoint (FAILING_ENDPOINT_CONCURRENCY while its last
+ * attempt failed), and claims again while they run, so slow or silent receivers never hold up the
+ * deliveries to the others. Successes are recorded together, one
  * statement for all that end while the previous one runs.
  */
 @Injectable()
@@ -113,9 +120,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       const wanted = Math.min(free, CLAIM_LIMIT);
       // the lease outlives the POST's timeout; a worker that dies leaves the delivery to others after it
       const leaseSeconds = Math.ceil(this.timeoutMs / 1000) + 5;
-      const claimed = await this.events.claimDue(wanted, leaseSeconds, ENDPOINT_CONCURRENCY, [
-        ...this.perEndpoint,
-      ]);
+      const claimed = await this.events.claimDue(
+        wanted,
+        leaseSeconds,
+        { healthy: ENDPOINT_CONCURRENCY, failing: FAILING_ENDPOINT_CONCURRENCY },
+        [...this.perEndpoint],
+      );
       for (const claim of claimed) this.start(claim);
       if (claimed.length === wanted) {
         if (this.inFlight.size < DELIVERY_CONCURRENCY) return true;

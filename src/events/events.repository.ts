@@ -117,15 +117,14 @@ export const INSERT_FOR_CUSTOMER: Statement = {
 
 /**
  * The worker's claim (`EventsRepository.claimDue`). It visits the endpoints that have pending
- * deliveries (one probe each of the pending deliveries' index by endpoint and due time, skipping
- * from one endpoint to the next; the order names both columns so that only that index serves it)
- * and reads, and locks,
- * each one's due deliveries up to its free places, so that an endpoint at its limit costs one
- * probe whatever its backlog, and one endpoint's backlog never keeps the others out of a claim;
- * then it takes the `$1` that are first in their endpoint's turn, oldest first. (The inner `LIMIT $3`
- * only tells the planner how few rows an endpoint gives; the outer one stops the locking read at
- * the free places.) `$2` lease in
- * seconds, `$3` posts at once per endpoint, `$4`/`$5` posts in flight per endpoint (ids, counts).
+ * deliveries, one probe each of the index of pending deliveries by endpoint and due time
+ * (skipping from one endpoint to the next; the order names both columns so that only that index
+ * serves it), and reads, and locks, each one's due deliveries up to its free places: `$3` posts at
+ * once, `$6` for an endpoint that is failing, less the posts in flight to it (`$4`/`$5`, ids and
+ * counts). An endpoint at its limit costs one probe whatever its backlog. Then it takes the `$1`
+ * that are first in their endpoint's turn, oldest first, each for a lease of `$2` seconds. (The
+ * inner `LIMIT $3` only tells the planner how few rows an endpoint gives; the outer one stops the
+ * locking read at the free places.)
  */
 export const CLAIM_DUE: Statement = {
   name: 'events.claim-due',
@@ -144,14 +143,14 @@ export const CLAIM_DUE: Statement = {
            COALESCE(busy.in_flight, 0)
              + row_number() OVER (PARTITION BY e.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
       FROM endpoints e
+      JOIN webhook_endpoints w ON w.id = e.endpoint_id
       LEFT JOIN busy ON busy.endpoint_id = e.endpoint_id
       CROSS JOIN LATERAL (
         SELECT x.* FROM (
           SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
            WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
            ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
-         LIMIT GREATEST($3 - COALESCE(busy.in_flight, 0), 0)) due
-     WHERE e.endpoint_id IS NOT NULL
+         LIMIT GREATEST(CASE WHEN w.failing_since IS NULL THEN $3 ELSE $6 END - COALESCE(busy.in_flight, 0), 0)) due
   ), picked AS (
     SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
   )
@@ -332,26 +331,28 @@ export class EventsRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries, fairly across endpoints: at most `perEndpoint` of one
-   * endpoint counting the ones this worker already posts to it (`inFlight`, endpoint id and count),
-   * an endpoint at that count skipped, and the others taken in turns, oldest due first. Under
+   * Claims up to `limit` due deliveries, fairly across endpoints: at most `perEndpoint.healthy` of
+   * one endpoint (`perEndpoint.failing` of one whose last attempt failed) counting the ones this
+   * worker already posts to it (`inFlight`, endpoint id and count), an endpoint at that count
+   * skipped, and the others taken in turns, oldest due first. Under
    * `FOR UPDATE SKIP LOCKED` (two workers never claim the same one): each gets one more attempt and
    * is due again when the lease ends, so a delivery whose worker died is taken again then. Returns
    * what posting needs.
    */
-  @GenerateSql({ params: [10, 30, 8, [['we_1', 8]]] })
+  @GenerateSql({ params: [10, 30, { healthy: 8, failing: 2 }, [['we_1', 8]]] })
   async claimDue(
     limit: number,
     leaseSeconds: number,
-    perEndpoint: number,
+    perEndpoint: { healthy: number; failing: number },
     inFlight: ReadonlyArray<readonly [string, number]>,
   ): Promise<ClaimedDelivery[]> {
     return this.statements.rows<ClaimedDelivery>(undefined, CLAIM_DUE, [
       limit,
       leaseSeconds,
-      perEndpoint,
+      perEndpoint.healthy,
       inFlight.map(([id]) => id),
       inFlight.map(([, n]) => n),
+      perEndpoint.failing,
     ]);
   }
 

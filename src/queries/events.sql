@@ -25,14 +25,14 @@ WITH RECURSIVE busy AS (
          COALESCE(busy.in_flight, 0)
            + row_number() OVER (PARTITION BY e.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
     FROM endpoints e
+    JOIN webhook_endpoints w ON w.id = e.endpoint_id
     LEFT JOIN busy ON busy.endpoint_id = e.endpoint_id
     CROSS JOIN LATERAL (
       SELECT x.* FROM (
         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
          WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
-       LIMIT GREATEST($3 - COALESCE(busy.in_flight, 0), 0)) due
-   WHERE e.endpoint_id IS NOT NULL
+       LIMIT GREATEST(CASE WHEN w.failing_since IS NULL THEN $3 ELSE $6 END - COALESCE(busy.in_flight, 0), 0)) due
 ), picked AS (
   SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
 )
