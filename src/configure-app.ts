@@ -1,11 +1,12 @@
 import type { Server, ServerResponse } from 'node:http';
 import { INestApplication, NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
-import { ApiExpressAdapter } from './http/api-express-adapter';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import express from 'express';
 import type { Request } from 'express';
 import helmet from 'helmet';
+import { ClsService } from 'nestjs-cls';
+import { auditRequests } from './audit/audit-context';
 import { SECURITY } from './auth/decorators';
 import { applyOpenApiConventions } from './common/swagger/openapi-conventions';
 import { AppConfig } from './config/app-config';
@@ -20,8 +21,7 @@ import { RouteLabeler } from './metrics/route-label';
 import { RouteCatalog } from './common/routes/route-catalog.service';
 import { isDocsPath } from './common/routes/api-prefixes';
 import { ReadReplicas } from './database/read-replicas';
-import { auditRequests } from './audit/audit-context';
-import { ClsService } from 'nestjs-cls';
+import { ApiExpressAdapter } from './http/api-express-adapter';
 
 /**
  * The HTTP adapter every application is created with (`main.ts`, tests): Express, with routing

@@ -1,6 +1,14 @@
-import { Controller, Delete, Get, HttpCode, INestApplication, Post, StreamableFile } from '@nestjs/common';
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  INestApplication,
+  Module,
+  Post,
+  StreamableFile,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Module } from '@nestjs/common';
 import express from 'express';
 import { of } from 'rxjs';
 import request from 'supertest';
