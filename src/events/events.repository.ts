@@ -334,10 +334,9 @@ export class EventsRepository {
    * Claims up to `limit` due deliveries, fairly across endpoints: at most `perEndpoint.healthy` of
    * one endpoint (`perEndpoint.failing` of one whose last attempt failed) counting the ones this
    * worker already posts to it (`inFlight`, endpoint id and count), an endpoint at that count
-   * skipped, and the others taken in turns, oldest due first. Under
-   * `FOR UPDATE SKIP LOCKED` (two workers never claim the same one): each gets one more attempt and
-   * is due again when the lease ends, so a delivery whose worker died is taken again then. Returns
-   * what posting needs.
+   * skipped, and the others taken in turns, oldest due first. Under `FOR UPDATE SKIP LOCKED` (two
+   * workers never claim the same one): each gets one more attempt and is due again when the lease
+   * ends, so a delivery whose worker died is taken again then. Returns what posting needs.
    */
   @GenerateSql({ params: [10, 30, { healthy: 8, failing: 2 }, [['we_1', 8]]] })
   async claimDue(
