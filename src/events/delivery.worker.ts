@@ -22,11 +22,15 @@ export const DELIVERY_CONCURRENCY = 128;
  */
 export const ENDPOINT_CONCURRENCY = 32;
 /**
- * The same for an endpoint whose last attempt failed (until one succeeds): a receiver that is down
- * gets a few posts at a time to find out when it is back, so that several of them cannot hold all
- * of a worker's places until their posts time out.
+ * The same for an endpoint that has not answered a post of this worker with a success yet, or
+ * whose last attempt failed (until one succeeds): a receiver that is down or silent gets a few
+ * posts at a time, enough to find out when it answers, so that several of them cannot hold all of
+ * a worker's places until their posts time out. A receiver that answers gets ENDPOINT_CONCURRENCY
+ * after its first success.
  */
-export const FAILING_ENDPOINT_CONCURRENCY = 4;
+export const UNPROVEN_ENDPOINT_CONCURRENCY = 4;
+/** Endpoints this worker remembers as answering, at most (the oldest forgotten first). */
+const PROVEN_ENDPOINTS_KEPT = 10_000;
 /** Deliveries claimed by one statement at most: half the places, so that a claim runs while the last one's posts do. */
 const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
 
@@ -38,9 +42,9 @@ const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
  * a delivery whose worker died is claimed again when its lease ends.
  *
  * Posts are not waited for in rounds: the worker keeps up to DELIVERY_CONCURRENCY of them in
- * flight, at most ENDPOINT_CONCURRENCY per endpoint (FAILING_ENDPOINT_CONCURRENCY while its last
- * attempt failed), and claims again while they run, so slow or silent receivers never hold up the
- * deliveries to the others. Successes are recorded together, one statement for all that end while
+ * flight, at most ENDPOINT_CONCURRENCY per endpoint (UNPROVEN_ENDPOINT_CONCURRENCY until it has
+ * answered one with a success, and while it fails), and claims again while they run, so slow or
+ * silent receivers never hold up the deliveries to the others. Successes are recorded together, one statement for all that end while
  * the previous one runs.
  */
 @Injectable()
@@ -54,6 +58,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
   /** Posts in flight per endpoint, and every delivery in flight (waited for at shutdown). */
   private readonly perEndpoint = new Map<string, number>();
+  /** Endpoints whose last post from this worker succeeded (in the order they did). */
+  private readonly proven = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
   /** Deliveries ended since the worker started, and who waits for the next one to end. */
   private ended = 0;
@@ -123,8 +129,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       const claimed = await this.events.claimDue(
         wanted,
         leaseSeconds,
-        { healthy: ENDPOINT_CONCURRENCY, failing: FAILING_ENDPOINT_CONCURRENCY },
+        { proven: ENDPOINT_CONCURRENCY, unproven: UNPROVEN_ENDPOINT_CONCURRENCY },
         [...this.perEndpoint],
+        [...this.proven],
       );
       for (const claim of claimed) this.start(claim);
       if (claimed.length === wanted) {
@@ -173,6 +180,14 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  /** Keeps whether the endpoint's last post from this worker succeeded (see UNPROVEN_ENDPOINT_CONCURRENCY). */
+  private remember(endpoint: string, delivered: boolean): void {
+    this.proven.delete(endpoint);
+    if (!delivered) return;
+    this.proven.add(endpoint);
+    if (this.proven.size > PROVEN_ENDPOINTS_KEPT) this.proven.delete(this.proven.values().next().value!);
+  }
+
   private logFailure(claim: ClaimedDelivery, error: unknown): void {
     this.logger.warn(
       { deliveryId: claim.id, err: error instanceof Error ? error.message : String(error) },
@@ -196,6 +211,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       await this.events.release(claim);
       return;
     }
+    this.remember(claim.endpoint_id, result.delivered);
     const outcome = result.delivered
       ? await this.recordDelivered(claim, result)
       : await this.record(claim, result);

@@ -120,8 +120,8 @@ export const INSERT_FOR_CUSTOMER: Statement = {
  * deliveries, one probe each of the index of pending deliveries by endpoint and due time
  * (skipping from one endpoint to the next; the order names both columns so that only that index
  * serves it), and reads, and locks, each one's due deliveries up to its free places: `$3` posts at
- * once, `$6` for an endpoint that is failing, less the posts in flight to it (`$4`/`$5`, ids and
- * counts). An endpoint at its limit costs one probe whatever its backlog. Then it takes the `$1`
+ * once to an endpoint of `$7` (those that answered the worker) that is not failing, `$6` to any
+ * other, less the posts in flight to it (`$4`/`$5`, ids and counts). An endpoint at its limit costs one probe whatever its backlog. Then it takes the `$1`
  * that are first in their endpoint's turn, oldest first, each for a lease of `$2` seconds. (The
  * inner `LIMIT $3` only tells the planner how few rows an endpoint gives; the outer one stops the
  * locking read at the free places.)
@@ -150,7 +150,8 @@ export const CLAIM_DUE: Statement = {
           SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
            WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
            ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
-         LIMIT GREATEST(CASE WHEN w.failing_since IS NULL THEN $3 ELSE $6 END - COALESCE(busy.in_flight, 0), 0)) due
+         LIMIT GREATEST(CASE WHEN w.failing_since IS NULL AND w.id = ANY ($7::varchar[]) THEN $3 ELSE $6 END
+                        - COALESCE(busy.in_flight, 0), 0)) due
   ), picked AS (
     SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
   )
@@ -331,27 +332,29 @@ export class EventsRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries, fairly across endpoints: at most `perEndpoint.healthy` of
-   * one endpoint (`perEndpoint.failing` of one whose last attempt failed) counting the ones this
-   * worker already posts to it (`inFlight`, endpoint id and count), an endpoint at that count
+   * Claims up to `limit` due deliveries, fairly across endpoints: at most `perEndpoint.proven` of
+   * an endpoint of `proven` that is not failing, `perEndpoint.unproven` of any other, counting the
+   * ones this worker already posts to it (`inFlight`, endpoint id and count), an endpoint at that count
    * skipped, and the others taken in turns, oldest due first. Under `FOR UPDATE SKIP LOCKED` (two
    * workers never claim the same one): each gets one more attempt and is due again when the lease
    * ends, so a delivery whose worker died is taken again then. Returns what posting needs.
    */
-  @GenerateSql({ params: [10, 30, { healthy: 8, failing: 2 }, [['we_1', 8]]] })
+  @GenerateSql({ params: [10, 30, { proven: 8, unproven: 2 }, [['we_1', 8]], ['we_1']] })
   async claimDue(
     limit: number,
     leaseSeconds: number,
-    perEndpoint: { healthy: number; failing: number },
+    perEndpoint: { proven: number; unproven: number },
     inFlight: ReadonlyArray<readonly [string, number]>,
+    proven: readonly string[],
   ): Promise<ClaimedDelivery[]> {
     return this.statements.rows<ClaimedDelivery>(undefined, CLAIM_DUE, [
       limit,
       leaseSeconds,
-      perEndpoint.healthy,
+      perEndpoint.proven,
       inFlight.map(([id]) => id),
       inFlight.map(([, n]) => n),
-      perEndpoint.failing,
+      perEndpoint.unproven,
+      proven,
     ]);
   }
 

@@ -32,7 +32,8 @@ WITH RECURSIVE busy AS (
         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
          WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
-       LIMIT GREATEST(CASE WHEN w.failing_since IS NULL THEN $3 ELSE $6 END - COALESCE(busy.in_flight, 0), 0)) due
+       LIMIT GREATEST(CASE WHEN w.failing_since IS NULL AND w.id = ANY ($7::varchar[]) THEN $3 ELSE $6 END
+                      - COALESCE(busy.in_flight, 0), 0)) due
 ), picked AS (
   SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
 )
