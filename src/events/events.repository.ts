@@ -121,10 +121,10 @@ export const INSERT_FOR_CUSTOMER: Statement = {
  * (skipping from one endpoint to the next; the order names both columns so that only that index
  * serves it), and reads, and locks, each one's due deliveries up to its free places: `$3` posts at
  * once to an endpoint of `$7` (those that answered the worker) that is not failing, `$6` to any
- * other, less the posts in flight to it (`$4`/`$5`, ids and counts). An endpoint at its limit costs one probe whatever its backlog. Then it takes the `$1`
- * that are first in their endpoint's turn, oldest first, each for a lease of `$2` seconds. (The
- * inner `LIMIT $3` only tells the planner how few rows an endpoint gives; the outer one stops the
- * locking read at the free places.)
+ * other, less the posts in flight to it (`$4`/`$5`, ids and counts). An endpoint at its limit
+ * costs one probe whatever its backlog. Then it takes the `$1` that are first in their endpoint's
+ * turn, oldest first, each for a lease of `$2` seconds. (The inner `LIMIT $3` only tells the
+ * planner how few rows an endpoint gives; the outer one stops the locking read at the free places.)
  */
 export const CLAIM_DUE: Statement = {
   name: 'events.claim-due',
