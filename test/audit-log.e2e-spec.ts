@@ -5,6 +5,7 @@ import { AuditRetention } from '../src/audit/audit-retention';
 import { AuditSealer } from '../src/audit/audit-sealer';
 import { AuditRepository, PROJECTS_WITH_UNSEALED } from '../src/audit/audit.repository';
 import { ADMIN_TOKEN, bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { buffersTouched, explainedForBuffers } from './support/database';
 import { expectError, ISO_MS } from './support/expect';
 import { eventually } from './support/webhook-receiver';
 
@@ -558,16 +559,12 @@ describe('audit log', () => {
       const big = await project();
       const small = await project();
       await seed(small.id, [{}]);
-      type Plan = Array<{ Plan: Record<string, number> }>;
       /** The projects found, and the buffers the statement touched finding them. */
       const ask = async () => {
         await t.dataSource.query('ANALYZE audit_events');
         const found = await t.app.get(AuditRepository).projectsWithUnsealed(1000);
-        const [{ 'QUERY PLAN': plan }] = (await t.dataSource.query(
-          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${PROJECTS_WITH_UNSEALED}`,
-          [1000],
-        )) as Array<{ 'QUERY PLAN': Plan }>;
-        return { found, buffers: plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'] };
+        const explained = await t.dataSource.query(explainedForBuffers(PROJECTS_WITH_UNSEALED), [1000]);
+        return { found, buffers: buffersTouched(explained) };
       };
 
       await seedMany(big.id, 20_000, new Date('2026-02-01T00:00:00.000Z'));

@@ -1,6 +1,7 @@
 import { ENDPOINT_CONCURRENCY, UNPROVEN_ENDPOINT_CONCURRENCY } from '../src/events/delivery.worker';
 import { CLAIM_DUE } from '../src/events/events.repository';
 import { bearer, createTestApp, TestApp } from './support/app';
+import { buffersTouched, explainedForBuffers } from './support/database';
 import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
 
 /**
@@ -149,13 +150,7 @@ describe('webhook delivery: a claim past a large backlog', () => {
   /** The endpoints of what one claim takes, and the buffers the claim statement touches. */
   async function claimOnce(inFlight: Array<[string, number]>, proven: string[]) {
     const claimed = await rolledBack<{ endpoint_id: string }>(CLAIM_DUE.text, inFlight, proven);
-    type Plan = Array<{ Plan: Record<string, number> }>;
-    const [{ 'QUERY PLAN': plan }] = await rolledBack<{ 'QUERY PLAN': Plan }>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_DUE.text}`,
-      inFlight,
-      proven,
-    );
-    const buffers = plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
+    const buffers = buffersTouched(await rolledBack(explainedForBuffers(CLAIM_DUE.text), inFlight, proven));
     return { buffers, endpoints: claimed.map((c) => c.endpoint_id) };
   }
 

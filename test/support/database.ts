@@ -78,3 +78,12 @@ export async function createEmptyDatabase(): Promise<{
       ),
   };
 }
+
+/** `text` under `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`: run it as the statement would be, then read it with `buffersTouched`. */
+export const explainedForBuffers = (text: string) => `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`;
+
+/** The shared buffers (hit and read) a statement touched, from the rows of `explainedForBuffers`. */
+export function buffersTouched(rows: unknown[]): number {
+  const [{ 'QUERY PLAN': plan }] = rows as Array<{ 'QUERY PLAN': Array<{ Plan: Record<string, number> }> }>;
+  return plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
+}
