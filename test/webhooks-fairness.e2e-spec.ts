@@ -1,4 +1,8 @@
-import { ENDPOINT_CONCURRENCY, UNPROVEN_ENDPOINT_CONCURRENCY } from '../src/events/delivery.worker';
+import {
+  ENDPOINT_CONCURRENCY,
+  PROMPT_ANSWER_MS,
+  UNPROVEN_ENDPOINT_CONCURRENCY,
+} from '../src/events/delivery.worker';
 import { CLAIM_DUE } from '../src/events/events.repository';
 import { bearer, createTestApp, TestApp } from './support/app';
 import { buffersTouched, explainedForBuffers } from './support/database';
@@ -94,6 +98,30 @@ describe('webhook delivery: a slow receiver does not slow the others', () => {
     expect(Math.max(...prompt.map((r) => r.at - Date.parse(r.body.timestamp)))).toBeLessThan(20 * POLL_MS);
     for (const path of down)
       expect(receiver.at(path).length).toBeLessThanOrEqual(UNPROVEN_ENDPOINT_CONCURRENCY);
+  });
+
+  it('five receivers that answer, but slowly, each with a backlog, get a few posts each: a fast one stays prompt', async () => {
+    const p = await t.createProject();
+    const post = (url: string, body: object) =>
+      t.http.post(`/api/private/v1${url}`).set(bearer(p.privateKey)).send(body);
+    const slow = ['/slow1', '/slow2', '/slow3', '/slow4', '/slow5'];
+    const SLOW_MS = 3 * PROMPT_ANSWER_MS;
+    for (const path of slow) {
+      receiver.respond(path, () => ({ status: 204, afterMs: SLOW_MS }));
+      await post('/webhook-endpoints', { url: receiver.url(path) }).expect(201);
+    }
+    for (let i = 0; i < 40; i++) await post('/customers', { username: `backlog_slow_${i}` }).expect(201);
+    // each has answered a post with a success, slowly, and has more deliveries due: were that
+    // success enough, each would be given up to 32 places, held 3 s a post
+    await eventually('an answer from every slow receiver', () =>
+      slow.every((path) => receiver.answered(path) > 0),
+    );
+
+    const { arrivals: prompt, elapsed } = await promptReceiver(post, '/beside');
+    expect(elapsed).toBeLessThan(SLOW_MS);
+    expect(Math.max(...prompt.map((r) => r.at - Date.parse(r.body.timestamp)))).toBeLessThan(20 * POLL_MS);
+    for (const path of slow)
+      expect(receiver.peakOpen(path)).toBeLessThanOrEqual(UNPROVEN_ENDPOINT_CONCURRENCY);
   });
 });
 

@@ -22,13 +22,15 @@ export const DELIVERY_CONCURRENCY = 128;
  */
 export const ENDPOINT_CONCURRENCY = 32;
 /**
- * The same for an endpoint that has not answered a post of this worker with a success yet, or
- * whose last attempt failed (until one succeeds): a receiver that is down or silent gets a few
- * posts at a time, enough to find out when it answers, so that several of them cannot hold all of
- * a worker's places until their posts time out. A receiver that answers gets ENDPOINT_CONCURRENCY
- * after its first success.
+ * The same for an endpoint whose last post from this worker did not succeed within
+ * PROMPT_ANSWER_MS: one it has not posted to yet, one that is down, silent or failing, and one that
+ * answers slowly. Each gets a few posts at a time, enough to find out when it answers promptly, so
+ * that several of them cannot hold all of a worker's places while their posts wait. A receiver
+ * gets ENDPOINT_CONCURRENCY once a post succeeds promptly.
  */
 export const UNPROVEN_ENDPOINT_CONCURRENCY = 4;
+/** A success answered within this long gives its endpoint ENDPOINT_CONCURRENCY places. */
+export const PROMPT_ANSWER_MS = 1000;
 /** Endpoints this worker remembers as answering, at most (the oldest forgotten first). */
 const PROVEN_ENDPOINTS_KEPT = 10_000;
 /** Deliveries claimed by one statement at most: half the places, so that a claim runs while the last one's posts do. */
@@ -43,7 +45,7 @@ const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
  *
  * Posts are not waited for in rounds: the worker keeps up to DELIVERY_CONCURRENCY of them in
  * flight, at most ENDPOINT_CONCURRENCY per endpoint (UNPROVEN_ENDPOINT_CONCURRENCY until it has
- * answered one with a success, and while it fails), and claims again while they run, so slow or
+ * answered one promptly with a success, and while it fails or is slow), and claims again while they run, so slow or
  * silent receivers never hold up the deliveries to the others. Successes are recorded together, one statement for all that end while
  * the previous one runs.
  */
@@ -58,7 +60,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(DeliveryWorker.name);
   /** Posts in flight per endpoint, and every delivery in flight (waited for at shutdown). */
   private readonly perEndpoint = new Map<string, number>();
-  /** Endpoints whose last post from this worker succeeded (in the order they did). */
+  /** Endpoints whose last post from this worker succeeded promptly (in the order they did). */
   private readonly proven = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
   /** Deliveries ended since the worker started, and who waits for the next one to end. */
@@ -180,10 +182,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Keeps whether the endpoint's last post from this worker succeeded (see UNPROVEN_ENDPOINT_CONCURRENCY). */
-  private remember(endpoint: string, delivered: boolean): void {
+  /** Keeps whether the endpoint's last post from this worker succeeded promptly (see UNPROVEN_ENDPOINT_CONCURRENCY). */
+  private remember(endpoint: string, { delivered, durationMs }: SendResult): void {
     this.proven.delete(endpoint);
-    if (!delivered) return;
+    if (!delivered || durationMs > PROMPT_ANSWER_MS) return;
     this.proven.add(endpoint);
     if (this.proven.size > PROVEN_ENDPOINTS_KEPT) this.proven.delete(this.proven.values().next().value!);
   }
@@ -211,7 +213,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
       await this.events.release(claim);
       return;
     }
-    this.remember(claim.endpoint_id, result.delivered);
+    this.remember(claim.endpoint_id, result);
     const outcome = result.delivered
       ? await this.recordDelivered(claim, result)
       : await this.record(claim, result);

@@ -10,17 +10,22 @@ export interface Received {
 }
 
 /**
+ * What a path answers to its n-th request: a status, `'hang'` (never answers), or a status with
+ * headers, given after `afterMs` (a slow receiver).
+ */
+export type Answer = number | 'hang' | { status: number; headers?: Record<string, string>; afterMs?: number };
+
+/**
  * A real HTTP receiver on loopback for webhook tests. Each path answers what `respond` says for
- * its n-th request (default 200); `'hang'` never answers.
+ * its n-th request (default 200).
  */
 export class WebhookReceiver {
   readonly received: Received[] = [];
   private server!: Server;
-  private readonly scripts = new Map<
-    string,
-    (n: number) => number | 'hang' | { status: number; headers: Record<string, string> }
-  >();
+  private readonly scripts = new Map<string, (n: number) => Answer>();
   private readonly counts = new Map<string, number>();
+  /** Requests of each path not answered yet, and the most there were at once. */
+  private readonly open = new Map<string, { now: number; peak: number }>();
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
@@ -32,9 +37,16 @@ export class WebhookReceiver {
         this.counts.set(path, n);
         this.received.push({ path, headers: req.headers, raw, body: JSON.parse(raw), at: Date.now() });
         const answer = this.scripts.get(path)?.(n) ?? 200;
+        const open = this.open.get(path) ?? { now: 0, peak: 0 };
+        open.now++;
+        open.peak = Math.max(open.peak, open.now);
+        this.open.set(path, open);
         if (answer === 'hang') return;
-        const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
-        res.writeHead(status, headers).end();
+        const { status, headers, afterMs } = typeof answer === 'number' ? { status: answer } : answer;
+        setTimeout(() => {
+          open.now--;
+          res.writeHead(status, headers ?? {}).end();
+        }, afterMs ?? 0);
       });
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
@@ -45,15 +57,22 @@ export class WebhookReceiver {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
   }
 
-  respond(
-    path: string,
-    script: (n: number) => number | 'hang' | { status: number; headers: Record<string, string> },
-  ): void {
+  respond(path: string, script: (n: number) => Answer): void {
     this.scripts.set(path, script);
   }
 
   at(path: string): Received[] {
     return this.received.filter((r) => r.path === path);
+  }
+
+  /** Requests of `path` answered so far. */
+  answered(path: string): number {
+    return this.at(path).length - (this.open.get(path)?.now ?? 0);
+  }
+
+  /** The most requests of `path` that were waiting for their answer at once. */
+  peakOpen(path: string): number {
+    return this.open.get(path)?.peak ?? 0;
   }
 
   async stop(): Promise<void> {
