@@ -6,6 +6,9 @@
  *   2. autocannon over keep-alive connections: req/s, p50, p99, errors and the service's peak RSS
  *      for info, customer by id, resolve, search, plans, redemptions (distinct codes), and
  *      entitlement checks and usage records (over 10,000 customers, and on one hot customer);
+ *      then (with pgbench) consumes on PostgreSQL alone: consume transactions captured from a
+ *      second instance of the service (bench/consume-limit.ts), one at a time and in the batches
+ *      it forms, replayed by pgbench, with PostgreSQL's CPU;
  *   3. against the limit (bench/baseline.ts): a node:http + pg and an Express + pg handler of the
  *      same work (the service's own statements, prepared, the key cached; Express served through
  *      requests and responses born as its own objects, as the service is), and pgbench on the same
@@ -78,6 +81,7 @@ import { AUDIT_ACTIONS } from '../src/audit/audit-actions';
 import { freePort, startEmbeddedPostgres, EmbeddedDatabase } from '../src/database/embedded';
 import { migrateWithLock } from '../src/database/migrator';
 import type { BaselineStatements } from './baseline';
+import { CaptureContext, captureConsumeScript } from './consume-limit';
 import { ledgerScale, LedgerScaleResult } from './ledger-scale';
 
 const int = (name: string, fallback: number) => {
@@ -781,6 +785,13 @@ async function versus(
 // ---------------------------------------------------------------------------------------------
 // pgbench: the database's limit on the same statements
 
+/** pgbench's clients for the consumes: enough for PostgreSQL's CPU, not its commits, to be the limit. */
+const CONSUME_LIMIT_CLIENTS = [10, 20];
+/** Consumes sent to the capturing instance at once, which it gathers into batches as under load. */
+const CONSUME_LIMIT_TOGETHER = 32;
+/** Seconds of each consume run before it is measured: each new connection plans the statements first. */
+const CONSUME_LIMIT_WARM_UP = 10;
+
 /** Customers of pgbench's redemptions (contiguous ids, inserted after the seed). */
 const PGBENCH_CUSTOMERS = 1000;
 
@@ -808,48 +819,77 @@ const pgbenchText = (text: string, names: string[]) =>
   text.replace(/\$(\d+)/g, (_, n: string) => `:${names[Number(n) - 1]}`).replace(/\s*\n\s*/g, ' ');
 
 /**
- * Runs pgbench for SECONDS with POOL_SIZE clients (the service's pool: the most statements the
- * service can have in flight), prepared statements, on `script`; `defines` are its `-D` variables.
+ * Runs pgbench for SECONDS with `clients` (by default POOL_SIZE, the service's pool: the most
+ * statements the service can have in flight), prepared statements, on `script`; `defines` are its
+ * `-D` variables. With `warmUpSeconds`, it runs that much longer, and what it reports (from its
+ * progress each second, and PostgreSQL's CPU) is the SECONDS after it only: a new connection plans
+ * each prepared statement, which a long-lived pool does once.
  */
 function runPgbench(
   url: string,
   script: string,
   defines: Record<string, string | number>,
+  { clients = POOL_SIZE, warmUpSeconds = 0 }: { clients?: number; warmUpSeconds?: number } = {},
 ): Promise<PgbenchRun> {
   return new Promise((resolvePromise, reject) => {
-    const db0 = databaseCpuMs();
+    let db0 = databaseCpuMs();
+    let db1: number | undefined;
     const args = [
       '-n',
       '-M',
       'prepared',
       '-c',
-      String(POOL_SIZE),
+      String(clients),
       '-j',
       '2',
       '-T',
-      String(SECONDS),
+      // with a warm-up, a second more: PostgreSQL's CPU is read at the measured seconds' end, while
+      // its backends still run (those of a closing run vanish from /proc before they are counted
+      // as reaped)
+      String(SECONDS + warmUpSeconds + (warmUpSeconds ? 1 : 0)),
+      ...(warmUpSeconds ? ['-P', '1'] : []),
       '-f',
       script,
       ...Object.entries(defines).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
       url,
     ];
     const child = spawn(PGBENCH!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const warm = warmUpSeconds
+      ? [
+          setTimeout(() => (db0 = databaseCpuMs()), warmUpSeconds * 1000),
+          setTimeout(() => (db1 = databaseCpuMs()), (warmUpSeconds + SECONDS) * 1000),
+        ]
+      : [];
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
-      const tps = Number(/tps = ([0-9.]+)/.exec(out)?.[1]);
-      const latency = Number(/latency average = ([0-9.]+) ms/.exec(out)?.[1]);
-      const transactions = Number(/number of transactions actually processed: ([0-9]+)/.exec(out)?.[1]);
+      warm.forEach(clearTimeout);
+      // progress: "progress: 7.0 s, 455.9 tps, lat 21.9 ms stddev ..." once a second
+      const seconds = [...out.matchAll(/progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms/g)]
+        .map((m) => ({ at: Number(m[1]), tps: Number(m[2]), latency: Number(m[3]) }))
+        .filter((p) => p.at > warmUpSeconds && p.at <= warmUpSeconds + SECONDS);
+      const measured = warmUpSeconds > 0 && seconds.length > 0;
+      const tps = measured
+        ? seconds.reduce((n, p) => n + p.tps, 0) / seconds.length
+        : Number(/tps = ([0-9.]+)/.exec(out)?.[1]);
+      const latency = measured
+        ? seconds.reduce((n, p) => n + p.latency, 0) / seconds.length
+        : Number(/latency average = ([0-9.]+) ms/.exec(out)?.[1]);
+      const transactions = measured
+        ? seconds.reduce((n, p) => n + p.tps, 0)
+        : Number(/number of transactions actually processed: ([0-9]+)/.exec(out)?.[1]);
       if (code !== 0 || !Number.isFinite(tps)) return reject(new Error(`pgbench failed (${code}):\n${out}`));
       const failed = /number of failed transactions: ([1-9][0-9]*)/.exec(out);
       if (failed) console.log(`pgbench: ${failed[1]} failed transactions`);
-      resolvePromise({
+      const result = {
         tps: round2(tps),
         latency: round2(latency),
-        dbCpuMsPerRequest: round2((databaseCpuMs() - db0) / Math.max(1, transactions)),
-      });
+        dbCpuMsPerRequest: round2(((db1 ?? databaseCpuMs()) - db0) / Math.max(1, transactions)),
+      };
+      // the run's backends end after it: once they are reaped, their CPU no longer moves the next run's
+      setTimeout(() => resolvePromise(result), warmUpSeconds ? 2000 : 0);
     });
   });
 }
@@ -953,14 +993,9 @@ function serviceStatements(): BaselineStatements {
   };
 }
 
-/** bench/baseline.ts as plain JavaScript (no ts-node in the measured process); `pg` found through NODE_PATH. */
-function startBaseline(
-  dir: string,
-  url: string,
-  port: number,
-  kind: 'http' | 'express' | 'nest',
-): ChildProcess {
-  const source = readFileSync(join(__dirname, 'baseline.ts'), 'utf8');
+/** The bench file `name` as plain JavaScript in `dir` (no ts-node in a measured process); answers its path. */
+function transpiled(dir: string, name: string): string {
+  const source = readFileSync(join(__dirname, name), 'utf8');
   const js = ts.transpileModule(source, {
     compilerOptions: {
       module: ts.ModuleKind.CommonJS,
@@ -968,8 +1003,19 @@ function startBaseline(
       esModuleInterop: true,
     },
   }).outputText;
-  const file = join(dir, 'baseline.js');
+  const file = join(dir, name.replace(/\.ts$/, '.js'));
   writeFileSync(file, js);
+  return file;
+}
+
+/** bench/baseline.ts as plain JavaScript; `pg` found through NODE_PATH. */
+function startBaseline(
+  dir: string,
+  url: string,
+  port: number,
+  kind: 'http' | 'express' | 'nest',
+): ChildProcess {
+  const file = transpiled(dir, 'baseline.ts');
   return spawn(process.execPath, [...nodeFlags(`baseline-${kind}`), file], {
     env: {
       ...process.env,
@@ -1180,6 +1226,8 @@ async function main(): Promise<void> {
 
     // --- 1 client: latency of the lookups and searches
     const loops: LoopResult[] = [];
+    /** pgbench's replays of consumes, each round at each client count (the `load` part). */
+    const consumeLimit: Array<PgbenchRun & { kind: string; size: number; clients: number }> = [];
     const loop = async (r: Promise<LoopResult>) => {
       const x = await r;
       loops.push(x);
@@ -1632,6 +1680,68 @@ async function main(): Promise<void> {
         console.log(
           `${name}: service/${BEFORE_SIDE} req/s per round ${ratios.join(', ')}; median ${round2(median(ratios))}`,
         );
+      }
+      // the consumes' transactions replayed by pgbench: where PostgreSQL's CPU is the limit
+      if (PGBENCH) {
+        const capture: CaptureContext = {
+          db,
+          dir,
+          transpile: (name) => transpiled(dir, name),
+          start: async (args, env) => {
+            const capturePort = await freePort();
+            const child = spawn(process.execPath, [...RUNTIME_FLAGS, ...args, 'dist/main.js'], {
+              env: {
+                ...serviceEnv(capturePort),
+                ...env,
+                NODE_PATH: resolve(__dirname, '..', 'node_modules'),
+              },
+              stdio: ['ignore', 'ignore', 'inherit'],
+            });
+            await waitReady(capturePort, child, 'capturing service');
+            return { port: capturePort, stop: () => stopChild(child) };
+          },
+          consume: async (at, customerId, eventId) =>
+            (
+              await call(at, 'POST', '/api/private/v1/usage', json, {
+                customerId,
+                feature: 'api-calls',
+                amount: 1,
+                eventId,
+              })
+            ).status,
+        };
+        // customers of their own, after the hot one: one at a time, then in groups sent together
+        const kinds = [
+          {
+            kind: 'one consume a transaction',
+            customers: spread.slice(1, 21),
+            together: 1,
+            table: 'bench_consumes_one',
+          },
+          {
+            kind: 'batches',
+            customers: spread.slice(21, 21 + 64 * CONSUME_LIMIT_TOGETHER),
+            together: CONSUME_LIMIT_TOGETHER,
+            table: 'bench_consumes_batched',
+          },
+        ];
+        const scripts = [];
+        for (const k of kinds) {
+          const { script, sizes } = await captureConsumeScript(capture, k.customers, k.together, k.table);
+          const file = join(dir, `${k.table}.sql`);
+          writeFileSync(file, script);
+          scripts.push({ kind: k.kind, file, size: sizes.reduce((n, x) => n + x, 0) / sizes.length });
+        }
+        for (let round = 0; round < ROUNDS; round++)
+          for (const { kind, file, size } of scripts)
+            for (const clients of CONSUME_LIMIT_CLIENTS) {
+              const run = await runPgbench(url!, file, {}, { clients, warmUpSeconds: CONSUME_LIMIT_WARM_UP });
+              const consumes = { kind, size: round2(size), clients, ...run };
+              console.log(
+                JSON.stringify({ round: round + 1, scenario: 'consumes on PostgreSQL alone', ...consumes }),
+              );
+              consumeLimit.push(consumes);
+            }
       }
     }
     /** A check, then a consume, one client, for customer `who`, as `${name}, ${what} (1 client)`. */
@@ -2935,6 +3045,25 @@ async function main(): Promise<void> {
             ? `ratio **${round2(median(perRound))}** (${perRound.join(', ')})`
             : `ratio ${round2(rpsOf(scenario) / byId)} (one run, to the median read)`),
       );
+    }
+    if (consumeLimit.length) {
+      const spreadUsage = rpsOf('POST /usage (10,000 customers)');
+      console.log(
+        `\nconsumes on PostgreSQL alone: pgbench replaying consume transactions captured from the service (one at a time, or batches the service formed from ${CONSUME_LIMIT_TOGETHER} sent together), ${CONSUME_LIMIT_WARM_UP} s of warm-up then ${SECONDS} s measured, ${ROUNDS} rounds, medians; consumes/s = transactions/s × consumes a transaction; PostgreSQL's cores busy = its CPU over the measured seconds (of ${cpus().length}):\n`,
+      );
+      console.log(
+        '| transactions | consumes a transaction | clients | consumes/s | mean latency ms | db CPU ms/consume | db cores busy | service (10,000 customers) ÷ this |\n|---|---|---|---|---|---|---|---|',
+      );
+      for (const kind of [...new Set(consumeLimit.map((r) => r.kind))])
+        for (const clients of CONSUME_LIMIT_CLIENTS) {
+          const runs = consumeLimit.filter((r) => r.kind === kind && r.clients === clients);
+          const size = runs[0].size;
+          const cm = (f: (r: PgbenchRun) => number) => round2(median(runs.map(f)));
+          const consumes = cm((r) => r.tps * size);
+          console.log(
+            `| ${kind} | ${size} | ${clients} | ${consumes} | ${cm((r) => r.latency)} | ${cm((r) => r.dbCpuMsPerRequest / size)} | ${cm((r) => (r.tps * r.dbCpuMsPerRequest) / 1000)} | ${round2(spreadUsage / consumes)} |`,
+          );
+        }
     }
     if (grantRows.length) {
       console.log(
