@@ -45,9 +45,9 @@ const CLAIM_LIMIT = DELIVERY_CONCURRENCY / 2;
  *
  * Posts are not waited for in rounds: the worker keeps up to DELIVERY_CONCURRENCY of them in
  * flight, at most ENDPOINT_CONCURRENCY per endpoint (UNPROVEN_ENDPOINT_CONCURRENCY until it has
- * answered one promptly with a success, and while it fails or is slow), and claims again while they run, so slow or
- * silent receivers never hold up the deliveries to the others. Successes are recorded together, one statement for all that end while
- * the previous one runs.
+ * answered one promptly with a success, and while it fails or is slow), and claims again while
+ * they run, so slow or silent receivers never hold up the deliveries to the others. Successes are
+ * recorded together, one statement for all that end while the previous one runs.
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
