@@ -821,9 +821,9 @@ const pgbenchText = (text: string, names: string[]) =>
 /**
  * Runs pgbench for SECONDS with `clients` (by default POOL_SIZE, the service's pool: the most
  * statements the service can have in flight), prepared statements, on `script`; `defines` are its
- * `-D` variables. With `warmUpSeconds`, it runs that much longer, and what it reports (from its
- * progress each second, and PostgreSQL's CPU) is the SECONDS after it only: a new connection plans
- * each prepared statement, which a long-lived pool does once.
+ * `-D` variables. What it reports comes from its progress each second and PostgreSQL's CPU over
+ * the measured SECONDS, after `warmUpSeconds` (a new connection plans each prepared statement,
+ * which a long-lived pool does once).
  */
 function runPgbench(
   url: string,
@@ -832,8 +832,9 @@ function runPgbench(
   { clients = POOL_SIZE, warmUpSeconds = 0 }: { clients?: number; warmUpSeconds?: number } = {},
 ): Promise<PgbenchRun> {
   return new Promise((resolvePromise, reject) => {
+    const at = (seconds: number, read: () => void) => setTimeout(read, seconds * 1000);
     let db0 = databaseCpuMs();
-    let db1: number | undefined;
+    let db1 = NaN;
     const args = [
       '-n',
       '-M',
@@ -842,54 +843,43 @@ function runPgbench(
       String(clients),
       '-j',
       '2',
+      // a second more than measured: PostgreSQL's CPU is read at the measured seconds' end, while
+      // the backends still run (those of a closing run vanish from /proc before they count as reaped)
       '-T',
-      // with a warm-up, a second more: PostgreSQL's CPU is read at the measured seconds' end, while
-      // its backends still run (those of a closing run vanish from /proc before they are counted
-      // as reaped)
-      String(SECONDS + warmUpSeconds + (warmUpSeconds ? 1 : 0)),
-      ...(warmUpSeconds ? ['-P', '1'] : []),
+      String(warmUpSeconds + SECONDS + 1),
+      '-P',
+      '1',
       '-f',
       script,
       ...Object.entries(defines).flatMap(([k, v]) => ['-D', `${k}=${v}`]),
       url,
     ];
     const child = spawn(PGBENCH!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const warm = warmUpSeconds
-      ? [
-          setTimeout(() => (db0 = databaseCpuMs()), warmUpSeconds * 1000),
-          setTimeout(() => (db1 = databaseCpuMs()), (warmUpSeconds + SECONDS) * 1000),
-        ]
-      : [];
+    const timers = [
+      ...(warmUpSeconds ? [at(warmUpSeconds, () => (db0 = databaseCpuMs()))] : []),
+      at(warmUpSeconds + SECONDS, () => (db1 = databaseCpuMs())),
+    ];
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
-      warm.forEach(clearTimeout);
-      // progress: "progress: 7.0 s, 455.9 tps, lat 21.9 ms stddev ..." once a second
+      timers.forEach(clearTimeout);
+      // the measured seconds' progress: "progress: 7.0 s, 455.9 tps, lat 21.9 ms stddev ..."
       const seconds = [...out.matchAll(/progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms/g)]
         .map((m) => ({ at: Number(m[1]), tps: Number(m[2]), latency: Number(m[3]) }))
         .filter((p) => p.at > warmUpSeconds && p.at <= warmUpSeconds + SECONDS);
-      const measured = warmUpSeconds > 0 && seconds.length > 0;
-      const tps = measured
-        ? seconds.reduce((n, p) => n + p.tps, 0) / seconds.length
-        : Number(/tps = ([0-9.]+)/.exec(out)?.[1]);
-      const latency = measured
-        ? seconds.reduce((n, p) => n + p.latency, 0) / seconds.length
-        : Number(/latency average = ([0-9.]+) ms/.exec(out)?.[1]);
-      const transactions = measured
-        ? seconds.reduce((n, p) => n + p.tps, 0)
-        : Number(/number of transactions actually processed: ([0-9]+)/.exec(out)?.[1]);
-      if (code !== 0 || !Number.isFinite(tps)) return reject(new Error(`pgbench failed (${code}):\n${out}`));
+      const transactions = seconds.reduce((n, p) => n + p.tps, 0);
+      if (code !== 0 || seconds.length === 0) return reject(new Error(`pgbench failed (${code}):\n${out}`));
       const failed = /number of failed transactions: ([1-9][0-9]*)/.exec(out);
       if (failed) console.log(`pgbench: ${failed[1]} failed transactions`);
       const result = {
-        tps: round2(tps),
-        latency: round2(latency),
-        dbCpuMsPerRequest: round2(((db1 ?? databaseCpuMs()) - db0) / Math.max(1, transactions)),
+        tps: round2(transactions / seconds.length),
+        latency: round2(seconds.reduce((n, p) => n + p.latency, 0) / seconds.length),
+        dbCpuMsPerRequest: round2((db1 - db0) / Math.max(1, transactions)),
       };
       // the run's backends end after it: once they are reaped, their CPU no longer moves the next run's
-      setTimeout(() => resolvePromise(result), warmUpSeconds ? 2000 : 0);
+      setTimeout(() => resolvePromise(result), 2000);
     });
   });
 }
