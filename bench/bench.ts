@@ -6,9 +6,10 @@
  *   2. autocannon over keep-alive connections: req/s, p50, p99, errors and the service's peak RSS
  *      for info, customer by id, resolve, search, plans, redemptions (distinct codes), and
  *      entitlement checks and usage records (over 10,000 customers, and on one hot customer);
- *      then (with pgbench) consumes on PostgreSQL alone: consume transactions captured from a
- *      second instance of the service (bench/consume-limit.ts), one at a time and in the batches
- *      it forms, replayed by pgbench, with PostgreSQL's CPU;
+ *      then, with `dblimit` in BENCH_PARTS and pgbench found, consumes on PostgreSQL alone:
+ *      consume transactions captured from a second instance of the service
+ *      (bench/consume-limit.ts), one at a time and in the batches it forms, replayed by pgbench,
+ *      with PostgreSQL's CPU;
  *   3. against the limit (bench/baseline.ts): a node:http + pg and an Express + pg handler of the
  *      same work (the service's own statements, prepared, the key cached; Express served through
  *      requests and responses born as its own objects, as the service is), and pgbench on the same
@@ -115,8 +116,9 @@ const WINDOWS = (process.env.BENCH_WINDOWS ?? '1,100,1000')
 const WINDOW_SAMPLES = Math.max(1, int('BENCH_WINDOW_SAMPLES', 200));
 /**
  * Parts to run: `latency` (one client), `load` (autocannon, service only), `versus` (against the
- * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit`, `holds`, `auditscale` and
- * `webhooks` (not in the default: their rounds would add minutes to every run).
+ * baselines), `windows`, `grants`, `calendar`, `campaign`, `audit`, `holds`, `auditscale`,
+ * `webhooks` and `dblimit` (with `load`) (not in the default: their rounds would add minutes to
+ * every run).
  */
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'latency,load,versus,windows').split(',').map((p) => p.trim()),
@@ -1672,7 +1674,7 @@ async function main(): Promise<void> {
         );
       }
       // the consumes' transactions replayed by pgbench: where PostgreSQL's CPU is the limit
-      if (PGBENCH) {
+      if (PGBENCH && PARTS.has('dblimit')) {
         const capture: CaptureContext = {
           db,
           dir,
