@@ -1,5 +1,5 @@
 /**
- * The consumes per second at which PostgreSQL's CPU is the limit (part of `load`, with pgbench):
+ * The consumes per second at which PostgreSQL's CPU is the limit (the `dblimit` part, after `load`):
  * on the benchmark's machine the service and PostgreSQL share two vCPUs, so a run through the
  * service cannot load PostgreSQL fully. Here a capturing instance of the service (the same build,
  * bench/statement-capture.ts preloaded) serves a few consumes, and their transactions as the
