@@ -2,9 +2,9 @@
  * A preload (`node -r`) for the benchmark's capturing instance of the service: writes every query
  * the service sends through `pg` to CAPTURE_FILE, one JSON line each, with the connection's backend
  * pid, the statement's name, its text and its parameters as `pg` sends them (strings, arrays in
- * PostgreSQL's text form). bench/consume-limit.ts replays consume transactions from it with pgbench, to
- * find the consumes per second at which PostgreSQL's CPU is the limit. Not part of the build or
- * the image; run as plain JavaScript, `pg` found through NODE_PATH.
+ * PostgreSQL's text form). bench/consume-limit.ts replays consume transactions from it with
+ * pgbench, to find the consumes per second at which PostgreSQL's CPU is the limit. Not part of the
+ * build or the image; run as plain JavaScript, `pg` found through NODE_PATH.
  */
 import { appendFileSync } from 'node:fs';
 import { Client } from 'pg';
