@@ -1218,7 +1218,7 @@ async function main(): Promise<void> {
 
     // --- 1 client: latency of the lookups and searches
     const loops: LoopResult[] = [];
-    /** pgbench's replays of consumes, each round at each client count (the `load` part). */
+    /** pgbench's replays of consumes, each round at each client count (the `dblimit` part). */
     const consumeLimit: Array<PgbenchRun & { kind: string; size: number; clients: number }> = [];
     const loop = async (r: Promise<LoopResult>) => {
       const x = await r;
