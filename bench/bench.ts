@@ -1566,13 +1566,16 @@ async function main(): Promise<void> {
          SELECT $1, id, $2, 'history-' || id || '-' || n, 1, 0, now() - interval '10 days' + n * interval '1 hour', 0, n
            FROM unnest($3::int[]) AS id, generate_series(1, 3) AS n
          RETURNING *)
-       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-       SELECT project_id, id, customer_id, feature_id, 'usage', recorded_at, amount, recorded_at,
-              right(event_id, 1)::int -- the n-th record of its customer: running total n
-         FROM u`,
+       , a AS (
+         INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
+         SELECT project_id, id, customer_id, feature_id, 'usage', recorded_at, amount, recorded_at,
+                right(event_id, 1)::int -- the n-th record of its customer: running total n
+           FROM u)
+       INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
+       SELECT project_id, customer_id, event_id, feature_id, id, recorded_at, amount, overage FROM u`,
       [project.id, feature.id, entitled],
     );
-    await db.query('ANALYZE subscriptions, usage_records, usage_allocations');
+    await db.query('ANALYZE subscriptions, usage_records, usage_allocations, usage_event_ids');
     /** consumes and the measured checks: 10,000 customers, each checked once before (the warm-up) */
     const spread = entitled.slice(0, 10_000);
     /** checked once each, after the others: every check the first of its customer in this process */

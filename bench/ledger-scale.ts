@@ -8,6 +8,7 @@
  * is reported against its cost at the first size (docs/benchmarks.md#the-ledger-at-scale).
  */
 import type { Client } from 'pg';
+import { createPartitions, PartitionedTable } from '../src/database/partitions';
 
 /** What the part needs of the benchmark's run. */
 export interface LedgerScaleContext {
@@ -72,6 +73,23 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   await db.query(
     'CREATE TEMP TABLE IF NOT EXISTS ledger_fill_counts (customer_id int PRIMARY KEY, n bigint NOT NULL)',
   );
+  // the months and days the fill writes to, made as the service makes them (else its rows would
+  // all go to the DEFAULT partitions)
+  const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
+  const historyStart = new Date(historyEnd.getTime() - HISTORY_DAYS * 86_400_000);
+  const ledger: PartitionedTable[] = [
+    { table: 'usage_allocations', unit: 'month' },
+    { table: 'usage_records', unit: 'month' },
+  ];
+  for (const spec of ledger)
+    await createPartitions(rowsOf as never, spec, 'recorded_at', historyStart, historyEnd);
+  await createPartitions(
+    rowsOf as never,
+    { table: 'events', unit: 'day' },
+    'created_at',
+    new Date(Date.now() - 30 * 86_400_000),
+    new Date(),
+  );
   for (const size of targets) {
     stage++;
     const t0 = Date.now();
@@ -111,7 +129,7 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
         WHERE r.id = t.id AND t.feature_seq <> r.seq`,
       [projectId, featureId, historyEnd],
     );
-    await db.query('VACUUM ANALYZE usage_records, usage_allocations, events');
+    await db.query('VACUUM ANALYZE usage_records, usage_allocations, usage_event_ids, events');
     const disk = (
       await db.query(
         `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
@@ -241,9 +259,12 @@ async function fillRecords(
      u AS (
        INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, overage_running, feature_seq)
        SELECT $1, customer_id, $2, 'ledger-fill-' || $6::int || '-' || g, 1, 0, recorded_at, 0, seq FROM numbered ORDER BY g
-       RETURNING id, customer_id, recorded_at)
-     INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
-     SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u`,
+       RETURNING id, customer_id, event_id, recorded_at),
+     a AS (
+       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, running)
+       SELECT $1, id, customer_id, $2, 'usage', date_trunc('month', recorded_at), 1, recorded_at, 0 FROM u)
+     INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
+     SELECT $1, customer_id, event_id, $2, id, recorded_at, 1, 0 FROM u`,
     [o.projectId, o.featureId, o.heavy, o.spread, o.n, o.stage, o.offset, o.planned, o.historyEnd],
   );
 }

@@ -27,12 +27,14 @@ VALUES ('evt_1', 'prj_1', 'customer.created', 1, 1, '{"customerId": 1, "customer
 INSERT INTO customer_event_seqs (customer_id, project_id, seq) VALUES (1, 'prj_1', 1);
 INSERT INTO webhook_endpoints (id, project_id, url, secret)
 VALUES ('we_1', 'prj_1', 'https://example.com/hooks', 'whsec_1');
-INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, attempts, next_attempt_at)
-VALUES ('prj_1', 'evt_1', 'we_1', 1, now());
+INSERT INTO webhook_deliveries (project_id, event_id, event_created_at, endpoint_id, attempts, next_attempt_at)
+SELECT 'prj_1', 'evt_1', created_at, 'we_1', 1, now() FROM events WHERE id = 'evt_1';
 INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, recorded_at)
 VALUES ('prj_1', 1, 1, 'use_1', 5, '2026-01-10T00:00:00Z');
 INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at)
 VALUES ('prj_1', 1, 1, 1, 'default', '2026-01-01T00:00:00Z', 5, '2026-01-10T00:00:00Z');
+INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
+VALUES ('prj_1', 1, 'use_1', 1, 1, '2026-01-10T00:00:00Z', 5, 0);
 INSERT INTO customer_sessions (project_id, customer_id, token_hash, expires_at)
 VALUES ('prj_1', 1, repeat('b', 64), now() + interval '1 day');
 INSERT INTO idempotency_records (project_id, key, fingerprint, response_status, response_body, expires_at)

@@ -338,6 +338,9 @@ async function main(): Promise<number> {
     @Module({ imports: [AppModule.forRoot({ env }), DiscoveryModule] })
     class GenerateSqlModule {}
     app = await NestFactory.createApplicationContext(GenerateSqlModule, { logger: false });
+    // statements that name the ledger's months (see `LedgerStatements`) are written for one month
+    const { Clock } = await import('../src/common/clock');
+    app.get(Clock).now = () => new Date('2026-03-15T12:00:00Z');
     const calls = await generate(app);
     const failed = calls.filter((c) => c.error);
     failed.forEach((c) => console.error(`${c.className}.${c.method}: ${c.error}`));

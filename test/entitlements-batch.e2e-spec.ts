@@ -270,11 +270,9 @@ describe('entitlement checks gathered into one statement answer as one at a time
     const statements = app.get(Statements);
     const rows = statements.rows.bind(statements);
     jest.spyOn(statements, 'rows').mockImplementation((em, statement: Statement, values: unknown[]) => {
-      if (statement.name.startsWith('entitlements.state-batch-') && !statement.name.endsWith('-event'))
-        batches.push({
-          shape: statement.name.replace(/^entitlements\.state-batch-(\w+)-(\w+)$/, '$1:$2'),
-          projects: [...(values[0] as string[])],
-        });
+      // a check's batch statement (not a consume's, `-event`), named with the month it reads
+      const check = /^entitlements\.state-batch-(\w+)-(\w+)-\d{4}-\d{2}$/.exec(statement.name);
+      if (check) batches.push({ shape: `${check[1]}:${check[2]}`, projects: [...(values[0] as string[])] });
       return rows(em, statement, values);
     });
     const repository = app.get(EntitlementsRepository);

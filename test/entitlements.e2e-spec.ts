@@ -486,7 +486,7 @@ describe('entitlements and metered usage', () => {
       await reverse(over.body.data.usage.id);
       expect(await balance()).toEqual({ limit: 100, used: 5, held: 0, remaining: 95, overage: 0 });
       // the ledger pruned of what was recorded before the period: nothing changes
-      // (docs/entitlements.md#pruning-or-partitioning-the-ledger)
+      // (docs/entitlements.md#retention-of-the-ledger)
       await t.dataSource.query(`DELETE FROM usage_records WHERE customer_id = $1 AND recorded_at < $2`, [
         c.id,
         '2025-03-02T00:00:00.000Z',

@@ -215,6 +215,139 @@ describe('migrations', () => {
     ]);
   });
 
+  it('LedgerPartitions: converts an existing ledger into monthly partitions without losing or changing a row', async () => {
+    const own = await fresh();
+    await migrateWithLock(own.url);
+    const ds = new DataSource({
+      ...buildDataSourceOptions({ url: own.url, poolSize: 1 }),
+      logging: ['error'],
+    });
+    await ds.initialize();
+    try {
+      while ((await executed(own.url)).includes('LedgerPartitions1796100000000'))
+        await ds.undoLastMigration({ transaction: 'each' });
+    } finally {
+      await ds.destroy();
+    }
+    // a ledger as the previous release wrote it: three months, allocations, a reversal
+    await query(
+      own.url,
+      `WITH p AS (INSERT INTO projects (id, name) VALUES ('p_ledger', 'ledger') RETURNING id),
+            c AS (INSERT INTO customers (project_id, username) SELECT id, 'keeper' FROM p RETURNING id, project_id),
+            f AS (INSERT INTO features (project_id, slug, name) SELECT id, 'calls', 'Calls' FROM p RETURNING id)
+       INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at, reversed_at)
+       SELECT c.project_id, c.id, f.id, 'e' || k, k, 0, timestamptz '2025-01-20T00:00:00Z' + k * interval '9 days',
+              CASE WHEN k = 3 THEN timestamptz '2025-04-01T00:00:00Z' END
+         FROM c, f, generate_series(1, 8) k`,
+    );
+    await query(
+      own.url,
+      `INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, period_start, amount, recorded_at, reversed, restored)
+       SELECT project_id, id, customer_id, feature_id, 'tier', date_trunc('month', recorded_at), amount, recorded_at,
+              reversed_at IS NOT NULL, CASE WHEN reversed_at IS NOT NULL THEN true END
+         FROM usage_records ORDER BY id`,
+    );
+    const records = () => query(own.url, 'SELECT * FROM usage_records ORDER BY id');
+    const allocations = () => query(own.url, 'SELECT * FROM usage_allocations ORDER BY id');
+    const [beforeRecords, beforeAllocations] = [await records(), await allocations()];
+
+    expect((await migrateWithLock(own.url))[0]).toBe('LedgerPartitions1796100000000');
+    expect(await records()).toEqual(beforeRecords);
+    expect(await allocations()).toEqual(beforeAllocations);
+    // each row in its month's partition, none in DEFAULT; every event id kept in usage_event_ids
+    expect(
+      await query(
+        own.url,
+        `SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM usage_records GROUP BY 1 ORDER BY 1`,
+      ),
+    ).toEqual([
+      { part: 'usage_records_p202501', n: 1 },
+      { part: 'usage_records_p202502', n: 3 },
+      { part: 'usage_records_p202503', n: 3 },
+      { part: 'usage_records_p202504', n: 1 },
+    ]);
+    expect(await query(own.url, `SELECT count(*)::int AS n FROM usage_allocations_default`)).toEqual([
+      { n: 0 },
+    ]);
+    expect(
+      await query(
+        own.url,
+        `SELECT count(*)::int AS n FROM usage_event_ids k JOIN usage_records u
+            ON u.id = k.usage_id AND u.recorded_at = k.recorded_at AND u.event_id = k.event_id AND u.amount = k.amount`,
+      ),
+    ).toEqual([{ n: 8 }]);
+    // ids continue from the old sequence; an allocation must name its record's month; a second
+    // record of an event id fails
+    const [next] = await query<{ id: string }>(
+      own.url,
+      `INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at)
+       SELECT project_id, customer_id, feature_id, 'e9', 1, 0, '2025-04-05T00:00:00Z' FROM usage_records WHERE id = 1
+       RETURNING id`,
+    );
+    expect(Number(next.id)).toBe(9);
+    await expect(
+      query(
+        own.url,
+        `INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, plan_group, amount, recorded_at, running)
+         SELECT project_id, id, customer_id, feature_id, 'tier', 1, '2025-01-01T00:00:00Z', 1 FROM usage_records WHERE id = 9`,
+      ),
+    ).rejects.toThrow(/usage_allocations_usage_fk/);
+    await expect(
+      query(
+        own.url,
+        `INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
+         SELECT project_id, customer_id, 'e1', feature_id, 9, recorded_at, 1, 0 FROM usage_records WHERE id = 9`,
+      ),
+    ).rejects.toThrow(/usage_event_ids_pk/);
+  });
+
+  it('EventPartitions: converts events, deliveries and attempts into days without losing a row; unique keys kept', async () => {
+    const own = await fresh();
+    await migrateWithLock(own.url);
+    const ds = new DataSource({
+      ...buildDataSourceOptions({ url: own.url, poolSize: 1 }),
+      logging: ['error'],
+    });
+    await ds.initialize();
+    try {
+      while ((await executed(own.url)).includes('EventPartitions1796100100000'))
+        await ds.undoLastMigration({ transaction: 'each' });
+    } finally {
+      await ds.destroy();
+    }
+    await query(
+      own.url,
+      `WITH p AS (INSERT INTO projects (id, name) VALUES ('p_events', 'events') RETURNING id),
+            w AS (INSERT INTO webhook_endpoints (id, project_id, url, secret) SELECT 'we_conv', id, 'https://example.com/h', 's' FROM p RETURNING id, project_id),
+            e AS (INSERT INTO events (id, project_id, type, data, unique_key, created_at)
+                  SELECT 'evt_conv_' || k, w.project_id, 'code.revoked', '{}', CASE WHEN k = 1 THEN 'once:1' END,
+                         timestamptz '2025-05-01T10:00:00Z' + k * interval '1 day'
+                    FROM w, generate_series(1, 3) k RETURNING id, project_id),
+            d AS (INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
+                  SELECT e.project_id, e.id, 'we_conv', now() FROM e RETURNING id)
+       INSERT INTO webhook_attempts (delivery_id, attempted_at, outcome, duration_ms) SELECT id, now(), 'failed', 1 FROM d`,
+    );
+    const rows = () =>
+      query(
+        own.url,
+        `SELECT e.id, e.unique_key, e.created_at, d.id::int AS delivery, a.id::int AS attempt
+           FROM events e JOIN webhook_deliveries d ON d.event_id = e.id JOIN webhook_attempts a ON a.delivery_id = d.id ORDER BY e.id`,
+      );
+    const before = await rows();
+    expect(before).toHaveLength(3);
+    expect((await migrateWithLock(own.url))[0]).toBe('EventPartitions1796100100000');
+    expect(await rows()).toEqual(before);
+    expect(
+      await query(
+        own.url,
+        `SELECT (SELECT tableoid::regclass::text FROM events WHERE id = 'evt_conv_1') AS event,
+                (SELECT tableoid::regclass::text FROM webhook_attempts a WHERE a.delivery_id = $1) AS attempt,
+                (SELECT count(*)::int FROM event_unique_keys WHERE unique_key = 'once:1') AS keys`,
+        [before[0].delivery],
+      ),
+    ).toEqual([{ event: 'events_p20250502', attempt: 'webhook_attempts_p20250502', keys: 1 }]);
+  });
+
   it('runs each migration exactly once when two migrators start together', async () => {
     const other = await fresh();
     const [a, b] = await Promise.all([migrateWithLock(other.url), migrateWithLock(other.url)]);

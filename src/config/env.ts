@@ -458,6 +458,17 @@ export class EnvironmentVariables {
   @Max(86_400_000)
   AUDIT_PRUNE_INTERVAL_MS: number = 3_600_000;
 
+  /**
+   * Whole months of the usage ledger kept before the current one (docs/operations.md#partitioned-tables):
+   * older months' partitions are dropped. Unset: the ledger keeps everything.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1200)
+  USAGE_RETENTION_MONTHS?: number;
+
   /** Set by main.ts when it runs the embedded database; not meant to be set by hand. */
   @IsOptional()
   @Transform(toBool)

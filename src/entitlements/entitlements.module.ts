@@ -16,6 +16,8 @@ import { HoldExpiryScheduler } from './hold-expiry.scheduler';
 import { HoldsController } from './holds.controller';
 import { HoldsRepository } from './holds.repository';
 import { HoldsService } from './holds.service';
+import { LedgerPartitionsScheduler } from './ledger-partitions.scheduler';
+import { MetricsModule } from '../metrics/metrics.module';
 import { OverridesController } from './overrides.controller';
 import { UsageRepository } from './usage.repository';
 
@@ -24,7 +26,7 @@ import { UsageRepository } from './usage.repository';
  * held and consumed.
  */
 @Module({
-  imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule, PlansModule],
+  imports: [AuthModule, IdempotencyModule, CustomersModule, EventsModule, PlansModule, MetricsModule],
   controllers: [EntitlementsController, GrantsController, OverridesController, HoldsController],
   providers: [
     EntitlementsService,
@@ -37,6 +39,7 @@ import { UsageRepository } from './usage.repository';
     HoldsService,
     HoldsRepository,
     HoldExpiryScheduler,
+    LedgerPartitionsScheduler,
   ],
   exports: [EntitlementsService],
 })

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { Batcher } from '../database/batcher';
+import { ColumnRange, eachPartition, NamedPartitions } from '../database/partitions';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import {
@@ -13,6 +15,7 @@ import {
   toMicros,
 } from './engine/entitlement-engine';
 import { customerZones, toZoneChanges, ZoneHistory } from './engine/zones';
+import { LedgerStatements } from './ledger-months';
 import { GenerateSql } from '../database/generate-sql';
 import {
   customerFrom,
@@ -249,7 +252,16 @@ export const USAGE_JSON = `json_build_object(
     'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
     'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
     'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json)
-                      FROM usage_allocations a WHERE a.usage_id = u.id))`;
+                      FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at))`;
+
+/**
+ * The record of event id `k` (a row of `usage_event_ids`) as `USAGE_JSON` reads it; once its
+ * month was dropped (USAGE_RETENTION_MONTHS), what `usage_event_ids` kept of it, without
+ * allocations (docs/entitlements.md#exactly-once-usage).
+ */
+const EVENT_USAGE_JSON = `coalesce((SELECT ${USAGE_JSON} FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+    json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json))`;
 
 /**
  * A period whose usage a bucket needs: a plan group's allocations in it, or with `group` null (an
@@ -326,7 +338,7 @@ const SUMS_SAMPLE = [
 
 @Injectable()
 export class EntitlementsRepository {
-  private readonly stateStatements = new Map<string, Statement>();
+  private readonly ledgerStatements: LedgerStatements;
   /** Checks outside a transaction, gathered per shape (lock kind, feature kind) into one statement. */
   private readonly checks = new Batcher<BatchedLoad, BatchRow | null>((loads) => this.runCheckBatch(loads));
   /** Period sums read outside a transaction, gathered into one statement. */
@@ -338,7 +350,10 @@ export class EntitlementsRepository {
   constructor(
     private readonly statements: Statements,
     private readonly transactions: Transactions,
-  ) {}
+    clock: Clock,
+  ) {
+    this.ledgerStatements = new LedgerStatements(clock);
+  }
 
   /**
    * As `loadState` with a guess, for a check outside a transaction: gathered with the other
@@ -576,8 +591,8 @@ export class EntitlementsRepository {
     const withEvent = loads[0].eventId !== undefined;
     const stateRows = await this.statements.rows<BatchRow>(
       undefined,
-      this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, () =>
-        stateBatchStatement(kind, featureKind, withEvent),
+      this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, (months) =>
+        stateBatchStatement(months, kind, featureKind, withEvent),
       ),
       batchValues(guessing),
     );
@@ -628,7 +643,7 @@ export class EntitlementsRepository {
     let row: SumsRow;
     if (this.transactions.isTransactionActive()) {
       const values: unknown[] = [projectId, state.customerId, ...sumsValues(periods, overages)];
-      [row] = await this.statements.rows<SumsRow>(undefined, SUMS, values);
+      [row] = await this.statements.rows<SumsRow>(undefined, this.shaped('sums', sumsStatement), values);
     } else {
       // a read's: gathered with the other reads' of this turn of the event loop, as `loadBatched`
       row = await this.sumsBatches.load('sums', {
@@ -660,8 +675,8 @@ export class EntitlementsRepository {
 
   private async runCheckBatch(loads: readonly BatchedLoad[]): Promise<Array<BatchRow | null>> {
     const { lock, feature } = loads[0];
-    const statement = this.shaped(`check:${batchShapeOf(lock, feature)}`, () =>
-      stateBatchStatement(lock.name, featureKindOf(feature), false),
+    const statement = this.shaped(`check:${batchShapeOf(lock, feature)}`, (months) =>
+      stateBatchStatement(months, lock.name, featureKindOf(feature), false),
     );
     const rows = await this.statements.rows<BatchRow>(undefined, statement, batchValues(loads));
     return byOrdinality(loads, rows);
@@ -670,18 +685,17 @@ export class EntitlementsRepository {
   private async runSumsBatch(loads: readonly SumsLoad[]): Promise<SumsRow[]> {
     const [bounds, flat] = guessValues(loads);
     const values = [loads.map((l) => l.projectId), loads.map((l) => l.customerId), ...bounds, ...flat];
-    const rows = await this.statements.rows<SumsRow & { i: string }>(undefined, SUMS_BATCH, values);
+    const rows = await this.statements.rows<SumsRow & { i: string }>(
+      undefined,
+      this.shaped('sums-batch', sumsBatchStatement),
+      values,
+    );
     return byOrdinality(loads, rows).map((row) => row!);
   }
 
-  /** A statement of this repository's, built once per shape. */
-  private shaped(key: string, build: () => Statement): Statement {
-    let statement = this.stateStatements.get(key);
-    if (!statement) {
-      statement = build();
-      this.stateStatements.set(key, statement);
-    }
-    return statement;
+  /** A statement of this repository's, built once per shape (and month: see `LedgerStatements`). */
+  private shaped(key: string, build: (months: NamedPartitions) => Statement): Statement {
+    return this.ledgerStatements.get(key, build);
   }
 
   /** The state statement of a lock, a feature selector and a guess, and its values. */
@@ -693,8 +707,8 @@ export class EntitlementsRepository {
     guess: SumsGuess | undefined,
   ): { statement: Statement; values: unknown[] } {
     const featureKind = featureKindOf(feature);
-    const statement = this.shaped(`state:${lock.name}:${featureKind}:${!!guess}`, () =>
-      stateStatement(lock.name, featureKind, !!guess),
+    const statement = this.shaped(`state:${lock.name}:${featureKind}:${!!guess}`, (months) =>
+      stateStatement(months, lock.name, featureKind, !!guess),
     );
     const values: unknown[] = [projectId, ...lock.values];
     if (feature !== 'all') values.push('id' in feature ? feature.id : feature.slug);
@@ -960,13 +974,21 @@ function toState(row: StateRow, { eventId }: StateOptions): CustomerState {
 export const ORDINALITY_MAX = 2147483647;
 
 /**
- * `upto` and `before` of the rows of `table` matching `where` (alias `t`): the running total
- * `total` of the last of them, and the total just before the first (its total less its `amount`),
- * in `(recorded_at, id)` order; both null when no row matches.
+ * `upto` and `before` of the rows of `table` matching `where` (alias `t`) within `range` (of
+ * `recorded_at`): the running total `total` of the last of them, and the total just before the
+ * first (its total less its `amount`), in `(recorded_at, id)` order; both null when no row
+ * matches. Each looks month by month (`eachPartition`), from the newest or the oldest.
  */
-const runningSpan = (table: string, total: string, amount: string, where: string) => `
-    LATERAL (SELECT (SELECT t.${total} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                    (SELECT t.${total} - t.${amount} FROM ${table} t WHERE ${where} ORDER BY t.recorded_at, t.id LIMIT 1) AS before
+const runningSpan = (
+  months: NamedPartitions,
+  table: string,
+  total: string,
+  amount: string,
+  where: string,
+  range: ColumnRange,
+) => `
+    LATERAL (SELECT (${eachPartition(months, `SELECT t.${total} FROM ${table} t WHERE ${where}`, 't', 'recorded_at', 'DESC', '1', range)}) AS upto,
+                    (${eachPartition(months, `SELECT t.${total} - t.${amount} FROM ${table} t WHERE ${where}`, 't', 'recorded_at', 'ASC', '1', range)}) AS before
               OFFSET 0) span`;
 
 /**
@@ -1004,13 +1026,13 @@ const sumsParams = (p: number): SumsInputs => ({
  * reversed within the period: two probes of `usage_allocations_running_idx` and a walk of the
  * reversed ones only, where summing the period's allocations walked all of them (slow for a busy
  * customer, on every check and consume). Only rows inside the period are read,
- * so records pruned from before it change nothing (docs/entitlements.md#pruning-or-partitioning-the-ledger). No allocation in the
+ * so records pruned from before it change nothing (docs/entitlements.md#retention-of-the-ledger). No allocation in the
  * period: 0, without the walk. The overage since an instant is the same difference of
  * `usage_records.overage_running` over the records since; equal totals (no overage since) answer
  * 0 without the walk. `OFFSET 0` keeps each span a subquery of its own, evaluated once: pulled up
  * into the `CASE`, each of its probes ran once per mention.
  */
-const sumsColumns = (customer: string, project: string, sums: SumsInputs) => `
+const sumsColumns = (months: NamedPartitions, customer: string, project: string, sums: SumsInputs) => `
     ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
                               WHERE u.customer_id = ${customer} AND u.feature_id = b.fid AND u.reversed_at IS NULL
                                 AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = ${project})
@@ -1021,11 +1043,13 @@ const sumsColumns = (customer: string, project: string, sums: SumsInputs) => `
                   END)::text
             FROM unnest(${sums.fids}, ${sums.groups}, ${sums.starts}, ${sums.ends}) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
                  ${runningSpan(
+                   months,
                    'usage_allocations',
                    'running',
                    'amount',
                    `t.customer_id = ${customer} AND t.feature_id = b.fid AND t.plan_group = b.grp
                     AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = ${project}`,
+                   { from: 'b.ps', to: `coalesce(b.pe, 'infinity')` },
                  )}
            WHERE b.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY b.i) AS used,
@@ -1037,18 +1061,21 @@ const sumsColumns = (customer: string, project: string, sums: SumsInputs) => `
                   END)::text
             FROM unnest(${sums.overageFids}, ${sums.overageSince}, ${sums.overageUntil}) WITH ORDINALITY AS o(fid, since, until, i),
                  ${runningSpan(
+                   months,
                    'usage_records',
                    'overage_running',
                    'overage',
                    `t.customer_id = ${customer} AND t.feature_id = o.fid AND t.recorded_at >= o.since
                     AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = ${project}`,
+                   { from: 'o.since', to: `coalesce(o.until, 'infinity')` },
                  )}
            WHERE o.i BETWEEN 1 AND ${ORDINALITY_MAX}
            ORDER BY o.i) AS overage`;
 
-const SUMS_TEXT = `SELECT ${sumsColumns('$2', '$1', sumsParams(3))}`;
-
-const SUMS: Statement = { name: 'entitlements.sums', text: SUMS_TEXT };
+const sumsStatement = (months: NamedPartitions): Statement => ({
+  name: `entitlements.sums-${months.key}`,
+  text: `SELECT ${sumsColumns(months, '$2', '$1', sumsParams(3))}`,
+});
 
 /** A batch request's slices of the flattened sums arrays: periods from and to, overages from and to. */
 const SLICE_COLUMNS: Array<[string, string]> = [
@@ -1073,15 +1100,15 @@ function slicedSums(flat: number): SumsInputs {
   };
 }
 
-/** `SUMS` for a batch of reads (`sums` outside a transaction): one row of arrays a request, then the flattened arrays. */
-const SUMS_BATCH: Statement = (() => {
+/** `sumsStatement` for a batch of reads (`sums` outside a transaction): one row of arrays a request, then the flattened arrays. */
+function sumsBatchStatement(months: NamedPartitions): Statement {
   const columns: Array<[string, string]> = [['project', 'text'], ['customer', 'int'], ...SLICE_COLUMNS];
   return {
-    name: 'entitlements.sums-batch',
-    text: `SELECT r.i, ${sumsColumns('r.customer', 'r.project', slicedSums(columns.length + 1))}
+    name: `entitlements.sums-batch-${months.key}`,
+    text: `SELECT r.i, ${sumsColumns(months, 'r.customer', 'r.project', slicedSums(columns.length + 1))}
       FROM ${unnestRequests(columns)} WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
   };
-})();
+}
 
 /**
  * A `timestamptz` column as milliseconds since the epoch, for JSON built in SQL: a number is
@@ -1116,7 +1143,12 @@ interface StateInputs {
  * (`customer-sql.ts`, `plan-sql.ts`, `subscription-sql.ts`), embedded here so that a check or a
  * consume reads everything in one round trip.
  */
-function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: StateInputs): string {
+function stateSelect(
+  months: NamedPartitions,
+  kind: CustomerLockKind,
+  featureKind: FeatureKind,
+  inputs: StateInputs,
+): string {
   const { project, feature, at, sums, event } = inputs;
   const featureIn = (column: string) =>
     featureKind === 'all' ? '' : ` AND ${column} IN (${featureIds(project, featureKind, feature)})`;
@@ -1150,13 +1182,20 @@ function stateSelect(kind: CustomerLockKind, featureKind: FeatureKind, inputs: S
            FROM usage_holds h
           WHERE h.customer_id = c.id AND h.project_id = ${project} AND h.status = 'held'
             AND h.expires_at > ${at} - interval '${HOLDS_EXPIRED_READ}'${holdWhere}) AS holds
-        ${sums ? `, ${sumsColumns('c.id', project, sums)}` : ''}
+        ${sums ? `, ${sumsColumns(months, 'c.id', project, sums)}` : ''}
         ${
           event
-            ? `, (SELECT ${USAGE_JSON} FROM usage_records u WHERE u.project_id = ${project} AND u.customer_id = c.id AND u.event_id = ${event}) AS existing,
-            (SELECT u.recorded_at FROM usage_records u
-              WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})
-              ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at`
+            ? `, (SELECT ${EVENT_USAGE_JSON} FROM usage_event_ids k
+                   WHERE k.project_id = ${project} AND k.customer_id = c.id AND k.event_id = ${event}) AS existing,
+            (${eachPartition(
+              months,
+              `SELECT u.recorded_at FROM usage_records u
+                WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})`,
+              'u',
+              'recorded_at',
+              'DESC',
+              '1',
+            )}) AS last_recorded_at`
             : ''
         }
       ${customerFrom(kind, project, inputs.customer)}`;
@@ -1182,14 +1221,19 @@ const HOLDS_EXPIRED_READ = '1 day';
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless
  * all, the instant, then the guess's seven arrays when asked.
  */
-function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGuess: boolean): Statement {
+function stateStatement(
+  months: NamedPartitions,
+  kind: CustomerLockKind,
+  featureKind: FeatureKind,
+  withGuess: boolean,
+): Statement {
   let n = 1;
   const customer = (kind === 'identifier' ? [0, 1] : [0]).map(() => `$${++n}`);
   const feature = featureKind === 'all' ? undefined : `$${++n}::${featureKind === 'id' ? 'int' : 'text'}`;
   const at = `$${++n}::timestamptz`;
   return {
-    name: `entitlements.state-${kind}-${featureKind}${withGuess ? '-sums' : ''}`,
-    text: stateSelect(kind, featureKind, {
+    name: `entitlements.state-${kind}-${featureKind}${withGuess ? '-sums' : ''}-${months.key}`,
+    text: stateSelect(months, kind, featureKind, {
       project: '$1',
       customer,
       feature,
@@ -1208,6 +1252,7 @@ function stateStatement(kind: CustomerLockKind, featureKind: FeatureKind, withGu
  * exist has no row.
  */
 function stateBatchStatement(
+  months: NamedPartitions,
   kind: CustomerLockKind,
   featureKind: 'id' | 'slug',
   withEvent: boolean,
@@ -1228,10 +1273,10 @@ function stateBatchStatement(
     event: withEvent ? 'r.event' : undefined,
   };
   return {
-    name: `entitlements.state-batch-${kind}-${featureKind}${withEvent ? '-event' : ''}`,
+    name: `entitlements.state-batch-${kind}-${featureKind}${withEvent ? '-event' : ''}-${months.key}`,
     // a consume's record id is drawn here, under the customers' locks (see `lockAndLoadMany`)
     text: `SELECT r.i, x.*${withEvent ? `, nextval('usage_records_id_seq')::text AS usage_id` : ''} FROM ${unnestRequests(columns)}
-      CROSS JOIN LATERAL (${stateSelect(kind, featureKind, inputs)}) x
+      CROSS JOIN LATERAL (${stateSelect(months, kind, featureKind, inputs)}) x
      WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
   };
 }

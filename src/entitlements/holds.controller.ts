@@ -95,6 +95,7 @@ export class HoldsController {
     'HOLD_EXPIRED',
     'USAGE_EVENT_CONFLICT',
     'QUOTA_EXCEEDED',
+    'USAGE_NOT_FOUND',
   )
   async commit(
     @CurrentProject() project: CallerProject,

@@ -354,13 +354,15 @@ export class HoldsService {
     const now = last && last > clock ? new Date(last) : clock;
     if (hold.status === 'committed') {
       const record = await this.usage.find(projectId, hold.usageId!);
+      // its month of the ledger was dropped (USAGE_RETENTION_MONTHS): no record to answer with
+      if (!record) throw new DomainError('USAGE_NOT_FOUND');
       const evaluation = await this.entitlements.evaluateOne(projectId, state, feature, now);
       return {
         outcome: {
           status: 200,
           body: {
             hold: toHoldView(hold, now),
-            usage: toUsageView(record!),
+            usage: toUsageView(record),
             balance: toBalanceView(evaluation),
             replayed: true,
           },

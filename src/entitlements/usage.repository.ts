@@ -5,6 +5,26 @@ import { ALLOCATION_JSON, ORDINALITY_MAX, slicesOf, USAGE_JSON, UsageRow } from 
 import { PageWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { customerJoin } from '../customers/customer-sql';
+import {
+  createPartitions,
+  defaultPartitionRows,
+  dropPartitionsBefore,
+  eachPartition,
+  NamedPartitions,
+  PartitionedTable,
+} from '../database/partitions';
+import { Clock } from '../common/clock';
+import { LedgerStatements } from './ledger-months';
+import { Transactions } from '../database/transactional';
+
+/** The ledger's partitioned tables, a month each; allocations first (they reference records). */
+export const LEDGER_PARTITIONS: PartitionedTable[] = [
+  { table: 'usage_allocations', unit: 'month' },
+  { table: 'usage_records', unit: 'month' },
+];
+
+/** First key of the ledger's partition upkeep's advisory lock (any constant, the same on every replica). */
+const PARTITIONS_LOCK = 0x4c454447;
 
 export interface NewUsage {
   projectId: string;
@@ -20,17 +40,68 @@ export interface NewUsage {
 }
 
 /**
- * Every SQL statement of `usage_records` and `usage_allocations`, and the `used` of the grants
+ * Every SQL statement of `usage_records`, `usage_allocations` and `usage_event_ids`, and the `used` of the grants
  * they take from, run on the current unit of work's transaction (the writes need one: a consume's
  * or a reversal's, under its customer's lock).
  */
 @Injectable()
 export class UsageRepository {
-  constructor(private readonly statements: Statements) {}
+  private readonly ledgerStatements: LedgerStatements;
+
+  constructor(
+    private readonly statements: Statements,
+    private readonly transactions: Transactions,
+    clock: Clock,
+  ) {
+    this.ledgerStatements = new LedgerStatements(clock);
+  }
+
+  /**
+   * The ledger's partition upkeep, in the current transaction, by one replica at a time (an
+   * advisory lock, tried): creates the months from the one holding `from` to the one holding `to`
+   * that are missing, and with `dropBefore` drops the months that end at or before it. Null when
+   * another replica holds the lock.
+   */
+  @GenerateSql({
+    params: [
+      new Date('2020-01-15T00:00:00Z'),
+      new Date('2020-03-15T00:00:00Z'),
+      new Date('2019-11-01T00:00:00Z'),
+    ],
+  })
+  async maintainPartitions(
+    from: Date,
+    to: Date,
+    dropBefore: Date | null,
+  ): Promise<{ created: string[]; dropped: string[] } | null> {
+    const tx = this.transactions.tx;
+    const [{ locked }] = await tx.query(`SELECT pg_try_advisory_xact_lock(${PARTITIONS_LOCK}, 1) AS locked`);
+    if (locked !== true) return null;
+    // a partition is created or dropped under a lock on its whole table: wait for it briefly, or
+    // try again at the next run, rather than queue every write of the ledger behind it
+    await tx.query(`SET LOCAL lock_timeout = '5s'`);
+    const created: string[] = [];
+    const dropped: string[] = [];
+    for (const spec of [...LEDGER_PARTITIONS].reverse())
+      created.push(...(await createPartitions(tx, spec, 'recorded_at', from, to)));
+    if (dropBefore)
+      for (const spec of LEDGER_PARTITIONS)
+        dropped.push(...(await dropPartitionsBefore(tx, spec, dropBefore)));
+    return { created, dropped };
+  }
+
+  /** Rows of each ledger table that no month's partition holds (its DEFAULT partition's). */
+  @GenerateSql({ params: [] })
+  async defaultPartitionRows(): Promise<Array<{ table: string; rows: number }>> {
+    const out: Array<{ table: string; rows: number }> = [];
+    for (const { table } of LEDGER_PARTITIONS)
+      out.push({ table, rows: await defaultPartitionRows(this.transactions.tx, table) });
+    return out;
+  }
 
   /**
    * Writes records and their allocations in one statement, a customer's in the order given, at
-   * one instant (see `INSERT_USAGE`); answers the stored records in the order of `usages`.
+   * one instant (see `insertUsage`); answers the stored records in the order of `usages`.
    */
   @GenerateSql({
     params: [
@@ -78,7 +149,11 @@ export class UsageRepository {
       allocations.map((a) => a.grantId),
       usages.map((u) => u.id ?? null),
     ];
-    const rows = await this.statements.rows<{ i: string; usage: UsageRow }>(undefined, INSERT_USAGE, values);
+    const rows = await this.statements.rows<{ i: string; usage: UsageRow }>(
+      undefined,
+      this.ledgerStatements.get('insert', insertUsage),
+      values,
+    );
     const ordered: UsageRow[] = [];
     for (const row of rows) ordered[Number(row.i) - 1] = row.usage;
     return ordered;
@@ -189,7 +264,7 @@ interface PageParams {
  * `(recorded_at, id)` order, so this is the number of records in `[from, to)`, found by two probes
  * of `usage_records_customer_feature_idx` per feature, where a count walked every record of the
  * filter, which grew with the customer's ledger. Counting from the first record still there keeps
- * it right after the oldest records were pruned (docs/entitlements.md#pruning-or-partitioning-the-ledger).
+ * it right after the oldest records were pruned (docs/entitlements.md#retention-of-the-ledger).
  */
 function pageTotal({ feature, from, to }: PageParams): string {
   const place = (order: 'ASC' | 'DESC', bound?: string) =>
@@ -213,10 +288,12 @@ function pageTotal({ feature, from, to }: PageParams): string {
 }
 
 /**
- * Records and their allocations (`insertMany`), with their running totals (migration
- * UsageRunningTotals) and their records' places (`feature_seq`, migration UsageRecordPositions,
- * counted as the totals are): the series' last total as the statement found it plus the amounts of this
- * statement's rows of the series up to this one (a customer's records of one batch, in its order,
+ * Records and their allocations (`insertMany`), each record's event id in `usage_event_ids` (the
+ * uniqueness of event ids across the ledger's months: a second record of one event id fails
+ * there), with their running totals (migration UsageRunningTotals) and their records' places
+ * (`feature_seq`, migration UsageRecordPositions, counted as the totals are): the series' last
+ * total as the statement found it (its latest row, month by month: `eachPartition`) plus the
+ * amounts of this statement's rows of the series up to this one (a customer's records of one batch, in its order,
  * at one instant: their ids, drawn in that order, order them). Run under the customers' locks at a
  * time never before their latest record, so each row follows every row of its series in
  * `(recorded_at, id)` order. `$1` to `$9` one row per record (its allocations a slice, from and to,
@@ -228,8 +305,8 @@ function pageTotal({ feature, from, to }: PageParams): string {
  * generic plan (see `ORDINALITY_MAX`): without them the planner assumed many rows of each, each
  * with its probe, and planned every call again.
  */
-const INSERT_USAGE: Statement = {
-  name: 'usage.insert-many',
+const insertUsage = (months: NamedPartitions): Statement => ({
+  name: `usage.insert-many-${months.key}`,
   // a consume's audit records go with it (its records' ids are drawn beforehand: see `$16`)
   carrier: true,
   text: `WITH x AS (
@@ -237,15 +314,26 @@ const INSERT_USAGE: Statement = {
              FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
                          $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
                   WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
-                  LEFT JOIN LATERAL (SELECT r.overage_running, r.feature_seq FROM usage_records r
-                                      WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                                      ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) last ON true
+                  LEFT JOIN LATERAL (${eachPartition(
+                    months,
+                    `SELECT r.overage_running, r.feature_seq FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature`,
+                    'r',
+                    'recorded_at',
+                    'DESC',
+                    '1',
+                  )}) last ON true
             WHERE x.i BETWEEN 1 AND ${ORDINALITY_MAX}),
          xa AS MATERIALIZED (
            SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
-                  (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-                      AND p.plan_group = y.grp
-                    ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
+                  (${eachPartition(
+                    months,
+                    `SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                        AND p.plan_group = y.grp`,
+                    'p',
+                    'recorded_at',
+                    'DESC',
+                    '1',
+                  )}) AS base
              FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
                                               ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
                   WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
@@ -268,6 +356,9 @@ const INSERT_USAGE: Statement = {
              FROM ux JOIN xa ON xa.i = ux.i
             ORDER BY xa.i, xa.k
            RETURNING usage_id, source, plan_group, grant_id, period_start, amount, restored, id),
+         e AS (
+           INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
+           SELECT ux.project_id, ux.customer_id, ux.event_id, ux.feature_id, ux.id, ux.recorded_at, ux.amount, ux.overage FROM ux),
          g AS (
            UPDATE grants SET used = grants.used + d.amount
              FROM (SELECT xa.grant_id, sum(xa.amount) AS amount FROM xa WHERE xa.grant_id IS NOT NULL GROUP BY xa.grant_id) d
@@ -278,7 +369,7 @@ const INSERT_USAGE: Statement = {
            'allocations', (SELECT coalesce(json_agg(${ALLOCATION_JSON} ORDER BY a.id), '[]'::json)
                              FROM a WHERE a.usage_id = ux.id)) AS usage
            FROM ux`,
-};
+});
 
 const FIND_USAGE: Statement = {
   name: 'usage.find',

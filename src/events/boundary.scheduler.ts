@@ -14,8 +14,10 @@ export const RESCAN_MS = 60_000;
 /** Events retention. */
 export const RETENTION_MS = 30 * 86_400_000;
 const BATCH = 200;
-/** How often old events are deleted (by every replica: the delete is cheap and idempotent). */
+/** How often the days' partitions are seen to (by every replica, one at a time). */
 const RETENTION_EVERY_MS = 3_600_000;
+/** Days of partitions made ahead of the current one. */
+const DAYS_AHEAD = 7;
 
 const windowOf = (r: BoundaryRow) =>
   toEventWindow(
@@ -54,8 +56,9 @@ export function toPgInterval(iso: string): string {
  * replica runs it; the replica that locks the cursor row (`FOR UPDATE SKIP LOCKED`) scans the
  * time since the previous scan (and a minute before, for late commits), and the unique key per
  * (window, type) makes each boundary one event whatever happens. After a stop, the next start
- * catches up on the boundaries passed meanwhile, at most 30 days back. It also deletes events
- * older than 30 days, once an hour.
+ * catches up on the boundaries passed meanwhile, at most 30 days back. Once an hour, at start
+ * and whether or not it scans, it also makes the days' partitions of events and deliveries a
+ * week ahead and drops the days past the 30 days' retention (docs/events.md#retention).
  */
 @Injectable()
 export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestroy {
@@ -76,18 +79,26 @@ export class BoundaryScheduler implements OnApplicationBootstrap, OnModuleDestro
       () => this.runOnce(),
       { firstRunMs: 0 },
     );
-    this.retention = new PeriodicTask(
-      'Pruning events',
-      RETENTION_EVERY_MS,
-      () => this.repository.deleteOlderThan(new Date(Date.now() - RETENTION_MS)),
-      { firstRunMs: 0 },
-    );
+    this.retention = new PeriodicTask('Pruning events', RETENTION_EVERY_MS, () => this.maintainPartitions(), {
+      firstRunMs: 0,
+    });
   }
 
   onApplicationBootstrap(): void {
+    // partitions are made ahead on every replica: a write must find its day's partition
+    this.retention.start();
     if (!this.config.get('EVENTS_SCHEDULER_ENABLED')) return;
     this.loop.start();
-    this.retention.start();
+  }
+
+  /** The days' partitions at `now`: a week ahead made, those past the retention dropped (null: another replica's turn). */
+  @Transactional()
+  maintainPartitions(now = new Date()) {
+    return this.repository.maintainPartitions(
+      now,
+      new Date(now.getTime() + DAYS_AHEAD * 86_400_000),
+      new Date(now.getTime() - RETENTION_MS),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {

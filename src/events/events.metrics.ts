@@ -29,6 +29,7 @@ export class EventsMetrics {
         this.set(await events.oldestUndeliveredAgeSeconds());
       },
     });
+    metrics.watchDefaultPartitions(() => events.defaultPartitionRows());
   }
 
   recordDelivery(outcome: string): void {

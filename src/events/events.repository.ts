@@ -2,9 +2,25 @@ import { Injectable } from '@nestjs/common';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
+import {
+  createPartitions,
+  defaultPartitionRows,
+  dropPartitionsBefore,
+  PartitionedTable,
+} from '../database/partitions';
 import type { CursorWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { wellFormedJson } from '../common/json/well-formed';
+
+/** The tables split by UTC day of their event's time, and their partition columns; each references the one before. */
+const EVENT_PARTITIONS: Array<{ spec: PartitionedTable; column: string }> = [
+  { spec: { table: 'events', unit: 'day' }, column: 'created_at' },
+  { spec: { table: 'webhook_deliveries', unit: 'day' }, column: 'event_created_at' },
+  { spec: { table: 'webhook_attempts', unit: 'day' }, column: 'event_created_at' },
+];
+
+/** First key of the partition upkeep's advisory lock (the ledger's: `UsageRepository`; this one's second key is 2). */
+const PARTITIONS_LOCK = 0x4c454447;
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -82,13 +98,29 @@ export interface DeliveryRow {
  * type gets a delivery, due at once.
  */
 const FAN_OUT = `dl AS (
-    INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
-    SELECT $1, ev.id, w.id, ev.created_at
+    INSERT INTO webhook_deliveries (project_id, event_id, event_created_at, endpoint_id, next_attempt_at)
+    SELECT $1, ev.id, ev.created_at, w.id, ev.created_at
       FROM ev JOIN webhook_endpoints w
         ON w.project_id = $1 AND w.enabled AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
     RETURNING 1
   )
   SELECT id, type FROM ev`;
+
+/**
+ * The unique keys of the events of `input` (rows `x` with `x.e` the event and `x.ord` its
+ * place), taken in `event_unique_keys`: a key already there (or taken by a transaction not yet
+ * committed, which this one waits for) is not returned, and its event is dropped (`KEYED`).
+ */
+const uniqueKeys = (input: string) => `uk AS (
+    INSERT INTO event_unique_keys (unique_key, created_at)
+    SELECT DISTINCT x.e->>'uniqueKey', now() FROM ${input} WHERE x.e->>'uniqueKey' IS NOT NULL
+    ON CONFLICT (unique_key) DO NOTHING
+    RETURNING unique_key
+  )`;
+
+/** Keeps an event with no key, or the first one of a key taken by `uniqueKeys`. */
+const KEYED = `x.e->>'uniqueKey' IS NULL OR (x.e->>'uniqueKey' IN (SELECT unique_key FROM uk)
+      AND x.ord = (SELECT min(y.ord) FROM input y WHERE y.e->>'uniqueKey' = x.e->>'uniqueKey'))`;
 
 /**
  * Events naming a customer, in one statement: takes the next `$3` numbers of the customer's
@@ -105,12 +137,14 @@ export const INSERT_FOR_CUSTOMER: Statement = {
     INSERT INTO customer_event_seqs (customer_id, project_id, seq) VALUES ($2, $1, $3)
     ON CONFLICT (customer_id) DO UPDATE SET seq = customer_event_seqs.seq + EXCLUDED.seq
     RETURNING seq
-  ), ev AS (
+  ), input AS (
+    SELECT x.e, x.ord FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS x(e, ord)
+  ), ${uniqueKeys('input x')}, ev AS (
     INSERT INTO events (id, project_id, type, customer_id, customer_seq, data, unique_key)
     SELECT x.e->>'id', $1, x.e->>'type', $2, (seq.seq - $3 + x.ord)::int,
            (x.e->'data') || jsonb_build_object('customerSeq', seq.seq - $3 + x.ord), x.e->>'uniqueKey'
-      FROM seq, jsonb_array_elements($4::jsonb) WITH ORDINALITY AS x(e, ord)
-    ON CONFLICT (unique_key) DO NOTHING
+      FROM seq, input x
+     WHERE ${KEYED}
     RETURNING id, type, created_at
   ), ${FAN_OUT}`,
 };
@@ -158,8 +192,8 @@ export const CLAIM_DUE: Statement = {
   UPDATE webhook_deliveries d
      SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
     FROM picked, events e, webhook_endpoints w
-   WHERE d.id = picked.id AND e.id = d.event_id AND w.id = d.endpoint_id
-  RETURNING d.id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
+   WHERE d.id = picked.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
+  RETURNING d.id::float8 AS id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
             w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
 };
 
@@ -168,29 +202,31 @@ const FINISH_DELIVERED: Statement = {
   name: 'events.finish-delivered',
   text: `WITH done AS (
     UPDATE webhook_deliveries d SET status = 'delivered', updated_at = now()
-      FROM unnest($1::int[], $2::int[]) AS c(id, attempts)
+      FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
      WHERE d.id = c.id AND d.attempts = c.attempts AND d.status = 'pending'
-    RETURNING d.id, d.endpoint_id
+    RETURNING d.id, d.endpoint_id, d.event_created_at
   ), recorded AS (
-    INSERT INTO webhook_attempts (delivery_id, attempted_at, outcome, status_code, error, duration_ms)
-    SELECT done.id, now(), 'delivered', r.status_code, NULL, r.duration_ms
-      FROM done JOIN unnest($1::int[], $3::int[], $4::int[]) AS r(id, status_code, duration_ms) ON r.id = done.id
+    INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
+    SELECT done.id, done.event_created_at, now(), 'delivered', r.status_code, NULL, r.duration_ms
+      FROM done JOIN unnest($1::bigint[], $3::int[], $4::int[]) AS r(id, status_code, duration_ms) ON r.id = done.id
   ), healed AS (
     UPDATE webhook_endpoints SET failing_since = NULL
      WHERE id IN (SELECT endpoint_id FROM done) AND failing_since IS NOT NULL
   )
-  SELECT id FROM done`,
+  SELECT id::float8 AS id FROM done`,
 };
 
 /** Events naming no customer (`code.revoked`): `$1` project, `$2` a JSON array of `EventInsert`. */
 const INSERT_WITHOUT_CUSTOMER: Statement = {
   name: 'events.insert',
   carrier: true,
-  text: `WITH ev AS (
+  text: `WITH input AS (
+    SELECT x.e, x.ord FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(e, ord)
+  ), ${uniqueKeys('input x')}, ev AS (
     INSERT INTO events (id, project_id, type, data, unique_key)
     SELECT x.e->>'id', $1, x.e->>'type', x.e->'data', x.e->>'uniqueKey'
-      FROM jsonb_array_elements($2::jsonb) AS x(e)
-    ON CONFLICT (unique_key) DO NOTHING
+      FROM input x
+     WHERE ${KEYED}
     RETURNING id, type, created_at
   ), ${FAN_OUT}`,
 };
@@ -206,7 +242,7 @@ const boundaries = (at: string, key: string, extra: string) => `
     JOIN customers c ON c.id = s.customer_id AND c.project_id = s.project_id
     JOIN plans p ON p.id = s.plan_id AND p.project_id = s.project_id
    WHERE s.status = 'active' AND ${at} > $1 AND ${at} <= $2 ${extra}
-     AND NOT EXISTS (SELECT 1 FROM events e WHERE e.unique_key = '${key}:' || s.id)
+     AND NOT EXISTS (SELECT 1 FROM event_unique_keys k WHERE k.unique_key = '${key}:' || s.id)
    ORDER BY ${at}, s.id
    LIMIT $3`;
 
@@ -217,7 +253,7 @@ const boundaries = (at: string, key: string, extra: string) => `
 const TRIAL_ENDING_AT = `GREATEST(s.valid_from, (s.valid_to AT TIME ZONE 'UTC' - $4::interval) AT TIME ZONE 'UTC')`;
 
 /**
- * Every SQL statement of the events tables: `events`, `customer_event_seqs`,
+ * Every SQL statement of the events tables: `events`, `event_unique_keys`, `customer_event_seqs`,
  * `event_schedule_cursors`, `webhook_deliveries` and `webhook_attempts`.
  */
 @Injectable()
@@ -306,12 +342,13 @@ export class EventsRepository {
   @GenerateSql({ params: ['prj_1', 'evt_1'] })
   deliveriesOf(projectId: string, eventId: string): Promise<DeliveryRow[]> {
     return this.transactions.tx.query(
-      `SELECT d.id, d.endpoint_id, d.status, d.next_attempt_at, d.created_at,
+      `SELECT d.id::float8 AS id, d.endpoint_id, d.status, d.next_attempt_at, d.created_at,
               COALESCE((SELECT jsonb_agg(jsonb_build_object(
                          'attemptedAt', to_char(a.attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                          'outcome', a.outcome, 'statusCode', a.status_code, 'error', a.error,
                          'durationMs', a.duration_ms) ORDER BY a.id)
-                          FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempts
+                          FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.event_created_at = d.event_created_at),
+                       '[]'::jsonb) AS attempts
          FROM webhook_deliveries d
         WHERE d.event_id = $1 AND d.project_id = $2
         ORDER BY d.id`,
@@ -324,8 +361,9 @@ export class EventsRepository {
   async addDeliveries(projectId: string, eventId: string, endpointIds: string[]): Promise<number> {
     if (endpointIds.length === 0) return 0;
     const rows: unknown[] = await this.transactions.tx.query(
-      `INSERT INTO webhook_deliveries (project_id, event_id, endpoint_id, next_attempt_at)
-       SELECT $1, $2, unnest($3::varchar[]), now() RETURNING id`,
+      `INSERT INTO webhook_deliveries (project_id, event_id, event_created_at, endpoint_id, next_attempt_at)
+       SELECT e.project_id, e.id, e.created_at, unnest($3::varchar[]), now()
+         FROM events e WHERE e.id = $2 AND e.project_id = $1 RETURNING id`,
       [projectId, eventId, endpointIds],
     );
     return rows.length;
@@ -413,8 +451,8 @@ export class EventsRepository {
     )) as [unknown, number];
     if (!affected) return false;
     await this.transactions.tx.query(
-      `INSERT INTO webhook_attempts (delivery_id, attempted_at, outcome, status_code, error, duration_ms)
-       VALUES ($1, now(), $2, $3, $4, $5)`,
+      `INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
+       SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d WHERE d.id = $1`,
       [
         claim.id,
         attempt.outcome,
@@ -445,22 +483,60 @@ export class EventsRepository {
     );
   }
 
-  /** Retention: events older than `before` go, with their deliveries and attempts (ON DELETE CASCADE). */
-  @GenerateSql({ params: [new Date('2026-01-01T00:00:00Z')] })
-  deleteOlderThan(before: Date): Promise<number> {
-    return pruneInBatches(this.transactions.tx, {
-      table: 'events',
+  /**
+   * The partitions of events, deliveries and attempts (a UTC day each), by one replica at a time
+   * (an advisory lock, tried): makes the days from the one holding `from` to the one holding `to`
+   * that are missing, and drops the days that end at or before `before` (attempts, deliveries,
+   * then events: each references the next), with the unique keys of events made before it. Null
+   * when another replica holds the lock.
+   */
+  @GenerateSql({
+    params: [
+      new Date('2020-01-15T00:00:00Z'),
+      new Date('2020-01-17T00:00:00Z'),
+      new Date('2019-12-01T00:00:00Z'),
+    ],
+  })
+  async maintainPartitions(
+    from: Date,
+    to: Date,
+    before: Date,
+  ): Promise<{ created: string[]; dropped: string[]; keys: number } | null> {
+    const tx = this.transactions.tx;
+    const [{ locked }] = await tx.query(`SELECT pg_try_advisory_xact_lock(${PARTITIONS_LOCK}, 2) AS locked`);
+    if (locked !== true) return null;
+    // a partition is made or dropped under a brief lock of its whole table: wait for it a
+    // little, or try at the next run, rather than queue every write of events behind it
+    await tx.query(`SET LOCAL lock_timeout = '5s'`);
+    const created: string[] = [];
+    const dropped: string[] = [];
+    for (const { spec, column } of EVENT_PARTITIONS)
+      created.push(...(await createPartitions(tx, spec, column, from, to)));
+    for (const { spec } of [...EVENT_PARTITIONS].reverse())
+      dropped.push(...(await dropPartitionsBefore(tx, spec, before)));
+    const keys = await pruneInBatches(tx, {
+      table: 'event_unique_keys',
       condition: 'created_at < $1',
       values: [before],
     });
+    return { created, dropped, keys };
+  }
+
+  /** Rows of events, deliveries and attempts that no day's partition holds (their DEFAULT partitions'). */
+  @GenerateSql({ params: [] })
+  async defaultPartitionRows(): Promise<Array<{ table: string; rows: number }>> {
+    const out: Array<{ table: string; rows: number }> = [];
+    for (const { spec } of EVENT_PARTITIONS)
+      out.push({ table: spec.table, rows: await defaultPartitionRows(this.transactions.tx, spec.table) });
+    return out;
   }
 
   /** Age in seconds of the oldest event with a pending delivery (0 when none). */
   @GenerateSql({ params: [] })
   async oldestUndeliveredAgeSeconds(): Promise<number> {
     const [row] = await this.transactions.tx.query(
-      `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(e.created_at)), 0)::float8 AS age
-         FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.status = 'pending'`,
+      `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(d.event_created_at)), 0)::float8 AS age
+         FROM webhook_deliveries d WHERE d.status = 'pending'`,
     );
     return Number(row.age);
   }
@@ -487,12 +563,12 @@ export class EventsRepository {
     );
   }
 
-  /** Which of `keys` an event already holds (through the unique index). */
+  /** Which of `keys` an event already holds (in `event_unique_keys`). */
   @GenerateSql({ params: [['subscription.ended:1', 'grant.expired:1']] })
   async existingUniqueKeys(keys: string[]): Promise<string[]> {
     if (keys.length === 0) return [];
     const rows: { unique_key: string }[] = await this.transactions.tx.query(
-      `SELECT unique_key FROM events WHERE unique_key = ANY ($1::varchar[])`,
+      `SELECT unique_key FROM event_unique_keys WHERE unique_key = ANY ($1::varchar[])`,
       [keys],
     );
     return rows.map((r) => r.unique_key);

@@ -18,7 +18,10 @@ interface PoolStats {
  * - the default process and Node.js metrics (`process_*`, `nodejs_*`);
  * - `http_requests_total` and `http_request_duration_seconds` by method, route template and status;
  * - `redemptions_total` by outcome (`success` or the error code);
- * - `db_pool_*` gauges of the PostgreSQL pool behind TypeORM, read at each scrape.
+ * - `db_pool_*` gauges of the PostgreSQL pool behind TypeORM, read at each scrape;
+ * - `db_partition_default_rows` by table: rows of a time-partitioned table that fell in its
+ *   DEFAULT partition (no month's or day's partition covered them: none should), read at each
+ *   scrape from what the owning modules register (`watchDefaultPartitions`).
  */
 @Injectable()
 export class MetricsService {
@@ -53,6 +56,8 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly defaultPartitionReads: Array<() => Promise<Array<{ table: string; rows: number }>>> = [];
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (this.dataSource.driver as unknown as { master?: PoolStats }).master;
@@ -83,6 +88,22 @@ export class MetricsService {
       'Size limit of the PostgreSQL pool (DB_POOL_SIZE).',
       (p) => p.options?.max,
     );
+    // after the pool's gauges: its reads of the database must not show in them as waiting requests
+    const reads = this.defaultPartitionReads;
+    new Gauge({
+      name: 'db_partition_default_rows',
+      help: 'Rows in the DEFAULT partition of a time-partitioned table, by table (0 when partitions are made ahead as they should be).',
+      labelNames: ['table'] as const,
+      registers: [this.registry],
+      async collect() {
+        for (const read of reads) for (const { table, rows } of await read()) this.set({ table }, rows);
+      },
+    });
+  }
+
+  /** Adds a read of the DEFAULT partitions' rows of a module's partitioned tables to `db_partition_default_rows`. */
+  watchDefaultPartitions(read: () => Promise<Array<{ table: string; rows: number }>>): void {
+    this.defaultPartitionReads.push(read);
   }
 
   /** Counts and times one answer (`requestPipeline` calls it when an answer is complete). */

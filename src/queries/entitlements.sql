@@ -86,507 +86,723 @@ LIMIT 100
 
 -- EntitlementsRepository.loadBatched (by id, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadBatched (by id, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadBatched (by identifier, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[])
-       WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadBatched (by identifier, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[])
-       WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadBatched (by username, feature by id)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadBatched (by username, feature by slug)
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.loadState (all features)
 SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
@@ -640,84 +856,120 @@ WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS win
 
 -- EntitlementsRepository.loadState (all features, with the sums of the last read)
 SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = $1) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
- FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = $1) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day'
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at > $3::timestamptz) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = $1 AND h.status = 'held'
-        AND h.expires_at > $3::timestamptz - interval '1 day') AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = $1)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
-              END)::text
-        FROM unnest($4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = $1)
-              END)::text
-        FROM unnest($8::int[], $9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = $1 AND c.id = $2
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = $1) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = $1))), '{}'::json)
+    FROM plans p WHERE p.project_id = $1 AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = $1 AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = $1) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > $3::timestamptz - interval '1 day'
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = $1 AND g.voided_at > $3::timestamptz) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = $1) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = $1 AND h.status = 'held'
+           AND h.expires_at > $3::timestamptz - interval '1 day') AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = $1)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
+                 END)::text
+           FROM unnest($4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = $1)
+                 END)::text
+           FROM unnest($8::int[], $9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = $1 AND c.id = $2
 
 -- EntitlementsRepository.loadState (one feature by id)
 SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
@@ -777,96 +1029,143 @@ WITH ORDINALITY AS r(project, v1, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
 SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-    , (SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
-        (SELECT u.recorded_at FROM usage_records u
-          WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-          ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
-  FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+           ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id, without an event id (a hold))
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
@@ -876,87 +1175,123 @@ WITH ORDINALITY AS r(project, v1, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id, without an event id (a hold))
 SELECT r.i, x.* FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::int[])
@@ -966,96 +1301,143 @@ WITH ORDINALITY AS r(project, v1, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
 SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-    , (SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
-        (SELECT u.recorded_at FROM usage_records u
-          WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-          ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
-  FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+           ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
@@ -1065,96 +1447,143 @@ WITH ORDINALITY AS r(project, v1, v2, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
 SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-       WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-    , (SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
-        (SELECT u.recorded_at FROM usage_records u
-          WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-          ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
-  FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+           ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
@@ -1164,96 +1593,143 @@ WITH ORDINALITY AS r(project, v1, v2, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
 SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-       WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-    , (SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
-        (SELECT u.recorded_at FROM usage_records u
-          WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-          ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
-  FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+           ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
@@ -1263,96 +1739,143 @@ WITH ORDINALITY AS r(project, v1, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
 SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-    , (SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
-        (SELECT u.recorded_at FROM usage_records u
-          WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-          ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
-  FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+           ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
@@ -1362,96 +1885,143 @@ WITH ORDINALITY AS r(project, v1, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
 SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-    , (SELECT json_build_object(
-'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) FROM usage_records u WHERE u.project_id = r.project AND u.customer_id = c.id AND u.event_id = r.event) AS existing,
-        (SELECT u.recorded_at FROM usage_records u
-          WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-          ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) AS last_recorded_at
-  FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
+           ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug, without an event id (a hold))
 SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
@@ -1461,155 +2031,263 @@ WITH ORDINALITY AS r(project, v1, i)
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug, without an event id (a hold))
 SELECT r.i, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[])
-       WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
-  CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-    (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-        'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
- FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-    (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-        'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-      ORDER BY s.valid_from, s.id), '[]'::json)
- FROM subscriptions s
-WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-    (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-        (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                  'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                  'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                  'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-           FROM quotas q
-          WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
- FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-    json_build_object('zone', c.time_zone, 'changes',
- (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                           ORDER BY z.changed_at, z.id), '[]'::json)
-    FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-    (SELECT json_build_object('zone', p.time_zone, 'changes',
-   (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                             ORDER BY z.changed_at, z.id), '[]'::json)
-      FROM project_time_zone_changes z WHERE z.project_id = p.id))
- FROM projects p WHERE p.id = r.project) AS project_zones,
-    (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-              (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-       FROM (SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-             UNION ALL
-             -- voided after the instant (a read of an earlier one): none at the present
-             SELECT g.* FROM grants g
-              WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-    (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-              'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-              'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-              'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-              'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-       FROM customer_overrides o
-      WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-    (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-              h.allocations) ORDER BY h.id), '[]'::json)
-       FROM usage_holds h
-      WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-        AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-    ,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
- WHERE r.i BETWEEN 1 AND 2147483647
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, i)
+     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($9::int[])[r.pf:r.pt], ($10::text[])[r.pf:r.pt], ($11::timestamptz[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($13::int[])[r.of:r.ot], ($14::timestamptz[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+    WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.sums (in a unit of work)
 SELECT
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = $2 AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = $1)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
-              END)::text
-        FROM unnest($3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = $1)
-              END)::text
-        FROM unnest($7::int[], $8::timestamptz[], $9::timestamptz[]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = $2 AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = $1)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = $2 AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = $1)
+                 END)::text
+           FROM unnest($3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = $2 AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = $2 AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = $1)
+                 END)::text
+           FROM unnest($7::int[], $8::timestamptz[], $9::timestamptz[]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = $2 AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = $1 AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
 
 -- EntitlementsRepository.sums (outside one)
 SELECT r.i,
-ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                          WHERE u.customer_id = r.customer AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                            AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                   WHEN span.upto IS NULL THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                          WHERE a.customer_id = r.customer AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                            AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-              END)::text
-        FROM unnest(($7::int[])[r.pf:r.pt], ($8::text[])[r.pf:r.pt], ($9::timestamptz[])[r.pf:r.pt], ($10::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-LATERAL (SELECT (SELECT t.running FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
-                AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE b.i BETWEEN 1 AND 2147483647
-       ORDER BY b.i) AS used,
-ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                   ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                          WHERE u.customer_id = r.customer AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                            AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                            AND u.project_id = r.project)
-              END)::text
-        FROM unnest(($11::int[])[r.of:r.ot], ($12::timestamptz[])[r.of:r.ot], ($13::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-LATERAL (SELECT (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1) AS upto,
-                (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project ORDER BY t.recorded_at, t.id LIMIT 1) AS before
-          OFFSET 0) span
-       WHERE o.i BETWEEN 1 AND 2147483647
-       ORDER BY o.i) AS overage
-  FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[], $6::int[])
-       WITH ORDINALITY AS r(project, customer, pf, pt, of, ot, i) WHERE r.i BETWEEN 1 AND 2147483647
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = r.customer AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = r.customer AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($7::int[])[r.pf:r.pt], ($8::text[])[r.pf:r.pt], ($9::timestamptz[])[r.pf:r.pt], ($10::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = r.customer AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = r.customer AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($11::int[])[r.of:r.ot], ($12::timestamptz[])[r.of:r.ot], ($13::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = r.customer AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+     FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[], $6::int[])
+          WITH ORDINALITY AS r(project, customer, pf, pt, of, ot, i) WHERE r.i BETWEEN 1 AND 2147483647
 
 -- GrantsRepository.deleteOverride
 DELETE FROM "customer_overrides"
@@ -1927,62 +2605,86 @@ h.allow_overage AS "allowOverage", h.allocations, h.status, h.created_at AS "cre
 h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usageId" FROM usage_holds h WHERE h.project_id = $1 AND h.customer_id = $2
              ORDER BY h.id DESC LIMIT $3 OFFSET $4
 
+-- UsageRepository.defaultPartitionRows
+SELECT
+  count(*)::int AS n
+FROM usage_allocations_default
+
+-- UsageRepository.defaultPartitionRows
+SELECT
+  count(*)::int AS n
+FROM usage_records_default
+
 -- UsageRepository.find
 SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.id = $1::bigint AND u.project_id = $2
+                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.id = $1::bigint AND u.project_id = $2
 
 -- UsageRepository.insertMany
 WITH x AS (
-       SELECT x.*, last.overage_running AS base, last.feature_seq AS base_seq
-         FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
-                     $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
-              WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
-              LEFT JOIN LATERAL (SELECT r.overage_running, r.feature_seq FROM usage_records r
-                                  WHERE r.customer_id = x.customer AND r.feature_id = x.feature
-                                  ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1) last ON true
-        WHERE x.i BETWEEN 1 AND 2147483647),
-     xa AS MATERIALIZED (
-       SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
-              (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
-                  AND p.plan_group = y.grp
-                ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1) AS base
-         FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
-                                          ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
-              WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
-        WHERE y.k BETWEEN 1 AND 2147483647),
-     u AS (
-       INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at,
-                                  overage_running, feature_seq)
-       SELECT coalesce(x.id, nextval('usage_records_id_seq')), x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
-              sum(x.overage) OVER w + coalesce(x.base, 0), row_number() OVER w + coalesce(x.base_seq, 0)
-         FROM x WINDOW w AS (PARTITION BY x.customer, x.feature ORDER BY x.i) ORDER BY x.i
-       RETURNING *),
-     ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
-     a AS (
-       INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, source, plan_group, grant_id,
-                                      period_start, amount, recorded_at, running)
-       SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, xa.source, xa.grp, xa.grant_id, xa.ps, xa.amount, ux.recorded_at,
-              CASE WHEN xa.grp IS NULL THEN xa.amount
-                   ELSE sum(xa.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, xa.grp ORDER BY xa.i, xa.k) + coalesce(xa.base, 0)
-              END
-         FROM ux JOIN xa ON xa.i = ux.i
-        ORDER BY xa.i, xa.k
-       RETURNING usage_id, source, plan_group, grant_id, period_start, amount, restored, id),
-     g AS (
-       UPDATE grants SET used = grants.used + d.amount
-         FROM (SELECT xa.grant_id, sum(xa.amount) AS amount FROM xa WHERE xa.grant_id IS NOT NULL GROUP BY xa.grant_id) d
-        WHERE grants.id = d.grant_id)
-     SELECT ux.i, json_build_object(
-       'id', ux.id::text, 'eventId', ux.event_id, 'customerId', ux.customer_id, 'featureId', ux.feature_id,
-       'amount', ux.amount::text, 'overage', ux.overage::text, 'recordedAt', ux.recorded_at, 'reversedAt', ux.reversed_at,
-       'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                         FROM a WHERE a.usage_id = ux.id)) AS usage
-       FROM ux
+          SELECT x.*, last.overage_running AS base, last.feature_seq AS base_seq
+            FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::numeric[], $6::numeric[],
+                        $7::timestamptz[], $8::numeric[], $9::int[], $10::int[], $16::bigint[])
+                 WITH ORDINALITY AS x(project, customer, feature, event, amount, overage, recorded_at, granted, af, at, id, i)
+                 LEFT JOIN LATERAL ((SELECT r.overage_running, r.feature_seq FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)
+UNION ALL (SELECT r.overage_running, r.feature_seq FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND r.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)
+UNION ALL (SELECT r.overage_running, r.feature_seq FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND r.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)
+UNION ALL (SELECT r.overage_running, r.feature_seq FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND r.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)
+UNION ALL (SELECT r.overage_running, r.feature_seq FROM usage_records r WHERE r.customer_id = x.customer AND r.feature_id = x.feature AND r.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY r.recorded_at DESC, r.id DESC LIMIT 1)
+LIMIT 1) last ON true
+           WHERE x.i BETWEEN 1 AND 2147483647),
+        xa AS MATERIALIZED (
+          SELECT x.i, y.k, y.grp, y.ps, y.amount, y.source, y.grant_id,
+                 ((SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                       AND p.plan_group = y.grp AND p.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)
+UNION ALL (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                       AND p.plan_group = y.grp AND p.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND p.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)
+UNION ALL (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                       AND p.plan_group = y.grp AND p.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND p.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)
+UNION ALL (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                       AND p.plan_group = y.grp AND p.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND p.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)
+UNION ALL (SELECT p.running FROM usage_allocations p WHERE p.customer_id = x.customer AND p.feature_id = x.feature
+                       AND p.plan_group = y.grp AND p.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1)
+LIMIT 1) AS base
+            FROM x CROSS JOIN LATERAL unnest(($11::text[])[x.af:x.at], ($12::timestamptz[])[x.af:x.at],
+                                             ($13::numeric[])[x.af:x.at], ($14::text[])[x.af:x.at], ($15::int[])[x.af:x.at])
+                 WITH ORDINALITY AS y(grp, ps, amount, source, grant_id, k)
+           WHERE y.k BETWEEN 1 AND 2147483647),
+        u AS (
+          INSERT INTO usage_records (id, project_id, customer_id, feature_id, event_id, amount, overage, granted, recorded_at,
+                                     overage_running, feature_seq)
+          SELECT coalesce(x.id, nextval('usage_records_id_seq')), x.project, x.customer, x.feature, x.event, x.amount, x.overage, x.granted, x.recorded_at,
+                 sum(x.overage) OVER w + coalesce(x.base, 0), row_number() OVER w + coalesce(x.base_seq, 0)
+            FROM x WINDOW w AS (PARTITION BY x.customer, x.feature ORDER BY x.i) ORDER BY x.i
+          RETURNING *),
+        ux AS (SELECT u.*, x.i FROM u JOIN x ON x.customer = u.customer_id AND x.event = u.event_id),
+        a AS (
+          INSERT INTO usage_allocations (project_id, usage_id, customer_id, feature_id, source, plan_group, grant_id,
+                                         period_start, amount, recorded_at, running)
+          SELECT ux.project_id, ux.id, ux.customer_id, ux.feature_id, xa.source, xa.grp, xa.grant_id, xa.ps, xa.amount, ux.recorded_at,
+                 CASE WHEN xa.grp IS NULL THEN xa.amount
+                      ELSE sum(xa.amount) OVER (PARTITION BY ux.customer_id, ux.feature_id, xa.grp ORDER BY xa.i, xa.k) + coalesce(xa.base, 0)
+                 END
+            FROM ux JOIN xa ON xa.i = ux.i
+           ORDER BY xa.i, xa.k
+          RETURNING usage_id, source, plan_group, grant_id, period_start, amount, restored, id),
+        e AS (
+          INSERT INTO usage_event_ids (project_id, customer_id, event_id, feature_id, usage_id, recorded_at, amount, overage)
+          SELECT ux.project_id, ux.customer_id, ux.event_id, ux.feature_id, ux.id, ux.recorded_at, ux.amount, ux.overage FROM ux),
+        g AS (
+          UPDATE grants SET used = grants.used + d.amount
+            FROM (SELECT xa.grant_id, sum(xa.amount) AS amount FROM xa WHERE xa.grant_id IS NOT NULL GROUP BY xa.grant_id) d
+           WHERE grants.id = d.grant_id)
+        SELECT ux.i, json_build_object(
+          'id', ux.id::text, 'eventId', ux.event_id, 'customerId', ux.customer_id, 'featureId', ux.feature_id,
+          'amount', ux.amount::text, 'overage', ux.overage::text, 'recordedAt', ux.recorded_at, 'reversedAt', ux.reversed_at,
+          'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                            FROM a WHERE a.usage_id = ux.id)) AS usage
+          FROM ux
 
 -- UsageRepository.lockForReversal
 SELECT json_build_object(
@@ -1990,10 +2692,81 @@ SELECT json_build_object(
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage
+                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage
        FROM usage_records u JOIN customers c ON c.id = u.customer_id AND c.project_id = u.project_id
       WHERE u.id = $1::bigint AND u.project_id = $2
         FOR UPDATE OF c, u
+
+-- UsageRepository.maintainPartitions
+SELECT
+  pg_try_advisory_xact_lock(1279607879, 1) AS locked
+
+-- UsageRepository.maintainPartitions
+SET LOCAL lock_timeout = '5s'
+
+-- UsageRepository.maintainPartitions
+SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass($1)
+
+-- UsageRepository.maintainPartitions
+SELECT
+  EXISTS (SELECT 1 FROM usage_records_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
+
+-- UsageRepository.maintainPartitions
+CREATE TABLE IF NOT EXISTS usage_records_p202001 PARTITION OF usage_records
+FOR VALUES FROM ('2020-01-01T00:00:00.000Z') TO ('2020-02-01T00:00:00.000Z')
+
+-- UsageRepository.maintainPartitions
+SELECT
+  EXISTS (SELECT 1 FROM usage_records_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
+
+-- UsageRepository.maintainPartitions
+CREATE TABLE IF NOT EXISTS usage_records_p202002 PARTITION OF usage_records
+FOR VALUES FROM ('2020-02-01T00:00:00.000Z') TO ('2020-03-01T00:00:00.000Z')
+
+-- UsageRepository.maintainPartitions
+SELECT
+  EXISTS (SELECT 1 FROM usage_records_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
+
+-- UsageRepository.maintainPartitions
+CREATE TABLE IF NOT EXISTS usage_records_p202003 PARTITION OF usage_records
+FOR VALUES FROM ('2020-03-01T00:00:00.000Z') TO ('2020-04-01T00:00:00.000Z')
+
+-- UsageRepository.maintainPartitions
+SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass($1)
+
+-- UsageRepository.maintainPartitions
+SELECT
+  EXISTS (SELECT 1 FROM usage_allocations_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
+
+-- UsageRepository.maintainPartitions
+CREATE TABLE IF NOT EXISTS usage_allocations_p202001 PARTITION OF usage_allocations
+FOR VALUES FROM ('2020-01-01T00:00:00.000Z') TO ('2020-02-01T00:00:00.000Z')
+
+-- UsageRepository.maintainPartitions
+SELECT
+  EXISTS (SELECT 1 FROM usage_allocations_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
+
+-- UsageRepository.maintainPartitions
+CREATE TABLE IF NOT EXISTS usage_allocations_p202002 PARTITION OF usage_allocations
+FOR VALUES FROM ('2020-02-01T00:00:00.000Z') TO ('2020-03-01T00:00:00.000Z')
+
+-- UsageRepository.maintainPartitions
+SELECT
+  EXISTS (SELECT 1 FROM usage_allocations_default WHERE recorded_at >= $1 AND recorded_at < $2) AS taken
+
+-- UsageRepository.maintainPartitions
+CREATE TABLE IF NOT EXISTS usage_allocations_p202003 PARTITION OF usage_allocations
+FOR VALUES FROM ('2020-03-01T00:00:00.000Z') TO ('2020-04-01T00:00:00.000Z')
+
+-- UsageRepository.maintainPartitions
+SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass($1)
+
+-- UsageRepository.maintainPartitions
+SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass($1)
 
 -- UsageRepository.page (of a feature, from and to)
 WITH RECURSIVE f(id) AS ((SELECT u.feature_id FROM usage_records u
@@ -2011,7 +2784,7 @@ SELECT json_build_object(
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
+                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $6 OFFSET $7
 
 -- UsageRepository.page (unfiltered)
@@ -2031,7 +2804,7 @@ SELECT json_build_object(
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
 'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                  FROM usage_allocations a WHERE a.usage_id = u.id)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2
+                  FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $3 OFFSET $4
 
 -- UsageRepository.reverse

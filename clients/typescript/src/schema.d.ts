@@ -963,7 +963,7 @@ export interface paths {
      * End the hold and record what the call cost as one usage record: 201 the hold, the record and the balance; 200 `replayed: true` for a hold already committed
      * @description Ends the hold and records one usage record in the same transaction, exactly as `POST /usage` would at this instant with `amount` (default: the hold's) and `eventId` (default: the `holdId`), the hold's own reservation given back first; the record is an ordinary one (reversible, replayed by its `eventId` through `POST /usage`). Less than held frees the rest; more takes the excess if the buckets can, else `409 QUOTA_EXCEEDED` (the hold stays held) unless `allowOverage` (the commit's, else the hold's) records it as overage. Up to the held amount a commit is never refused for quota: what the buckets can no longer take (a period ended, a plan or grant ended, a deny override) is overage; nor for a customer disabled since. Refusals, in order: `VALIDATION_FAILED`, `HOLD_NOT_FOUND`, then a committed hold answers 200 with the same hold and record and `replayed: true`, `409 HOLD_FINALIZED` (released), `410 HOLD_EXPIRED` (at or after `expiresAt`: nothing recorded), `409 USAGE_EVENT_CONFLICT` (the `eventId` names a record of the customer already), `QUOTA_EXCEEDED`. Answers 201 `{ hold, usage, balance }`.
      *
-     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `HOLD_NOT_FOUND`, `PROJECT_NOT_FOUND`; 409 `HOLD_FINALIZED`, `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`; 410 `HOLD_EXPIRED`.
+     *     Errors: 401 `API_KEY_EXPIRED`, `INVALID_API_KEY`; 403 `API_KEY_DISABLED`, `INSUFFICIENT_SCOPE`; 404 `HOLD_NOT_FOUND`, `PROJECT_NOT_FOUND`, `USAGE_NOT_FOUND`; 409 `HOLD_FINALIZED`, `QUOTA_EXCEEDED`, `USAGE_EVENT_CONFLICT`; 410 `HOLD_EXPIRED`.
      */
     post: operations['HoldsController_commit'];
     delete?: never;
@@ -5831,7 +5831,7 @@ export interface components {
      *
      *     `PROJECT_NOT_FOUND`: The key's project was deleted; on the admin API, the project id is unknown.
      *
-     *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project.
+     *     `USAGE_NOT_FOUND`: The usage record id is unknown in this project, or its month of the ledger was dropped (`USAGE_RETENTION_MONTHS`).
      *
      *     `WEBHOOK_ENDPOINT_NOT_FOUND`: The webhook endpoint id (`we_...`) is unknown in this project.
      */

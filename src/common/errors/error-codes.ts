@@ -365,8 +365,9 @@ export const ERROR_HELP: Record<ErrorCode, { when: string; action: string }> = {
     action: 'Use a new `eventId` for a new event; resend the same feature and amount to replay the first.',
   },
   USAGE_NOT_FOUND: {
-    when: 'The usage record id is unknown in this project.',
-    action: 'Check the id (from `POST /usage` or `GET /customers/{id}/usage`).',
+    when: 'The usage record id is unknown in this project, or its month of the ledger was dropped (`USAGE_RETENTION_MONTHS`).',
+    action:
+      'Check the id (from `POST /usage` or `GET /customers/{id}/usage`); a record past the retention can no longer be reversed.',
   },
   GRANT_NOT_FOUND: {
     when: 'The grant id is unknown in this project.',

@@ -4,7 +4,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Entitlements and metered usage (docs/entitlements.md): a quota's limit may be null (unlimited); the
  * permanent usage ledger (`usage_records`, unique event id per project and customer forever) and
  * its allocations to buckets (`usage_allocations`), whose partial index on live rows serves the
- * period sums. Both tables only grow: docs/entitlements.md#pruning-or-partitioning-the-ledger says
+ * period sums. Both tables only grow: docs/entitlements.md#retention-of-the-ledger says
  * how to prune or partition them.
  */
 export class Entitlements1795471555214 implements MigrationInterface {

@@ -1,8 +1,9 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { UsageRecord } from './usage-record.entity';
 
 /**
- * The part of a usage record taken from one bucket: a plan group's quota (`source: plan`), the
+ * The part of a usage record taken from one bucket (partitioned by month of `recorded_at`, the
+ * record's, with the key `(id, recorded_at)`: migration LedgerPartitions): a plan group's quota (`source: plan`), the
  * customer's override of the feature (`override`) or a grant (`grant`). The rows the period sums
  * read. `customer_id`, `feature_id` and `recorded_at` are the record's, copied so that a
  * period's usage is two probes of one index (`running`, migration UsageRunningTotals) and a walk
@@ -15,7 +16,7 @@ import { UsageRecord } from './usage-record.entity';
   where: '"reversed"',
 })
 export class UsageAllocation {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'usage_allocations_pk' })
   id: string;
 
   @Column({ name: 'project_id', type: 'varchar', length: 24 })
@@ -25,7 +26,10 @@ export class UsageAllocation {
   usageId: string;
 
   @ManyToOne(() => UsageRecord, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'usage_id', foreignKeyConstraintName: 'usage_allocations_usage_fk' })
+  @JoinColumn([
+    { name: 'usage_id', referencedColumnName: 'id', foreignKeyConstraintName: 'usage_allocations_usage_fk' },
+    { name: 'recorded_at', referencedColumnName: 'recordedAt' },
+  ])
   usage?: UsageRecord;
 
   @Column({ name: 'customer_id', type: 'int' })
@@ -53,7 +57,13 @@ export class UsageAllocation {
   @Column({ type: 'numeric', precision: 26, scale: 6 })
   amount: string;
 
-  @Column({ name: 'recorded_at', type: 'timestamptz', precision: 3 })
+  /** The partition key (the table is partitioned by month like `usage_records`): the record's. */
+  @PrimaryColumn({
+    name: 'recorded_at',
+    type: 'timestamptz',
+    precision: 3,
+    primaryKeyConstraintName: 'usage_allocations_pk',
+  })
   recordedAt: Date;
 
   /** Set with the record's `reversed_at`: the allocation no longer counts. */

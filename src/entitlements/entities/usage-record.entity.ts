@@ -1,14 +1,14 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { Customer } from '../../customers/entities/customer.entity';
 import { Feature } from '../../plans/entities/feature.entity';
 
 /**
- * One consumption of a metered feature by a customer: the permanent ledger.
- * `event_id` is the caller's, unique per project and customer forever. Only read and written
- * through `UsageRepository`.
+ * One consumption of a metered feature by a customer: the ledger, partitioned by month of
+ * `recorded_at` (migration LedgerPartitions; TypeORM sees the parent table only), hence the key
+ * `(id, recorded_at)`. `event_id` is the caller's, unique per project and customer forever
+ * through `usage_event_ids`. Only read and written through `UsageRepository`.
  */
 @Entity({ name: 'usage_records' })
-@Index('usage_records_event_uq', ['projectId', 'customerId', 'eventId'], { unique: true })
 // the ledger page, newest first
 @Index('usage_records_customer_recorded_idx', ['customerId', 'recordedAt', 'id'])
 // the overage of one feature since a period start: two probes for `overage_running`, and the reversed records
@@ -17,7 +17,7 @@ import { Feature } from '../../plans/entities/feature.entity';
   where: '"reversed_at" IS NOT NULL',
 })
 export class UsageRecord {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'usage_records_pk' })
   id: string;
 
   @Column({ name: 'project_id', type: 'varchar', length: 24 })
@@ -62,7 +62,13 @@ export class UsageRecord {
   @Column({ type: 'numeric', precision: 26, scale: 6, default: 0 })
   granted: string;
 
-  @Column({ name: 'recorded_at', type: 'timestamptz', precision: 3 })
+  /** The partition key. */
+  @PrimaryColumn({
+    name: 'recorded_at',
+    type: 'timestamptz',
+    precision: 3,
+    primaryKeyConstraintName: 'usage_records_pk',
+  })
   recordedAt: Date;
 
   @Column({ name: 'reversed_at', type: 'timestamptz', precision: 3, nullable: true })

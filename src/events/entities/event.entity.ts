@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * One event of a project (docs/events.md#event-types): written in the transaction of the change it tells
@@ -8,9 +8,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 @Entity({ name: 'events' })
 @Index('events_project_created_idx', ['projectId', 'createdAt', 'id'])
 @Index('events_project_customer_idx', ['projectId', 'customerId', 'createdAt', 'id'])
-@Index('events_created_idx', ['createdAt'])
 export class EventRecord {
-  @PrimaryColumn({ type: 'varchar', length: 28 })
+  @PrimaryColumn({ type: 'varchar', length: 28, primaryKeyConstraintName: 'events_pk' })
   id: string;
 
   @Column({ name: 'project_id', type: 'varchar', length: 24 })
@@ -29,11 +28,38 @@ export class EventRecord {
   @Column({ type: 'jsonb' })
   data: Record<string, unknown>;
 
-  @Index('events_unique_key_uq', { unique: true })
+  /** Unique through `event_unique_keys` (this table is split by day). */
   @Column({ name: 'unique_key', type: 'varchar', length: 64, nullable: true })
   uniqueKey: string | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  /** The partition key: the table is partitioned by UTC day of it (migration EventPartitions). */
+  @PrimaryColumn({
+    name: 'created_at',
+    type: 'timestamptz',
+    precision: 3,
+    default: () => 'now()',
+    primaryKeyConstraintName: 'events_pk',
+  })
+  createdAt: Date;
+}
+
+/**
+ * The `unique_key`s of events, not split by time: one event per key however many replicas try, as
+ * the events table, partitioned by day, cannot hold a unique index on the key alone. Deleted with
+ * the events' retention (the narrow rows of keyed events only).
+ */
+@Entity({ name: 'event_unique_keys' })
+@Index('event_unique_keys_created_idx', ['createdAt'])
+export class EventUniqueKey {
+  @PrimaryColumn({
+    name: 'unique_key',
+    type: 'varchar',
+    length: 64,
+    primaryKeyConstraintName: 'event_unique_keys_pk',
+  })
+  uniqueKey: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }
 

@@ -1,11 +1,15 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { CreatedAt, UpdatedAt } from '../../common/entity-columns';
 import { EventRecord } from './event.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
 
-/** One event to one endpoint: written with the event (the outbox), claimed by a worker when due. */
+/**
+ * One event to one endpoint: written with the event (the outbox), claimed by a worker when due.
+ * Partitioned by UTC day of its event's time (`event_created_at`, migration EventPartitions), so
+ * it is dropped with its event.
+ */
 @Entity({ name: 'webhook_deliveries' })
 @Index('webhook_deliveries_event_idx', ['eventId'])
 @Index('webhook_deliveries_endpoint_idx', ['endpointId'])
@@ -13,8 +17,8 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
   where: `"status" = 'pending'`,
 })
 export class WebhookDelivery {
-  @PrimaryGeneratedColumn({ type: 'int' })
-  id: number;
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'webhook_deliveries_pk' })
+  id: string;
 
   @Column({ name: 'project_id', type: 'varchar', length: 24 })
   projectId: string;
@@ -22,8 +26,20 @@ export class WebhookDelivery {
   @Column({ name: 'event_id', type: 'varchar', length: 28 })
   eventId: string;
 
+  /** Its event's `created_at`: the partition key. */
+  @PrimaryColumn({
+    name: 'event_created_at',
+    type: 'timestamptz',
+    precision: 3,
+    primaryKeyConstraintName: 'webhook_deliveries_pk',
+  })
+  eventCreatedAt: Date;
+
   @ManyToOne(() => EventRecord, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'event_id', foreignKeyConstraintName: 'webhook_deliveries_event_fk' })
+  @JoinColumn([
+    { name: 'event_id', referencedColumnName: 'id', foreignKeyConstraintName: 'webhook_deliveries_event_fk' },
+    { name: 'event_created_at', referencedColumnName: 'createdAt' },
+  ])
   event?: EventRecord;
 
   @Column({ name: 'endpoint_id', type: 'varchar', length: 27 })
@@ -50,18 +66,34 @@ export class WebhookDelivery {
   updatedAt: Date;
 }
 
-/** One HTTP attempt of a delivery. */
+/** One HTTP attempt of a delivery, partitioned like its delivery (by its event's day). */
 @Entity({ name: 'webhook_attempts' })
 @Index('webhook_attempts_delivery_idx', ['deliveryId'])
 export class WebhookAttempt {
-  @PrimaryGeneratedColumn({ type: 'int' })
-  id: number;
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'webhook_attempts_pk' })
+  id: string;
 
-  @Column({ name: 'delivery_id', type: 'int' })
-  deliveryId: number;
+  @Column({ name: 'delivery_id', type: 'bigint' })
+  deliveryId: string;
+
+  /** Its delivery's `event_created_at`: the partition key. */
+  @PrimaryColumn({
+    name: 'event_created_at',
+    type: 'timestamptz',
+    precision: 3,
+    primaryKeyConstraintName: 'webhook_attempts_pk',
+  })
+  eventCreatedAt: Date;
 
   @ManyToOne(() => WebhookDelivery, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'delivery_id', foreignKeyConstraintName: 'webhook_attempts_delivery_fk' })
+  @JoinColumn([
+    {
+      name: 'delivery_id',
+      referencedColumnName: 'id',
+      foreignKeyConstraintName: 'webhook_attempts_delivery_fk',
+    },
+    { name: 'event_created_at', referencedColumnName: 'eventCreatedAt' },
+  ])
   delivery?: WebhookDelivery;
 
   @Column({ name: 'attempted_at', type: 'timestamptz', precision: 3 })

@@ -1,0 +1,37 @@
+import { Clock } from '../common/clock';
+import { NamedPartitions, namedPartitions } from '../database/partitions';
+import { Statement } from '../database/statements';
+
+/**
+ * Months of the ledger a statement names in its text (see `eachPartition`): the current UTC month
+ * and the twelve before it, so that a period of up to a year is read month by month. Rows older
+ * or newer are still read, by one query over the rest of the table.
+ */
+const NAMED_MONTHS = 3;
+
+/**
+ * The ledger's statements of one repository, built once per shape and month: each names the
+ * current month and those before it, so a new month brings new statements (and new names, as a
+ * prepared statement's text cannot change).
+ */
+export class LedgerStatements {
+  private months?: NamedPartitions;
+  private readonly built = new Map<string, Statement>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** The statement of shape `key` for this month (`build` makes it the first time). */
+  get(key: string, build: (months: NamedPartitions) => Statement): Statement {
+    const months = namedPartitions('month', this.clock.now(), NAMED_MONTHS);
+    if (months.key !== this.months?.key) {
+      this.months = months;
+      this.built.clear();
+    }
+    let statement = this.built.get(key);
+    if (!statement) {
+      statement = build(this.months);
+      this.built.set(key, statement);
+    }
+    return statement;
+  }
+}
