@@ -22,8 +22,8 @@ INSERT INTO codes (project_id, batch_id, plan_id, code, duration)
 VALUES ('prj_1', 1, 1, 'ABCD2345EFGH6789', '1 month');
 INSERT INTO subscriptions (project_id, customer_id, plan_id, plan_group, valid_from, valid_to, source, created_at)
 VALUES ('prj_1', 1, 1, 'default', '2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z', 'signup', '2026-01-01T00:00:00Z');
-INSERT INTO events (id, project_id, type, customer_id, customer_seq, data)
-VALUES ('evt_1', 'prj_1', 'customer.created', 1, 1, '{"customerId": 1, "customerSeq": 1}');
+INSERT INTO events (id, project_id, type, customer_id, customer_seq, data, created_at)
+VALUES ('evt_1', 'prj_1', 'customer.created', 1, 1, '{"customerId": 1, "customerSeq": 1}', '2026-03-15T12:00:00Z');
 INSERT INTO customer_event_seqs (customer_id, project_id, seq) VALUES (1, 'prj_1', 1);
 INSERT INTO webhook_endpoints (id, project_id, url, secret)
 VALUES ('we_1', 'prj_1', 'https://example.com/hooks', 'whsec_1');

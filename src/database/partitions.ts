@@ -111,6 +111,45 @@ export async function dropPartitionsBefore(
   return dropped;
 }
 
+/** A partitioned table and the column it is partitioned on. */
+export interface PartitionedColumn {
+  spec: PartitionedTable;
+  column: string;
+}
+
+/**
+ * The upkeep of related partitioned tables, in the current transaction, by one replica at a time:
+ * tries the advisory lock `lock` (null when another replica holds it), then makes each table's
+ * missing partitions from the one holding `from` to the one holding `to`, `tables` in order (a
+ * table before those that reference it), and with `dropBefore` drops the partitions that end at
+ * or before it, in the reverse order. A partition is made or dropped under a brief lock of its
+ * whole table: a run waits for it 5 seconds at most (the next run tries again) rather than queue
+ * every write of the table behind it.
+ */
+export async function maintainPartitions(
+  tx: EntityManager,
+  lock: [number, number],
+  tables: readonly PartitionedColumn[],
+  from: Date,
+  to: Date,
+  dropBefore: Date | null,
+): Promise<{ created: string[]; dropped: string[] } | null> {
+  const [{ locked }]: Array<{ locked: boolean }> = await tx.query(
+    `SELECT pg_try_advisory_xact_lock($1, $2) AS locked`,
+    lock,
+  );
+  if (locked !== true) return null;
+  await tx.query(`SET LOCAL lock_timeout = '5s'`);
+  const created: string[] = [];
+  const dropped: string[] = [];
+  for (const { spec, column } of tables)
+    created.push(...(await createPartitions(tx, spec, column, from, to)));
+  if (dropBefore)
+    for (const { spec } of [...tables].reverse())
+      dropped.push(...(await dropPartitionsBefore(tx, spec, dropBefore)));
+  return { created, dropped };
+}
+
 /** Rows in the DEFAULT partition of `table` (they belong to no dated partition: none should). */
 export async function defaultPartitionRows(db: DataSource | EntityManager, table: string): Promise<number> {
   const [{ n }]: Array<{ n: number }> = await db.query(`SELECT count(*)::int AS n FROM ${table}_default`);

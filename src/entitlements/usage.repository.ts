@@ -6,10 +6,9 @@ import { PageWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { customerJoin } from '../customers/customer-sql';
 import {
-  createPartitions,
   defaultPartitionRows,
-  dropPartitionsBefore,
   eachPartition,
+  maintainPartitions,
   NamedPartitions,
   PartitionedTable,
 } from '../database/partitions';
@@ -74,20 +73,15 @@ export class UsageRepository {
     to: Date,
     dropBefore: Date | null,
   ): Promise<{ created: string[]; dropped: string[] } | null> {
-    const tx = this.transactions.tx;
-    const [{ locked }] = await tx.query(`SELECT pg_try_advisory_xact_lock(${PARTITIONS_LOCK}, 1) AS locked`);
-    if (locked !== true) return null;
-    // a partition is created or dropped under a lock on its whole table: wait for it briefly, or
-    // try again at the next run, rather than queue every write of the ledger behind it
-    await tx.query(`SET LOCAL lock_timeout = '5s'`);
-    const created: string[] = [];
-    const dropped: string[] = [];
-    for (const spec of [...LEDGER_PARTITIONS].reverse())
-      created.push(...(await createPartitions(tx, spec, 'recorded_at', from, to)));
-    if (dropBefore)
-      for (const spec of LEDGER_PARTITIONS)
-        dropped.push(...(await dropPartitionsBefore(tx, spec, dropBefore)));
-    return { created, dropped };
+    return maintainPartitions(
+      this.transactions.tx,
+      [PARTITIONS_LOCK, 1],
+      // records before the allocations that reference them
+      [...LEDGER_PARTITIONS].reverse().map((spec) => ({ spec, column: 'recorded_at' })),
+      from,
+      to,
+      dropBefore,
+    );
   }
 
   /** Rows of each ledger table that no month's partition holds (its DEFAULT partition's). */

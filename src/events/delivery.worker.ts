@@ -73,6 +73,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
         await this.events.finishDelivered(
           items.map((i) => ({
             id: i.id,
+            created_at: i.created_at,
             attempts: i.attempts,
             statusCode: i.result.status,
             durationMs: i.result.durationMs,

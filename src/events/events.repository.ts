@@ -2,18 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
-import {
-  createPartitions,
-  defaultPartitionRows,
-  dropPartitionsBefore,
-  PartitionedTable,
-} from '../database/partitions';
+import { defaultPartitionRows, maintainPartitions, PartitionedColumn } from '../database/partitions';
 import type { CursorWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { wellFormedJson } from '../common/json/well-formed';
 
 /** The tables split by UTC day of their event's time, and their partition columns; each references the one before. */
-const EVENT_PARTITIONS: Array<{ spec: PartitionedTable; column: string }> = [
+const EVENT_PARTITIONS: PartitionedColumn[] = [
   { spec: { table: 'events', unit: 'day' }, column: 'created_at' },
   { spec: { table: 'webhook_deliveries', unit: 'day' }, column: 'event_created_at' },
   { spec: { table: 'webhook_attempts', unit: 'day' }, column: 'event_created_at' },
@@ -40,6 +35,18 @@ export interface EventInsert {
 }
 
 /** A delivery claimed by a worker, with what it needs to post it. */
+/**
+ * A delivery's key: its id and its event's instant, the day its partition holds (an id alone
+ * would be looked for in every day's partition).
+ */
+export interface DeliveryKey {
+  id: number;
+  created_at: Date;
+}
+
+/** An instant for the generated SQL's sample calls. */
+const SAMPLE_EVENT_AT = new Date('2026-03-15T12:00:00Z');
+
 export interface ClaimedDelivery {
   id: number;
   attempts: number;
@@ -173,7 +180,7 @@ export const CLAIM_DUE: Statement = {
              ORDER BY d.endpoint_id, d.next_attempt_at LIMIT 1)
       FROM endpoints e WHERE e.endpoint_id IS NOT NULL
   ), placed AS (
-    SELECT due.id, due.next_attempt_at,
+    SELECT due.id, due.event_created_at, due.next_attempt_at,
            COALESCE(busy.in_flight, 0)
              + row_number() OVER (PARTITION BY e.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
       FROM endpoints e
@@ -181,29 +188,34 @@ export const CLAIM_DUE: Statement = {
       LEFT JOIN busy ON busy.endpoint_id = e.endpoint_id
       CROSS JOIN LATERAL (
         SELECT x.* FROM (
-          SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+          SELECT d.id, d.event_created_at, d.next_attempt_at FROM webhook_deliveries d
            WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
            ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
          LIMIT GREATEST(CASE WHEN w.failing_since IS NULL AND w.id = ANY ($7::varchar[]) THEN $3 ELSE $6 END
                         - COALESCE(busy.in_flight, 0), 0)) due
   ), picked AS (
-    SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
+    SELECT id, event_created_at FROM placed ORDER BY place, next_attempt_at LIMIT $1
   )
   UPDATE webhook_deliveries d
      SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
     FROM picked, events e, webhook_endpoints w
-   WHERE d.id = picked.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
+   WHERE d.id = picked.id AND d.event_created_at = picked.event_created_at
+     AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
   RETURNING d.id::float8 AS id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
             w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at`,
 };
 
-/** The successes of a batch (`EventsRepository.finishDelivered`): `$1` ids, `$2` attempts, `$3` statuses, `$4` durations. */
+/**
+ * The successes of a batch (`EventsRepository.finishDelivered`): `$1` ids, `$2` attempts, `$3`
+ * statuses, `$4` durations, `$5` their events' instants (each delivery's key with its id: its
+ * day's partition).
+ */
 const FINISH_DELIVERED: Statement = {
   name: 'events.finish-delivered',
   text: `WITH done AS (
     UPDATE webhook_deliveries d SET status = 'delivered', updated_at = now()
-      FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
-     WHERE d.id = c.id AND d.attempts = c.attempts AND d.status = 'pending'
+      FROM unnest($1::bigint[], $2::int[], $5::timestamptz[]) AS c(id, attempts, created_at)
+     WHERE d.id = c.id AND d.event_created_at = c.created_at AND d.attempts = c.attempts AND d.status = 'pending'
     RETURNING d.id, d.endpoint_id, d.event_created_at
   ), recorded AS (
     INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
@@ -401,15 +413,18 @@ export class EventsRepository {
    * holds (same attempt, still pending) is delivered with its attempt recorded, and its endpoint
    * is no longer failing. Returns the ids it ended (a claim that no longer holds is left alone).
    */
-  @GenerateSql({ params: [[{ id: 1, attempts: 1, statusCode: 200, durationMs: 12 }]] })
+  @GenerateSql({
+    params: [[{ id: 1, attempts: 1, created_at: SAMPLE_EVENT_AT, statusCode: 200, durationMs: 12 }]],
+  })
   async finishDelivered(
-    claims: ReadonlyArray<{ id: number; attempts: number; statusCode: number | null; durationMs: number }>,
+    claims: ReadonlyArray<DeliveryKey & { attempts: number; statusCode: number | null; durationMs: number }>,
   ): Promise<number[]> {
     const rows = await this.statements.rows<{ id: number }>(undefined, FINISH_DELIVERED, [
       claims.map((c) => c.id),
       claims.map((c) => c.attempts),
       claims.map((c) => c.statusCode),
       claims.map((c) => c.durationMs),
+      claims.map((c) => c.created_at),
     ]);
     return rows.map((r) => r.id);
   }
@@ -422,7 +437,7 @@ export class EventsRepository {
     {
       name: 'delivered',
       params: [
-        { id: 1, attempts: 1 },
+        { id: 1, attempts: 1, created_at: SAMPLE_EVENT_AT },
         'delivered',
         { outcome: 'success', statusCode: 200, error: null, durationMs: 120 },
       ],
@@ -430,47 +445,49 @@ export class EventsRepository {
     {
       name: 'retried later',
       params: [
-        { id: 1, attempts: 1 },
+        { id: 1, attempts: 1, created_at: SAMPLE_EVENT_AT },
         60_000,
         { outcome: 'failure', statusCode: 503, error: 'Service Unavailable', durationMs: 80 },
       ],
     },
   )
   async finishAttempt(
-    claim: { id: number; attempts: number },
+    claim: DeliveryKey & { attempts: number },
     next: 'delivered' | 'failed' | number,
     attempt: { outcome: string; statusCode: number | null; error: string | null; durationMs: number },
   ): Promise<boolean> {
     const [, affected] = (await this.transactions.tx.query(
       typeof next === 'number'
         ? `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
-            WHERE id = $1 AND attempts = $2 AND status = 'pending'`
+            WHERE id = $1 AND event_created_at = $4 AND attempts = $2 AND status = 'pending'`
         : `UPDATE webhook_deliveries SET status = $3, updated_at = now()
-            WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-      [claim.id, claim.attempts, typeof next === 'number' ? next / 1000 : next],
+            WHERE id = $1 AND event_created_at = $4 AND attempts = $2 AND status = 'pending'`,
+      [claim.id, claim.attempts, typeof next === 'number' ? next / 1000 : next, claim.created_at],
     )) as [unknown, number];
     if (!affected) return false;
     await this.transactions.tx.query(
       `INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
-       SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d WHERE d.id = $1`,
+       SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d
+        WHERE d.id = $1 AND d.event_created_at = $6`,
       [
         claim.id,
         attempt.outcome,
         attempt.statusCode,
         attempt.error?.slice(0, 500) ?? null,
         attempt.durationMs,
+        claim.created_at,
       ],
     );
     return true;
   }
 
   /** Gives a claimed delivery back at once (shutdown while it was being posted). */
-  @GenerateSql({ params: [{ id: 1, attempts: 1 }] })
-  async release(claim: { id: number; attempts: number }): Promise<void> {
+  @GenerateSql({ params: [{ id: 1, attempts: 1, created_at: SAMPLE_EVENT_AT }] })
+  async release(claim: DeliveryKey & { attempts: number }): Promise<void> {
     await this.transactions.tx.query(
       `UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = now()
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-      [claim.id, claim.attempts],
+        WHERE id = $1 AND event_created_at = $3 AND attempts = $2 AND status = 'pending'`,
+      [claim.id, claim.attempts, claim.created_at],
     );
   }
 
@@ -503,23 +520,14 @@ export class EventsRepository {
     before: Date,
   ): Promise<{ created: string[]; dropped: string[]; keys: number } | null> {
     const tx = this.transactions.tx;
-    const [{ locked }] = await tx.query(`SELECT pg_try_advisory_xact_lock(${PARTITIONS_LOCK}, 2) AS locked`);
-    if (locked !== true) return null;
-    // a partition is made or dropped under a brief lock of its whole table: wait for it a
-    // little, or try at the next run, rather than queue every write of events behind it
-    await tx.query(`SET LOCAL lock_timeout = '5s'`);
-    const created: string[] = [];
-    const dropped: string[] = [];
-    for (const { spec, column } of EVENT_PARTITIONS)
-      created.push(...(await createPartitions(tx, spec, column, from, to)));
-    for (const { spec } of [...EVENT_PARTITIONS].reverse())
-      dropped.push(...(await dropPartitionsBefore(tx, spec, before)));
+    const done = await maintainPartitions(tx, [PARTITIONS_LOCK, 2], EVENT_PARTITIONS, from, to, before);
+    if (!done) return null;
     const keys = await pruneInBatches(tx, {
       table: 'event_unique_keys',
       condition: 'created_at < $1',
       values: [before],
     });
-    return { created, dropped, keys };
+    return { ...done, keys };
   }
 
   /** Rows of events, deliveries and attempts that no day's partition holds (their DEFAULT partitions'). */

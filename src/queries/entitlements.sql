@@ -2699,7 +2699,7 @@ SELECT json_build_object(
 
 -- UsageRepository.maintainPartitions
 SELECT
-  pg_try_advisory_xact_lock(1279607879, 1) AS locked
+  pg_try_advisory_xact_lock($1, $2) AS locked
 
 -- UsageRepository.maintainPartitions
 SET LOCAL lock_timeout = '5s'

@@ -22,7 +22,7 @@ WITH RECURSIVE busy AS (
            ORDER BY d.endpoint_id, d.next_attempt_at LIMIT 1)
     FROM endpoints e WHERE e.endpoint_id IS NOT NULL
 ), placed AS (
-  SELECT due.id, due.next_attempt_at,
+  SELECT due.id, due.event_created_at, due.next_attempt_at,
          COALESCE(busy.in_flight, 0)
            + row_number() OVER (PARTITION BY e.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
     FROM endpoints e
@@ -30,18 +30,19 @@ WITH RECURSIVE busy AS (
     LEFT JOIN busy ON busy.endpoint_id = e.endpoint_id
     CROSS JOIN LATERAL (
       SELECT x.* FROM (
-        SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+        SELECT d.id, d.event_created_at, d.next_attempt_at FROM webhook_deliveries d
          WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
        LIMIT GREATEST(CASE WHEN w.failing_since IS NULL AND w.id = ANY ($7::varchar[]) THEN $3 ELSE $6 END
                       - COALESCE(busy.in_flight, 0), 0)) due
 ), picked AS (
-  SELECT id FROM placed ORDER BY place, next_attempt_at LIMIT $1
+  SELECT id, event_created_at FROM placed ORDER BY place, next_attempt_at LIMIT $1
 )
 UPDATE webhook_deliveries d
    SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2), updated_at = now()
   FROM picked, events e, webhook_endpoints w
- WHERE d.id = picked.id AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
+ WHERE d.id = picked.id AND d.event_created_at = picked.event_created_at
+   AND e.id = d.event_id AND e.created_at = d.event_created_at AND w.id = d.endpoint_id
 RETURNING d.id::float8 AS id, d.attempts, d.project_id, e.id AS event_id, e.type, e.data, e.created_at,
           w.id AS endpoint_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at
 
@@ -91,25 +92,27 @@ WHERE unique_key = ANY ($1::varchar[])
 
 -- EventsRepository.finishAttempt (delivered)
 UPDATE webhook_deliveries SET status = $3, updated_at = now()
-WHERE id = $1 AND attempts = $2 AND status = 'pending'
+WHERE id = $1 AND event_created_at = $4 AND attempts = $2 AND status = 'pending'
 
 -- EventsRepository.finishAttempt (delivered)
 INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
-SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d WHERE d.id = $1
+SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d
+ WHERE d.id = $1 AND d.event_created_at = $6
 
 -- EventsRepository.finishAttempt (retried later)
 UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $3), updated_at = now()
-WHERE id = $1 AND attempts = $2 AND status = 'pending'
+WHERE id = $1 AND event_created_at = $4 AND attempts = $2 AND status = 'pending'
 
 -- EventsRepository.finishAttempt (retried later)
 INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
-SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d WHERE d.id = $1
+SELECT d.id, d.event_created_at, now(), $2, $3, $4, $5 FROM webhook_deliveries d
+ WHERE d.id = $1 AND d.event_created_at = $6
 
 -- EventsRepository.finishDelivered
 WITH done AS (
   UPDATE webhook_deliveries d SET status = 'delivered', updated_at = now()
-    FROM unnest($1::bigint[], $2::int[]) AS c(id, attempts)
-   WHERE d.id = c.id AND d.attempts = c.attempts AND d.status = 'pending'
+    FROM unnest($1::bigint[], $2::int[], $5::timestamptz[]) AS c(id, attempts, created_at)
+   WHERE d.id = c.id AND d.event_created_at = c.created_at AND d.attempts = c.attempts AND d.status = 'pending'
   RETURNING d.id, d.endpoint_id, d.event_created_at
 ), recorded AS (
   INSERT INTO webhook_attempts (delivery_id, event_created_at, attempted_at, outcome, status_code, error, duration_ms)
@@ -201,7 +204,7 @@ FOR UPDATE SKIP LOCKED
 
 -- EventsRepository.maintainPartitions
 SELECT
-  pg_try_advisory_xact_lock(1279607879, 2) AS locked
+  pg_try_advisory_xact_lock($1, $2) AS locked
 
 -- EventsRepository.maintainPartitions
 SET LOCAL lock_timeout = '5s'
@@ -315,7 +318,7 @@ FROM webhook_deliveries d WHERE d.status = 'pending'
 
 -- EventsRepository.release
 UPDATE webhook_deliveries SET attempts = attempts - 1, next_attempt_at = now()
-WHERE id = $1 AND attempts = $2 AND status = 'pending'
+WHERE id = $1 AND event_created_at = $3 AND attempts = $2 AND status = 'pending'
 
 -- EventsRepository.skipPending
 UPDATE webhook_deliveries

@@ -116,8 +116,6 @@ export class EventPartitions1796100100000 implements MigrationInterface {
     await q.query(
       `ALTER TABLE "webhook_attempts" ADD CONSTRAINT "webhook_attempts_delivery_fk" FOREIGN KEY ("delivery_id", "event_created_at") REFERENCES "webhook_deliveries"("id","event_created_at") ON DELETE CASCADE ON UPDATE NO ACTION`,
     );
-    // the new tables' statistics, so that the first plans made for them know their size
-    await q.query(`ANALYZE events, event_unique_keys, webhook_deliveries, webhook_attempts`);
   }
 
   public async down(q: QueryRunner): Promise<void> {
