@@ -4,8 +4,8 @@ import { Statement } from '../database/statements';
 
 /**
  * Months of the ledger a statement names in its text (see `eachPartition`): the current UTC month
- * and the twelve before it, so that a period of up to a year is read month by month. Rows older
- * or newer are still read, by one query over the rest of the table.
+ * and the two before it, so that a monthly period, wherever it is anchored, is read month by
+ * month. Rows older or newer are still read, by one query over the other months.
  */
 const NAMED_MONTHS = 3;
 
