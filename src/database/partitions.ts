@@ -150,10 +150,19 @@ export async function maintainPartitions(
   return { created, dropped };
 }
 
-/** Rows in the DEFAULT partition of `table` (they belong to no dated partition: none should). */
-export async function defaultPartitionRows(db: DataSource | EntityManager, table: string): Promise<number> {
-  const [{ n }]: Array<{ n: number }> = await db.query(`SELECT count(*)::int AS n FROM ${table}_default`);
-  return n;
+/** Rows in the DEFAULT partition of each of `tables` (they belong to no dated partition: none should). */
+export async function defaultPartitionRows(
+  db: DataSource | EntityManager,
+  tables: readonly PartitionedColumn[],
+): Promise<Array<{ table: string; rows: number }>> {
+  const out: Array<{ table: string; rows: number }> = [];
+  for (const { spec } of tables) {
+    const [{ n }]: Array<{ n: number }> = await db.query(
+      `SELECT count(*)::int AS n FROM ${spec.table}_default`,
+    );
+    out.push({ table: spec.table, rows: n });
+  }
+  return out;
 }
 
 /**

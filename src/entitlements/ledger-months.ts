@@ -1,5 +1,5 @@
 import { Clock } from '../common/clock';
-import { NamedPartitions, namedPartitions } from '../database/partitions';
+import { NamedPartitions, namedPartitions, nextPartitionStart, partitionStart } from '../database/partitions';
 import { Statement } from '../database/statements';
 
 /**
@@ -15,21 +15,28 @@ const NAMED_MONTHS = 3;
  * prepared statement's text cannot change).
  */
 export class LedgerStatements {
-  private months?: NamedPartitions;
+  /** The months named now, and the instants (ms) their statements hold for: this month. */
+  private current?: { months: NamedPartitions; since: number; until: number };
   private readonly built = new Map<string, Statement>();
 
   constructor(private readonly clock: Clock) {}
 
   /** The statement of shape `key` for this month (`build` makes it the first time). */
   get(key: string, build: (months: NamedPartitions) => Statement): Statement {
-    const months = namedPartitions('month', this.clock.now(), NAMED_MONTHS);
-    if (months.key !== this.months?.key) {
-      this.months = months;
+    const now = this.clock.now();
+    let current = this.current;
+    if (!current || now.getTime() < current.since || now.getTime() >= current.until) {
+      const since = partitionStart('month', now);
+      current = this.current = {
+        months: namedPartitions('month', now, NAMED_MONTHS),
+        since: since.getTime(),
+        until: nextPartitionStart('month', since).getTime(),
+      };
       this.built.clear();
     }
     let statement = this.built.get(key);
     if (!statement) {
-      statement = build(this.months);
+      statement = build(current.months);
       this.built.set(key, statement);
     }
     return statement;

@@ -10,16 +10,16 @@ import {
   eachPartition,
   maintainPartitions,
   NamedPartitions,
-  PartitionedTable,
+  PartitionedColumn,
 } from '../database/partitions';
 import { Clock } from '../common/clock';
 import { LedgerStatements } from './ledger-months';
 import { Transactions } from '../database/transactional';
 
-/** The ledger's partitioned tables, a month each; allocations first (they reference records). */
-export const LEDGER_PARTITIONS: PartitionedTable[] = [
-  { table: 'usage_allocations', unit: 'month' },
-  { table: 'usage_records', unit: 'month' },
+/** The ledger's partitioned tables, a month of `recorded_at` each; records first (allocations reference them). */
+const LEDGER_PARTITIONS: PartitionedColumn[] = [
+  { spec: { table: 'usage_records', unit: 'month' }, column: 'recorded_at' },
+  { spec: { table: 'usage_allocations', unit: 'month' }, column: 'recorded_at' },
 ];
 
 /** First key of the ledger's partition upkeep's advisory lock (any constant, the same on every replica). */
@@ -76,8 +76,7 @@ export class UsageRepository {
     return maintainPartitions(
       this.transactions.tx,
       [PARTITIONS_LOCK, 1],
-      // records before the allocations that reference them
-      [...LEDGER_PARTITIONS].reverse().map((spec) => ({ spec, column: 'recorded_at' })),
+      LEDGER_PARTITIONS,
       from,
       to,
       dropBefore,
@@ -86,11 +85,8 @@ export class UsageRepository {
 
   /** Rows of each ledger table that no month's partition holds (its DEFAULT partition's). */
   @GenerateSql({ params: [] })
-  async defaultPartitionRows(): Promise<Array<{ table: string; rows: number }>> {
-    const out: Array<{ table: string; rows: number }> = [];
-    for (const { table } of LEDGER_PARTITIONS)
-      out.push({ table, rows: await defaultPartitionRows(this.transactions.tx, table) });
-    return out;
+  defaultPartitionRows(): Promise<Array<{ table: string; rows: number }>> {
+    return defaultPartitionRows(this.transactions.tx, LEDGER_PARTITIONS);
   }
 
   /**

@@ -532,11 +532,8 @@ export class EventsRepository {
 
   /** Rows of events, deliveries and attempts that no day's partition holds (their DEFAULT partitions'). */
   @GenerateSql({ params: [] })
-  async defaultPartitionRows(): Promise<Array<{ table: string; rows: number }>> {
-    const out: Array<{ table: string; rows: number }> = [];
-    for (const { spec } of EVENT_PARTITIONS)
-      out.push({ table: spec.table, rows: await defaultPartitionRows(this.transactions.tx, spec.table) });
-    return out;
+  defaultPartitionRows(): Promise<Array<{ table: string; rows: number }>> {
+    return defaultPartitionRows(this.transactions.tx, EVENT_PARTITIONS);
   }
 
   /** Age in seconds of the oldest event with a pending delivery (0 when none). */

@@ -2608,12 +2608,12 @@ h.expires_at AS "expiresAt", h.ended_at AS "endedAt", h.usage_id::text AS "usage
 -- UsageRepository.defaultPartitionRows
 SELECT
   count(*)::int AS n
-FROM usage_allocations_default
+FROM usage_records_default
 
 -- UsageRepository.defaultPartitionRows
 SELECT
   count(*)::int AS n
-FROM usage_records_default
+FROM usage_allocations_default
 
 -- UsageRepository.find
 SELECT json_build_object(
