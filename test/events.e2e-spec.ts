@@ -585,7 +585,15 @@ describe('events and webhooks', () => {
         expect((await api(p).get('/customers?search=doomed').expect(200)).body.data.total).toBe(0);
         expect((await api(p).get('/codes?status=available').expect(200)).body.data.total).toBe(2);
       } finally {
-        await t.dataSource.query('DROP TRIGGER doom ON events; DROP FUNCTION doom();');
+        // dropping a partitioned table's trigger locks each partition before the table itself, the
+        // reverse of every statement's order (deadlock with a concurrent insert or claim): lock the
+        // table, and with it its partitions, first
+        await t.dataSource.query(`
+          BEGIN;
+          LOCK TABLE events IN ACCESS EXCLUSIVE MODE;
+          DROP TRIGGER doom ON events;
+          DROP FUNCTION doom();
+          COMMIT;`);
       }
 
       // the same call once the trigger is gone commits its events, and only those are delivered
