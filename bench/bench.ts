@@ -3234,12 +3234,14 @@ async function main(): Promise<void> {
     }
     if (ledgerResult) {
       console.log(
-        '\nthe ledger at scale: records filled through SQL (the heavy customer a tenth), bytes of usage_records and usage_allocations with their indexes per million records:\n',
+        '\nthe ledger at scale: records filled through SQL (the heavy customer a tenth), bytes per million records of usage_records and usage_allocations with their indexes, and of usage_event_ids; the partition upkeep making a month and dropping one, ms:\n',
       );
-      console.log('| records | fill s | bytes per million | heavy customer records |\n|---|---|---|---|');
+      console.log(
+        '| records | fill s | ledger bytes per million | event id bytes per million | heavy customer records | upkeep: make a month | drop a month |\n|---|---|---|---|---|---|---|',
+      );
       for (const f of ledgerResult.fills)
         console.log(
-          `| ${f.records.toLocaleString('en-US')} | ${f.seconds.toFixed(1)} | ${f.bytesPerMillion.toLocaleString('en-US')} | ${f.heavyRecords.toLocaleString('en-US')} |`,
+          `| ${f.records.toLocaleString('en-US')} | ${f.seconds.toFixed(1)} | ${f.bytesPerMillion.toLocaleString('en-US')} | ${f.eventIdBytesPerMillion.toLocaleString('en-US')} | ${f.heavyRecords.toLocaleString('en-US')} | ${f.maintenance.create} | ${f.maintenance.drop} |`,
         );
       console.log(
         `\none client, ${SECONDS} s each; ratio = p50 ÷ the same scenario's p50 at the first size (goal <= 1.2):\n`,
@@ -3250,6 +3252,10 @@ async function main(): Promise<void> {
       for (const r of ledgerResult.rows)
         console.log(
           `| ${r.records.toLocaleString('en-US')} | ${r.customer} | ${r.scenario} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio ?? ''} |`,
+        );
+      if (ledgerResult.retention)
+        console.log(
+          `\nthe retention's drop of the oldest month (${ledgerResult.retention.records.toLocaleString('en-US')} records): ${ledgerResult.retention.ms} ms`,
         );
     }
     const peakOf = (pid: number | undefined, runs: CannonRun[]) =>

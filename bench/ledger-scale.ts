@@ -8,7 +8,7 @@
  * is reported against its cost at the first size (docs/benchmarks.md#the-ledger-at-scale).
  */
 import type { Client } from 'pg';
-import { createPartitions, PartitionedTable } from '../src/database/partitions';
+import { createPartitions, listPartitions, maintainPartitions } from '../src/database/partitions';
 
 /** What the part needs of the benchmark's run. */
 export interface LedgerScaleContext {
@@ -44,8 +44,26 @@ export interface LedgerScaleRow {
 
 export interface LedgerScaleResult {
   rows: LedgerScaleRow[];
-  fills: Array<{ records: number; seconds: number; bytesPerMillion: number; heavyRecords: number }>;
+  /** After the last size: the retention's drop of the oldest month, as `USAGE_RETENTION_MONTHS` does it. */
+  retention?: { records: number; ms: number };
+  fills: Array<{
+    records: number;
+    seconds: number;
+    /** Bytes per million records of usage_records and usage_allocations with their indexes. */
+    bytesPerMillion: number;
+    /** The same of usage_event_ids (the exactly-once keys, not split by time). */
+    eventIdBytesPerMillion: number;
+    heavyRecords: number;
+    /** The ledger's partition upkeep, ms: a run making a month, and one dropping it. */
+    maintenance: { create: number; drop: number };
+  }>;
 }
+
+/** The ledger's partitioned tables as the service keeps them (records first: allocations reference them). */
+const LEDGER_TABLES = [
+  { spec: { table: 'usage_records', unit: 'month' as const }, column: 'recorded_at' },
+  { spec: { table: 'usage_allocations', unit: 'month' as const }, column: 'recorded_at' },
+];
 
 /** Records inserted per statement while filling. */
 const CHUNK = 1_000_000;
@@ -77,12 +95,8 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   // all go to the DEFAULT partitions)
   const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
   const historyStart = new Date(historyEnd.getTime() - HISTORY_DAYS * 86_400_000);
-  const ledger: PartitionedTable[] = [
-    { table: 'usage_allocations', unit: 'month' },
-    { table: 'usage_records', unit: 'month' },
-  ];
-  for (const spec of ledger)
-    await createPartitions(rowsOf as never, spec, 'recorded_at', historyStart, historyEnd);
+  for (const { spec, column } of LEDGER_TABLES)
+    await createPartitions(rowsOf as never, spec, column, historyStart, historyEnd);
   await createPartitions(
     rowsOf as never,
     { table: 'events', unit: 'day' },
@@ -130,13 +144,21 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
       [projectId, featureId, historyEnd],
     );
     await db.query('VACUUM ANALYZE usage_records, usage_allocations, usage_event_ids, events');
-    const disk = (
-      await db.query(
-        `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
-           FROM pg_class c
-          WHERE c.relkind IN ('r', 'p') AND (c.relname LIKE 'usage_records%' OR c.relname LIKE 'usage_allocations%')`,
-      )
-    ).rows[0];
+    // the fill's pages written back now, not by a checkpoint during the measurements (a ledger
+    // grown over months has no such backlog)
+    await db.query('CHECKPOINT');
+    const bytesOf = async (pattern: string) =>
+      Number(
+        (
+          await db.query(
+            `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+               FROM pg_class c WHERE c.relkind IN ('r', 'p') AND c.relname LIKE $1`,
+            [pattern],
+          )
+        ).rows[0].bytes,
+      );
+    const ledgerBytes = (await bytesOf('usage_records%')) + (await bytesOf('usage_allocations%'));
+    const eventIdBytes = await bytesOf('usage_event_ids%');
     const heavyRecords = Number(
       (await db.query('SELECT count(*) AS n FROM usage_records WHERE customer_id = $1', [ctx.heavy])).rows[0]
         .n,
@@ -157,8 +179,10 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
     fills.push({
       records: filled,
       seconds: (Date.now() - t0) / 1000,
-      bytesPerMillion: Math.round((Number(disk.bytes) / filled) * 1e6),
+      bytesPerMillion: Math.round((ledgerBytes / filled) * 1e6),
+      eventIdBytesPerMillion: Math.round((eventIdBytes / filled) * 1e6),
       heavyRecords,
+      maintenance: await timeMaintenance(db),
     });
     console.log(JSON.stringify({ part: 'ledger', filled, ...fills[fills.length - 1] }));
 
@@ -203,6 +227,7 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
         const key = `${who} ${scenario}`;
         if (!first.has(key)) first.set(key, run.p50);
         const base = first.get(key)!;
+        console.log(JSON.stringify({ part: 'ledger', records: filled, customer: who, ...run }));
         rows.push({
           records: filled,
           customer: who,
@@ -216,7 +241,54 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
       }
     }
   }
-  return { rows, fills };
+  return { rows, fills, retention: await timeRetention(db) };
+}
+
+/**
+ * The upkeep run that drops the ledger's oldest month (allocations, then records: detached, then
+ * dropped), timed with the number of records it held. Run last: the ledger is smaller after it.
+ */
+async function timeRetention(db: Client): Promise<{ records: number; ms: number }> {
+  const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
+  const [oldest] = await listPartitions(rowsOf as never, { table: 'usage_records', unit: 'month' });
+  const records = Number((await db.query(`SELECT count(*) AS n FROM ${oldest.name}`)).rows[0].n);
+  const end = new Date(Date.UTC(oldest.start.getUTCFullYear(), oldest.start.getUTCMonth() + 1, 1));
+  await db.query('CHECKPOINT');
+  const t0 = process.hrtime.bigint();
+  await db.query('BEGIN');
+  const done = await maintainPartitions(rowsOf as never, [0x4c454447, 1], LEDGER_TABLES, end, end, end);
+  await db.query('COMMIT');
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (!done || done.dropped.length !== LEDGER_TABLES.length)
+    throw new Error(`the retention dropped ${JSON.stringify(done)}, not the oldest month of each table`);
+  console.log(JSON.stringify({ part: 'ledger', retention: { month: oldest.name, records, ms } }));
+  return { records, ms: Math.round(ms) };
+}
+
+/**
+ * The service's upkeep of the ledger's partitions (the function its scheduler runs, in one
+ * transaction), timed twice: making a month that is missing (four years back, before the
+ * filled history: empty) and dropping it again.
+ */
+async function timeMaintenance(db: Client): Promise<{ create: number; drop: number }> {
+  const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
+  // four years back: before the filled history (two years) and the load part's
+  const now = new Date();
+  const month = new Date(Date.UTC(now.getUTCFullYear() - 4, now.getUTCMonth(), 1));
+  const after = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1));
+  const run = async (to: Date, dropBefore: Date | null, expect: 'created' | 'dropped') => {
+    const t0 = process.hrtime.bigint();
+    await db.query('BEGIN');
+    const done = await maintainPartitions(rowsOf as never, [0x4c454447, 1], LEDGER_TABLES, month, to, dropBefore);
+    await db.query('COMMIT');
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (!done || done[expect].length !== LEDGER_TABLES.length)
+      throw new Error(`the upkeep ${expect} ${JSON.stringify(done)}, not a month of each table`);
+    return Math.round(ms * 100) / 100;
+  };
+  const create = await run(month, null, 'created');
+  const drop = await run(month, after, 'dropped');
+  return { create, drop };
 }
 
 /**
