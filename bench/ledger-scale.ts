@@ -9,6 +9,7 @@
  */
 import type { Client } from 'pg';
 import { createPartitions, listPartitions, maintainPartitions } from '../src/database/partitions';
+import { LEDGER_PARTITIONS, LEDGER_UPKEEP_LOCK } from '../src/entitlements/usage.repository';
 
 /** What the part needs of the benchmark's run. */
 export interface LedgerScaleContext {
@@ -63,11 +64,9 @@ export interface LedgerScaleResult {
   }>;
 }
 
-/** The ledger's partitioned tables as the service keeps them (records first: allocations reference them). */
-const LEDGER_TABLES = [
-  { spec: { table: 'usage_records', unit: 'month' as const }, column: 'recorded_at' },
-  { spec: { table: 'usage_allocations', unit: 'month' as const }, column: 'recorded_at' },
-];
+/** `db` as the partition functions take a connection (`query` answering the rows). */
+const rowsOf = (db: Client) =>
+  ({ query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) }) as never;
 
 /** Records inserted per statement while filling. */
 const CHUNK = 1_000_000;
@@ -97,12 +96,11 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   );
   // the months and days the fill writes to, made as the service makes them (else its rows would
   // all go to the DEFAULT partitions)
-  const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
   const historyStart = new Date(historyEnd.getTime() - HISTORY_DAYS * 86_400_000);
-  for (const { spec, column } of LEDGER_TABLES)
-    await createPartitions(rowsOf as never, spec, column, historyStart, historyEnd);
+  for (const { spec, column } of LEDGER_PARTITIONS)
+    await createPartitions(rowsOf(db), spec, column, historyStart, historyEnd);
   await createPartitions(
-    rowsOf as never,
+    rowsOf(db),
     { table: 'events', unit: 'day' },
     'created_at',
     new Date(Date.now() - 30 * 86_400_000),
@@ -236,7 +234,9 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
         const key = `${who} ${scenario}`;
         if (!first.has(key)) first.set(key, { p50: run.p50, read: read.p50 });
         const base = first.get(key)!;
-        console.log(JSON.stringify({ part: 'ledger', records: filled, customer: who, readP50: read.p50, ...run }));
+        console.log(
+          JSON.stringify({ part: 'ledger', records: filled, customer: who, readP50: read.p50, ...run }),
+        );
         const ratio = base.p50 > 0 ? run.p50 / base.p50 : null;
         rows.push({
           records: filled,
@@ -248,7 +248,8 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
           errors: run.errors,
           ratio: ratio === null ? null : Math.round(ratio * 100) / 100,
           readP50: read.p50,
-          paced: ratio === null || read.p50 <= 0 ? null : Math.round((ratio / (read.p50 / base.read)) * 100) / 100,
+          paced:
+            ratio === null || read.p50 <= 0 ? null : Math.round((ratio / (read.p50 / base.read)) * 100) / 100,
         });
       }
     }
@@ -261,9 +262,8 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
  * then dropped), timed with the number of records they held. Run last: the ledger is smaller after it.
  */
 async function timeRetention(db: Client): Promise<{ records: number; ms: number }> {
-  const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
   // the oldest month holds the history's first days only: the two oldest go, a whole month with it
-  const oldest = (await listPartitions(rowsOf as never, { table: 'usage_records', unit: 'month' })).slice(0, 2);
+  const oldest = (await listPartitions(rowsOf(db), LEDGER_PARTITIONS[0].spec)).slice(0, 2);
   let records = 0;
   for (const { name } of oldest)
     records += Number((await db.query(`SELECT count(*) AS n FROM ${name}`)).rows[0].n);
@@ -272,12 +272,14 @@ async function timeRetention(db: Client): Promise<{ records: number; ms: number 
   await db.query('CHECKPOINT');
   const t0 = process.hrtime.bigint();
   await db.query('BEGIN');
-  const done = await maintainPartitions(rowsOf as never, [0x4c454447, 1], LEDGER_TABLES, end, end, end);
+  const done = await maintainPartitions(rowsOf(db), LEDGER_UPKEEP_LOCK, LEDGER_PARTITIONS, end, end, end);
   await db.query('COMMIT');
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (!done || done.dropped.length !== LEDGER_TABLES.length * oldest.length)
+  if (!done || done.dropped.length !== LEDGER_PARTITIONS.length * oldest.length)
     throw new Error(`the retention dropped ${JSON.stringify(done)}, not the two oldest months of each table`);
-  console.log(JSON.stringify({ part: 'ledger', retention: { months: oldest.map((m) => m.name), records, ms } }));
+  console.log(
+    JSON.stringify({ part: 'ledger', retention: { months: oldest.map((m) => m.name), records, ms } }),
+  );
   return { records, ms: Math.round(ms) };
 }
 
@@ -287,7 +289,6 @@ async function timeRetention(db: Client): Promise<{ records: number; ms: number 
  * filled history: empty) and dropping it again.
  */
 async function timeMaintenance(db: Client): Promise<{ create: number; drop: number }> {
-  const rowsOf = { query: (sql: string, params?: unknown[]) => db.query(sql, params).then((r) => r.rows) };
   // four years back: before the filled history (two years) and the load part's
   const now = new Date();
   const month = new Date(Date.UTC(now.getUTCFullYear() - 4, now.getUTCMonth(), 1));
@@ -295,10 +296,17 @@ async function timeMaintenance(db: Client): Promise<{ create: number; drop: numb
   const run = async (to: Date, dropBefore: Date | null, expect: 'created' | 'dropped') => {
     const t0 = process.hrtime.bigint();
     await db.query('BEGIN');
-    const done = await maintainPartitions(rowsOf as never, [0x4c454447, 1], LEDGER_TABLES, month, to, dropBefore);
+    const done = await maintainPartitions(
+      rowsOf(db),
+      LEDGER_UPKEEP_LOCK,
+      LEDGER_PARTITIONS,
+      month,
+      to,
+      dropBefore,
+    );
     await db.query('COMMIT');
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (!done || done[expect].length !== LEDGER_TABLES.length)
+    if (!done || done[expect].length !== LEDGER_PARTITIONS.length)
       throw new Error(`the upkeep ${expect} ${JSON.stringify(done)}, not a month of each table`);
     return Math.round(ms * 100) / 100;
   };

@@ -111,6 +111,12 @@ export async function dropPartitionsBefore(
   return dropped;
 }
 
+/**
+ * First key of the partition upkeep's advisory lock, the same on every replica; the second names
+ * the tables kept: 1 the ledger's, 2 the events'.
+ */
+export const PARTITION_UPKEEP_LOCK = 0x4c454447;
+
 /** A partitioned table and the column it is partitioned on. */
 export interface PartitionedColumn {
   spec: PartitionedTable;

@@ -10,6 +10,7 @@ import {
   eachPartition,
   maintainPartitions,
   NamedPartitions,
+  PARTITION_UPKEEP_LOCK,
   PartitionedColumn,
 } from '../database/partitions';
 import { Clock } from '../common/clock';
@@ -17,13 +18,13 @@ import { LedgerStatements } from './ledger-months';
 import { Transactions } from '../database/transactional';
 
 /** The ledger's partitioned tables, a month of `recorded_at` each; records first (allocations reference them). */
-const LEDGER_PARTITIONS: PartitionedColumn[] = [
+export const LEDGER_PARTITIONS: readonly PartitionedColumn[] = [
   { spec: { table: 'usage_records', unit: 'month' }, column: 'recorded_at' },
   { spec: { table: 'usage_allocations', unit: 'month' }, column: 'recorded_at' },
 ];
 
-/** First key of the ledger's partition upkeep's advisory lock (any constant, the same on every replica). */
-const PARTITIONS_LOCK = 0x4c454447;
+/** The advisory lock of the ledger's partition upkeep. */
+export const LEDGER_UPKEEP_LOCK: [number, number] = [PARTITION_UPKEEP_LOCK, 1];
 
 export interface NewUsage {
   projectId: string;
@@ -75,7 +76,7 @@ export class UsageRepository {
   ): Promise<{ created: string[]; dropped: string[] } | null> {
     return maintainPartitions(
       this.transactions.tx,
-      [PARTITIONS_LOCK, 1],
+      LEDGER_UPKEEP_LOCK,
       LEDGER_PARTITIONS,
       from,
       to,

@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
-import { defaultPartitionRows, maintainPartitions, PartitionedColumn } from '../database/partitions';
+import {
+  defaultPartitionRows,
+  maintainPartitions,
+  PARTITION_UPKEEP_LOCK,
+  PartitionedColumn,
+} from '../database/partitions';
 import type { CursorWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { wellFormedJson } from '../common/json/well-formed';
@@ -13,9 +18,6 @@ const EVENT_PARTITIONS: PartitionedColumn[] = [
   { spec: { table: 'webhook_deliveries', unit: 'day' }, column: 'event_created_at' },
   { spec: { table: 'webhook_attempts', unit: 'day' }, column: 'event_created_at' },
 ];
-
-/** First key of the partition upkeep's advisory lock (the ledger's: `UsageRepository`; this one's second key is 2). */
-const PARTITIONS_LOCK = 0x4c454447;
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -520,7 +522,7 @@ export class EventsRepository {
     before: Date,
   ): Promise<{ created: string[]; dropped: string[]; keys: number } | null> {
     const tx = this.transactions.tx;
-    const done = await maintainPartitions(tx, [PARTITIONS_LOCK, 2], EVENT_PARTITIONS, from, to, before);
+    const done = await maintainPartitions(tx, [PARTITION_UPKEEP_LOCK, 2], EVENT_PARTITIONS, from, to, before);
     if (!done) return null;
     const keys = await pruneInBatches(tx, {
       table: 'event_unique_keys',
