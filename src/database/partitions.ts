@@ -194,10 +194,10 @@ export function namedPartitions(unit: PartitionedTable['unit'], at: Date, count:
   };
 }
 
-/** A range of `column` asked for (SQL expressions; `to` excluded): the partitions outside it are skipped. */
+/** A range of `column` asked for (SQL expressions; `to` excluded, absent: no end): the partitions outside it are skipped. */
 export interface ColumnRange {
   from: string;
-  to: string;
+  to?: string;
 }
 
 /**
@@ -231,7 +231,7 @@ export function eachPartition(
     const conditions = [
       lo && `${t}.${column} >= ${lo}`,
       hi && `${t}.${column} < ${hi}`,
-      within && lo && `${within.to} > ${lo}`,
+      within?.to && lo && `${within.to} > ${lo}`,
       within && hi && `${within.from} < ${hi}`,
     ].filter(Boolean);
     return `(${select} AND ${conditions.join(' AND ')} ORDER BY ${t}.${column} ${order}, ${t}.id ${order} LIMIT ${limit})`;

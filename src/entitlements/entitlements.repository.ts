@@ -1190,11 +1190,13 @@ function stateSelect(
             (${eachPartition(
               months,
               `SELECT u.recorded_at FROM usage_records u
-                WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})`,
+                WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})
+                  AND u.recorded_at > ${at} - interval '${LATEST_RECORD_READ}'`,
               'u',
               'recorded_at',
               'DESC',
               '1',
+              { from: `${at} - interval '${LATEST_RECORD_READ}'` },
             )}) AS last_recorded_at`
             : ''
         }
@@ -1216,6 +1218,14 @@ const GRANTS_EXPIRED_READ = '1 day';
  * scheduler marks it within seconds while the service runs).
  */
 const HOLDS_EXPIRED_READ = '1 day';
+
+/**
+ * How far before the instant a consume was sent with its customer's latest record of the feature
+ * is looked for: the consume is placed after that record only when the record is later than the
+ * instant it decides at (a replica whose clock lags), so an older one changes nothing, and the
+ * months before are not read.
+ */
+const LATEST_RECORD_READ = '1 day';
 
 /**
  * `$1` the project, `$2...` the customer lock's values, then the feature (id or slug) unless

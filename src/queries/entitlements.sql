@@ -1154,15 +1154,20 @@ LIMIT 1) AS before
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
                   WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
            ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
      FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
     WHERE r.i BETWEEN 1 AND 2147483647
@@ -1426,15 +1431,20 @@ LIMIT 1) AS before
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
                   WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
            ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
      FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
     WHERE r.i BETWEEN 1 AND 2147483647
@@ -1572,15 +1582,20 @@ LIMIT 1) AS before
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
                   WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
            ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
      FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
     WHERE r.i BETWEEN 1 AND 2147483647
@@ -1718,15 +1733,20 @@ LIMIT 1) AS before
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
                   WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
            ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
      FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
     WHERE r.i BETWEEN 1 AND 2147483647
@@ -1864,15 +1884,20 @@ LIMIT 1) AS before
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
                   WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
            ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
      FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
     WHERE r.i BETWEEN 1 AND 2147483647
@@ -2010,15 +2035,20 @@ LIMIT 1) AS before
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
                   WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
            ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
      FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
     WHERE r.i BETWEEN 1 AND 2147483647
