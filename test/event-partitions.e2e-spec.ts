@@ -103,6 +103,47 @@ describe('events partitioned by day', () => {
     ).toEqual([]);
   });
 
+  it('pages of events read day by day stay newest first: across days, ties on a day’s first instant, DEFAULT rows', async () => {
+    const p = await t.createProject();
+    const today = new Date(Math.floor(Date.now() / DAY) * DAY);
+    const at = (days: number, ms = 0) => new Date(today.getTime() - days * DAY + ms).toISOString();
+    // two events on today's first instant (their order is their ids'), others over the days before
+    // (in DEFAULT here, where only today's days ahead were made) and the day after tomorrow
+    const rows: Array<[string, string]> = [
+      ['evt_days_0000000000000001', at(0)],
+      ['evt_days_0000000000000002', at(0)],
+      ['evt_days_0000000000000003', at(0, 3_600_000)],
+      ['evt_days_0000000000000004', at(1, 5)],
+      ['evt_days_0000000000000005', at(2)],
+      ['evt_days_0000000000000006', at(5, 60_000)],
+      ['evt_days_0000000000000007', at(20)],
+      ['evt_days_0000000000000008', at(-2)],
+      ['evt_days_0000000000000009', '2001-01-01T00:00:00.000Z'],
+    ];
+    for (const [id, createdAt] of rows)
+      await t.dataSource.query(
+        `INSERT INTO events (id, project_id, type, data, created_at) VALUES ($1, $2, 'code.revoked', '{}', $3)`,
+        [id, p.id, createdAt],
+      );
+    const expected = [...rows]
+      .sort(([i, x], [j, y]) => Date.parse(y) - Date.parse(x) || (j < i ? -1 : 1))
+      .map(([id]) => id);
+    for (const limit of [1, 2, 3, 20]) {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const q: string = `/events?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+        const page: any = (await t.http.get(`${P}${q}`).set(bearer(p.privateKey)).expect(200)).body.data;
+        expect(page.data.length).toBeLessThanOrEqual(limit);
+        ids.push(...page.data.map((e: { id: string }) => e.id));
+        cursor = page.nextCursor;
+      } while (cursor);
+      expect(ids).toEqual(expected);
+    }
+    // the days before today were not made here: those rows sat in DEFAULT, which the next test counts
+    await t.dataSource.query('DELETE FROM events WHERE project_id = $1', [p.id]);
+  });
+
   it('an event no day holds is kept in DEFAULT and counted in /metrics', async () => {
     await t.dataSource.query(
       `INSERT INTO events (id, project_id, type, data, created_at)

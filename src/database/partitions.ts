@@ -194,9 +194,9 @@ export function namedPartitions(unit: PartitionedTable['unit'], at: Date, count:
   };
 }
 
-/** A range of `column` asked for (SQL expressions; `to` excluded, absent: no end): the partitions outside it are skipped. */
+/** A range of `column` asked for (SQL expressions; `to` excluded; an absent end is open): the partitions outside it are skipped. */
 export interface ColumnRange {
-  from: string;
+  from?: string;
   to?: string;
 }
 
@@ -232,7 +232,7 @@ export function eachPartition(
       lo && `${t}.${column} >= ${lo}`,
       hi && `${t}.${column} < ${hi}`,
       within?.to && lo && `${within.to} > ${lo}`,
-      within && hi && `${within.from} < ${hi}`,
+      within?.from && hi && `${within.from} < ${hi}`,
     ].filter(Boolean);
     return `(${select} AND ${conditions.join(' AND ')} ORDER BY ${t}.${column} ${order}, ${t}.id ${order} LIMIT ${limit})`;
   });

@@ -2,9 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { Statement, Statements } from '../database/statements';
 import { Transactions } from '../database/transactional';
 import { pruneInBatches } from '../database/prune';
+import { Clock } from '../common/clock';
 import {
+  ColumnRange,
   defaultPartitionRows,
+  eachPartition,
   maintainPartitions,
+  namedPartitions,
   PARTITION_UPKEEP_LOCK,
   PartitionedColumn,
 } from '../database/partitions';
@@ -18,6 +22,9 @@ const EVENT_PARTITIONS: PartitionedColumn[] = [
   { spec: { table: 'webhook_deliveries', unit: 'day' }, column: 'event_created_at' },
   { spec: { table: 'webhook_attempts', unit: 'day' }, column: 'event_created_at' },
 ];
+
+/** Days of events a page's statement names (today and the two before); older and newer days are read by one query each. */
+const NAMED_DAYS = 3;
 
 /** An event row as the API shows it. */
 export interface EventRow {
@@ -275,6 +282,7 @@ export class EventsRepository {
   constructor(
     private readonly transactions: Transactions,
     private readonly statements: Statements,
+    private readonly clock: Clock,
   ) {}
 
   /** Inserts events of one customer (or of none) and their deliveries, in the current transaction. */
@@ -328,17 +336,29 @@ export class EventsRepository {
     filter: { type?: string; customerId?: number },
     { limit, after }: CursorWindow<{ createdAt: string; id: string }>,
   ): Promise<EventRow[]> {
-    const where = ['project_id = $1'];
+    const where = ['e.project_id = $1'];
     const values: unknown[] = [projectId];
-    if (filter.type !== undefined) where.push(`type = $${values.push(filter.type)}`);
-    if (filter.customerId !== undefined) where.push(`customer_id = $${values.push(filter.customerId)}`);
-    if (after)
-      where.push(
-        `(created_at, id) < ($${values.push(after.createdAt)}::timestamptz, $${values.push(after.id)})`,
-      );
+    if (filter.type !== undefined) where.push(`e.type = $${values.push(filter.type)}`);
+    if (filter.customerId !== undefined) where.push(`e.customer_id = $${values.push(filter.customerId)}`);
+    let before: ColumnRange | undefined;
+    if (after) {
+      const at = `$${values.push(after.createdAt)}::timestamptz`;
+      where.push(`(e.created_at, e.id) < (${at}, $${values.push(after.id)})`);
+      // the cursor's own instant may hold the next rows (a later id came first)
+      before = { to: `${at} + interval '1 microsecond'` };
+    }
+    // a page is looked for day by day, newest first: a customer with events today reads today's
+    // partition only, not the first rows of every day kept
     return this.transactions.tx.query(
-      `SELECT id, project_id, type, data, created_at FROM events WHERE ${where.join(' AND ')}
-        ORDER BY created_at DESC, id DESC LIMIT $${values.push(limit)}`,
+      eachPartition(
+        namedPartitions('day', this.clock.now(), NAMED_DAYS),
+        `SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE ${where.join(' AND ')}`,
+        'e',
+        'created_at',
+        'DESC',
+        `$${values.push(limit)}`,
+        before,
+      ),
       values,
     );
   }

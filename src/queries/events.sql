@@ -188,12 +188,20 @@ WITH input AS (
 SELECT id, type FROM ev
 
 -- EventsRepository.list (first page)
-SELECT id, project_id, type, data, created_at FROM events WHERE project_id = $1
-ORDER BY created_at DESC, id DESC LIMIT $2
+(SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.created_at >= timestamptz '2026-03-16T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $2)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.created_at >= timestamptz '2026-03-15T00:00:00.000Z' AND e.created_at < timestamptz '2026-03-16T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $2)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.created_at >= timestamptz '2026-03-14T00:00:00.000Z' AND e.created_at < timestamptz '2026-03-15T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $2)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.created_at >= timestamptz '2026-03-13T00:00:00.000Z' AND e.created_at < timestamptz '2026-03-14T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $2)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.created_at < timestamptz '2026-03-13T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $2)
+LIMIT $2
 
 -- EventsRepository.list (of a type and a customer, after a cursor)
-SELECT id, project_id, type, data, created_at FROM events WHERE project_id = $1 AND type = $2 AND customer_id = $3 AND (created_at, id) < ($4::timestamptz, $5)
-ORDER BY created_at DESC, id DESC LIMIT $6
+(SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.type = $2 AND e.customer_id = $3 AND (e.created_at, e.id) < ($4::timestamptz, $5) AND e.created_at >= timestamptz '2026-03-16T00:00:00.000Z' AND $4::timestamptz + interval '1 microsecond' > timestamptz '2026-03-16T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $6)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.type = $2 AND e.customer_id = $3 AND (e.created_at, e.id) < ($4::timestamptz, $5) AND e.created_at >= timestamptz '2026-03-15T00:00:00.000Z' AND e.created_at < timestamptz '2026-03-16T00:00:00.000Z' AND $4::timestamptz + interval '1 microsecond' > timestamptz '2026-03-15T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $6)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.type = $2 AND e.customer_id = $3 AND (e.created_at, e.id) < ($4::timestamptz, $5) AND e.created_at >= timestamptz '2026-03-14T00:00:00.000Z' AND e.created_at < timestamptz '2026-03-15T00:00:00.000Z' AND $4::timestamptz + interval '1 microsecond' > timestamptz '2026-03-14T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $6)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.type = $2 AND e.customer_id = $3 AND (e.created_at, e.id) < ($4::timestamptz, $5) AND e.created_at >= timestamptz '2026-03-13T00:00:00.000Z' AND e.created_at < timestamptz '2026-03-14T00:00:00.000Z' AND $4::timestamptz + interval '1 microsecond' > timestamptz '2026-03-13T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $6)
+UNION ALL (SELECT e.id, e.project_id, e.type, e.data, e.created_at FROM events e WHERE e.project_id = $1 AND e.type = $2 AND e.customer_id = $3 AND (e.created_at, e.id) < ($4::timestamptz, $5) AND e.created_at < timestamptz '2026-03-13T00:00:00.000Z' ORDER BY e.created_at DESC, e.id DESC LIMIT $6)
+LIMIT $6
 
 -- EventsRepository.lockCursor
 SELECT
