@@ -230,6 +230,8 @@ const LEDGER_RECORDS = (process.env.BENCH_LEDGER_RECORDS ?? '10000,1000000')
   .split(',')
   .map((x) => Number(x.trim()))
   .filter((x) => Number.isInteger(x) && x > 0);
+/** Rounds of the `ledger` part's scenarios at each size (medians). */
+const LEDGER_ROUNDS = Math.max(1, int('BENCH_LEDGER_ROUNDS', 3));
 /** Customers the `ledger` part spreads its records over (at most those seeded). */
 const LEDGER_CUSTOMERS = Math.max(10, int('BENCH_LEDGER_CUSTOMERS', 100_000));
 /** Requests per list scenario of the `auditscale` part, one client. */
@@ -1092,7 +1094,14 @@ async function main(): Promise<void> {
   let embedded: EmbeddedDatabase | undefined;
   let url = process.env.DATABASE_URL;
   if (!url) {
-    embedded = await startEmbeddedPostgres(dir, () => undefined);
+    // the ledger part reads the database's work per request from its statement statistics
+    embedded = await startEmbeddedPostgres(
+      dir,
+      () => undefined,
+      PARTS.has('ledger')
+        ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track_planning=on']
+        : [],
+    );
     url = embedded.url;
   }
   let serviceProcess: ChildProcess | undefined;
@@ -2815,6 +2824,7 @@ async function main(): Promise<void> {
           heavy: spread[1],
           few: spread[2],
           drive: (scenario, make) => drive(scenario, 1, SECONDS, make),
+          rounds: LEDGER_ROUNDS,
           get: (path) => call(port, 'GET', `${api}${path}`, sk),
           post: (path, body) => call(port, 'POST', `${api}${path}`, json, body),
         },
@@ -3244,14 +3254,14 @@ async function main(): Promise<void> {
           `| ${f.records.toLocaleString('en-US')} | ${f.seconds.toFixed(1)} | ${f.bytesPerMillion.toLocaleString('en-US')} | ${f.eventIdBytesPerMillion.toLocaleString('en-US')} | ${f.heavyRecords.toLocaleString('en-US')} | ${f.maintenance.create} | ${f.maintenance.drop} |`,
         );
       console.log(
-        `\none client, ${SECONDS} s each; ratio = p50 ÷ the same scenario's p50 at the first size (goal <= 1.2); paced = that ratio ÷ the same ratio of the read (GET /customers/:id) run just before each:\n`,
+        `\none client, ${SECONDS} s each, ${LEDGER_ROUNDS} rounds of every scenario, medians; ratio = p50 ÷ the same scenario's p50 at the first size (goal <= 1.2); paced = that ratio ÷ the same ratio of the read (GET /customers/:id) run just before each; buffers and db ms = the database's shared buffers and time (planning included) per request, from pg_stat_statements:\n`,
       );
       console.log(
-        '| records | customer | scenario | requests | p50 ms | p99 ms | errors | ratio | read p50 ms | paced |\n|---|---|---|---|---|---|---|---|---|---|',
+        '| records | customer | scenario | requests | p50 ms | p99 ms | errors | ratio | read p50 ms | paced | buffers | ÷ first | db ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       );
       for (const r of ledgerResult.rows)
         console.log(
-          `| ${r.records.toLocaleString('en-US')} | ${r.customer} | ${r.scenario} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio ?? ''} | ${r.readP50} | ${r.paced ?? ''} |`,
+          `| ${r.records.toLocaleString('en-US')} | ${r.customer} | ${r.scenario} | ${r.requests} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.ratio ?? ''} | ${r.readP50} | ${r.paced ?? ''} | ${r.buffers ?? ''} | ${r.buffersRatio ?? ''} | ${r.dbMs ?? ''} |`,
         );
       if (ledgerResult.retention)
         console.log(

@@ -4,8 +4,9 @@
  * million, ...), spread over up to 100,000 customers with a skewed tail and a tenth of them on
  * one heavy customer, with an event for every ten records; at each size, one client measures a
  * customer with few records and the heavy one: the check, the consume, the first ledger page, a
- * filtered ledger page (one feature, one month long ago) and `GET /events` of the customer. Each
- * is reported against its cost at the first size (docs/benchmarks.md#the-ledger-at-scale).
+ * filtered ledger page (one feature, one month long ago) and `GET /events` of the customer, in
+ * rounds. Each is reported against its cost at the first size, in time and in the database's
+ * buffers per request (docs/benchmarks.md#the-ledger-at-scale).
  */
 import type { Client } from 'pg';
 import { createPartitions, listPartitions, maintainPartitions } from '../src/database/partitions';
@@ -28,6 +29,8 @@ export interface LedgerScaleContext {
     make: (i: number) => Promise<{ status: number; body: unknown }>,
   ) => Promise<{ requests: number; p50: number; p99: number; rps: number; errors: number }>;
   get: (path: string) => Promise<{ status: number; body: unknown }>;
+  /** Rounds of every scenario at each size (BENCH_LEDGER_ROUNDS): the table gives their medians. */
+  rounds: number;
   post: (path: string, body: unknown) => Promise<{ status: number; body: unknown }>;
 }
 
@@ -35,17 +38,63 @@ export interface LedgerScaleRow {
   records: number;
   customer: 'few' | 'heavy';
   scenario: string;
+  /** Requests and errors of every round; p50 and p99 their medians. */
   requests: number;
   p50: number;
   p99: number;
   errors: number;
   /** p50 ÷ the same scenario's p50 at the first size. */
   ratio: number | null;
-  /** p50 of the read (`GET /customers/:id`) driven just before the scenario: the machine's pace then. */
+  /** p50 of the read (`GET /customers/:id`) driven just before the scenario (the median of the rounds): the machine's pace then. */
   readP50: number;
   /** `ratio` ÷ the same ratio of the reads before them: the scenario's growth with the machine's drift taken out. */
   paced: number | null;
+  /** The database's buffers (shared, hit or read, planning included) per request: its work, which noise does not change. */
+  buffers: number | null;
+  /** `buffers` ÷ the same scenario's at the first size. */
+  buffersRatio: number | null;
+  /** The database's time (planning and execution) per request, ms. */
+  dbMs: number | null;
 }
+
+/** The database's work per request over a run, from its statement statistics (`statementTotals`). */
+interface Work {
+  buffers: number;
+  dbMs: number;
+}
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+/**
+ * The totals of every statement the database has run (pg_stat_statements: buffers and ms, with
+ * planning), or null where the extension is not loaded (a DATABASE_URL of another server).
+ */
+async function statementTotals(db: Client): Promise<{ buffers: number; ms: number } | null> {
+  try {
+    const { rows } = await db.query(
+      `SELECT coalesce(sum(shared_blks_hit + shared_blks_read), 0)::float8 AS buffers,
+              coalesce(sum(total_exec_time + total_plan_time), 0)::float8 AS ms
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    return { buffers: rows[0].buffers, ms: rows[0].ms };
+  } catch {
+    return null;
+  }
+}
+
+const workOf = (
+  before: { buffers: number; ms: number },
+  after: { buffers: number; ms: number },
+  requests: number,
+): Work => ({
+  buffers: Math.round((after.buffers - before.buffers) / requests),
+  dbMs: round2((after.ms - before.ms) / requests),
+});
 
 export interface LedgerScaleResult {
   rows: LedgerScaleRow[];
@@ -79,7 +128,7 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   const spread = ctx.customers.filter((c) => c !== ctx.heavy && c !== ctx.few);
   const rows: LedgerScaleRow[] = [];
   const fills: LedgerScaleResult['fills'] = [];
-  const first = new Map<string, { p50: number; read: number }>();
+  const first = new Map<string, { p50: number; read: number; buffers: number | null }>();
   let filled = Number(
     (await db.query('SELECT count(*) AS n FROM usage_records WHERE project_id = $1', [projectId])).rows[0].n,
   );
@@ -94,6 +143,8 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
   await db.query(
     'CREATE TEMP TABLE IF NOT EXISTS ledger_fill_counts (customer_id int PRIMARY KEY, n bigint NOT NULL)',
   );
+  // the database's work per request, where the server loads the statistics (the benchmark's own does)
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').catch(() => undefined);
   // the months and days the fill writes to, made as the service makes them (else its rows would
   // all go to the DEFAULT partitions)
   const historyStart = new Date(historyEnd.getTime() - HISTORY_DAYS * 86_400_000);
@@ -192,11 +243,17 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
     const monthAgo = new Date(Date.now() - 180 * 86_400_000);
     const from = new Date(monthAgo.getTime() - 30 * 86_400_000).toISOString();
     const to = monthAgo.toISOString();
+    const scenarios: Array<{
+      who: 'few' | 'heavy';
+      customerId: number;
+      scenario: string;
+      make: (i: number) => Promise<{ status: number; body: unknown }>;
+    }> = [];
     for (const [who, customerId] of [
       ['few', ctx.few],
       ['heavy', ctx.heavy],
     ] as const) {
-      const scenarios: Array<[string, (i: number) => Promise<{ status: number; body: unknown }>]> = [
+      const of: Array<[string, (i: number) => Promise<{ status: number; body: unknown }>]> = [
         [
           'POST /entitlements/check',
           () => ctx.post('/entitlements/check', { customerId, featureId, amount: 1 }),
@@ -224,34 +281,71 @@ export async function ledgerScale(ctx: LedgerScaleContext, sizes: number[]): Pro
         ],
         ['GET /events (the customer)', () => ctx.get(`/events?customerId=${customerId}&limit=20`)],
       ];
-      for (const [scenario, make] of scenarios) {
-        // a shared machine's pace drifts over the minutes between sizes: a read of the same
-        // customer just before each scenario measures it
+      for (const [scenario, make] of of) scenarios.push({ who, customerId, scenario, make });
+    }
+    // every scenario once a round, each after a read of its customer (the machine's pace then);
+    // the medians over the rounds, so that a moment of a shared machine's noise is outvoted
+    const runs = scenarios.map(() => ({
+      p50: [] as number[],
+      read: [] as number[],
+      p99: [] as number[],
+      work: [] as Work[],
+      requests: 0,
+      errors: 0,
+    }));
+    for (let round = 0; round < ctx.rounds; round++)
+      for (const [k, { who, customerId, scenario, make }] of scenarios.entries()) {
         const read = await ctx.drive(`ledger ${filled}: the read before, ${who}`, () =>
           ctx.get(`/customers/${customerId}`),
         );
+        const before = await statementTotals(db);
         const run = await ctx.drive(`ledger ${filled}: ${scenario}, ${who}`, make);
-        const key = `${who} ${scenario}`;
-        if (!first.has(key)) first.set(key, { p50: run.p50, read: read.p50 });
-        const base = first.get(key)!;
+        const after = await statementTotals(db);
+        const work = before && after && run.requests > 0 ? workOf(before, after, run.requests) : null;
         console.log(
-          JSON.stringify({ part: 'ledger', records: filled, customer: who, readP50: read.p50, ...run }),
+          JSON.stringify({
+            part: 'ledger',
+            records: filled,
+            round,
+            customer: who,
+            readP50: read.p50,
+            ...run,
+            work,
+          }),
         );
-        const ratio = base.p50 > 0 ? run.p50 / base.p50 : null;
-        rows.push({
-          records: filled,
-          customer: who,
-          scenario,
-          requests: run.requests,
-          p50: run.p50,
-          p99: run.p99,
-          errors: run.errors,
-          ratio: ratio === null ? null : Math.round(ratio * 100) / 100,
-          readP50: read.p50,
-          paced:
-            ratio === null || read.p50 <= 0 ? null : Math.round((ratio / (read.p50 / base.read)) * 100) / 100,
-        });
+        runs[k].p50.push(run.p50);
+        runs[k].p99.push(run.p99);
+        runs[k].read.push(read.p50);
+        if (work) runs[k].work.push(work);
+        runs[k].requests += run.requests;
+        runs[k].errors += run.errors;
       }
+    for (const [k, { who, scenario }] of scenarios.entries()) {
+      const r = runs[k];
+      const p50 = median(r.p50);
+      const readP50 = median(r.read);
+      const work = r.work.length
+        ? { buffers: median(r.work.map((w) => w.buffers)), dbMs: median(r.work.map((w) => w.dbMs)) }
+        : null;
+      const key = `${who} ${scenario}`;
+      if (!first.has(key)) first.set(key, { p50, read: readP50, buffers: work?.buffers ?? null });
+      const base = first.get(key)!;
+      const ratio = base.p50 > 0 ? p50 / base.p50 : null;
+      rows.push({
+        records: filled,
+        customer: who,
+        scenario,
+        requests: r.requests,
+        p50: round2(p50),
+        p99: round2(median(r.p99)),
+        errors: r.errors,
+        ratio: ratio === null ? null : round2(ratio),
+        readP50: round2(readP50),
+        paced: ratio === null || readP50 <= 0 ? null : round2(ratio / (readP50 / base.read)),
+        buffers: work?.buffers ?? null,
+        buffersRatio: work && base.buffers ? round2(work.buffers / base.buffers) : null,
+        dbMs: work ? round2(work.dbMs) : null,
+      });
     }
   }
   return { rows, fills, retention: await timeRetention(db) };

@@ -61,6 +61,8 @@ export function rootCannotRunHere(dir: string): string {
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: (msg: string) => void,
+  /** More `-c name=value` settings of the server (the benchmark's statement statistics). */
+  settings: string[] = [],
 ): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   if (process.getuid?.() === 0) {
@@ -83,7 +85,7 @@ export async function startEmbeddedPostgres(
     persistent: true,
     createPostgresUser: true,
     // PostgreSQL's default of 128 MB is sized for the smallest machines; memory is only taken as pages are used
-    postgresFlags: ['-c', 'shared_buffers=512MB'],
+    postgresFlags: ['-c', 'shared_buffers=512MB', ...settings.flatMap((setting) => ['-c', setting])],
     onLog: () => undefined,
     onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
   });
