@@ -1,7 +1,14 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closedAncestor, embeddedConnection, rootCannotRunHere } from './embedded';
+import { createServer, Server } from 'node:net';
+import {
+  closedAncestor,
+  embeddedConnection,
+  freePort,
+  rootCannotRunHere,
+  startEmbeddedPostgres,
+} from './embedded';
 
 describe('closedAncestor (npm start as root from a 0700 directory)', () => {
   let base: string;
@@ -61,4 +68,48 @@ describe('embeddedConnection (the CLI run from the project finds the running emb
       /is not running: start the service \(npm start\), or set DATABASE_URL/,
     );
   });
+});
+
+describe('startEmbeddedPostgres (npm start without DATABASE_URL)', () => {
+  let base: string;
+  let taken: Server | undefined;
+  beforeEach(() => {
+    base = mkdtempSync(join(tmpdir(), 'embedded-start-'));
+    chmodSync(base, 0o755);
+  });
+  afterEach(async () => {
+    await new Promise((done) => (taken ? taken.close(done) : done(undefined)));
+    taken = undefined;
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('tries another port when its port was taken before PostgreSQL bound it', async () => {
+    // a port held on every address, as another process may take the picked one meanwhile
+    taken = createServer();
+    await new Promise<void>((listening) => taken!.listen(0, '::', listening));
+    const held = (taken.address() as { port: number }).port;
+    const handed: number[] = [];
+    const ports = [held, await freePort()];
+    const db = await startEmbeddedPostgres(
+      join(base, '.data'),
+      () => undefined,
+      [],
+      async () => {
+        handed.push(ports[handed.length]);
+        return handed[handed.length - 1];
+      },
+    );
+    try {
+      expect(handed).toEqual(ports);
+      expect(db.url).toBe(`postgres://postgres:postgres@127.0.0.1:${ports[1]}/subscriptions`);
+    } finally {
+      await db.stop();
+    }
+  }, 120_000);
+
+  it('says what PostgreSQL said when it never gets ready, rather than nothing', async () => {
+    await expect(
+      startEmbeddedPostgres(join(base, '.data'), () => undefined, ['shared_buffers=lots']),
+    ).rejects.toThrow(/exited before it was ready \(3 tries\): .*shared_buffers/);
+  }, 120_000);
 });

@@ -19,6 +19,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Tries of the embedded server's start, each on a port of its own. */
+const START_ATTEMPTS = 3;
+
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
@@ -63,6 +66,8 @@ export async function startEmbeddedPostgres(
   log: (msg: string) => void,
   /** More `-c name=value` settings of the server (the benchmark's statement statistics). */
   settings: string[] = [],
+  /** Where each try's port comes from (a test hands out a taken one first). */
+  ports: () => Promise<number> = freePort,
 ): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   if (process.getuid?.() === 0) {
@@ -76,21 +81,46 @@ export async function startEmbeddedPostgres(
   chmodSync(root, 0o755);
   const pgDir = join(root, 'pg');
   const initialised = existsSync(join(pgDir, 'PG_VERSION'));
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    user: 'postgres',
-    password: 'postgres',
-    port,
-    persistent: true,
-    createPostgresUser: true,
-    // PostgreSQL's default of 128 MB is sized for the smallest machines; memory is only taken as pages are used
-    postgresFlags: ['-c', 'shared_buffers=512MB', ...settings.flatMap((setting) => ['-c', setting])],
-    onLog: () => undefined,
-    onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
-  });
+  // PostgreSQL's last lines, for the error when it exits before it is ready
+  const lines: string[] = [];
+  const keep = (message: unknown) => {
+    for (const line of String(message).split('\n'))
+      // without PostgreSQL's prefix of time and process: "FATAL:  could not create any TCP/IP sockets"
+      if (line.trim() !== '') lines.push(line.replace(/^\S+ \S+ \S+ \[\d+\] /, ''));
+    lines.splice(0, Math.max(0, lines.length - 5));
+  };
+  const serverOn = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: pgDir,
+      user: 'postgres',
+      password: 'postgres',
+      port,
+      persistent: true,
+      createPostgresUser: true,
+      // PostgreSQL's default of 128 MB is sized for the smallest machines; memory is only taken as pages are used
+      postgresFlags: ['-c', 'shared_buffers=512MB', ...settings.flatMap((setting) => ['-c', setting])],
+      onLog: keep,
+      onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
+    });
+  let port = await ports();
+  let server = serverOn(port);
   if (!initialised) await server.initialise();
-  await server.start();
+  for (let attempt = 1; ; attempt++) {
+    lines.length = 0;
+    try {
+      await server.start();
+      break;
+    } catch (error) {
+      // most often the port, taken by another process between being picked and being bound:
+      // another port is tried; the last failure says what PostgreSQL said
+      if (attempt >= START_ATTEMPTS) {
+        const said = error instanceof Error ? error.message : lines.join(' / ') || 'nothing logged';
+        throw new Error(`the embedded PostgreSQL exited before it was ready (${attempt} tries): ${said}`);
+      }
+      port = await ports();
+      server = serverOn(port);
+    }
+  }
   const client = server.getPgClient('postgres');
   await client.connect();
   const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = 'subscriptions'");
