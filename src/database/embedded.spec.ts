@@ -95,8 +95,9 @@ describe('startEmbeddedPostgres (npm start without DATABASE_URL)', () => {
       () => undefined,
       [],
       async () => {
-        handed.push(ports[handed.length]);
-        return handed[handed.length - 1];
+        const port = ports[handed.length];
+        handed.push(port);
+        return port;
       },
     );
     try {

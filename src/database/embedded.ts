@@ -111,10 +111,12 @@ export async function startEmbeddedPostgres(
       await server.start();
       break;
     } catch (error) {
-      // most often the port, taken by another process between being picked and being bound:
-      // another port is tried; the last failure says what PostgreSQL said
+      // an Error is the package's own refusal, the same on any port
+      if (error instanceof Error) throw error;
+      // PostgreSQL exited before it was ready (the package rejects with nothing): most often its
+      // port, taken by another process between being picked and being bound, so another is tried
       if (attempt >= START_ATTEMPTS) {
-        const said = error instanceof Error ? error.message : lines.join(' / ') || 'nothing logged';
+        const said = lines.join(' / ') || 'nothing logged';
         throw new Error(`the embedded PostgreSQL exited before it was ready (${attempt} tries): ${said}`);
       }
       port = await ports();
