@@ -1,14 +1,9 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, Server } from 'node:net';
-import {
-  closedAncestor,
-  embeddedConnection,
-  freePort,
-  rootCannotRunHere,
-  startEmbeddedPostgres,
-} from './embedded';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { closedAncestor, embeddedConnection, rootCannotRunHere } from './embedded';
 
 describe('closedAncestor (npm start as root from a 0700 directory)', () => {
   let base: string;
@@ -70,47 +65,63 @@ describe('embeddedConnection (the CLI run from the project finds the running emb
   });
 });
 
+/**
+ * Runs `body` (TypeScript, with `startEmbeddedPostgres`, `freePort`, `createServer` and `dataDir`
+ * in scope) in a Node process of its own and answers what it printed: the package is ESM-only and
+ * loaded by a dynamic import, which Jest's module sandbox does not always link.
+ */
+async function inNode(dataDir: string, body: string): Promise<string> {
+  const script = `
+    const { startEmbeddedPostgres, freePort } = require(${JSON.stringify(join(__dirname, 'embedded'))});
+    const { createServer } = require('node:net');
+    const dataDir = ${JSON.stringify(dataDir)};
+    (async () => { ${body} })().catch((e) => { console.log('failed: ' + e.message); process.exit(0); });`;
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-e', script],
+    { env: { ...process.env, NODE_OPTIONS: '' }, timeout: 100_000 },
+  );
+  return stdout.trim();
+}
+
 describe('startEmbeddedPostgres (npm start without DATABASE_URL)', () => {
   let base: string;
-  let taken: Server | undefined;
   beforeEach(() => {
     base = mkdtempSync(join(tmpdir(), 'embedded-start-'));
     chmodSync(base, 0o755);
   });
-  afterEach(async () => {
-    await new Promise((done) => (taken ? taken.close(done) : done(undefined)));
-    taken = undefined;
-    rmSync(base, { recursive: true, force: true });
-  });
+  afterEach(() => rmSync(base, { recursive: true, force: true }));
 
   it('tries another port when its port was taken before PostgreSQL bound it', async () => {
     // a port held on every address, as another process may take the picked one meanwhile
-    taken = createServer();
-    await new Promise<void>((listening) => taken!.listen(0, '::', listening));
-    const held = (taken.address() as { port: number }).port;
-    const handed: number[] = [];
-    const ports = [held, await freePort()];
-    const db = await startEmbeddedPostgres(
+    const answer = await inNode(
       join(base, '.data'),
-      () => undefined,
-      [],
-      async () => {
-        const port = ports[handed.length];
-        handed.push(port);
-        return port;
-      },
+      `const taken = createServer();
+       await new Promise((listening) => taken.listen(0, '::', listening));
+       const ports = [taken.address().port, await freePort()];
+       const handed = [];
+       const db = await startEmbeddedPostgres(dataDir, () => undefined, [], async () => {
+         const port = ports[handed.length];
+         handed.push(port);
+         return port;
+       });
+       await db.stop();
+       taken.close();
+       console.log(JSON.stringify({ ports, handed, url: db.url }));`,
     );
-    try {
-      expect(handed).toEqual(ports);
-      expect(db.url).toBe(`postgres://postgres:postgres@127.0.0.1:${ports[1]}/subscriptions`);
-    } finally {
-      await db.stop();
-    }
+    const { ports, handed, url } = JSON.parse(answer);
+    expect(handed).toEqual(ports);
+    expect(url).toBe(`postgres://postgres:postgres@127.0.0.1:${ports[1]}/subscriptions`);
   }, 120_000);
 
   it('says what PostgreSQL said when it never gets ready, rather than nothing', async () => {
-    await expect(
-      startEmbeddedPostgres(join(base, '.data'), () => undefined, ['shared_buffers=lots']),
-    ).rejects.toThrow(/exited before it was ready \(3 tries\): .*shared_buffers/);
+    const answer = await inNode(
+      join(base, '.data'),
+      `await startEmbeddedPostgres(dataDir, () => undefined, ['shared_buffers=lots']);
+       console.log('started');`,
+    );
+    expect(answer).toMatch(
+      /^failed: the embedded PostgreSQL exited before it was ready \(3 tries\): .*shared_buffers/,
+    );
   }, 120_000);
 });
