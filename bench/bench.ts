@@ -1649,6 +1649,7 @@ async function main(): Promise<void> {
           ? ([
               [`POST /entitlements/check (10,000 customers, ${BEFORE_SIDE})`, checkOf(spread), before],
               [`POST /usage (10,000 customers, ${BEFORE_SIDE})`, usageOf(spread, 'before'), before],
+              [`POST /usage (one hot customer, ${BEFORE_SIDE})`, usageOf([spread[0]], 'hot-before'), before],
             ] as Array<[string, autocannon.Request, Target]>)
           : []),
       ];
@@ -1676,8 +1677,8 @@ async function main(): Promise<void> {
             runs.get(name)!.map((r, i) => round2(r.rps / runs.get(readName)![i].rps)),
           );
       }
-      // this tree against the before tree, round by round: check and consume
-      for (const [name] of before ? sides.slice(1, 3) : []) {
+      // this tree against the before tree, round by round: the check and the consumes
+      for (const [name] of before ? sides.slice(1, 4) : []) {
         const mine = runs.get(name)!;
         const theirs = runs.get(name.replace(/\)$/, `, ${BEFORE_SIDE})`))!;
         const ratios = mine.map((r, i) => round2(r.rps / theirs[i].rps));

@@ -548,6 +548,41 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     );
   });
 
+  it("one customer's batch reads its state once: the plan of its state statement reads the customer once per consume, and once for its state", async () => {
+    const slug = `once-${++seq}`;
+    const f = await feature(a, slug);
+    const pl = await plan(a, [{ featureId: f.id, limit: null }]);
+    const c = await customer(a, pl.id);
+    const dto = () => ({ customerId: c.id, feature: slug, amount: 1, eventId: `once-${++seq}` });
+    const statements = t.app.get(Statements);
+    const run = statements.run.bind(statements);
+    const sent: Array<{ text: string; values: unknown[] }> = [];
+    const spy = jest.spyOn(statements, 'run').mockImplementation((em, statement, values) => {
+      if (statement.name.startsWith('entitlements.state-batch-')) sent.push({ text: statement.text, values });
+      return run(em, statement, values);
+    });
+    try {
+      const rs = await allAtOnce(8, () => Promise.all([...Array(8)].map(() => service.consume(a.id, dto()))));
+      expect(rs.map((r) => r.status)).toEqual(Array(8).fill(201));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(sent).toHaveLength(1);
+    const [{ 'QUERY PLAN': plans }] = await t.dataSource.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0].text}`,
+      sent[0].values,
+    );
+    const loops: number[] = [];
+    const walk = (node: any): void => {
+      if (node['Relation Name'] === 'customers') loops.push(node['Actual Loops']);
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(plans[0].Plan);
+    // each consume's customer (for its event id's record), then the state's, whose columns (the
+    // windows, plans, grants, sums) are read for each row it yields: once, for the batch's lead
+    expect(loops.sort((x, y) => x - y)).toEqual([1, 8]);
+  });
+
   /**
    * What `work` sends on the connection of its transaction, one entry per round trip: a
    * statement's name, or its text (the connection that locks customers: other connections of the
@@ -593,6 +628,57 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
     const lock = list.findIndex((x) => x.startsWith('entitlements.lock-batch-'));
     return list.slice(list.lastIndexOf('START TRANSACTION', lock), list.indexOf('COMMIT', lock) + 1);
   }
+
+  it("one customer's consumes in one batch share its state, each answered from its own event id: replays, a conflict and new records", async () => {
+    const slug = `shared-${++seq}`;
+    const f = await feature(a, slug);
+    const pl = await plan(a, [{ featureId: f.id, limit: 10 }]);
+    const c = await customer(a, pl.id);
+    const body = (eventId: string, amount = 1) => ({
+      customerId: c.id,
+      feature: slug,
+      amount,
+      eventId,
+      allowOverage: true,
+    });
+    const earlier: Record<string, number> = {};
+    for (const [eventId, amount] of [
+      ['old-1', 1],
+      ['old-2', 2],
+      ['old-3', 1],
+    ] as const) {
+      const res = await api(a).post('/usage', body(eventId, amount)).expect(201);
+      earlier[eventId] = res.body.data.usage.id;
+    }
+    // used 4 of 10: a new one, a replay, a new one, a replay, a conflict (another amount), a new
+    // one, and one past the limit (its overage 1)
+    const sent = [
+      body('new-1'),
+      body('old-1'),
+      body('new-2', 2),
+      body('old-2', 2),
+      body('old-3', 3),
+      body('new-3'),
+      body('new-4', 3),
+    ];
+    const rs = await allAtOnce(sent.length, () => Promise.all(sent.map((x) => api(a).post('/usage', x))));
+    expect(rs.map((r) => r.status)).toEqual([201, 200, 201, 200, 409, 201, 201]);
+    expect(rs[1].body.data.usage).toMatchObject({ id: earlier['old-1'], eventId: 'old-1', amount: 1 });
+    expect(rs[3].body.data.usage).toMatchObject({ id: earlier['old-2'], eventId: 'old-2', amount: 2 });
+    expectError(rs[4], 409, 'USAGE_EVENT_CONFLICT');
+    expect(rs[4].body.error.details[0].message).toContain(`usage ${earlier['old-3']}`);
+    // the new ones in the batch's order, each on the balance the ones before it left
+    expect([0, 2, 5, 6].map((k) => rs[k].body.data.balance.used)).toEqual([5, 7, 8, 10]);
+    expect(rs[6].body.data.balance).toEqual({ limit: 10, used: 10, held: 0, remaining: 0, overage: 1 });
+    // written together: one transaction holds the four new records (the three before, one each)
+    const txs = await transactionsOf([c.id]);
+    const news = await t.dataSource.query(
+      "SELECT DISTINCT xmin::text AS tx FROM usage_records WHERE customer_id = $1 AND event_id LIKE 'new-%'",
+      [c.id],
+    );
+    expect(news).toHaveLength(1);
+    expect(txs).toHaveLength(4);
+  });
 
   it('a batch of consumes is one transaction of five round trips: begin, lock, state, insert (with its audit records), commit', async () => {
     const slug = `trips-${++seq}`;

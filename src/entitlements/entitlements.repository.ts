@@ -589,18 +589,27 @@ export class EntitlementsRepository {
     );
     // a hold and its release read no record by event id (the check's statement, after the lock)
     const withEvent = loads[0].eventId !== undefined;
+    const leads = withEvent ? leadsOf(keys, loads) : undefined;
     const stateRows = await this.statements.rows<BatchRow>(
       undefined,
       this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, (months) =>
         stateBatchStatement(months, kind, featureKind, withEvent),
       ),
-      batchValues(guessing),
+      batchValues(guessing, leads),
     );
+    const rows = byOrdinality(loads, stateRows);
+    const states = rows.map((row, k) =>
+      row && (!leads || leads[k] === k) ? this.stateOf(row, guessing[k], keys[k]) : null,
+    );
+    // a consume that shares its lead's state: that state, with its own record of its event id
+    rows.forEach((row, k) => {
+      const lead = leads?.[k];
+      if (!row || lead === undefined || lead === k || !states[lead]) return;
+      states[k] = this.withEventOf(states[lead], row);
+    });
     return {
       locked: new Set(lockedRows.map((r) => r.id)),
-      states: byOrdinality(loads, stateRows).map((row, k) =>
-        row ? this.stateOf(row, guessing[k], keys[k]) : null,
-      ),
+      states,
       // ids for the batch's records, in the order drawn: given in the batch's order, a customer's
       // records of one instant keep their order (the running totals follow it)
       usageIds: stateRows
@@ -671,6 +680,14 @@ export class EntitlementsRepository {
           : undefined,
       });
     return state;
+  }
+
+  /** `state` (a lead's) as another consume of the batch reads it: with that one's record of its event id. */
+  private withEventOf(state: CustomerState, row: BatchRow): CustomerState {
+    const shared: CustomerState = { ...state, existing: row.existing ?? null };
+    const guessed = this.guessedFor.get(state);
+    if (guessed) this.guessedFor.set(shared, guessed);
+    return shared;
   }
 
   private async runCheckBatch(loads: readonly BatchedLoad[]): Promise<Array<BatchRow | null>> {
@@ -823,17 +840,36 @@ function byOrdinality<R extends { i: string }>(loads: readonly unknown[], rows: 
   return ordered;
 }
 
-/** The values of `stateBatchStatement` for `loads` (with their event ids when they have them). */
-function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[]): unknown[] {
+/**
+ * The values of `stateBatchStatement` for `loads`; for consumes, with their event ids and `leads`
+ * (each load's lead, an index of `loads`).
+ */
+function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[], leads?: number[]): unknown[] {
   const [bounds, flat] = guessValues(loads);
   return [
     ...lockValues(loads),
     loads.map((l) => ('id' in l.feature ? l.feature.id : l.feature.slug)),
     loads.map((l) => l.at),
     ...bounds,
-    ...(loads[0].eventId !== undefined ? [loads.map((l) => l.eventId)] : []),
+    ...(leads ? [loads.map((l) => l.eventId), leads.map((lead) => lead + 1)] : []),
     ...flat,
   ];
+}
+
+/**
+ * For each of a batch's loads, the index of the one whose state it shares: of the loads with the
+ * same key (project, customer reference and feature), the one with the earliest instant (the
+ * first of those of one instant). Its state, read with the grants and holds that ended within a
+ * day before its instant, holds all that any later instant's would; the rules keep those in
+ * effect at the instant they decide at.
+ */
+export function leadsOf(keys: readonly string[], loads: readonly { at: Date }[]): number[] {
+  const leadOf = new Map<string, number>();
+  keys.forEach((key, k) => {
+    const lead = leadOf.get(key);
+    if (lead === undefined || loads[k].at < loads[lead].at) leadOf.set(key, k);
+  });
+  return keys.map((key) => leadOf.get(key)!);
 }
 
 /**
@@ -1130,7 +1166,10 @@ interface StateInputs {
   /** The instant the rules decide at (`timestamptz`). */
   at: string;
   sums?: SumsInputs;
-  event?: string;
+  /** Whether to read the customer's latest record of the feature (a consume's). */
+  latest?: boolean;
+  /** A condition on the request (SQL): without it, no row is read (a batch's request that shares another's state). */
+  only?: string;
 }
 
 /**
@@ -1149,7 +1188,7 @@ function stateSelect(
   featureKind: FeatureKind,
   inputs: StateInputs,
 ): string {
-  const { project, feature, at, sums, event } = inputs;
+  const { project, feature, at, sums, latest, only } = inputs;
   const featureIn = (column: string) =>
     featureKind === 'all' ? '' : ` AND ${column} IN (${featureIds(project, featureKind, feature)})`;
   const grantWhere = featureIn('g.feature_id');
@@ -1184,23 +1223,21 @@ function stateSelect(
             AND h.expires_at > ${at} - interval '${HOLDS_EXPIRED_READ}'${holdWhere}) AS holds
         ${sums ? `, ${sumsColumns(months, 'c.id', project, sums)}` : ''}
         ${
-          event
-            ? `, (SELECT ${EVENT_USAGE_JSON} FROM usage_event_ids k
-                   WHERE k.project_id = ${project} AND k.customer_id = c.id AND k.event_id = ${event}) AS existing,
-            (${eachPartition(
-              months,
-              `SELECT u.recorded_at FROM usage_records u
+          latest
+            ? `, (${eachPartition(
+                months,
+                `SELECT u.recorded_at FROM usage_records u
                 WHERE u.customer_id = c.id AND u.feature_id = (${featureIds(project, featureKind, feature)})
                   AND u.recorded_at > ${at} - interval '${LATEST_RECORD_READ}'`,
-              'u',
-              'recorded_at',
-              'DESC',
-              '1',
-              { from: `${at} - interval '${LATEST_RECORD_READ}'` },
-            )}) AS last_recorded_at`
+                'u',
+                'recorded_at',
+                'DESC',
+                '1',
+                { from: `${at} - interval '${LATEST_RECORD_READ}'` },
+              )}) AS last_recorded_at`
             : ''
         }
-      ${customerFrom(kind, project, inputs.customer)}`;
+      ${customerFrom(kind, project, inputs.customer)}${only ? ` AND ${only}` : ''}`;
 }
 
 type FeatureKind = FeatureLookupKind;
@@ -1255,11 +1292,16 @@ function stateStatement(
 
 /**
  * The states of a batch in one statement (checks: `EntitlementsRepository.loadBatched`; consumes,
- * `withEvent`: `lockAndLoadMany`), each as `stateStatement` with the sums (and the event id) would
- * read it, with its request's ordinality `i`. One row of arrays per request (`$1` the projects,
- * then the lock's values, the features, the instants, each request's slice of the flattened sums arrays, from
- * and to, and the event ids), then those seven flattened arrays. A request whose customer does not
- * exist has no row.
+ * `withEvent`: `lockAndLoadMany`), each as `stateStatement` with the sums would read it, with its
+ * request's ordinality `i`. One row of arrays per request (`$1` the projects, then the lock's
+ * values, the features, the instants, each request's slice of the flattened sums arrays, from and
+ * to, and for consumes the event ids and the leads), then those seven flattened arrays. A request
+ * whose customer does not exist has no row.
+ *
+ * A consume's row also holds the record its event id names (`existing`) and its record id. Its
+ * state is read only when it leads (`lead` is its own ordinality): a request that names the same
+ * customer and feature as its lead has the state's columns null and takes its lead's, so that a
+ * hot customer's batch reads that customer's state once, not once per consume.
  */
 function stateBatchStatement(
   months: NamedPartitions,
@@ -1272,22 +1314,50 @@ function stateBatchStatement(
     ['feature', featureKind === 'id' ? 'int' : 'text'],
     ['at', 'timestamptz'],
     ...SLICE_COLUMNS,
-    ...(withEvent ? ([['event', 'text']] as Array<[string, string]>) : []),
+    ...(withEvent
+      ? ([
+          ['event', 'text'],
+          ['lead', 'bigint'],
+        ] as Array<[string, string]>)
+      : []),
   ];
+  const customer = kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'];
   const inputs: StateInputs = {
     project: 'r.project',
-    customer: kind === 'identifier' ? ['r.v1', 'r.v2'] : ['r.v1'],
+    customer,
     feature: 'r.feature',
     at: 'r.at',
     sums: slicedSums(columns.length + 1),
-    event: withEvent ? 'r.event' : undefined,
   };
-  return {
-    name: `entitlements.state-batch-${kind}-${featureKind}${withEvent ? '-event' : ''}-${months.key}`,
-    // a consume's record id is drawn here, under the customers' locks (see `lockAndLoadMany`)
-    text: `SELECT r.i, x.*${withEvent ? `, nextval('usage_records_id_seq')::text AS usage_id` : ''} FROM ${unnestRequests(columns)}
+  const name = `entitlements.state-batch-${kind}-${featureKind}${withEvent ? '-event' : ''}-${months.key}`;
+  const requests = `FROM ${unnestRequests(columns)}`;
+  const bounded = `WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`;
+  if (!withEvent)
+    return {
+      name,
+      text: `SELECT r.i, x.* ${requests}
       CROSS JOIN LATERAL (${stateSelect(months, kind, featureKind, inputs)}) x
-     WHERE r.i BETWEEN 1 AND ${ORDINALITY_MAX}`,
+     ${bounded}`,
+    };
+  // the customer of each consume, with the record of its event id; the state by the customer's id,
+  // for the leads only (`OFFSET 0` keeps the state a subquery of its own, so that its columns are
+  // computed only for the rows that pass its lead condition, not for every request before the
+  // join filters them); a consume's record id is drawn here, under the customers' locks (see
+  // `lockAndLoadMany`)
+  const state = stateSelect(months, 'id', featureKind, {
+    ...inputs,
+    customer: ['e.id'],
+    latest: true,
+    only: 'r.lead = r.i',
+  });
+  return {
+    name,
+    text: `SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id ${requests}
+      CROSS JOIN LATERAL (SELECT c.id, (SELECT ${EVENT_USAGE_JSON} FROM usage_event_ids k
+                                          WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                           ${customerFrom(kind, 'r.project', customer)}) e
+      LEFT JOIN LATERAL (${state} OFFSET 0) x ON true
+     ${bounded}`,
   };
 }
 

@@ -1028,9 +1028,19 @@ WITH ORDINALITY AS r(project, v1, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id)
-SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[], $10::bigint[])
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, lead, i)
+     CROSS JOIN LATERAL (SELECT c.id, (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                                         WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                          FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) e
+     LEFT JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
            'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
     FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -1086,7 +1096,7 @@ SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($
                              WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                                AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
                  END)::text
-           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+           FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
    LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
                    AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
 UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
@@ -1118,7 +1128,7 @@ LIMIT 1) AS before
                                AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
                                AND u.project_id = r.project)
                  END)::text
-           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+           FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
    LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
                    AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
 UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
@@ -1144,16 +1154,7 @@ LIMIT 1) AS before
              OFFSET 0) span
           WHERE o.i BETWEEN 1 AND 2147483647
           ORDER BY o.i) AS overage
-       , (SELECT coalesce((SELECT json_build_object(
-   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
-           ((SELECT u.recorded_at FROM usage_records u
+       , ((SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
@@ -1169,7 +1170,7 @@ UNION ALL (SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
-     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
+     FROM customers c WHERE c.project_id = r.project AND c.id = e.id AND r.lead = r.i OFFSET 0) x ON true
     WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by id, without an event id (a hold))
@@ -1305,123 +1306,9 @@ WITH ORDINALITY AS r(project, v1, i)
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
 -- EntitlementsRepository.lockAndLoadMany (by id, feature by slug)
-SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
-       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-         ORDER BY s.valid_from, s.id), '[]'::json)
-    FROM subscriptions s
-   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-              FROM quotas q
-             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
-    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-       json_build_object('zone', c.time_zone, 'changes',
-    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                              ORDER BY z.changed_at, z.id), '[]'::json)
-       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-       (SELECT json_build_object('zone', p.time_zone, 'changes',
-      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                                ORDER BY z.changed_at, z.id), '[]'::json)
-         FROM project_time_zone_changes z WHERE z.project_id = p.id))
-    FROM projects p WHERE p.id = r.project) AS project_zones,
-       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-          FROM (SELECT g.* FROM grants g
-                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                UNION ALL
-                -- voided after the instant (a read of an earlier one): none at the present
-                SELECT g.* FROM grants g
-                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
-       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-          FROM customer_overrides o
-         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
-       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-                 h.allocations) ORDER BY h.id), '[]'::json)
-          FROM usage_holds h
-         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
-       ,
-   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                      WHEN span.upto IS NULL THEN 0
-                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-                 END)::text
-           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-LIMIT 1) AS upto,
-                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-LIMIT 1) AS before
-             OFFSET 0) span
-          WHERE b.i BETWEEN 1 AND 2147483647
-          ORDER BY b.i) AS used,
-   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                               AND u.project_id = r.project)
-                 END)::text
-           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-LIMIT 1) AS upto,
-                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-LIMIT 1) AS before
-             OFFSET 0) span
-          WHERE o.i BETWEEN 1 AND 2147483647
-          ORDER BY o.i) AS overage
-       , (SELECT coalesce((SELECT json_build_object(
+SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::int[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[], $10::bigint[])
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, lead, i)
+     CROSS JOIN LATERAL (SELECT c.id, (SELECT coalesce((SELECT json_build_object(
    'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
    'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
    'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
@@ -1429,187 +1316,9 @@ LIMIT 1) AS before
                      FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
    json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
      'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
-           ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-LIMIT 1) AS last_recorded_at
-     FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) x
-    WHERE r.i BETWEEN 1 AND 2147483647
-
--- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
-SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
-WITH ORDINALITY AS r(project, v1, v2, i)
-                   CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
-                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
-
--- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
-SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
-     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
-       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
-           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
-    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
-       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
-           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
-         ORDER BY s.valid_from, s.id), '[]'::json)
-    FROM subscriptions s
-   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
-       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
-           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
-                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
-                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
-                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
-              FROM quotas q
-             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
-    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
-       json_build_object('zone', c.time_zone, 'changes',
-    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                              ORDER BY z.changed_at, z.id), '[]'::json)
-       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
-       (SELECT json_build_object('zone', p.time_zone, 'changes',
-      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
-                                ORDER BY z.changed_at, z.id), '[]'::json)
-         FROM project_time_zone_changes z WHERE z.project_id = p.id))
-    FROM projects p WHERE p.id = r.project) AS project_zones,
-       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
-                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
-          FROM (SELECT g.* FROM grants g
-                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
-                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                UNION ALL
-                -- voided after the instant (a read of an earlier one): none at the present
-                SELECT g.* FROM grants g
-                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
-       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
-                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
-                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
-                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
-                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
-          FROM customer_overrides o
-         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
-       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
-                 h.allocations) ORDER BY h.id), '[]'::json)
-          FROM usage_holds h
-         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
-           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
-       ,
-   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
-                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
-                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
-                      WHEN span.upto IS NULL THEN 0
-                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
-                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
-                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
-                 END)::text
-           FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
-   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-LIMIT 1) AS upto,
-                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
-                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-LIMIT 1) AS before
-             OFFSET 0) span
-          WHERE b.i BETWEEN 1 AND 2147483647
-          ORDER BY b.i) AS used,
-   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
-                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
-                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
-                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
-                               AND u.project_id = r.project)
-                 END)::text
-           FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
-   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
-LIMIT 1) AS upto,
-                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
-                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
-LIMIT 1) AS before
-             OFFSET 0) span
-          WHERE o.i BETWEEN 1 AND 2147483647
-          ORDER BY o.i) AS overage
-       , (SELECT coalesce((SELECT json_build_object(
-   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
-           ((SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-UNION ALL (SELECT u.recorded_at FROM usage_records u
-               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
-                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
-LIMIT 1) AS last_recorded_at
-     FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
-    WHERE r.i BETWEEN 1 AND 2147483647
-
--- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
-SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
-WITH ORDINALITY AS r(project, v1, v2, i)
-                   CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
-                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
-
--- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
-SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[])
-          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, i)
-     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+                                         WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                          FROM customers c WHERE c.project_id = r.project AND c.id = r.v1) e
+     LEFT JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
            'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
     FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -1723,16 +1432,7 @@ LIMIT 1) AS before
              OFFSET 0) span
           WHERE o.i BETWEEN 1 AND 2147483647
           ORDER BY o.i) AS overage
-       , (SELECT coalesce((SELECT json_build_object(
-   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
-           ((SELECT u.recorded_at FROM usage_records u
+       , ((SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
@@ -1748,19 +1448,29 @@ UNION ALL (SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
-     FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
+     FROM customers c WHERE c.project_id = r.project AND c.id = e.id AND r.lead = r.i OFFSET 0) x ON true
     WHERE r.i BETWEEN 1 AND 2147483647
 
--- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
-SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
-WITH ORDINALITY AS r(project, v1, i)
-                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+-- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
+WITH ORDINALITY AS r(project, v1, v2, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
--- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
-SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+-- EntitlementsRepository.lockAndLoadMany (by identifier, feature by id)
+SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[], $11::bigint[])
+          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, lead, i)
+     CROSS JOIN LATERAL (SELECT c.id, (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                                         WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                          FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) e
+     LEFT JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
            'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
     FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
@@ -1816,7 +1526,7 @@ SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($
                              WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                                AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
                  END)::text
-           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+           FROM unnest(($12::int[])[r.pf:r.pt], ($13::text[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt], ($15::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
    LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
                    AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
 UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
@@ -1848,7 +1558,7 @@ LIMIT 1) AS before
                                AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
                                AND u.project_id = r.project)
                  END)::text
-           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+           FROM unnest(($16::int[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot], ($18::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
    LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
                    AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
 UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
@@ -1874,16 +1584,7 @@ LIMIT 1) AS before
              OFFSET 0) span
           WHERE o.i BETWEEN 1 AND 2147483647
           ORDER BY o.i) AS overage
-       , (SELECT coalesce((SELECT json_build_object(
-   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
-           ((SELECT u.recorded_at FROM usage_records u
+       , ((SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
@@ -1899,19 +1600,29 @@ UNION ALL (SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
-     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+     FROM customers c WHERE c.project_id = r.project AND c.id = e.id AND r.lead = r.i OFFSET 0) x ON true
     WHERE r.i BETWEEN 1 AND 2147483647
 
--- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
-SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
-WITH ORDINALITY AS r(project, v1, i)
-                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+-- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[], $3::text[])
+WITH ORDINALITY AS r(project, v1, v2, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) x
                   WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
 
--- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
-SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[])
-          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, i)
-     CROSS JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+-- EntitlementsRepository.lockAndLoadMany (by identifier, feature by slug)
+SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[], $11::bigint[])
+          WITH ORDINALITY AS r(project, v1, v2, feature, at, pf, pt, of, ot, event, lead, i)
+     CROSS JOIN LATERAL (SELECT c.id, (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                                         WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                          FROM customers c JOIN customer_identifiers i ON i.customer_id = c.id AND c.project_id = i.project_id WHERE i.project_id = r.project AND i.type = r.v1 AND i.value = r.v2) e
+     LEFT JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
        (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
            'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
     FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
@@ -1967,7 +1678,7 @@ SELECT r.i, x.*, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($
                              WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
                                AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
                  END)::text
-           FROM unnest(($10::int[])[r.pf:r.pt], ($11::text[])[r.pf:r.pt], ($12::timestamptz[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+           FROM unnest(($12::int[])[r.pf:r.pt], ($13::text[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt], ($15::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
    LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
                    AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
 UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
@@ -1999,7 +1710,7 @@ LIMIT 1) AS before
                                AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
                                AND u.project_id = r.project)
                  END)::text
-           FROM unnest(($14::int[])[r.of:r.ot], ($15::timestamptz[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+           FROM unnest(($16::int[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot], ($18::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
    LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
                    AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
 UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
@@ -2025,16 +1736,7 @@ LIMIT 1) AS before
              OFFSET 0) span
           WHERE o.i BETWEEN 1 AND 2147483647
           ORDER BY o.i) AS overage
-       , (SELECT coalesce((SELECT json_build_object(
-   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
-   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
-   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
-   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
-                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
-   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
-     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
-                  WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing,
-           ((SELECT u.recorded_at FROM usage_records u
+       , ((SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 UNION ALL (SELECT u.recorded_at FROM usage_records u
@@ -2050,7 +1752,311 @@ UNION ALL (SELECT u.recorded_at FROM usage_records u
                WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
                  AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
 LIMIT 1) AS last_recorded_at
-     FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+     FROM customers c WHERE c.project_id = r.project AND c.id = e.id AND r.lead = r.i OFFSET 0) x ON true
+    WHERE r.i BETWEEN 1 AND 2147483647
+
+-- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
+
+-- EntitlementsRepository.lockAndLoadMany (by username, feature by id)
+SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[], $10::bigint[])
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, lead, i)
+     CROSS JOIN LATERAL (SELECT c.id, (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                                         WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                          FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) e
+     LEFT JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.id = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.id = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c WHERE c.project_id = r.project AND c.id = e.id AND r.lead = r.i OFFSET 0) x ON true
+    WHERE r.i BETWEEN 1 AND 2147483647
+
+-- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
+SELECT c.id FROM customers c WHERE c.id = ANY (ARRAY(SELECT x.id FROM unnest($1::text[], $2::text[])
+WITH ORDINALITY AS r(project, v1, i)
+                   CROSS JOIN LATERAL (SELECT c.id FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) x
+                  WHERE r.i BETWEEN 1 AND 2147483647)) ORDER BY c.id FOR UPDATE OF c
+
+-- EntitlementsRepository.lockAndLoadMany (by username, feature by slug)
+SELECT r.i, x.*, e.existing, nextval('usage_records_id_seq')::text AS usage_id FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[], $10::bigint[])
+          WITH ORDINALITY AS r(project, v1, feature, at, pf, pt, of, ot, event, lead, i)
+     CROSS JOIN LATERAL (SELECT c.id, (SELECT coalesce((SELECT json_build_object(
+   'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
+   'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
+   'allocations', (SELECT coalesce(json_agg(json_build_object('source', a.source, 'group', a.plan_group, 'periodStart', a.period_start,
+   'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
+                     FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) FROM usage_records u WHERE u.id = k.usage_id AND u.recorded_at = k.recorded_at),
+   json_build_object('id', k.usage_id::text, 'eventId', k.event_id, 'customerId', k.customer_id, 'featureId', k.feature_id,
+     'amount', k.amount::text, 'overage', k.overage::text, 'recordedAt', k.recorded_at, 'reversedAt', null, 'allocations', '[]'::json)) FROM usage_event_ids k
+                                         WHERE k.project_id = r.project AND k.customer_id = c.id AND k.event_id = r.event) AS existing
+                          FROM customers c WHERE c.project_id = r.project AND lower(c.username) = lower(r.v1)) e
+     LEFT JOIN LATERAL (SELECT c.id AS customer_id, c.username, c.enabled, (date_part('epoch', c.created_at) * 1000)::bigint AS created_at,
+       (SELECT coalesce(json_agg(json_build_object('id', f.id, 'slug', f.slug, 'name', f.name,
+           'metered', f.metered, 'unit', f.unit) ORDER BY f.id), '[]'::json)
+    FROM features f WHERE f.project_id = r.project AND f.slug = r.feature) AS features,
+       (SELECT coalesce(json_agg(json_build_object('id', s.id, 'planId', s.plan_id, 'group', s.plan_group,
+           'validFrom', (date_part('epoch', s.valid_from) * 1000)::bigint, 'validTo', (date_part('epoch', s.valid_to) * 1000)::bigint)
+         ORDER BY s.valid_from, s.id), '[]'::json)
+    FROM subscriptions s
+   WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active') AS windows,
+       (SELECT coalesce(json_object_agg(p.id, json_build_object('slug', p.slug, 'quotas',
+           (SELECT coalesce(json_agg(json_build_object('id', q.id, 'featureId', q.feature_id,
+                     'limit', q.quota_limit::text, 'priority', q.priority, 'resetInterval', q.reset_interval,
+                     'resetAnchor', q.reset_anchor, 'resetDayOfMonth', q.reset_day_of_month,
+                     'resetTimeZone', q.reset_time_zone, 'thresholds', q.thresholds)), '[]'::json)
+              FROM quotas q
+             WHERE q.plan_id = p.id AND q.project_id = r.project AND q.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)))), '{}'::json)
+    FROM plans p WHERE p.project_id = r.project AND p.id IN (SELECT s.plan_id FROM subscriptions s WHERE s.customer_id = c.id AND s.project_id = r.project AND s.status = 'active')) AS plans,
+       json_build_object('zone', c.time_zone, 'changes',
+    (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                              ORDER BY z.changed_at, z.id), '[]'::json)
+       FROM customer_time_zone_changes z WHERE z.customer_id = c.id AND z.project_id = c.project_id)) AS customer_zones,
+       (SELECT json_build_object('zone', p.time_zone, 'changes',
+      (SELECT coalesce(json_agg(json_build_array((date_part('epoch', z.changed_at) * 1000)::bigint, z.from_zone, z.to_zone)
+                                ORDER BY z.changed_at, z.id), '[]'::json)
+         FROM project_time_zone_changes z WHERE z.project_id = p.id))
+    FROM projects p WHERE p.id = r.project) AS project_zones,
+       (SELECT coalesce(json_agg(json_build_array(g.id, g.feature_id, g.amount::text, g.used::text, g.priority,
+                 (date_part('epoch', g.effective_at) * 1000)::bigint, (date_part('epoch', g.expires_at) * 1000)::bigint, (date_part('epoch', g.voided_at) * 1000)::bigint) ORDER BY g.id), '[]'::json)
+          FROM (SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at IS NULL
+                   AND coalesce(g.expires_at, 'infinity') > r.at - interval '1 day' AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                UNION ALL
+                -- voided after the instant (a read of an earlier one): none at the present
+                SELECT g.* FROM grants g
+                 WHERE g.customer_id = c.id AND g.project_id = r.project AND g.voided_at > r.at AND g.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) g) AS grants,
+       (SELECT coalesce(json_agg(json_build_object('featureId', o.feature_id, 'mode', o.mode,
+                 'limit', o.override_limit::text, 'priority', o.priority, 'resetInterval', o.reset_interval,
+                 'resetAnchor', o.reset_anchor, 'resetDayOfMonth', o.reset_day_of_month,
+                 'resetTimeZone', o.reset_time_zone, 'anchor', (date_part('epoch', o.anchor) * 1000)::bigint, 'expiresAt', (date_part('epoch', o.expires_at) * 1000)::bigint, 'reason', o.reason,
+                 'createdAt', (date_part('epoch', o.created_at) * 1000)::bigint) ORDER BY o.feature_id), '[]'::json)
+          FROM customer_overrides o
+         WHERE o.customer_id = c.id AND o.project_id = r.project AND o.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS overrides,
+       (SELECT coalesce(json_agg(json_build_array(h.id, h.feature_id, (date_part('epoch', h.created_at) * 1000)::bigint, (date_part('epoch', h.expires_at) * 1000)::bigint,
+                 h.allocations) ORDER BY h.id), '[]'::json)
+          FROM usage_holds h
+         WHERE h.customer_id = c.id AND h.project_id = r.project AND h.status = 'held'
+           AND h.expires_at > r.at - interval '1 day' AND h.feature_id IN (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)) AS holds
+       ,
+   ARRAY(SELECT (CASE WHEN b.grp IS NULL THEN (SELECT coalesce(sum(u.amount - u.overage - u.granted), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = b.fid AND u.reversed_at IS NULL
+                               AND u.recorded_at >= b.ps AND u.recorded_at < coalesce(b.pe, 'infinity') AND u.project_id = r.project)
+                      WHEN span.upto IS NULL THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(a.amount), 0) FROM usage_allocations a
+                             WHERE a.customer_id = c.id AND a.feature_id = b.fid AND a.plan_group = b.grp AND a.reversed
+                               AND a.recorded_at >= b.ps AND a.recorded_at < coalesce(b.pe, 'infinity') AND a.project_id = r.project)
+                 END)::text
+           FROM unnest(($11::int[])[r.pf:r.pt], ($12::text[])[r.pf:r.pt], ($13::timestamptz[])[r.pf:r.pt], ($14::timestamptz[])[r.pf:r.pt]) WITH ORDINALITY AS b(fid, grp, ps, pe, i),
+   LATERAL (SELECT ((SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.running FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND b.ps < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND b.ps < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND b.ps < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.running - t.amount FROM usage_allocations t WHERE t.customer_id = c.id AND t.feature_id = b.fid AND t.plan_group = b.grp
+                   AND t.recorded_at >= b.ps AND t.recorded_at < coalesce(b.pe, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(b.pe, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE b.i BETWEEN 1 AND 2147483647
+          ORDER BY b.i) AS used,
+   ARRAY(SELECT (CASE WHEN span.upto IS NULL OR span.upto = span.before THEN 0
+                      ELSE span.upto - span.before - (SELECT coalesce(sum(u.overage), 0) FROM usage_records u
+                             WHERE u.customer_id = c.id AND u.feature_id = o.fid AND u.reversed_at IS NOT NULL
+                               AND u.recorded_at >= o.since AND u.recorded_at < coalesce(o.until, 'infinity')
+                               AND u.project_id = r.project)
+                 END)::text
+           FROM unnest(($15::int[])[r.of:r.ot], ($16::timestamptz[])[r.of:r.ot], ($17::timestamptz[])[r.of:r.ot]) WITH ORDINALITY AS o(fid, since, until, i),
+   LATERAL (SELECT ((SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+UNION ALL (SELECT t.overage_running FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at DESC, t.id DESC LIMIT 1)
+LIMIT 1) AS upto,
+                   ((SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-01-01T00:00:00.000Z' AND o.since < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-02-01T00:00:00.000Z' AND o.since < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND t.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-03-01T00:00:00.000Z' AND o.since < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+UNION ALL (SELECT t.overage_running - t.overage FROM usage_records t WHERE t.customer_id = c.id AND t.feature_id = o.fid AND t.recorded_at >= o.since
+                   AND t.recorded_at < coalesce(o.until, 'infinity') AND t.project_id = r.project AND t.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' AND coalesce(o.until, 'infinity') > timestamptz '2026-04-01T00:00:00.000Z' ORDER BY t.recorded_at ASC, t.id ASC LIMIT 1)
+LIMIT 1) AS before
+             OFFSET 0) span
+          WHERE o.i BETWEEN 1 AND 2147483647
+          ORDER BY o.i) AS overage
+       , ((SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-03-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-04-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-04-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-02-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-03-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-03-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at >= timestamptz '2026-01-01T00:00:00.000Z' AND u.recorded_at < timestamptz '2026-02-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-02-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+UNION ALL (SELECT u.recorded_at FROM usage_records u
+               WHERE u.customer_id = c.id AND u.feature_id = (SELECT f.id FROM features f WHERE f.project_id = r.project AND f.slug = r.feature)
+                 AND u.recorded_at > r.at - interval '1 day' AND u.recorded_at < timestamptz '2026-01-01T00:00:00.000Z' AND r.at - interval '1 day' < timestamptz '2026-01-01T00:00:00.000Z' ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1)
+LIMIT 1) AS last_recorded_at
+     FROM customers c WHERE c.project_id = r.project AND c.id = e.id AND r.lead = r.i OFFSET 0) x ON true
     WHERE r.i BETWEEN 1 AND 2147483647
 
 -- EntitlementsRepository.lockAndLoadMany (by username, feature by slug, without an event id (a hold))
