@@ -1643,12 +1643,15 @@ async function main(): Promise<void> {
         ['GET /customers/:id (in rounds with the entitlement scenarios)', readById(), service],
         ['POST /entitlements/check (10,000 customers)', checkOf(spread), service],
         ['POST /usage (10,000 customers)', usageOf(spread, 'bench'), service],
+        // one customer's checks: read once per batch
+        ['POST /entitlements/check (one hot customer)', checkOf([spread[0]]), service],
         // one customer's consumes, serialised on its row lock unless gathered into batches
         ['POST /usage (one hot customer)', usageOf([spread[0]], 'hot'), service],
         ...(before
           ? ([
               [`POST /entitlements/check (10,000 customers, ${BEFORE_SIDE})`, checkOf(spread), before],
               [`POST /usage (10,000 customers, ${BEFORE_SIDE})`, usageOf(spread, 'before'), before],
+              [`POST /entitlements/check (one hot customer, ${BEFORE_SIDE})`, checkOf([spread[0]]), before],
               [`POST /usage (one hot customer, ${BEFORE_SIDE})`, usageOf([spread[0]], 'hot-before'), before],
             ] as Array<[string, autocannon.Request, Target]>)
           : []),
@@ -1677,8 +1680,8 @@ async function main(): Promise<void> {
             runs.get(name)!.map((r, i) => round2(r.rps / runs.get(readName)![i].rps)),
           );
       }
-      // this tree against the before tree, round by round: the check and the consumes
-      for (const [name] of before ? sides.slice(1, 4) : []) {
+      // this tree against the before tree, round by round: the checks and the consumes
+      for (const [name] of before ? sides.slice(1, 5) : []) {
         const mine = runs.get(name)!;
         const theirs = runs.get(name.replace(/\)$/, `, ${BEFORE_SIDE})`))!;
         const ratios = mine.map((r, i) => round2(r.rps / theirs[i].rps));

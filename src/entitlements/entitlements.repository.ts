@@ -589,7 +589,7 @@ export class EntitlementsRepository {
     );
     // a hold and its release read no record by event id (the check's statement, after the lock)
     const withEvent = loads[0].eventId !== undefined;
-    const leads = withEvent ? leadsOf(keys, loads) : undefined;
+    const leads = withEvent ? leadsOf(keys, guessing) : undefined;
     const stateRows = await this.statements.rows<BatchRow>(
       undefined,
       this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, (months) =>
@@ -690,13 +690,24 @@ export class EntitlementsRepository {
     return shared;
   }
 
+  /**
+   * A batch of checks: one statement, which reads each customer and feature once (for the check
+   * with the earliest instant, see `leadsOf`); the checks that name the same one get the same row.
+   */
   private async runCheckBatch(loads: readonly BatchedLoad[]): Promise<Array<BatchRow | null>> {
     const { lock, feature } = loads[0];
     const statement = this.shaped(`check:${batchShapeOf(lock, feature)}`, (months) =>
       stateBatchStatement(months, lock.name, featureKindOf(feature), false),
     );
-    const rows = await this.statements.rows<BatchRow>(undefined, statement, batchValues(loads));
-    return byOrdinality(loads, rows);
+    const leads = leadsOf(
+      loads.map((l) => guessKeyOf(l.projectId, l.lock, l.feature)),
+      loads,
+    );
+    const read = [...new Set(leads)];
+    const values = batchValues(read.map((k) => loads[k]));
+    const rows = byOrdinality(read, await this.statements.rows<BatchRow>(undefined, statement, values));
+    const rowOf = new Map(read.map((k, n) => [k, rows[n]]));
+    return leads.map((lead) => rowOf.get(lead) ?? null);
   }
 
   private async runSumsBatch(loads: readonly SumsLoad[]): Promise<SumsRow[]> {
@@ -858,18 +869,31 @@ function batchValues(loads: readonly (BatchedLoad & { eventId?: string })[], lea
 
 /**
  * For each of a batch's loads, the index of the one whose state it shares: of the loads with the
- * same key (project, customer reference and feature), the one with the earliest instant (the
- * first of those of one instant). Its state, read with the grants and holds that ended within a
- * day before its instant, holds all that any later instant's would; the rules keep those in
- * effect at the instant they decide at.
+ * same key (project, customer reference and feature) and the same guess of sums, the one with
+ * the earliest instant (the first of those of one instant). Its state, read with the grants and
+ * holds that ended within a day before its instant, holds all that any later instant's would;
+ * the rules keep those in effect at the instant they decide at.
  */
-export function leadsOf(keys: readonly string[], loads: readonly { at: Date }[]): number[] {
-  const leadOf = new Map<string, number>();
-  keys.forEach((key, k) => {
-    const lead = leadOf.get(key);
-    if (lead === undefined || loads[k].at < loads[lead].at) leadOf.set(key, k);
+export function leadsOf(
+  keys: readonly string[],
+  loads: readonly { at: Date; guess?: SumsGuess }[],
+): number[] {
+  const leadsOfKey = new Map<string, number[]>();
+  const leads = keys.map((key, k) => {
+    const candidates = leadsOfKey.get(key) ?? [];
+    leadsOfKey.set(key, candidates);
+    const lead = candidates.find((c) => loads[c].guess === loads[k].guess);
+    if (lead !== undefined) return lead;
+    candidates.push(k);
+    return k;
   });
-  return keys.map((key) => leadOf.get(key)!);
+  // the earliest instant of each group leads it
+  const earliest = new Map<number, number>();
+  leads.forEach((lead, k) => {
+    const e = earliest.get(lead) ?? lead;
+    earliest.set(lead, loads[k].at < loads[e].at ? k : e);
+  });
+  return leads.map((lead) => earliest.get(lead)!);
 }
 
 /**
