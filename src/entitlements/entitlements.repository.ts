@@ -1192,7 +1192,10 @@ interface StateInputs {
   sums?: SumsInputs;
   /** Whether to read the customer's latest record of the feature (a consume's). */
   latest?: boolean;
-  /** A condition on the request (SQL): without it, no row is read (a batch's request that shares another's state). */
+  /**
+   * A condition on the request (SQL) for the state to be read: where it is false there is no row
+   * (a request of a batch that takes another's state).
+   */
   only?: string;
 }
 
