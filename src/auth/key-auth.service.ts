@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../config/app-config';
 import { sha256Hex } from '../common/crypto/sha256';
 import { DomainError } from '../common/errors/domain-error';
@@ -32,7 +33,10 @@ type KeyOutcome = Caller | 'API_KEY_DISABLED' | 'PROJECT_NOT_FOUND';
  */
 @Injectable()
 export class KeyAuthService {
-  private readonly cache = new Map<string, { outcome: KeyOutcome; until: number }>();
+  /** Known keys by kind and hash; when full, the least recently used goes. */
+  private readonly cache = new LRUCache<string, { outcome: KeyOutcome; until: number }>({
+    max: CACHE_MAX_ENTRIES,
+  });
   private readonly ttlMs: number;
 
   constructor(
@@ -66,10 +70,7 @@ export class KeyAuthService {
     const row = await this.projects.findKeyByHash(hash, kind);
     if (!row) throw new DomainError('INVALID_API_KEY');
     const outcome = keyOutcome(kind, row);
-    if (this.ttlMs > 0) {
-      if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(key, { outcome, until: now + this.ttlMs });
-    }
+    if (this.ttlMs > 0) this.cache.set(key, { outcome, until: now + this.ttlMs });
     return unexpired(outcomeOf(outcome), Date.now());
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { Clock } from '../common/clock';
 import { Batcher } from '../database/batcher';
 import { ColumnRange, eachPartition, NamedPartitions } from '../database/partitions';
@@ -315,7 +316,7 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
  *
  * Statements run on the current unit of work's transaction, if one is open. Outside one, the
  * checks and the sums of concurrent reads are gathered into one statement per shape (`Batcher`).
- * The periods last summed for each request are kept (`SumsGuesses`) and sent with the next state
+ * The periods last summed for each request are kept (`GUESSES_LIMIT`) and sent with the next state
  * read of the same request, so that a read whose periods did not change is one statement.
  */
 /** The instant `npm run sql` reads the state statements at (`@GenerateSql`). */
@@ -343,7 +344,7 @@ export class EntitlementsRepository {
   private readonly checks = new Batcher<BatchedLoad, BatchRow | null>((loads) => this.runCheckBatch(loads));
   /** Period sums read outside a transaction, gathered into one statement. */
   private readonly sumsBatches = new Batcher<SumsLoad, SumsRow>((loads) => this.runSumsBatch(loads));
-  private readonly guesses = new SumsGuesses(GUESSES_LIMIT);
+  private readonly guesses = new LRUCache<string, SumsGuess>({ max: GUESSES_LIMIT });
   /** Per state read with a guess: the request's key, and the guess with its sums. */
   private readonly guessedFor = new WeakMap<CustomerState, Guessed>();
 
@@ -646,7 +647,7 @@ export class EntitlementsRepository {
     overages: OverageRequest[],
   ): Promise<Sums> {
     const guessed = this.guessedFor.get(state);
-    if (guessed) this.guesses.remember(guessed.key, { periods, overages });
+    if (guessed) this.guesses.set(guessed.key, { periods, overages });
     if (guessed?.sums && sameRequests(guessed.sums, periods, overages)) return guessed.sums;
     if (periods.length === 0 && overages.length === 0) return { used: [], overage: [] };
     let row: SumsRow;
@@ -758,30 +759,12 @@ interface Guessed {
   sums?: SumsGuess & Sums;
 }
 
-/** Requests whose guesses are kept at most: the least recently used goes first. */
-const GUESSES_LIMIT = 50_000;
-
 /**
- * The periods last summed per request (a customer and a feature, or all features), in this
- * process. A `Map` keeps insertion order: a key set again becomes the most recent; when full, the
- * least recently used goes (one at a time: a process serving more customers than the limit keeps
- * the guesses of those it reads often).
+ * Requests whose guesses (the periods last summed per request: a customer and a feature, or all
+ * features) this process keeps at most: when full, the least recently used goes, so a process
+ * serving more customers than this keeps the guesses of those it reads often.
  */
-class SumsGuesses {
-  private readonly guesses = new Map<string, SumsGuess>();
-
-  constructor(private readonly limit: number) {}
-
-  get(key: string): SumsGuess | undefined {
-    return this.guesses.get(key);
-  }
-
-  remember(key: string, guess: SumsGuess): void {
-    this.guesses.delete(key);
-    if (this.guesses.size >= this.limit) this.guesses.delete(this.guesses.keys().next().value!);
-    this.guesses.set(key, guess);
-  }
-}
+const GUESSES_LIMIT = 50_000;
 
 /** The key of a request's guess: the project, how it names the customer, and the feature(s). */
 function guessKeyOf(projectId: string, lock: CustomerLock, selector: FeatureSelector): string {
