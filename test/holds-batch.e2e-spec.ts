@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { Response } from 'supertest';
+import { Statements } from '../src/database/statements';
 import { HoldsService } from '../src/entitlements/holds.service';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
 import { catalog } from './support/catalog';
@@ -243,6 +244,31 @@ describe('holds and commits gathered into batches answer as one at a time', () =
   beforeAll(async () => {
     seq = await world();
     bat = await world();
+  });
+
+  it("one customer's holds sent together: each batch reads its state once, and decides one hold of it", async () => {
+    const w = await world();
+    const statements = t.app.get(Statements);
+    const run = statements.run.bind(statements);
+    // the requests of each batch's state statement (a hold's, as a check's: no event ids)
+    const sizes: number[] = [];
+    const spy = jest.spyOn(statements, 'run').mockImplementation((em, statement, values) => {
+      if (/^entitlements\.state-batch-\w+-\w+-\d{4}-\d{2}$/.test(statement.name))
+        sizes.push((values[0] as unknown[]).length);
+      return run(em, statement, values);
+    });
+    try {
+      const list = [1, 2, 3, 4].map((n) =>
+        holdReq('k1', `once-${n}`, (x) => ({ ...ids('k1')(x), amount: 1 })),
+      );
+      const rs = await together('create', w, list);
+      expect(rs.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    } finally {
+      spy.mockRestore();
+    }
+    // four batches (the customer's other holds wait for a later one each time), each naming the
+    // customer once, not once per hold still waiting
+    expect(sizes).toEqual([1, 1, 1, 1]);
   });
 
   describe('holds in one batch', () => {

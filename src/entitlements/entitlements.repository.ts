@@ -590,31 +590,31 @@ export class EntitlementsRepository {
     );
     // a hold and its release read no record by event id (the check's statement, after the lock)
     const withEvent = loads[0].eventId !== undefined;
-    const leads = withEvent ? leadsOf(keys, guessing) : undefined;
-    const stateRows = await this.statements.rows<BatchRow>(
-      undefined,
-      this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, (months) =>
-        stateBatchStatement(months, kind, featureKind, withEvent),
-      ),
-      batchValues(guessing, leads),
+    const statement = this.shaped(`consume:${kind}:${featureKind}:${withEvent}`, (months) =>
+      stateBatchStatement(months, kind, featureKind, withEvent),
     );
-    const rows = byOrdinality(loads, stateRows);
+    const leads = leadsOf(keys, guessing);
+    const rows = withEvent
+      ? byOrdinality(
+          loads,
+          await this.statements.rows<BatchRow>(undefined, statement, batchValues(guessing, leads)),
+        )
+      : await this.leadRows(statement, guessing, leads);
     const states = rows.map((row, k) =>
-      row && (!leads || leads[k] === k) ? this.stateOf(row, guessing[k], keys[k]) : null,
+      row && leads[k] === k ? this.stateOf(row, guessing[k], keys[k]) : null,
     );
-    // a consume that shares its lead's state: that state, with its own record of its event id
+    // a load that shares its lead's state: that state (a consume's with its own event id's record)
     rows.forEach((row, k) => {
-      const lead = leads?.[k];
-      if (!row || lead === undefined || lead === k || !states[lead]) return;
-      states[k] = this.withEventOf(states[lead], row);
+      const lead = states[leads[k]];
+      if (row && leads[k] !== k && lead) states[k] = withEvent ? this.withEventOf(lead, row) : lead;
     });
     return {
       locked: new Set(lockedRows.map((r) => r.id)),
       states,
       // ids for the batch's records, in the order drawn: given in the batch's order, a customer's
       // records of one instant keep their order (the running totals follow it)
-      usageIds: stateRows
-        .flatMap((r) => (r.usage_id === undefined ? [] : [BigInt(r.usage_id)]))
+      usageIds: rows
+        .flatMap((r) => (r?.usage_id === undefined ? [] : [BigInt(r.usage_id)]))
         .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
         .map(String),
     };
@@ -691,19 +691,25 @@ export class EntitlementsRepository {
     return shared;
   }
 
-  /**
-   * A batch of checks: one statement, which reads each customer and feature once (for the check
-   * with the earliest instant, see `leadsOf`); the checks that name the same one get the same row.
-   */
+  /** A batch of checks: one statement, each customer and feature read once (see `leadRows`). */
   private async runCheckBatch(loads: readonly BatchedLoad[]): Promise<Array<BatchRow | null>> {
     const { lock, feature } = loads[0];
     const statement = this.shaped(`check:${batchShapeOf(lock, feature)}`, (months) =>
       stateBatchStatement(months, lock.name, featureKindOf(feature), false),
     );
-    const leads = leadsOf(
-      loads.map((l) => guessKeyOf(l.projectId, l.lock, l.feature)),
-      loads,
-    );
+    const keys = loads.map((l) => guessKeyOf(l.projectId, l.lock, l.feature));
+    return this.leadRows(statement, loads, leadsOf(keys, loads));
+  }
+
+  /**
+   * The rows of a batch's state statement without event ids for `loads`, each customer and
+   * feature sent once, for its lead (`leads`, see `leadsOf`): each load gets its lead's row.
+   */
+  private async leadRows(
+    statement: Statement,
+    loads: readonly BatchedLoad[],
+    leads: number[],
+  ): Promise<Array<BatchRow | null>> {
     const read = [...new Set(leads)];
     const values = batchValues(read.map((k) => loads[k]));
     const rows = byOrdinality(read, await this.statements.rows<BatchRow>(undefined, statement, values));
