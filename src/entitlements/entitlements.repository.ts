@@ -316,8 +316,9 @@ const sumsValues = (periods: SumRequest[], overages: OverageRequest[]): unknown[
  *
  * Statements run on the current unit of work's transaction, if one is open. Outside one, the
  * checks and the sums of concurrent reads are gathered into one statement per shape (`Batcher`).
- * The periods last summed for each request are kept (`GUESSES_LIMIT`) and sent with the next state
- * read of the same request, so that a read whose periods did not change is one statement.
+ * The periods last summed for each request are kept (`guesses`, see `GUESSES_LIMIT`) and sent
+ * with the next state read of the same request, so that a read whose periods did not change is
+ * one statement.
  */
 /** The instant `npm run sql` reads the state statements at (`@GenerateSql`). */
 const SAMPLE_AT = new Date('2026-03-15T12:00:00Z');
@@ -465,9 +466,10 @@ export class EntitlementsRepository {
    * the `loads` name (`FOR UPDATE`, in id order, so that two batches never wait for each other in
    * a cycle), then reads each load's state as `loadState` does with its guess and event id, by a
    * statement of its own that starts once the locks are granted (so that its snapshot sees every
-   * consume and grant for those customers that committed before). Every load has the same lock
-   * kind and feature kind (the batch's shape). Answers the ids locked and each load's state
-   * (null: the project has no such customer).
+   * consume and grant for those customers that committed before). Loads naming the same customer
+   * and feature share one read of its state (`leadsOf`), each consume with its own event id's
+   * record. Every load has the same lock kind and feature kind (the batch's shape). Answers the
+   * ids locked and each load's state (null: the project has no such customer).
    */
   @GenerateSql(
     {
