@@ -342,7 +342,7 @@ const SUMS_SAMPLE = [
 export class EntitlementsRepository {
   private readonly ledgerStatements: LedgerStatements;
   /** Checks outside a transaction, gathered per shape (lock kind, feature kind) into one statement. */
-  private readonly checks = new Batcher<BatchedLoad, BatchRow | null>((loads) => this.runCheckBatch(loads));
+  private readonly checks = new Batcher<CheckLoad, BatchRow | null>((loads) => this.runCheckBatch(loads));
   /** Period sums read outside a transaction, gathered into one statement. */
   private readonly sumsBatches = new Batcher<SumsLoad, SumsRow>((loads) => this.runSumsBatch(loads));
   private readonly guesses = new LRUCache<string, SumsGuess>({ max: GUESSES_LIMIT });
@@ -401,7 +401,8 @@ export class EntitlementsRepository {
   ): Promise<CustomerState | null> {
     const key = guessKeyOf(projectId, lock, feature);
     const guess = this.guesses.get(key);
-    const row = await this.checks.load(batchShapeOf(lock, feature), { projectId, lock, feature, at, guess });
+    const load = { projectId, lock, feature, at, guess, key };
+    const row = await this.checks.load(batchShapeOf(lock, feature), load);
     return row ? this.stateOf(row, { guess }, key) : null;
   }
 
@@ -694,12 +695,12 @@ export class EntitlementsRepository {
   }
 
   /** A batch of checks: one statement, each customer and feature read once (see `leadRows`). */
-  private async runCheckBatch(loads: readonly BatchedLoad[]): Promise<Array<BatchRow | null>> {
+  private async runCheckBatch(loads: readonly CheckLoad[]): Promise<Array<BatchRow | null>> {
     const { lock, feature } = loads[0];
     const statement = this.shaped(`check:${batchShapeOf(lock, feature)}`, (months) =>
       stateBatchStatement(months, lock.name, featureKindOf(feature), false),
     );
-    const keys = loads.map((l) => guessKeyOf(l.projectId, l.lock, l.feature));
+    const keys = loads.map((l) => l.key);
     return this.leadRows(statement, loads, leadsOf(keys, loads));
   }
 
@@ -810,7 +811,7 @@ interface SumsLoad {
   guess: SumsGuess;
 }
 
-/** One check of a batch (`loadBatched`). */
+/** One load of a batch's state statement: a check's (`loadBatched`), a consume's or a hold's. */
 interface BatchedLoad {
   projectId: string;
   lock: CustomerLock;
@@ -818,6 +819,11 @@ interface BatchedLoad {
   /** The instant the rules will decide at (grants ended long before it are not read). */
   at: Date;
   guess?: SumsGuess;
+}
+
+/** A check of a batch with its request's key (`guessKeyOf`), which names its lead (`leadsOf`). */
+interface CheckLoad extends BatchedLoad {
+  key: string;
 }
 
 /**
