@@ -569,7 +569,11 @@ export class EntitlementsService {
     return { usage: toUsageView(row), balance: toBalanceView(evaluation), forfeited: fromMicros(forfeited) };
   }
 
-  /** `GET /customers/:customerId/usage`: the ledger, newest first. */
+  /**
+   * `GET /customers/:customerId/usage`: the ledger, newest first. A unit of work, so that the
+   * page's total may keep its plan (see `UsageRepository.page`).
+   */
+  @Transactional()
   async ledger(projectId: string, customerId: number, query: UsageListQueryDto): Promise<Page<UsageView>> {
     await this.customers.get(projectId, customerId); // CUSTOMER_NOT_FOUND
     const { rows, total } = await this.usage.page(

@@ -188,7 +188,11 @@ export class UsageRepository {
     return row.usage;
   }
 
-  /** One page of a customer's ledger, newest first; `from` inclusive, `to` exclusive. */
+  /**
+   * One page of a customer's ledger, newest first; `from` inclusive, `to` exclusive. Run in a unit
+   * of work: after the rows, its total is asked for with the plan kept for its shape (see
+   * `pageTotal`), for the rest of the transaction only.
+   */
   @GenerateSql(
     { name: 'unfiltered', params: ['prj_1', 1, {}, { limit: 20, offset: 0 }] },
     {
@@ -222,11 +226,8 @@ export class UsageRepository {
     ]
       .filter(Boolean)
       .join(' AND ');
-    const [{ total }] = await this.statements.rows<{ total: number }>(
-      undefined,
-      { name: '', text: pageTotal(params) },
-      values,
-    );
+    // unnamed, planned for each page: a plan kept for any `LIMIT` once sorted a whole month of a
+    // busy customer's records to keep a page of them
     const rows = await this.statements.rows<{ usage: UsageRow }>(
       undefined,
       {
@@ -236,19 +237,31 @@ export class UsageRepository {
       },
       [...values, limit, offset],
     );
+    if (!this.transactions.isTransactionActive())
+      throw new Error('UsageRepository.page runs in a unit of work (its plan setting is the transaction’s)');
+    await this.transactions.tx.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+    const [{ total }] = await this.statements.rows<{ total: number }>(undefined, pageTotal(params), values);
     return { rows: rows.map((r) => r.usage), total };
   }
 }
 
 /** A ledger page's filter as parameters of its statements (`$3`…, each present when filtered on). */
-interface PageParams {
+export interface PageParams {
   feature?: string;
   from?: string;
   to?: string;
 }
 
 /**
- * A ledger page's `total` (parameters `$1` the project, `$2` the customer, then the filter's):
+ * A ledger page's `total` (parameters `$1` the project, `$2` the customer, then the filter's), a
+ * prepared statement of its own for each shape of filter, run with its generic plan (the one a
+ * connection keeps). Planned for each request, it named every month's partition of the ledger six
+ * times over, and planning took several times what running it did. PostgreSQL keeps a generic
+ * plan only once it looks no dearer than the custom ones, which it did not for a customer with
+ * many records or few, so `page` asks for it (`plan_cache_mode`). Kept for any customer and range
+ * alike, as each of its probes reads one row of an index (`test/ledger-page-plan.e2e-spec.ts`).
+ *
+ * The total itself:
  * for each feature of the filter (the one asked for, or each the customer has records of, found
  * one index probe apiece), the place (`feature_seq`) of its last record before `to` less the place
  * of its first record from `from`, plus one. Places number the records of a series in
@@ -257,7 +270,7 @@ interface PageParams {
  * filter, which grew with the customer's ledger. Counting from the first record still there keeps
  * it right after the oldest records were pruned (docs/entitlements.md#retention-of-the-ledger).
  */
-function pageTotal({ feature, from, to }: PageParams): string {
+export function pageTotal({ feature, from, to }: PageParams): Statement {
   const place = (order: 'ASC' | 'DESC', bound?: string) =>
     `(SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
        ${bound ? `AND u.recorded_at ${order === 'DESC' ? '<' : '>='} ${bound}` : ''}
@@ -273,9 +286,13 @@ function pageTotal({ feature, from, to }: PageParams): string {
            FROM f WHERE f.id IS NOT NULL`;
   // no record from `from`: none in the range (null, taken as 0); the last before `to` ahead of
   // the first from `from`: none either (negative, taken as 0)
-  return `WITH RECURSIVE f(id) AS (${features})
+  const shape = [feature && 'feature', from && 'from', to && 'to'].filter(Boolean).join('-') || 'all';
+  return {
+    name: `usage.page-total-${shape}`,
+    text: `WITH RECURSIVE f(id) AS (${features})
           SELECT coalesce(sum(greatest(${place('DESC', to)} - ${place('ASC', from)} + 1, 0)), 0)::int AS total
-            FROM f WHERE f.id IS NOT NULL`;
+            FROM f WHERE f.id IS NOT NULL`,
+  };
 }
 
 /**

@@ -2805,16 +2805,6 @@ SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhreli
 WHERE i.inhparent = to_regclass($1)
 
 -- UsageRepository.page (of a feature, from and to)
-WITH RECURSIVE f(id) AS ((SELECT u.feature_id FROM usage_records u
-     WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id = $3 LIMIT 1))
-    SELECT coalesce(sum(greatest((SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
- AND u.recorded_at < $5
-ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) - (SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
- AND u.recorded_at >= $4
-ORDER BY u.recorded_at ASC, u.id ASC LIMIT 1) + 1, 0)), 0)::int AS total
-      FROM f WHERE f.id IS NOT NULL
-
--- UsageRepository.page (of a feature, from and to)
 SELECT json_build_object(
 'id', u.id::text, 'eventId', u.event_id, 'customerId', u.customer_id, 'featureId', u.feature_id,
 'amount', u.amount::text, 'overage', u.overage::text, 'recordedAt', u.recorded_at, 'reversedAt', u.reversed_at,
@@ -2823,14 +2813,16 @@ SELECT json_build_object(
                   FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2 AND u.feature_id = $3 AND u.recorded_at >= $4 AND u.recorded_at < $5
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $6 OFFSET $7
 
--- UsageRepository.page (unfiltered)
-WITH RECURSIVE f(id) AS (SELECT min(u.feature_id) FROM usage_records u WHERE u.customer_id = $2 AND u.project_id = $1
-   UNION ALL
-   SELECT (SELECT min(u.feature_id) FROM usage_records u
-            WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id > f.id)
-     FROM f WHERE f.id IS NOT NULL)
+-- UsageRepository.page (of a feature, from and to)
+SET LOCAL plan_cache_mode = force_generic_plan
+
+-- UsageRepository.page (of a feature, from and to)
+WITH RECURSIVE f(id) AS ((SELECT u.feature_id FROM usage_records u
+     WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id = $3 LIMIT 1))
     SELECT coalesce(sum(greatest((SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ AND u.recorded_at < $5
 ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) - (SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ AND u.recorded_at >= $4
 ORDER BY u.recorded_at ASC, u.id ASC LIMIT 1) + 1, 0)), 0)::int AS total
       FROM f WHERE f.id IS NOT NULL
 
@@ -2842,6 +2834,20 @@ SELECT json_build_object(
 'grantId', a.grant_id, 'amount', a.amount::text, 'restored', a.restored) ORDER BY a.id), '[]'::json)
                   FROM usage_allocations a WHERE a.usage_id = u.id AND a.recorded_at = u.recorded_at)) AS usage FROM usage_records u WHERE u.project_id = $1 AND u.customer_id = $2
            ORDER BY u.recorded_at DESC, u.id DESC LIMIT $3 OFFSET $4
+
+-- UsageRepository.page (unfiltered)
+SET LOCAL plan_cache_mode = force_generic_plan
+
+-- UsageRepository.page (unfiltered)
+WITH RECURSIVE f(id) AS (SELECT min(u.feature_id) FROM usage_records u WHERE u.customer_id = $2 AND u.project_id = $1
+   UNION ALL
+   SELECT (SELECT min(u.feature_id) FROM usage_records u
+            WHERE u.customer_id = $2 AND u.project_id = $1 AND u.feature_id > f.id)
+     FROM f WHERE f.id IS NOT NULL)
+    SELECT coalesce(sum(greatest((SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ORDER BY u.recorded_at DESC, u.id DESC LIMIT 1) - (SELECT u.feature_seq FROM usage_records u WHERE u.customer_id = $2 AND u.feature_id = f.id
+ORDER BY u.recorded_at ASC, u.id ASC LIMIT 1) + 1, 0)), 0)::int AS total
+      FROM f WHERE f.id IS NOT NULL
 
 -- UsageRepository.reverse
 WITH a AS (
