@@ -51,12 +51,12 @@ describe('the total of a ledger page, prepared', () => {
     heavy = await customer('heavy_ledger');
     light = await customer('light_ledger');
     // the heavy customer: 1,500 records a month of each feature over 13 months; the light one: 2
-    // of each; 500 others one a month of each, as a ledger holds many customers (a kept plan is
+    // of each; 5,000 others one a month of each, as a ledger holds many customers (a kept plan is
     // made for a customer in general, from how many customers the ledger holds); places
     // (`feature_seq`) numbered in (recorded_at, id) order, as consumes number them
     const others = (
       await t.dataSource.query(
-        `INSERT INTO customers (project_id, username) SELECT $1, 'other_' || n FROM generate_series(1, 500) n RETURNING id`,
+        `INSERT INTO customers (project_id, username) SELECT $1, 'other_' || n FROM generate_series(1, 5000) n RETURNING id`,
         [a.id],
       )
     ).map((r: { id: number }) => r.id);
