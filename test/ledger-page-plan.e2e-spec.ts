@@ -3,8 +3,9 @@ import { createPartitions } from '../src/database/partitions';
 import { runInTransaction, Transactions } from '../src/database/transactional';
 import {
   LEDGER_PARTITIONS,
+  LedgerFilter,
+  pageParams,
   pageTotal,
-  PageParams,
   UsageRepository,
 } from '../src/entitlements/usage.repository';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
@@ -85,7 +86,7 @@ describe('the total of a ledger page, prepared', () => {
     await t?.close();
   });
 
-  const count = async (customerId: number, filter: { featureId?: number; from?: Date; to?: Date }) =>
+  const count = async (customerId: number, filter: LedgerFilter) =>
     (
       await t.dataSource.query(
         `SELECT count(*)::int AS n FROM usage_records WHERE project_id = $1 AND customer_id = $2
@@ -95,15 +96,9 @@ describe('the total of a ledger page, prepared', () => {
       )
     )[0].n as number;
 
-  /** The statement of a filter's shape with its parameters, as `UsageRepository.page` sends them. */
-  const statementOf = (customerId: number, filter: { featureId?: number; from?: Date; to?: Date }) => {
-    const values: unknown[] = [a.id, customerId];
-    const param = (value: unknown) => `$${values.push(value)}`;
-    const params: PageParams = {
-      feature: filter.featureId !== undefined ? param(filter.featureId) : undefined,
-      from: filter.from ? param(filter.from) : undefined,
-      to: filter.to ? param(filter.to) : undefined,
-    };
+  /** The total's statement of a filter's shape with its values, as `UsageRepository.page` sends them. */
+  const statementOf = (customerId: number, filter: LedgerFilter) => {
+    const { values, params } = pageParams(a.id, customerId, filter);
     return { statement: pageTotal(params), values };
   };
 

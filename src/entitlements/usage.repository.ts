@@ -208,16 +208,10 @@ export class UsageRepository {
   async page(
     projectId: string,
     customerId: number,
-    filter: { featureId?: number; from?: Date; to?: Date },
+    filter: LedgerFilter,
     { limit, offset }: PageWindow,
   ): Promise<{ rows: UsageRow[]; total: number }> {
-    const values: unknown[] = [projectId, customerId];
-    const param = (value: unknown) => `$${values.push(value)}`;
-    const params: PageParams = {
-      feature: filter.featureId !== undefined ? param(filter.featureId) : undefined,
-      from: filter.from ? param(filter.from) : undefined,
-      to: filter.to ? param(filter.to) : undefined,
-    };
+    const { values, params } = pageParams(projectId, customerId, filter);
     const where = [
       'u.project_id = $1 AND u.customer_id = $2',
       params.feature && `u.feature_id = ${params.feature}`,
@@ -245,17 +239,42 @@ export class UsageRepository {
   }
 }
 
+/** What a ledger page is filtered on. */
+export interface LedgerFilter {
+  featureId?: number;
+  from?: Date;
+  to?: Date;
+}
+
 /** A ledger page's filter as parameters of its statements (`$3`…, each present when filtered on). */
-export interface PageParams {
+interface PageParams {
   feature?: string;
   from?: string;
   to?: string;
 }
 
+/** The values of a ledger page's statements (`$1` the project, `$2` the customer, then the filter's) and where each is. */
+export function pageParams(
+  projectId: string,
+  customerId: number,
+  filter: LedgerFilter,
+): { values: unknown[]; params: PageParams } {
+  const values: unknown[] = [projectId, customerId];
+  const param = (value: unknown) => `$${values.push(value)}`;
+  return {
+    values,
+    params: {
+      feature: filter.featureId !== undefined ? param(filter.featureId) : undefined,
+      from: filter.from ? param(filter.from) : undefined,
+      to: filter.to ? param(filter.to) : undefined,
+    },
+  };
+}
+
 /**
  * A ledger page's `total` (parameters `$1` the project, `$2` the customer, then the filter's), a
  * prepared statement of its own for each shape of filter, run with its generic plan (the one a
- * connection keeps). Planned for each request, it named every month's partition of the ledger six
+ * connection keeps). Planned for each request, it named every month's partition of the ledger four
  * times over, and planning took several times what running it did. PostgreSQL keeps a generic
  * plan only once it looks no dearer than the custom ones, which it did not for a customer with
  * many records or few, so `page` asks for it (`plan_cache_mode`). Kept for any customer and range
