@@ -9,6 +9,7 @@ import {
   UsageRepository,
 } from '../src/entitlements/usage.repository';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { buffersTouched, explainedForBuffers, nodeBuffers, planNodes } from './support/database';
 
 const P = '/api/private/v1';
 
@@ -173,26 +174,15 @@ describe('the total of a ledger page, prepared', () => {
         const args = `(${values.map((v) => (v instanceof Date ? `'${v.toISOString()}'` : typeof v === 'string' ? `'${v}'` : v)).join(', ')})`;
         const [{ total }] = (await client.query(`EXECUTE ${name}${args}`)).rows;
         expect(total).toBe(await count(customerId, filter));
-        const [
-          {
-            'QUERY PLAN': [plan],
-          },
-        ] = (await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE ${name}${args}`)).rows;
-        const nodes: Array<Record<string, unknown>> = [];
-        const walk = (node: Record<string, unknown>) => {
-          nodes.push(node);
-          for (const child of (node.Plans as Array<Record<string, unknown>>) ?? []) walk(child);
-        };
-        walk(plan.Plan);
+        const explained = (await client.query(explainedForBuffers(`EXECUTE ${name}${args}`))).rows;
+        const nodes = planNodes(explained[0]['QUERY PLAN'][0].Plan);
         expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
         const scans = nodes.filter((n) => String(n['Relation Name'] ?? '').startsWith('usage_records'));
         expect(scans.length).toBeGreaterThan(0);
         // a month with no rows may be planned as a sequential scan, which reads nothing
-        const read = (n: Record<string, unknown>) =>
-          (n['Shared Hit Blocks'] as number) + (n['Shared Read Blocks'] as number);
-        for (const scan of scans.filter((n) => read(n) > 0))
+        for (const scan of scans.filter((n) => nodeBuffers(n) > 0))
           expect(['Index Scan', 'Index Only Scan', 'Bitmap Heap Scan']).toContain(scan['Node Type']);
-        buffers.push(plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks']);
+        buffers.push(buffersTouched(explained));
       }
       // 39,000 records against 2: the same probes, each a descent of an index
       const [heavyBuffers, lightBuffers] = buffers;

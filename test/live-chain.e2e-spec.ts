@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { LIVE_CHAIN } from '../src/subscriptions/subscriptions.repository';
-import { createTestDatabase } from './support/database';
+import { createTestDatabase, planNodes } from './support/database';
 
 /**
  * The redemption's chain read (`LIVE_CHAIN`) finds a customer's live windows of one group as one
@@ -66,12 +66,7 @@ describe('the live windows of a customer group', () => {
         'QUERY PLAN': [plan],
       },
     ] = (await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE live_chain${args}`)).rows;
-    const scans: Array<Record<string, unknown>> = [];
-    const walk = (node: Record<string, unknown>) => {
-      if (node['Relation Name'] === 'subscriptions') scans.push(node);
-      for (const child of (node.Plans as Array<Record<string, unknown>>) ?? []) walk(child);
-    };
-    walk(plan.Plan);
+    const scans = planNodes(plan.Plan).filter((node) => node['Relation Name'] === 'subscriptions');
     expect(scans).toHaveLength(1);
     expect(scans[0]['Index Name']).toBe('subscriptions_live_chain_idx');
     expect(scans[0]['Rows Removed by Filter'] ?? 0).toBe(0);

@@ -4,6 +4,7 @@ import { Statements } from '../src/database/statements';
 import { runInTransaction, Transactions } from '../src/database/transactional';
 import { EntitlementsService } from '../src/entitlements/entitlements.service';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { planNodes } from './support/database';
 import { expectError, ISO_MS } from './support/expect';
 
 /**
@@ -572,12 +573,9 @@ describe('concurrent consumes gathered into batches (POST /usage)', () => {
       `EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0].text}`,
       sent[0].values,
     );
-    const loops: number[] = [];
-    const walk = (node: any): void => {
-      if (node['Relation Name'] === 'customers') loops.push(node['Actual Loops']);
-      for (const child of node.Plans ?? []) walk(child);
-    };
-    walk(plans[0].Plan);
+    const loops = planNodes(plans[0].Plan)
+      .filter((node) => node['Relation Name'] === 'customers')
+      .map((node) => node['Actual Loops'] as number);
     // each consume's customer (for its event id's record), then the state's, whose columns (the
     // windows, plans, grants, sums) are read for each row it yields: once, for the batch's lead
     expect(loops.sort((x, y) => x - y)).toEqual([1, 8]);

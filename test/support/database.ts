@@ -84,6 +84,18 @@ export const explainedForBuffers = (text: string) => `EXPLAIN (ANALYZE, BUFFERS,
 
 /** The shared buffers (hit and read) a statement touched, from the rows of `explainedForBuffers`. */
 export function buffersTouched(rows: unknown[]): number {
-  const [{ 'QUERY PLAN': plan }] = rows as Array<{ 'QUERY PLAN': Array<{ Plan: Record<string, number> }> }>;
-  return plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
+  const [{ 'QUERY PLAN': plan }] = rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+  return nodeBuffers(plan[0].Plan);
+}
+
+/** The shared buffers (hit and read) one node of an `explainedForBuffers` plan touched, its children's included. */
+export const nodeBuffers = (node: PlanNode): number =>
+  (node['Shared Hit Blocks'] as number) + (node['Shared Read Blocks'] as number);
+
+/** A node of a plan in `EXPLAIN (FORMAT JSON)`: its fields as PostgreSQL names them. */
+export type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+
+/** Every node of `plan` (the `Plan` of an `EXPLAIN (FORMAT JSON)` row), the root first. */
+export function planNodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
 }
