@@ -6,7 +6,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * redemption's chain read (`LIVE_CHAIN`, `COALESCE(valid_to, 'infinity') > $3`) scans as one
  * range. Through `(customer_id, plan_group)` alone, PostgreSQL fetched and filtered every window
  * the customer ever had in the group, so a long-time customer's redemption grew slower with every
- * window (figures: docs/benchmarks.md#cost-as-work-grows).
+ * window (figures: docs/benchmarks.md#measurements-behind-decisions).
  *
  * Built in the migration's transaction, which holds writes to `subscriptions` for the time of the
  * build. `CREATE INDEX CONCURRENTLY` cannot run there: it would wait for the snapshot of a
