@@ -7,7 +7,7 @@ import {
   bodyParserErrorOf,
   bodyShapeError,
   isJsonContentType,
-  refuseDeepNesting,
+  refuseBeforeParsing,
 } from './body-parser';
 
 const nested = (depth: number): unknown => (depth === 0 ? 1 : [nested(depth - 1)]);
@@ -92,11 +92,11 @@ describe("the JSON parser's errors and content types", () => {
   });
 });
 
-describe('refuseDeepNesting: nesting refused before the body is parsed', () => {
+describe('refuseBeforeParsing: nesting, and a top level too wide, refused before the body is parsed', () => {
   const bytes = (text: string) => Buffer.from(text, 'utf8');
   const refusal = (text: string) => {
     try {
-      refuseDeepNesting(bytes(text));
+      refuseBeforeParsing(bytes(text));
       return undefined;
     } catch (error) {
       return bodyParserErrorOf(error);
@@ -116,6 +116,31 @@ describe('refuseDeepNesting: nesting refused before the body is parsed', () => {
       details: [{ field: 'body', message: 'nests deeper than 32 levels of arrays and objects' }],
     });
     expect(refusal(`${'['.repeat(500_000)}${']'.repeat(500_000)}`)?.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('refuses a top-level object or array with too many members, as the parsed-body check does', () => {
+    const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+    const items = (n: number) => Array.from({ length: n }, (_, i) => i);
+    expect(refusal(JSON.stringify(keys(BODY_MAX_KEYS)))).toBeUndefined();
+    expect(refusal(JSON.stringify(items(BODY_MAX_ITEMS)))).toBeUndefined();
+    for (const body of [keys(BODY_MAX_KEYS + 1), keys(80_000), items(BODY_MAX_ITEMS + 1)]) {
+      const error = refusal(JSON.stringify(body));
+      expect(error).toMatchObject({ code: 'VALIDATION_FAILED', details: [bodyShapeError(body)] });
+    }
+    expect(refusal(JSON.stringify(keys(BODY_MAX_KEYS + 1)))?.details).toEqual([
+      { field: 'body', message: 'has more than 100 keys' },
+    ]);
+  });
+
+  it('counts only the top level, and no comma inside a string', () => {
+    // nested members are the parsed-body check's, which names their path
+    const wide = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`f${i}`, i]));
+    expect(refusal(JSON.stringify({ customer: wide }))).toBeUndefined();
+    expect(refusal(JSON.stringify({ list: Array.from({ length: 5_000 }, () => 0) }))).toBeUndefined();
+    expect(
+      refusal(JSON.stringify({ note: ','.repeat(10_000), quoted: `\\",${','.repeat(200)}` })),
+    ).toBeUndefined();
+    expect(refusal(JSON.stringify([{ a: 1, b: 2 }, [1, 2, 3], ','.repeat(2_000)]))).toBeUndefined();
   });
 
   it('does not count brackets inside strings, escaped quotes included', () => {

@@ -22,7 +22,7 @@ const NUL_MESSAGE = 'must not contain the NUL character (U+0000), which PostgreS
  * Express's JSON parser for every request body: at most 1 MiB and any JSON value at the top (not
  * only objects and arrays). Every content type is parsed: `requestLimits` has already refused a
  * body that is not JSON. Its `verify` hook keeps the exact bytes on `req.rawBody` (request
- * signatures are computed over them) and refuses deep nesting before the bytes are parsed.
+ * signatures are computed over them) and refuses what `refuseBeforeParsing` can see in them.
  */
 export const jsonBodyParser: RequestHandler = json({
   limit: BODY_LIMIT_BYTES,
@@ -30,22 +30,31 @@ export const jsonBodyParser: RequestHandler = json({
   type: () => true,
   verify: (req, _res, buf) => {
     (req as Request & { rawBody?: Buffer }).rawBody = buf;
-    refuseDeepNesting(buf);
+    refuseBeforeParsing(buf);
   },
 });
 
 const TOO_DEEP_MESSAGE = `nests deeper than ${BODY_MAX_DEPTH} levels of arrays and objects`;
+const TOO_MANY_KEYS_MESSAGE = `has more than ${BODY_MAX_KEYS} keys`;
+const TOO_MANY_ITEMS_MESSAGE = `has more than ${BODY_MAX_ITEMS} items`;
 
 /**
- * Refuses a body nested deeper than `BODY_MAX_DEPTH` before it is parsed: the parser's `verify`
- * hook sees the raw bytes, and one pass over them counting brackets outside strings is far
- * cheaper than parsing a megabyte of brackets into half a million nested arrays first.
- * The error carries the parser's error shape (`status`, `type`), so the exception filter answers
- * it like the parser's own errors (see `bodyParserErrorOf`).
+ * Refuses, before the bytes are parsed, a body nested deeper than `BODY_MAX_DEPTH` and a body
+ * whose top-level object or array has more members than `BODY_MAX_KEYS` or `BODY_MAX_ITEMS`: one
+ * pass over the raw bytes, counting brackets and the top level's commas outside strings, is far
+ * cheaper than parsing a megabyte into half a million nested arrays or an object of 80,000 keys
+ * first. The top level is the only container a refusal can name without parsing, and the one the
+ * parsed-body check (`bodyShapeError`) looks at first, so the answer is the same. The error
+ * carries the parser's error shape (`status`, `type`), so the exception filter answers it like
+ * the parser's own errors (see `bodyParserErrorOf`).
  */
-export function refuseDeepNesting(buf: Buffer): void {
+export function refuseBeforeParsing(buf: Buffer): void {
   let depth = 0;
   let inString = false;
+  // the top level's commas: more than `limit` members once there are `limit` of them
+  let commas = 0;
+  let limit = Infinity;
+  let tooMany = '';
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (inString) {
@@ -53,13 +62,21 @@ export function refuseDeepNesting(buf: Buffer): void {
       else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > BODY_MAX_DEPTH)
-        throw Object.assign(new Error(`body ${TOO_DEEP_MESSAGE}`), { status: 400, type: TOO_DEEP });
+      if (depth === 0) {
+        [limit, tooMany] =
+          c === 0x7b ? [BODY_MAX_KEYS, TOO_MANY_KEYS_MESSAGE] : [BODY_MAX_ITEMS, TOO_MANY_ITEMS_MESSAGE];
+      }
+      if (++depth > BODY_MAX_DEPTH) throw shapeRefusal(TOO_DEEP_MESSAGE);
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+    else if (c === 0x2c /* , */ && depth === 1 && ++commas >= limit) throw shapeRefusal(tooMany);
   }
 }
 
-const TOO_DEEP = 'entity.too.deep';
+/** The parser's error for a body refused by its shape: 400, the detail naming `body`. */
+const shapeRefusal = (message: string): Error =>
+  Object.assign(new Error(`body ${message}`), { status: 400, type: SHAPE_REFUSED, detail: message });
+
+const SHAPE_REFUSED = 'entity.shape.refused';
 
 /** `application/json` or an `application/*+json` type, parameters ignored. */
 export function isJsonContentType(contentType: unknown): boolean {
@@ -88,10 +105,10 @@ export function bodyParserErrorOf(error: unknown): DomainError | undefined {
       return new DomainError('PAYLOAD_TOO_LARGE');
     case 'entity.parse.failed':
       return new DomainError('MALFORMED_JSON');
-    case TOO_DEEP:
-      return new DomainError('VALIDATION_FAILED', `body ${TOO_DEEP_MESSAGE}`, [
-        { field: 'body', message: TOO_DEEP_MESSAGE },
-      ]);
+    case SHAPE_REFUSED: {
+      const message = String((parserError as { detail?: unknown }).detail);
+      return new DomainError('VALIDATION_FAILED', `body ${message}`, [{ field: 'body', message }]);
+    }
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be UTF-8 JSON.');
@@ -130,8 +147,7 @@ export function bodyShapeError(body: unknown): ErrorDetail | undefined {
     if (value === null || typeof value !== 'object') continue;
     if (depth >= BODY_MAX_DEPTH) return { field: at(path), message: TOO_DEEP_MESSAGE };
     if (Array.isArray(value)) {
-      if (value.length > BODY_MAX_ITEMS)
-        return { field: at(path), message: `has more than ${BODY_MAX_ITEMS} items` };
+      if (value.length > BODY_MAX_ITEMS) return { field: at(path), message: TOO_MANY_ITEMS_MESSAGE };
       // pushed last to first, so that they are taken in the order of the text
       for (let i = value.length - 1; i >= 0; i--)
         pending.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
@@ -139,7 +155,7 @@ export function bodyShapeError(body: unknown): ErrorDetail | undefined {
     }
     let keys = 0;
     for (const _ in value)
-      if (++keys > BODY_MAX_KEYS) return { field: at(path), message: `has more than ${BODY_MAX_KEYS} keys` };
+      if (++keys > BODY_MAX_KEYS) return { field: at(path), message: TOO_MANY_KEYS_MESSAGE };
     const entries = Object.entries(value);
     for (const [key] of entries)
       if (key.includes(NUL)) return { field: at(path), message: `has a key that ${NUL_MESSAGE}` };
