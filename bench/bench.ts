@@ -678,10 +678,9 @@ async function cannon(
 
 /** The project's audit records not sealed yet. */
 async function unsealedOf(db: Client, projectId: string): Promise<number> {
-  const { rows } = await db.query(
-    'SELECT count(*)::int AS n FROM audit_events WHERE project_id = $1 AND seq IS NULL',
-    [projectId],
-  );
+  const { rows } = await db.query('SELECT count(*)::int AS n FROM audit_unsealed WHERE project_id = $1', [
+    projectId,
+  ]);
   return Number(rows[0].n);
 }
 

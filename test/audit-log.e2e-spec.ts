@@ -117,7 +117,9 @@ describe('audit log', () => {
 
   const rowsOf = (projectId: string) =>
     t.dataSource.query(
-      `SELECT id, position::text, seq::int, prev_hash, hash FROM audit_events a WHERE project_id = $1 ORDER BY a.position`,
+      `SELECT a.id, a.position::text, s.seq::int, s.prev_hash, s.hash
+         FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position
+        WHERE a.project_id = $1 ORDER BY a.position`,
       [projectId],
     ) as Promise<
       { id: string; position: string; seq: number | null; prev_hash: string | null; hash: string | null }[]
@@ -428,7 +430,15 @@ describe('audit log', () => {
         { at: '2026-01-06T00:00:00.000Z' },
       ]);
       expect((await verify(p)).unsealed).toBe(3);
+      /** Each record's row version: sealing writes the seal beside the record, never the record again. */
+      const versions = () =>
+        t.dataSource.query(
+          `SELECT id, xmin::text AS version FROM audit_events WHERE project_id = $1 ORDER BY id`,
+          [p.id],
+        );
+      const written = await versions();
       await sealAll();
+      expect(await versions()).toEqual(written);
       const exported = (await get(p, '/export').expect(200)).text
         .trim()
         .split('\n')
@@ -458,6 +468,20 @@ describe('audit log', () => {
       expect(await verify(p)).toEqual({ valid: true, checked: 5, unsealed: 0, brokenAt: null });
     });
 
+    it('takes a record deleted before it was sealed off the queue, the chain going on without it', async () => {
+      const p = await project();
+      const [, gone] = await seed(p.id, [{}, {}, {}]);
+      await t.dataSource.query('DELETE FROM audit_events WHERE id = $1', [gone]);
+      await sealAll();
+      expect((await rowsOf(p.id)).map((r) => r.seq)).toEqual([1, 2]);
+      expect(
+        await t.dataSource.query('SELECT count(*)::int AS n FROM audit_unsealed WHERE project_id = $1', [
+          p.id,
+        ]),
+      ).toEqual([{ n: 0 }]);
+      expect(await verify(p)).toEqual({ valid: true, checked: 2, unsealed: 0, brokenAt: null });
+    });
+
     async function sealed(n: number) {
       const p = await project();
       await seedMany(p.id, n, new Date('2026-03-01T00:00:00Z'));
@@ -485,10 +509,10 @@ describe('audit log', () => {
       expect((await verify(p)).brokenAt).toEqual({ id: rows[2].id, seq: 3, reason: 'HASH_MISMATCH' });
       // a prevHash changed alone changes what the hash covers
       const { p: q, rows: theirs } = await sealed(3);
-      await t.dataSource.query(`UPDATE audit_events SET prev_hash = $2 WHERE id = $1`, [
-        theirs[1].id,
-        'f'.repeat(64),
-      ]);
+      await t.dataSource.query(
+        `UPDATE audit_seals SET prev_hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+        [theirs[1].id, 'f'.repeat(64)],
+      );
       expect((await verify(q)).brokenAt).toEqual({ id: theirs[1].id, seq: 2, reason: 'HASH_MISMATCH' });
     });
 
@@ -521,15 +545,15 @@ describe('audit log', () => {
     it('finds a record rewritten with a hash of its own: LINK_BROKEN', async () => {
       const { p, rows } = await sealed(4);
       // the forger recomputes the record's hash over a prevHash of its choosing
-      await t.dataSource.query(`UPDATE audit_events SET prev_hash = $2 WHERE id = $1`, [
-        rows[2].id,
-        'e'.repeat(64),
-      ]);
+      await t.dataSource.query(
+        `UPDATE audit_seals SET prev_hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+        [rows[2].id, 'e'.repeat(64)],
+      );
       const forged = (await get(p, `/${rows[2].id}`)).body.data;
-      await t.dataSource.query(`UPDATE audit_events SET hash = $2 WHERE id = $1`, [
-        rows[2].id,
-        hashOf(forged),
-      ]);
+      await t.dataSource.query(
+        `UPDATE audit_seals SET hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+        [rows[2].id, hashOf(forged)],
+      );
       expect(await verify(p)).toEqual({
         valid: false,
         checked: 4,
@@ -540,10 +564,10 @@ describe('audit log', () => {
       const { p: q, rows: theirs } = await sealed(3);
       await t.dataSource.query(`UPDATE audit_events SET resource_id = 'x' WHERE id = $1`, [theirs[0].id]);
       const rewritten = (await get(q, `/${theirs[0].id}`)).body.data;
-      await t.dataSource.query(`UPDATE audit_events SET hash = $2 WHERE id = $1`, [
-        theirs[0].id,
-        hashOf(rewritten),
-      ]);
+      await t.dataSource.query(
+        `UPDATE audit_seals SET hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+        [theirs[0].id, hashOf(rewritten)],
+      );
       expect((await verify(q)).brokenAt).toEqual({ id: theirs[1].id, seq: 2, reason: 'LINK_BROKEN' });
     });
 
@@ -561,7 +585,7 @@ describe('audit log', () => {
       await seed(small.id, [{}]);
       /** The projects found, and the buffers the statement touched finding them. */
       const ask = async () => {
-        await t.dataSource.query('ANALYZE audit_events');
+        await t.dataSource.query('ANALYZE audit_unsealed');
         const found = await t.app.get(AuditRepository).projectsWithUnsealed(1000);
         const explained = await t.dataSource.query(explainedForBuffers(PROJECTS_WITH_UNSEALED), [1000]);
         return { found, buffers: buffersTouched(explained) };
@@ -578,6 +602,7 @@ describe('audit log', () => {
       expect(after.found.sort()).toEqual(before.found.sort());
       expect(after.buffers).toBeLessThanOrEqual(before.buffers + 5);
       // the other tests' sealing need not wade through them
+      await t.dataSource.query('DELETE FROM audit_unsealed WHERE project_id IN ($1, $2)', [big.id, small.id]);
       await t.dataSource.query('DELETE FROM audit_events WHERE project_id IN ($1, $2)', [big.id, small.id]);
     });
   });
@@ -672,15 +697,15 @@ describe('audit log', () => {
 
       // nothing more to do; a record past the chain start's link is still checked
       expect(await t.app.get(AuditRetention).runOnce(now)).toBe(0);
-      await t.dataSource.query(`UPDATE audit_events SET prev_hash = $2 WHERE id = $1`, [
-        before[5007].id,
-        'd'.repeat(64),
-      ]);
+      await t.dataSource.query(
+        `UPDATE audit_seals SET prev_hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+        [before[5007].id, 'd'.repeat(64)],
+      );
       const forged = (await get(p, `/${before[5007].id}`)).body.data;
-      await t.dataSource.query(`UPDATE audit_events SET hash = $2 WHERE id = $1`, [
-        before[5007].id,
-        hashOf(forged),
-      ]);
+      await t.dataSource.query(
+        `UPDATE audit_seals SET hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+        [before[5007].id, hashOf(forged)],
+      );
       expect((await verify(p)).brokenAt).toEqual({ id: before[5007].id, seq: 5008, reason: 'LINK_BROKEN' });
     });
 

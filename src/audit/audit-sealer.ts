@@ -13,11 +13,12 @@ const PROJECTS_PER_PASS = 100;
 
 /**
  * The sealer (docs/operations.md#audit-log): on every replica, every `AUDIT_SEAL_INTERVAL_MS`,
- * each project with committed records not sealed yet gets them appended to its hash chain in
- * the order written: `seq` from the chain head on, `prevHash` the hash before, `hash` over the
- * record as the API answers it. One replica at a time per project (an advisory lock, tried: the
- * others skip it), so the write path takes no lock of the chain. A full batch asks for the next
- * pass at once, which is how it keeps up with a busy project.
+ * each project with committed records not sealed yet (queued in `audit_unsealed`) gets them
+ * appended to its hash chain in the order written: `seq` from the chain head on, `prevHash` the
+ * hash before, `hash` over the record as the API answers it, written to `audit_seals`. One
+ * replica at a time per project (an advisory lock, tried: the others skip it), so the write path
+ * takes no lock of the chain. A full batch asks for the next pass at once, which is how it keeps
+ * up with a busy project.
  */
 @Injectable()
 export class AuditSealer extends PeriodicWorker {
@@ -48,14 +49,19 @@ export class AuditSealer extends PeriodicWorker {
     const rows = await this.repository.unsealed(projectId, SEAL_BATCH);
     let seq = head ? Number(head.seq) : 0;
     let prevHash = head?.hash ?? null;
-    const sealed: SealedRecord[] = rows.map((row) => {
+    const sealed: SealedRecord[] = [];
+    // a queued record deleted meanwhile (by hand) only leaves the queue
+    for (const row of rows.filter((r) => r.position !== null)) {
       seq += 1;
       const hash = auditHashOf({ ...toAuditEventView(row), seq, prevHash });
-      const record = { position: row.position, seq, prevHash, hash };
+      sealed.push({ position: row.position, seq, prevHash, hash });
       prevHash = hash;
-      return record;
-    });
-    await this.repository.seal(projectId, sealed);
+    }
+    await this.repository.seal(
+      projectId,
+      rows.map((r) => r.queued),
+      sealed,
+    );
     return rows.length;
   }
 }

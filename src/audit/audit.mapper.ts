@@ -1,7 +1,10 @@
 import type { AuditEventView } from './dto/audit-event.dto';
 import type { AuditChanges } from './entities/audit-event.entity';
 
-/** A row of `audit_events` as the repository reads it (`bigint` columns come back as strings). */
+/**
+ * A record as the repository reads it: its row of `audit_events` with its seal's columns (null
+ * until sealed); `bigint` columns come back as strings.
+ */
 export interface AuditEventRow {
   position: string;
   id: string;
@@ -23,10 +26,16 @@ export interface AuditEventRow {
   hash: string | null;
 }
 
-/** The columns of an `AuditEventRow`, for the statements that read whole records. */
-export const AUDIT_EVENT_COLUMNS = `position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-       actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-       seq, prev_hash, hash`;
+/**
+ * The columns of an `AuditEventRow`, for the statements that read whole records: `a` is the
+ * record's row of `audit_events`, `s` its row of `audit_seals` (`AUDIT_RECORDS` joins them).
+ */
+export const AUDIT_EVENT_COLUMNS = `a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+       a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+       a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash`;
+
+/** Records with their seals, sealed or not: the `FROM` of the statements that read whole records. */
+export const AUDIT_RECORDS = `audit_events a LEFT JOIN audit_seals s ON s.position = a.position`;
 
 /**
  * A record as the API answers it. The sealer hashes exactly this (without `hash`), and verify

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { CursorWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { Transactions } from '../database/transactional';
-import { AUDIT_EVENT_COLUMNS, AuditEventRow } from './audit.mapper';
+import { AUDIT_EVENT_COLUMNS, AUDIT_RECORDS, AuditEventRow } from './audit.mapper';
 
 /** The filters of the list and the export; `from` inclusive, `to` exclusive, over `at`. */
 export interface AuditFilters {
@@ -47,14 +47,24 @@ export interface ChainState {
 /** A sealed record as verify reads it: the record, and what the sealer gave it. */
 export type SealedRow = AuditEventRow & { seq: string };
 
+/**
+ * A record waiting for the sealer: its place in the queue (`queued`, its position) and the record
+ * itself, or nulls in every column of `AuditEventRow` if the record was deleted meanwhile (by
+ * hand: retention deletes only sealed records).
+ */
+export type UnsealedRow = AuditEventRow & { queued: string };
+
 /** Second key of the sealer's advisory lock on a project (any constant, the same on every replica). */
 const SEAL_LOCK = `hashtext('audit-seal')`;
 
-/** The filters' conditions after `project_id = $1`; `values` holds `$1` and takes theirs. */
+/**
+ * The filters' conditions on the records `a` after `a.project_id = $1`; `values` holds `$1` and
+ * takes theirs.
+ */
 function conditions(filters: AuditFilters, values: unknown[]): string[] {
-  const where = ['project_id = $1'];
+  const where = ['a.project_id = $1'];
   const eq = (column: string, value: unknown) => {
-    if (value !== undefined) where.push(`${column} = $${values.push(value)}`);
+    if (value !== undefined) where.push(`a.${column} = $${values.push(value)}`);
   };
   eq('resource_type', filters.resourceType);
   eq('resource_id', filters.resourceId);
@@ -62,29 +72,30 @@ function conditions(filters: AuditFilters, values: unknown[]): string[] {
   eq('actor_type', filters.actorType);
   eq('actor_key_id', filters.actorKeyId);
   eq('request_id', filters.requestId);
-  if (filters.from !== undefined) where.push(`at >= $${values.push(filters.from)}`);
-  if (filters.to !== undefined) where.push(`at < $${values.push(filters.to)}`);
+  if (filters.from !== undefined) where.push(`a.at >= $${values.push(filters.from)}`);
+  if (filters.to !== undefined) where.push(`a.at < $${values.push(filters.to)}`);
   return where;
 }
 
 /**
- * Every statement on `audit_events` and `audit_chain_heads`, but the writer's insert (which rides
- * with the write's own statements): the reads of the API, the sealer's, verify's and retention's.
- */
-/**
- * The projects with unsealed records, `$1` at most: one probe of `audit_events_unsealed_idx` per
+ * The projects with unsealed records, `$1` at most: one probe of `audit_unsealed`'s key per
  * project, skipping from one project to the next, so that the question costs the same whatever
- * the backlog (a `DISTINCT` read every unsealed entry). The order names both of the index's
- * columns so that only that index serves it.
+ * the backlog (a `DISTINCT` would read every entry).
  */
 export const PROJECTS_WITH_UNSEALED = `WITH RECURSIVE p AS (
-    (SELECT project_id FROM audit_events WHERE seq IS NULL ORDER BY project_id, position LIMIT 1)
+    (SELECT project_id FROM audit_unsealed ORDER BY project_id, position LIMIT 1)
     UNION ALL
-    SELECT (SELECT a.project_id FROM audit_events a
-             WHERE a.seq IS NULL AND a.project_id > p.project_id ORDER BY a.project_id, a.position LIMIT 1)
+    SELECT (SELECT u.project_id FROM audit_unsealed u
+             WHERE u.project_id > p.project_id ORDER BY u.project_id, u.position LIMIT 1)
       FROM p WHERE p.project_id IS NOT NULL
   )
   SELECT project_id FROM p WHERE project_id IS NOT NULL LIMIT $1`;
+
+/**
+ * Every statement on `audit_events`, `audit_seals`, `audit_unsealed` and `audit_chain_heads`, but
+ * the writer's insert (which rides with the write's own statements): the reads of the API, the
+ * sealer's, verify's and retention's.
+ */
 
 @Injectable()
 export class AuditRepository {
@@ -128,12 +139,12 @@ export class AuditRepository {
     const where = conditions(filters, values);
     if (after !== undefined)
       where.push(
-        `(at, position) < (SELECT c.at, c.position FROM audit_events c
-                            WHERE c.position = $${values.push(after)} AND c.project_id = $1)`,
+        `(a.at, a.position) < (SELECT c.at, c.position FROM audit_events c
+                                WHERE c.position = $${values.push(after)} AND c.project_id = $1)`,
       );
     return this.tx.query(
-      `SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE ${where.join(' AND ')}
-        ORDER BY at DESC, position DESC LIMIT $${values.push(limit)}`,
+      `SELECT ${AUDIT_EVENT_COLUMNS} FROM ${AUDIT_RECORDS} WHERE ${where.join(' AND ')}
+        ORDER BY a.at DESC, a.position DESC LIMIT $${values.push(limit)}`,
       values,
     );
   }
@@ -160,10 +171,10 @@ export class AuditRepository {
     const values: unknown[] = [projectId];
     const where = conditions(filters, values);
     if (after)
-      where.push(`(at, position) > ($${values.push(after.at)}, $${values.push(after.position)}::bigint)`);
+      where.push(`(a.at, a.position) > ($${values.push(after.at)}, $${values.push(after.position)}::bigint)`);
     return this.tx.query(
-      `SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE ${where.join(' AND ')}
-        ORDER BY at, position LIMIT $${values.push(limit)}`,
+      `SELECT ${AUDIT_EVENT_COLUMNS} FROM ${AUDIT_RECORDS} WHERE ${where.join(' AND ')}
+        ORDER BY a.at, a.position LIMIT $${values.push(limit)}`,
       values,
     );
   }
@@ -171,7 +182,7 @@ export class AuditRepository {
   @GenerateSql({ params: ['prj_1', 'aud_abcdefghijklmnopqrstuvwx'] })
   async get(projectId: string, id: string): Promise<AuditEventRow | undefined> {
     const [row] = await this.tx.query(
-      `SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE id = $1 AND project_id = $2`,
+      `SELECT ${AUDIT_EVENT_COLUMNS} FROM ${AUDIT_RECORDS} WHERE a.id = $1 AND a.project_id = $2`,
       [id, projectId],
     );
     return row;
@@ -210,52 +221,55 @@ export class AuditRepository {
 
   /** The project's committed records not sealed yet, in the order written, at most `limit`. */
   @GenerateSql({ params: ['prj_1', 1000] })
-  unsealed(projectId: string, limit: number): Promise<AuditEventRow[]> {
+  unsealed(projectId: string, limit: number): Promise<UnsealedRow[]> {
     return this.tx.query(
-      `SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE project_id = $1 AND seq IS NULL
-        ORDER BY position LIMIT $2`,
+      `SELECT u.position AS queued, ${AUDIT_EVENT_COLUMNS}
+         FROM audit_unsealed u LEFT JOIN (${AUDIT_RECORDS}) ON a.position = u.position
+        WHERE u.project_id = $1 ORDER BY u.position LIMIT $2`,
       [projectId, limit],
     );
   }
 
   /**
-   * Gives the records (in the order written) their seq, prevHash and hash and moves the chain head
-   * to the last of them, in one statement (in the caller's transaction, under the chain's lock).
-   * The bounds of their positions keep the join to the rows of this batch, however long the
-   * project's backlog.
+   * Takes the records at `queued` positions off the project's queue, gives `records` (those of
+   * them that still exist, in the order written) their seq, prevHash and hash, and moves the
+   * chain head to the last of them, in one statement (in the caller's transaction, under the
+   * chain's lock). Only records still queued are sealed.
    */
   @GenerateSql({
     params: [
       'prj_1',
+      ['41', '42'],
       [
         { position: '41', seq: 7, prevHash: 'a'.repeat(64), hash: 'b'.repeat(64) },
         { position: '42', seq: 8, prevHash: 'b'.repeat(64), hash: 'c'.repeat(64) },
       ],
     ],
   })
-  async seal(projectId: string, records: SealedRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    const last = records[records.length - 1];
+  async seal(projectId: string, queued: string[], records: SealedRecord[]): Promise<void> {
+    if (queued.length === 0) return;
+    const last = records.at(-1);
     await this.tx.query(
-      `WITH s AS (
-         UPDATE audit_events a SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash
-           FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS v(position, seq, prev_hash, hash)
-          WHERE a.position = v.position AND a.project_id = $1 AND a.seq IS NULL
-            AND a.position >= $8 AND a.position <= $9
-         RETURNING 1
+      `WITH done AS (
+         DELETE FROM audit_unsealed WHERE project_id = $1 AND position = ANY ($2::bigint[])
+         RETURNING position
+       ), sealed AS (
+         INSERT INTO audit_seals (position, project_id, seq, prev_hash, hash)
+         SELECT v.position, $1, v.seq, v.prev_hash, v.hash
+           FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::text[]) AS v(position, seq, prev_hash, hash)
+           JOIN done ON done.position = v.position
        )
-       INSERT INTO audit_chain_heads (project_id, seq, hash) VALUES ($1, $2, $3)
+       INSERT INTO audit_chain_heads (project_id, seq, hash) SELECT $1, $7, $8 WHERE $7::bigint IS NOT NULL
        ON CONFLICT (project_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`,
       [
         projectId,
-        last.seq,
-        last.hash,
+        queued,
         records.map((r) => r.position),
         records.map((r) => r.seq),
         records.map((r) => r.prevHash),
         records.map((r) => r.hash),
-        records[0].position,
-        last.position,
+        last?.seq ?? null,
+        last?.hash ?? null,
       ],
     );
   }
@@ -267,7 +281,8 @@ export class AuditRepository {
   async chainState(projectId: string): Promise<ChainState> {
     const [row] = await this.tx.query(
       `SELECT h.seq, h.hash, h.pruned_seq, h.pruned_hash,
-              (SELECT count(*) FROM audit_events WHERE project_id = $1 AND seq IS NULL)::bigint AS unsealed
+              (SELECT count(*) FROM audit_unsealed u JOIN audit_events a ON a.position = u.position
+                WHERE u.project_id = $1)::bigint AS unsealed
          FROM (SELECT 1) one LEFT JOIN audit_chain_heads h ON h.project_id = $1`,
       [projectId],
     );
@@ -284,8 +299,8 @@ export class AuditRepository {
   @GenerateSql({ params: ['prj_1', 0, 2000] })
   sealedPage(projectId: string, afterSeq: number, limit: number): Promise<SealedRow[]> {
     return this.tx.query(
-      `SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE project_id = $1 AND seq IS NOT NULL AND seq > $2
-        ORDER BY seq LIMIT $3`,
+      `SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_seals s JOIN audit_events a ON a.position = s.position
+        WHERE s.project_id = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3`,
       [projectId, afterSeq, limit],
     );
   }
@@ -297,15 +312,15 @@ export class AuditRepository {
   async projectsToPrune(before: Date): Promise<string[]> {
     const rows: { project_id: string }[] = await this.tx.query(
       `SELECT h.project_id FROM audit_chain_heads h
-        WHERE (SELECT a.at FROM audit_events a
-                WHERE a.project_id = h.project_id AND a.seq IS NOT NULL ORDER BY a.seq LIMIT 1) < $1`,
+        WHERE (SELECT a.at FROM audit_seals s JOIN audit_events a ON a.position = s.position
+                WHERE s.project_id = h.project_id ORDER BY s.seq LIMIT 1) < $1`,
       [before],
     );
     return rows.map((r) => r.project_id);
   }
 
   /**
-   * Deletes the start of the project's chain, by seq, up to its first record not older than
+   * Deletes the start of the project's chain (the seals and their records), by seq, up to its first record not older than
    * `before` and at most `limit` records, and keeps the seq and hash of the last one deleted in
    * the chain head (never moved back by a concurrent prune), in one statement. Returns how many
    * went.
@@ -314,14 +329,16 @@ export class AuditRepository {
   async pruneChainStart(projectId: string, before: Date, limit: number): Promise<number> {
     const [{ n }]: { n: number }[] = await this.tx.query(
       `WITH page AS (
-         SELECT position, seq, at FROM audit_events
-          WHERE project_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT $3
+         SELECT s.position, s.seq, a.at FROM audit_seals s LEFT JOIN audit_events a ON a.position = s.position
+          WHERE s.project_id = $1 ORDER BY s.seq LIMIT $3
        ), kept AS (
          SELECT min(seq) AS seq FROM page WHERE at >= $2
        ), gone AS (
-         DELETE FROM audit_events a USING page, kept
-          WHERE a.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
-         RETURNING a.seq, a.hash
+         DELETE FROM audit_seals s USING page, kept
+          WHERE s.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
+         RETURNING s.position, s.seq, s.hash
+       ), records AS (
+         DELETE FROM audit_events a USING gone WHERE a.position = gone.position
        ), last AS (
          SELECT seq, hash FROM gone ORDER BY seq DESC LIMIT 1
        ), head AS (

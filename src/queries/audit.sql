@@ -11,64 +11,67 @@ WHERE project_id = $1
 
 -- AuditRepository.chainState
 SELECT h.seq, h.hash, h.pruned_seq, h.pruned_hash,
-     (SELECT count(*) FROM audit_events WHERE project_id = $1 AND seq IS NULL)::bigint AS unsealed
+     (SELECT count(*) FROM audit_unsealed u JOIN audit_events a ON a.position = u.position
+       WHERE u.project_id = $1)::bigint AS unsealed
 FROM (SELECT 1) one LEFT JOIN audit_chain_heads h ON h.project_id = $1
 
 -- AuditRepository.exportPage (first page)
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE project_id = $1
- ORDER BY at, position LIMIT $2
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1
+ ORDER BY a.at, a.position LIMIT $2
 
 -- AuditRepository.exportPage (of a resource, after a record)
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE project_id = $1 AND resource_type = $2 AND resource_id = $3 AND (at, position) > ($4, $5::bigint)
- ORDER BY at, position LIMIT $6
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1 AND a.resource_type = $2 AND a.resource_id = $3 AND (a.at, a.position) > ($4, $5::bigint)
+ ORDER BY a.at, a.position LIMIT $6
 
 -- AuditRepository.get
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE id = $1 AND project_id = $2
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.id = $1 AND a.project_id = $2
 
 -- AuditRepository.list (every filter, after a cursor)
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE project_id = $1 AND resource_type = $2 AND resource_id = $3 AND action = $4 AND actor_type = $5 AND actor_key_id = $6 AND request_id = $7 AND at >= $8 AND at < $9 AND (at, position) < (SELECT c.at, c.position FROM audit_events c
-                     WHERE c.position = $10 AND c.project_id = $1)
- ORDER BY at DESC, position DESC LIMIT $11
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1 AND a.resource_type = $2 AND a.resource_id = $3 AND a.action = $4 AND a.actor_type = $5 AND a.actor_key_id = $6 AND a.request_id = $7 AND a.at >= $8 AND a.at < $9 AND (a.at, a.position) < (SELECT c.at, c.position FROM audit_events c
+                         WHERE c.position = $10 AND c.project_id = $1)
+ ORDER BY a.at DESC, a.position DESC LIMIT $11
 
 -- AuditRepository.list (first page)
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE project_id = $1
- ORDER BY at DESC, position DESC LIMIT $2
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1
+ ORDER BY a.at DESC, a.position DESC LIMIT $2
 
 -- AuditRepository.projectsToPrune
 SELECT h.project_id FROM audit_chain_heads h
-WHERE (SELECT a.at FROM audit_events a
-        WHERE a.project_id = h.project_id AND a.seq IS NOT NULL ORDER BY a.seq LIMIT 1) < $1
+WHERE (SELECT a.at FROM audit_seals s JOIN audit_events a ON a.position = s.position
+        WHERE s.project_id = h.project_id ORDER BY s.seq LIMIT 1) < $1
 
 -- AuditRepository.projectsWithUnsealed
 WITH RECURSIVE p AS (
-  (SELECT project_id FROM audit_events WHERE seq IS NULL ORDER BY project_id, position LIMIT 1)
+  (SELECT project_id FROM audit_unsealed ORDER BY project_id, position LIMIT 1)
   UNION ALL
-  SELECT (SELECT a.project_id FROM audit_events a
-           WHERE a.seq IS NULL AND a.project_id > p.project_id ORDER BY a.project_id, a.position LIMIT 1)
+  SELECT (SELECT u.project_id FROM audit_unsealed u
+           WHERE u.project_id > p.project_id ORDER BY u.project_id, u.position LIMIT 1)
     FROM p WHERE p.project_id IS NOT NULL
 )
 SELECT project_id FROM p WHERE project_id IS NOT NULL LIMIT $1
 
 -- AuditRepository.pruneChainStart
 WITH page AS (
-  SELECT position, seq, at FROM audit_events
-   WHERE project_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT $3
+  SELECT s.position, s.seq, a.at FROM audit_seals s LEFT JOIN audit_events a ON a.position = s.position
+   WHERE s.project_id = $1 ORDER BY s.seq LIMIT $3
 ), kept AS (
   SELECT min(seq) AS seq FROM page WHERE at >= $2
 ), gone AS (
-  DELETE FROM audit_events a USING page, kept
-   WHERE a.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
-  RETURNING a.seq, a.hash
+  DELETE FROM audit_seals s USING page, kept
+   WHERE s.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
+  RETURNING s.position, s.seq, s.hash
+), records AS (
+  DELETE FROM audit_events a USING gone WHERE a.position = gone.position
 ), last AS (
   SELECT seq, hash FROM gone ORDER BY seq DESC LIMIT 1
 ), head AS (
@@ -79,28 +82,31 @@ WITH page AS (
 SELECT count(*)::int AS n FROM gone
 
 -- AuditRepository.seal
-WITH s AS (
-  UPDATE audit_events a SET seq = v.seq, prev_hash = v.prev_hash, hash = v.hash
-    FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS v(position, seq, prev_hash, hash)
-   WHERE a.position = v.position AND a.project_id = $1 AND a.seq IS NULL
-     AND a.position >= $8 AND a.position <= $9
-  RETURNING 1
+WITH done AS (
+  DELETE FROM audit_unsealed WHERE project_id = $1 AND position = ANY ($2::bigint[])
+  RETURNING position
+), sealed AS (
+  INSERT INTO audit_seals (position, project_id, seq, prev_hash, hash)
+  SELECT v.position, $1, v.seq, v.prev_hash, v.hash
+    FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::text[]) AS v(position, seq, prev_hash, hash)
+    JOIN done ON done.position = v.position
 )
-INSERT INTO audit_chain_heads (project_id, seq, hash) VALUES ($1, $2, $3)
+INSERT INTO audit_chain_heads (project_id, seq, hash) SELECT $1, $7, $8 WHERE $7::bigint IS NOT NULL
 ON CONFLICT (project_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash
 
 -- AuditRepository.sealedPage
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE project_id = $1 AND seq IS NOT NULL AND seq > $2
- ORDER BY seq LIMIT $3
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_seals s JOIN audit_events a ON a.position = s.position
+ WHERE s.project_id = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3
 
 -- AuditRepository.tryLockChain
 SELECT
   pg_try_advisory_xact_lock(hashtext('audit-seal'), hashtext($1)) AS locked
 
 -- AuditRepository.unsealed
-SELECT position, id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
-actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip,
-seq, prev_hash, hash FROM audit_events WHERE project_id = $1 AND seq IS NULL
- ORDER BY position LIMIT $2
+SELECT u.position AS queued, a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash
+  FROM audit_unsealed u LEFT JOIN (audit_events a LEFT JOIN audit_seals s ON s.position = a.position) ON a.position = u.position
+ WHERE u.project_id = $1 ORDER BY u.position LIMIT $2

@@ -6,17 +6,16 @@ export type AuditChanges = Record<string, { from: unknown; to: unknown }>;
 
 /**
  * One record of the audit log (docs/operations.md#audit-log), written in the transaction of the
- * change it tells. `position` is the order written, global; `seq`, `prevHash` and `hash` stay
- * null until the sealer chains the record into its project's chain. No foreign key to the
- * project: a deleted project's records stay readable.
+ * change it tells, and never updated. `position` is the order written, global. Until the sealer
+ * chains it into its project's chain the record is in `audit_unsealed` (a trigger puts it there);
+ * then its place in the chain is in `audit_seals`. No foreign key to the project: a deleted
+ * project's records stay readable.
  */
 @Entity({ name: 'audit_events' })
 // newest first, by project and by resource: descending, which the entity metadata cannot say
 @Index('audit_events_project_at_idx', { synchronize: false })
 @Index('audit_events_resource_idx', { synchronize: false })
 @Index('audit_events_request_idx', ['projectId', 'requestId'])
-@Index('audit_events_seq_uq', ['projectId', 'seq'], { unique: true, where: '"seq" IS NOT NULL' })
-@Index('audit_events_unsealed_idx', ['projectId', 'position'], { where: '"seq" IS NULL' })
 export class AuditEvent {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   position: string;
@@ -64,13 +63,4 @@ export class AuditEvent {
 
   @Column({ type: 'text', nullable: true })
   ip: string | null;
-
-  @Column({ type: 'bigint', nullable: true })
-  seq: string | null;
-
-  @Column({ name: 'prev_hash', type: 'text', nullable: true })
-  prevHash: string | null;
-
-  @Column({ type: 'text', nullable: true })
-  hash: string | null;
 }
