@@ -46,22 +46,20 @@ export class AuditSealer extends PeriodicWorker {
   async sealBatch(projectId: string): Promise<number> {
     if (!(await this.repository.tryLockChain(projectId))) return 0;
     const head = await this.repository.chainHead(projectId);
-    const rows = await this.repository.unsealed(projectId, SEAL_BATCH);
+    const queued = await this.repository.queued(projectId, SEAL_BATCH);
+    if (queued.length === 0) return 0;
+    // a queued record deleted meanwhile (by hand) is not among them: it only leaves the queue
+    const rows = await this.repository.unsealedRecords(projectId, queued);
     let seq = head ? Number(head.seq) : 0;
     let prevHash = head?.hash ?? null;
-    const sealed: SealedRecord[] = [];
-    // a queued record deleted meanwhile (by hand) only leaves the queue
-    for (const row of rows.filter((r) => r.position !== null)) {
+    const sealed: SealedRecord[] = rows.map((row) => {
       seq += 1;
       const hash = auditHashOf({ ...toAuditEventView(row), seq, prevHash });
-      sealed.push({ position: row.position, seq, prevHash, hash });
+      const record = { position: row.position, seq, prevHash, hash };
       prevHash = hash;
-    }
-    await this.repository.seal(
-      projectId,
-      rows.map((r) => r.queued),
-      sealed,
-    );
-    return rows.length;
+      return record;
+    });
+    await this.repository.seal(projectId, queued, sealed);
+    return queued.length;
   }
 }

@@ -34,6 +34,12 @@ export const AUDIT_EVENT_COLUMNS = `a.position, a.id, a.project_id, a.at, a.acto
        a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
        a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash`;
 
+/** The same columns for records known not to be sealed (`a` alone, the seal's columns null). */
+export const UNSEALED_AUDIT_EVENT_COLUMNS = AUDIT_EVENT_COLUMNS.replace(
+  's.seq, s.prev_hash, s.hash',
+  'NULL::bigint AS seq, NULL::text AS prev_hash, NULL::text AS hash',
+);
+
 /** Records with their seals, sealed or not: the `FROM` of the statements that read whole records. */
 export const AUDIT_RECORDS = `audit_events a LEFT JOIN audit_seals s ON s.position = a.position`;
 

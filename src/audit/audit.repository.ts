@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { CursorWindow } from '../common/http/pagination';
 import { GenerateSql } from '../database/generate-sql';
 import { Transactions } from '../database/transactional';
-import { AUDIT_EVENT_COLUMNS, AUDIT_RECORDS, AuditEventRow } from './audit.mapper';
+import {
+  AUDIT_EVENT_COLUMNS,
+  AUDIT_RECORDS,
+  AuditEventRow,
+  UNSEALED_AUDIT_EVENT_COLUMNS,
+} from './audit.mapper';
 
 /** The filters of the list and the export; `from` inclusive, `to` exclusive, over `at`. */
 export interface AuditFilters {
@@ -46,13 +51,6 @@ export interface ChainState {
 
 /** A sealed record as verify reads it: the record, and what the sealer gave it. */
 export type SealedRow = AuditEventRow & { seq: string };
-
-/**
- * A record waiting for the sealer: its place in the queue (`queued`, its position) and the record
- * itself, or nulls in every column of `AuditEventRow` if the record was deleted meanwhile (by
- * hand: retention deletes only sealed records).
- */
-export type UnsealedRow = AuditEventRow & { queued: string };
 
 /** Second key of the sealer's advisory lock on a project (any constant, the same on every replica). */
 const SEAL_LOCK = `hashtext('audit-seal')`;
@@ -219,14 +217,27 @@ export class AuditRepository {
     return row;
   }
 
-  /** The project's committed records not sealed yet, in the order written, at most `limit`. */
+  /** The positions of the project's committed records not sealed yet, in the order written, at most `limit`. */
   @GenerateSql({ params: ['prj_1', 1000] })
-  unsealed(projectId: string, limit: number): Promise<UnsealedRow[]> {
-    return this.tx.query(
-      `SELECT u.position AS queued, ${AUDIT_EVENT_COLUMNS}
-         FROM audit_unsealed u LEFT JOIN (${AUDIT_RECORDS}) ON a.position = u.position
-        WHERE u.project_id = $1 ORDER BY u.position LIMIT $2`,
+  async queued(projectId: string, limit: number): Promise<string[]> {
+    const rows: { position: string }[] = await this.tx.query(
+      `SELECT position FROM audit_unsealed WHERE project_id = $1 ORDER BY position LIMIT $2`,
       [projectId, limit],
+    );
+    return rows.map((r) => r.position);
+  }
+
+  /**
+   * The project's records at `positions` (taken from the queue: not sealed), in the order
+   * written; a record deleted meanwhile (by hand: retention deletes only sealed records) is not
+   * there. One index scan over the array, not a probe per record.
+   */
+  @GenerateSql({ params: ['prj_1', ['41', '42']] })
+  unsealedRecords(projectId: string, positions: string[]): Promise<AuditEventRow[]> {
+    return this.tx.query(
+      `SELECT ${UNSEALED_AUDIT_EVENT_COLUMNS} FROM audit_events a
+        WHERE a.position = ANY ($2::bigint[]) AND a.project_id = $1 ORDER BY a.position`,
+      [projectId, positions],
     );
   }
 

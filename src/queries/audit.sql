@@ -81,6 +81,14 @@ WITH page AS (
 )
 SELECT count(*)::int AS n FROM gone
 
+-- AuditRepository.queued
+SELECT
+  position
+FROM audit_unsealed
+WHERE project_id = $1
+ORDER BY position
+LIMIT $2
+
 -- AuditRepository.seal
 WITH done AS (
   DELETE FROM audit_unsealed WHERE project_id = $1 AND position = ANY ($2::bigint[])
@@ -104,9 +112,8 @@ a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_sea
 SELECT
   pg_try_advisory_xact_lock(hashtext('audit-seal'), hashtext($1)) AS locked
 
--- AuditRepository.unsealed
-SELECT u.position AS queued, a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+-- AuditRepository.unsealedRecords
+SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
 a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash
-  FROM audit_unsealed u LEFT JOIN (audit_events a LEFT JOIN audit_seals s ON s.position = a.position) ON a.position = u.position
- WHERE u.project_id = $1 ORDER BY u.position LIMIT $2
+a.request_id, a.idempotency_key, a.ip, NULL::bigint AS seq, NULL::text AS prev_hash, NULL::text AS hash FROM audit_events a
+ WHERE a.position = ANY ($2::bigint[]) AND a.project_id = $1 ORDER BY a.position
