@@ -41,7 +41,8 @@ export const UNSEALED_AUDIT_EVENT_COLUMNS = AUDIT_EVENT_COLUMNS.replace(
 );
 
 /** Records with their seals, sealed or not: the `FROM` of the statements that read whole records. */
-export const AUDIT_RECORDS = `audit_events a LEFT JOIN audit_seals s ON s.position = a.position`;
+export const AUDIT_RECORDS = `audit_events a
+  LEFT JOIN audit_seals s ON s.project_id = a.project_id AND s.position = a.position`;
 
 /**
  * A record as the API answers it. The sealer hashes exactly this (without `hash`), and verify

@@ -346,7 +346,7 @@ export class AuditRepository {
          SELECT min(seq) AS seq FROM page WHERE at >= $2
        ), gone AS (
          DELETE FROM audit_seals s USING page, kept
-          WHERE s.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
+          WHERE s.project_id = $1 AND s.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
          RETURNING s.position, s.seq, s.hash
        ), records AS (
          DELETE FROM audit_events a USING gone WHERE a.position = gone.position

@@ -17,33 +17,38 @@ FROM (SELECT 1) one LEFT JOIN audit_chain_heads h ON h.project_id = $1
 
 -- AuditRepository.exportPage (first page)
 SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
-a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1
- ORDER BY a.at, a.position LIMIT $2
+     a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+     a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a
+LEFT JOIN audit_seals s ON s.project_id = a.project_id AND s.position = a.position WHERE a.project_id = $1
+      ORDER BY a.at, a.position LIMIT $2
 
 -- AuditRepository.exportPage (of a resource, after a record)
 SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
-a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1 AND a.resource_type = $2 AND a.resource_id = $3 AND (a.at, a.position) > ($4, $5::bigint)
- ORDER BY a.at, a.position LIMIT $6
+     a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+     a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a
+LEFT JOIN audit_seals s ON s.project_id = a.project_id AND s.position = a.position WHERE a.project_id = $1 AND a.resource_type = $2 AND a.resource_id = $3 AND (a.at, a.position) > ($4, $5::bigint)
+      ORDER BY a.at, a.position LIMIT $6
 
 -- AuditRepository.get
 SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
-a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.id = $1 AND a.project_id = $2
+     a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+     a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a
+LEFT JOIN audit_seals s ON s.project_id = a.project_id AND s.position = a.position WHERE a.id = $1 AND a.project_id = $2
 
 -- AuditRepository.list (every filter, after a cursor)
 SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
-a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1 AND a.resource_type = $2 AND a.resource_id = $3 AND a.action = $4 AND a.actor_type = $5 AND a.actor_key_id = $6 AND a.request_id = $7 AND a.at >= $8 AND a.at < $9 AND (a.at, a.position) < (SELECT c.at, c.position FROM audit_events c
-                         WHERE c.position = $10 AND c.project_id = $1)
- ORDER BY a.at DESC, a.position DESC LIMIT $11
+     a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+     a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a
+LEFT JOIN audit_seals s ON s.project_id = a.project_id AND s.position = a.position WHERE a.project_id = $1 AND a.resource_type = $2 AND a.resource_id = $3 AND a.action = $4 AND a.actor_type = $5 AND a.actor_key_id = $6 AND a.request_id = $7 AND a.at >= $8 AND a.at < $9 AND (a.at, a.position) < (SELECT c.at, c.position FROM audit_events c
+                              WHERE c.position = $10 AND c.project_id = $1)
+      ORDER BY a.at DESC, a.position DESC LIMIT $11
 
 -- AuditRepository.list (first page)
 SELECT a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
-a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a LEFT JOIN audit_seals s ON s.position = a.position WHERE a.project_id = $1
- ORDER BY a.at DESC, a.position DESC LIMIT $2
+     a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
+     a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash FROM audit_events a
+LEFT JOIN audit_seals s ON s.project_id = a.project_id AND s.position = a.position WHERE a.project_id = $1
+      ORDER BY a.at DESC, a.position DESC LIMIT $2
 
 -- AuditRepository.projectsToPrune
 SELECT h.project_id FROM audit_chain_heads h
@@ -68,7 +73,7 @@ WITH page AS (
   SELECT min(seq) AS seq FROM page WHERE at >= $2
 ), gone AS (
   DELETE FROM audit_seals s USING page, kept
-   WHERE s.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
+   WHERE s.project_id = $1 AND s.position = page.position AND (kept.seq IS NULL OR page.seq < kept.seq)
   RETURNING s.position, s.seq, s.hash
 ), records AS (
   DELETE FROM audit_events a USING gone WHERE a.position = gone.position

@@ -10,7 +10,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   `audit_events` in the statement that writes the records (whoever writes them), deleted when
  *   the record is sealed. The sealer finds its work there.
  * - `audit_seals`: what the sealer gives a record (`seq`, `prev_hash`, `hash`), one row per
- *   record, keyed by the record's position, unique by project and `seq` (verify walks it).
+ *   record, keyed by its project and position, unique by project and `seq` (verify walks it).
  *
  * Existing seals and the backlog move over; `audit_events` loses its three columns and their two
  * indexes.
@@ -22,7 +22,7 @@ export class AuditSeals1796200000000 implements MigrationInterface {
     await q.query(
       `CREATE TABLE "audit_seals" ("position" bigint NOT NULL, "project_id" character varying(24) NOT NULL,
          "seq" bigint NOT NULL, "prev_hash" text, "hash" text NOT NULL,
-         CONSTRAINT "audit_seals_pk" PRIMARY KEY ("position"))`,
+         CONSTRAINT "audit_seals_pk" PRIMARY KEY ("project_id", "position"))`,
     );
     await q.query(
       `INSERT INTO "audit_seals" (position, project_id, seq, prev_hash, hash)
@@ -58,7 +58,7 @@ export class AuditSeals1796200000000 implements MigrationInterface {
     await q.query(`ALTER TABLE "audit_events" ADD "seq" bigint, ADD "prev_hash" text, ADD "hash" text`);
     await q.query(
       `UPDATE "audit_events" a SET seq = s.seq, prev_hash = s.prev_hash, hash = s.hash
-         FROM "audit_seals" s WHERE s.position = a.position`,
+         FROM "audit_seals" s WHERE s.project_id = a.project_id AND s.position = a.position`,
     );
     await q.query(
       `CREATE UNIQUE INDEX "audit_events_seq_uq" ON "audit_events" ("project_id", "seq") WHERE "seq" IS NOT NULL`,
