@@ -2711,9 +2711,9 @@ async function main(): Promise<void> {
       });
       if (left > 0) console.log(`WARNING: auditscale: ${left} records still unsealed at the deadline`);
       const verifyAfterSeal = (await call(port, 'GET', '/api/private/v1/audit-events/verify', sk)).body.data;
-      // as a database that has lived a while (as the seeding does): the sealer's updates vacuumed,
+      // as a database that has lived a while (as the seeding does): the sealer's queue vacuumed,
       // statistics fresh
-      await db.query('VACUUM (ANALYZE) audit_events');
+      await db.query('VACUUM (ANALYZE) audit_events, audit_seals, audit_unsealed');
       await settle(service.pid);
       // (2) verify over the whole chain
       const rssBefore = memoryOf(service.pid).rss;
@@ -2725,8 +2725,9 @@ async function main(): Promise<void> {
       // (3) list pages: a resource, a request and a deep cursor taken from the middle of the chain
       const middle = (
         await db.query(
-          `SELECT position, resource_type, resource_id, request_id, action FROM audit_events
-            WHERE project_id = $1 AND seq = $2`,
+          `SELECT a.position, a.resource_type, a.resource_id, a.request_id, a.action
+             FROM audit_seals s JOIN audit_events a ON a.position = s.position
+            WHERE s.project_id = $1 AND s.seq = $2`,
           [project.id, before + Math.floor(AUDIT_RECORDS / 2)],
         )
       ).rows[0];
@@ -2785,18 +2786,18 @@ async function main(): Promise<void> {
         throw new Error('auditscale: no "AuditRepository.list (first page)" in src/queries/audit.sql');
       const filtered = (where: string, limitParam: number) =>
         firstPage
-          .replace('WHERE project_id = $1', `WHERE project_id = $1 AND ${where}`)
+          .replace('WHERE a.project_id = $1', `WHERE a.project_id = $1 AND ${where}`)
           .replace('LIMIT $2', `LIMIT $${limitParam}`);
       const plans: AuditScale['plans'] = [];
       for (const [label, sql, params] of [
         [
           'resourceType and resourceId',
-          filtered('resource_type = $2 AND resource_id = $3', 4),
+          filtered('a.resource_type = $2 AND a.resource_id = $3', 4),
           [project.id, middle.resource_type, middle.resource_id, 21],
         ],
-        ['requestId', filtered('request_id = $2', 3), [project.id, middle.request_id, 21]],
-        ['action', filtered('action = $2', 3), [project.id, middle.action, 21]],
-        ['action (no record has it)', filtered('action = $2', 3), [project.id, absentAction, 21]],
+        ['requestId', filtered('a.request_id = $2', 3), [project.id, middle.request_id, 21]],
+        ['action', filtered('a.action = $2', 3), [project.id, middle.action, 21]],
+        ['action (no record has it)', filtered('a.action = $2', 3), [project.id, absentAction, 21]],
       ] as Array<[string, string, unknown[]]>) {
         const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params)).rows.map(
           (r: Record<string, string>) => r['QUERY PLAN'],
@@ -2825,7 +2826,8 @@ async function main(): Promise<void> {
         plans,
         tableSize: (
           await db.query(
-            `SELECT pg_size_pretty(pg_table_size('audit_events')) AS t, pg_size_pretty(pg_indexes_size('audit_events')) AS i`,
+            `SELECT pg_size_pretty(pg_table_size('audit_events') + pg_table_size('audit_seals')) AS t,
+                    pg_size_pretty(pg_indexes_size('audit_events') + pg_indexes_size('audit_seals')) AS i`,
           )
         ).rows[0],
       };

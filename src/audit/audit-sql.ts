@@ -1,6 +1,7 @@
 /**
  * The insert of a unit of work's audit records, as a rider (see src/database/riders.ts): `$1` is
  * a JSON array of rows in the order written, each with the columns of `audit_events` by name.
+ * The table's trigger queues them for the sealer (`audit_unsealed`) in the same statement.
  */
 export const INSERT_AUDIT_RECORDS = `INSERT INTO audit_events (id, project_id, at, actor_type, actor_key_id, actor_key_prefix,
        actor_customer_id, action, resource_type, resource_id, changes, request_id, idempotency_key, ip)

@@ -94,7 +94,6 @@ export const PROJECTS_WITH_UNSEALED = `WITH RECURSIVE p AS (
  * the writer's insert (which rides with the write's own statements): the reads of the API, the
  * sealer's, verify's and retention's.
  */
-
 @Injectable()
 export class AuditRepository {
   constructor(private readonly transactions: Transactions) {}
@@ -217,7 +216,10 @@ export class AuditRepository {
     return row;
   }
 
-  /** The positions of the project's committed records not sealed yet, in the order written, at most `limit`. */
+  /**
+   * The positions of the project's committed records not sealed yet (its queue), in the order
+   * written, at most `limit`.
+   */
   @GenerateSql({ params: ['prj_1', 1000] })
   async queued(projectId: string, limit: number): Promise<string[]> {
     const rows: { position: string }[] = await this.tx.query(
@@ -331,10 +333,10 @@ export class AuditRepository {
   }
 
   /**
-   * Deletes the start of the project's chain (the seals and their records), by seq, up to its first record not older than
-   * `before` and at most `limit` records, and keeps the seq and hash of the last one deleted in
-   * the chain head (never moved back by a concurrent prune), in one statement. Returns how many
-   * went.
+   * Deletes the start of the project's chain (the seals and their records), by seq, up to its
+   * first record not older than `before` and at most `limit` records, and keeps the seq and hash
+   * of the last one deleted in the chain head (never moved back by a concurrent prune), in one
+   * statement. Returns how many went.
    */
   @GenerateSql({ params: ['prj_1', new Date('2025-03-15T00:00:00Z'), 5000] })
   async pruneChainStart(projectId: string, before: Date, limit: number): Promise<number> {
