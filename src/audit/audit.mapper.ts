@@ -26,19 +26,19 @@ export interface AuditEventRow {
   hash: string | null;
 }
 
-/**
- * The columns of an `AuditEventRow`, for the statements that read whole records: `a` is the
- * record's row of `audit_events`, `s` its row of `audit_seals` (`AUDIT_RECORDS` joins them).
- */
-export const AUDIT_EVENT_COLUMNS = `a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
+/** The record's own columns: `a` is its row of `audit_events`. */
+const RECORD_COLUMNS = `a.position, a.id, a.project_id, a.at, a.actor_type, a.actor_key_id,
        a.actor_key_prefix, a.actor_customer_id, a.action, a.resource_type, a.resource_id, a.changes,
-       a.request_id, a.idempotency_key, a.ip, s.seq, s.prev_hash, s.hash`;
+       a.request_id, a.idempotency_key, a.ip`;
+
+/**
+ * The columns of an `AuditEventRow`, for the statements that read whole records: the record's
+ * and its seal's, `s` its row of `audit_seals` (`AUDIT_RECORDS` joins them).
+ */
+export const AUDIT_EVENT_COLUMNS = `${RECORD_COLUMNS}, s.seq, s.prev_hash, s.hash`;
 
 /** The same columns for records known not to be sealed (`a` alone, the seal's columns null). */
-export const UNSEALED_AUDIT_EVENT_COLUMNS = AUDIT_EVENT_COLUMNS.replace(
-  's.seq, s.prev_hash, s.hash',
-  'NULL::bigint AS seq, NULL::text AS prev_hash, NULL::text AS hash',
-);
+export const UNSEALED_AUDIT_EVENT_COLUMNS = `${RECORD_COLUMNS}, NULL::bigint AS seq, NULL::text AS prev_hash, NULL::text AS hash`;
 
 /** Records with their seals, sealed or not: the `FROM` of the statements that read whole records. */
 export const AUDIT_RECORDS = `audit_events a
