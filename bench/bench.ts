@@ -2784,10 +2784,14 @@ async function main(): Promise<void> {
       const firstPage = /-- AuditRepository\.list \(first page\)\n([\s\S]*?)(?:\n\n|$)/.exec(sqlText)?.[1];
       if (!firstPage)
         throw new Error('auditscale: no "AuditRepository.list (first page)" in src/queries/audit.sql');
-      const filtered = (where: string, limitParam: number) =>
-        firstPage
+      const filtered = (where: string, limitParam: number) => {
+        for (const part of ['WHERE a.project_id = $1', 'LIMIT $2'])
+          if (!firstPage.includes(part))
+            throw new Error(`auditscale: the list statement in src/queries/audit.sql has no "${part}"`);
+        return firstPage
           .replace('WHERE a.project_id = $1', `WHERE a.project_id = $1 AND ${where}`)
           .replace('LIMIT $2', `LIMIT $${limitParam}`);
+      };
       const plans: AuditScale['plans'] = [];
       for (const [label, sql, params] of [
         [

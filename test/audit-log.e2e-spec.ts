@@ -115,6 +115,13 @@ describe('audit log', () => {
     return createHash('sha256').update(canonicalize(rest)!, 'utf8').digest('hex');
   };
 
+  /** A forger's edit of a record's seal (its `prev_hash` or `hash`), the record named by its id. */
+  const rewriteSeal = (column: 'prev_hash' | 'hash', id: string, value: string) =>
+    t.dataSource.query(
+      `UPDATE audit_seals SET ${column} = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
+      [id, value],
+    );
+
   const rowsOf = (projectId: string) =>
     t.dataSource.query(
       `SELECT a.id, a.position::text, s.seq::int, s.prev_hash, s.hash
@@ -509,10 +516,7 @@ describe('audit log', () => {
       expect((await verify(p)).brokenAt).toEqual({ id: rows[2].id, seq: 3, reason: 'HASH_MISMATCH' });
       // a prevHash changed alone changes what the hash covers
       const { p: q, rows: theirs } = await sealed(3);
-      await t.dataSource.query(
-        `UPDATE audit_seals SET prev_hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
-        [theirs[1].id, 'f'.repeat(64)],
-      );
+      await rewriteSeal('prev_hash', theirs[1].id, 'f'.repeat(64));
       expect((await verify(q)).brokenAt).toEqual({ id: theirs[1].id, seq: 2, reason: 'HASH_MISMATCH' });
     });
 
@@ -545,15 +549,9 @@ describe('audit log', () => {
     it('finds a record rewritten with a hash of its own: LINK_BROKEN', async () => {
       const { p, rows } = await sealed(4);
       // the forger recomputes the record's hash over a prevHash of its choosing
-      await t.dataSource.query(
-        `UPDATE audit_seals SET prev_hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
-        [rows[2].id, 'e'.repeat(64)],
-      );
+      await rewriteSeal('prev_hash', rows[2].id, 'e'.repeat(64));
       const forged = (await get(p, `/${rows[2].id}`)).body.data;
-      await t.dataSource.query(
-        `UPDATE audit_seals SET hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
-        [rows[2].id, hashOf(forged)],
-      );
+      await rewriteSeal('hash', rows[2].id, hashOf(forged));
       expect(await verify(p)).toEqual({
         valid: false,
         checked: 4,
@@ -564,10 +562,7 @@ describe('audit log', () => {
       const { p: q, rows: theirs } = await sealed(3);
       await t.dataSource.query(`UPDATE audit_events SET resource_id = 'x' WHERE id = $1`, [theirs[0].id]);
       const rewritten = (await get(q, `/${theirs[0].id}`)).body.data;
-      await t.dataSource.query(
-        `UPDATE audit_seals SET hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
-        [theirs[0].id, hashOf(rewritten)],
-      );
+      await rewriteSeal('hash', theirs[0].id, hashOf(rewritten));
       expect((await verify(q)).brokenAt).toEqual({ id: theirs[1].id, seq: 2, reason: 'LINK_BROKEN' });
     });
 
@@ -697,15 +692,9 @@ describe('audit log', () => {
 
       // nothing more to do; a record past the chain start's link is still checked
       expect(await t.app.get(AuditRetention).runOnce(now)).toBe(0);
-      await t.dataSource.query(
-        `UPDATE audit_seals SET prev_hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
-        [before[5007].id, 'd'.repeat(64)],
-      );
+      await rewriteSeal('prev_hash', before[5007].id, 'd'.repeat(64));
       const forged = (await get(p, `/${before[5007].id}`)).body.data;
-      await t.dataSource.query(
-        `UPDATE audit_seals SET hash = $2 WHERE position = (SELECT position FROM audit_events WHERE id = $1)`,
-        [before[5007].id, hashOf(forged)],
-      );
+      await rewriteSeal('hash', before[5007].id, hashOf(forged));
       expect((await verify(p)).brokenAt).toEqual({ id: before[5007].id, seq: 5008, reason: 'LINK_BROKEN' });
     });
 
