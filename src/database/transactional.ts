@@ -1,8 +1,8 @@
 import { Propagation, ClsPluginTransactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import { ClsModule } from 'nestjs-cls';
 import { EntityManager, QueryFailedError } from 'typeorm';
+import { clsRootWithoutIdleEnhancers } from './cls-root';
 import { ridersAlone, takeRiders } from './riders';
 
 /**
@@ -16,8 +16,11 @@ import { ridersAlone, takeRiders } from './riders';
 export type Transactions = TransactionHost<TransactionalAdapterTypeOrm>;
 export const Transactions = TransactionHost;
 
-/** Registers the async context and the transaction host (once, in `AppModule`). */
-export const TransactionsModule = ClsModule.forRoot({
+/**
+ * Registers the async context and the transaction host (once, in `AppModule`), without the idle
+ * global guard and interceptor nestjs-cls would add to every route (see `clsRootWithoutIdleEnhancers`).
+ */
+export const TransactionsModule = clsRootWithoutIdleEnhancers({
   global: true,
   plugins: [
     new ClsPluginTransactional({
