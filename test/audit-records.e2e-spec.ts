@@ -101,6 +101,22 @@ describe('audit records of writes', () => {
     expect(await total()).toBe(before);
   });
 
+  it('record ids sort in PostgreSQL in the order the records were written, a millisecond apart or more', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await post('/customers', { username: username() }).expect(201);
+      made.push(String(res.body.data.id));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const rows: { id: string; resource_id: string }[] = await t.dataSource.query(
+      `SELECT id, resource_id FROM audit_events
+        WHERE project_id = $1 AND resource_type = 'customer' AND resource_id = ANY ($2) ORDER BY id`,
+      [a.id, made],
+    );
+    expect(rows.map((r) => r.resource_id)).toEqual(made);
+    for (const r of rows) expect(r.id).toMatch(/^aud_[a-z2-7]{24}$/);
+  });
+
   it('customer.updated tells only what changed; the same values again record nothing; delete tells what was', async () => {
     const created = await post('/customers', { username: username() });
     const id = created.body.data.id as number;

@@ -3,7 +3,7 @@ import { ClsService } from 'nestjs-cls';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { wellFormedJson } from '../common/json/well-formed';
-import { randomBase32Lower } from '../common/crypto/random';
+import { timeOrderedBase32Lower } from '../common/crypto/random';
 import { addRider } from '../database/riders';
 import { Transactions } from '../database/transactional';
 import type { Request } from 'express';
@@ -37,7 +37,8 @@ interface Pending {
   sent: boolean;
 }
 
-export const newAuditEventId = () => `aud_${randomBase32Lower(24)}`;
+/** `aud_` and 24 characters that sort in the order the records were made (see `timeOrderedBase32Lower`). */
+export const newAuditEventId = () => `aud_${timeOrderedBase32Lower(24)}`;
 
 /**
  * Appends audit records to the current unit of work: they are inserted in its transaction (with
