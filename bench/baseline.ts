@@ -27,7 +27,7 @@
  * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE and STATEMENTS_FILE.
  * Not part of the build or the image.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, PoolClient } from 'pg';
@@ -152,11 +152,10 @@ async function getCustomer(projectId: string, rawId: string): Promise<unknown> {
   };
 }
 
-/**
- * An event id as the service makes them (`newEventId`): `evt_` and 24 random base32 characters,
- * drawn by the service's own `randomBase32Lower` (from the built service).
- */
-const { randomBase32Lower } = require(`${process.env.SERVICE_DIST}/common/crypto/random.js`);
+/** The service's own id draws, from the built service (`common/crypto/random.ts`). */
+const { randomBase32Lower, timeOrderedUuid } = require(`${process.env.SERVICE_DIST}/common/crypto/random.js`);
+
+/** An event id as the service makes them (`newEventId`): `evt_` and 24 random base32 characters. */
 const eventId = (): string => `evt_${randomBase32Lower(24)}`;
 
 /** A stored code as the service shows it (code-format.ts): groups of four. */
@@ -339,7 +338,7 @@ async function redeem(projectId: string, body: RedeemBody): Promise<unknown> {
 
 function requestIdOf(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : timeOrderedUuid();
 }
 
 function send(res: ServerResponse, status: number, requestId: string, payload: unknown): void {
