@@ -1,10 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { bearer, createTestApp, TestApp, TestProject } from './support/app';
+import { freePort } from './support/ports';
 import { eventually, sleep, WebhookReceiver } from './support/webhook-receiver';
 
 /**
@@ -247,13 +247,3 @@ describe('events across replicas', () => {
     }
   }, 150_000);
 });
-
-const freePort = () =>
-  new Promise<number>((resolvePort, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { AddressInfo, createServer, Server, Socket, connect } from 'node:net';
 import { resolve } from 'node:path';
+import { freePort } from './ports';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,30 +18,7 @@ export async function waitFor(
   }
 }
 
-const bindable = (port: number) =>
-  new Promise<number | undefined>((resolvePort) => {
-    const server = createServer();
-    server.on('error', () => resolvePort(undefined));
-    server.listen(port, '127.0.0.1', () => {
-      const { port: bound } = server.address() as AddressInfo;
-      server.close(() => resolvePort(bound));
-    });
-  });
-
-/**
- * A port free now, for a child process to listen on a moment later: picked at random below the
- * kernel's ephemeral range (32768 and up on Linux), so that the many outgoing connections of test
- * files running in parallel (PostgreSQL clients) cannot take it meanwhile.
- */
-export const freePort = async (): Promise<number> => {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await bindable(20_000 + Math.floor(Math.random() * 12_000));
-    if (port !== undefined) return port;
-  }
-  const port = await bindable(0);
-  if (port === undefined) throw new Error('no free port');
-  return port;
-};
+export { freePort };
 
 /**
  * A TCP proxy in front of a server (PostgreSQL, Redis), to make network faults on demand:
