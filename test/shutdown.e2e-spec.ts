@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { ADMIN_TOKEN } from './support/app';
 import { createTestDatabase } from './support/database';
-import { freePort } from './support/faults';
+import { freePort } from './support/ports';
 
 /**
  * Graceful shutdown of the real process (main.ts, run with ts-node): requests in flight when

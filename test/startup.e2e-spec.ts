@@ -2,7 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort, waitFor } from './support/faults';
+import { waitFor } from './support/faults';
+import { freePort } from './support/ports';
 
 /**
  * Start-up messages of the real process (src/main.ts under ts-node), in a directory of its own so

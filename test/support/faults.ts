@@ -18,8 +18,6 @@ export async function waitFor(
   }
 }
 
-export { freePort };
-
 /**
  * A TCP proxy in front of a server (PostgreSQL, Redis), to make network faults on demand:
  * `freeze()` holds every byte in both directions (a frozen network: nothing is lost, nothing
