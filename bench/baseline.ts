@@ -24,7 +24,7 @@
  *
  * A yardstick, not a second implementation: only what the benchmark drives is handled (an
  * existing customer; a new window starts now, or after the last live timed window of the group).
- * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE and STATEMENTS_FILE.
+ * Started by bench/bench.ts with DATABASE_URL, PORT, HOST, DB_POOL_SIZE, DB_POOL_IDLE_MS and STATEMENTS_FILE.
  * Not part of the build or the image.
  */
 import { createHash } from 'node:crypto';
@@ -53,6 +53,7 @@ const KEY_CACHE_TTL_MS = Number(process.env.API_KEY_CACHE_TTL_MS ?? 5000);
 const pool = new Pool({
   connectionString: process.env.DATABASE_URL,
   max: Number(process.env.DB_POOL_SIZE ?? 10),
+  idleTimeoutMillis: Number(process.env.DB_POOL_IDLE_MS ?? 300_000),
   connectionTimeoutMillis: 10000,
   application_name: `bench-baseline-${KIND}`,
 });

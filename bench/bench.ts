@@ -282,6 +282,8 @@ const nodeFlags = (name: string) => [
   ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
 ];
 const POOL_SIZE = 10; // the service's DB_POOL_SIZE default; the baseline gets the same
+/** The service's DB_POOL_IDLE_MS default; the baselines' pools keep their connections as long. */
+const POOL_IDLE_MS = 300_000;
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -1020,6 +1022,7 @@ function startBaseline(
       PORT: String(port),
       HOST: '127.0.0.1',
       DB_POOL_SIZE: String(POOL_SIZE),
+      DB_POOL_IDLE_MS: String(POOL_IDLE_MS),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -1129,6 +1132,7 @@ async function main(): Promise<void> {
       SECRET_ENCRYPTION_KEY: secretKey,
       DB_MIGRATE_ON_START: 'false',
       DB_POOL_SIZE: String(POOL_SIZE),
+      DB_POOL_IDLE_MS: String(POOL_IDLE_MS),
       // the webhooks part: endpoints on loopback, delivered by the replicas it starts, never by this one
       ...(PARTS.has('webhooks')
         ? { WEBHOOK_ALLOW_INSECURE_URLS: 'true', WEBHOOK_WORKER_ENABLED: 'false' }

@@ -72,6 +72,7 @@ export class AppModule {
             buildDataSourceOptions({
               url: config.get('DATABASE_URL'),
               poolSize: config.get('DB_POOL_SIZE'),
+              poolIdleMs: config.get('DB_POOL_IDLE_MS'),
               timeouts: {
                 statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
                 queryTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS') + QUERY_TIMEOUT_MARGIN_MS,

@@ -124,6 +124,18 @@ export class EnvironmentVariables {
   @Max(600_000)
   DB_POOL_WAIT_MS: number = 3_000;
 
+  /**
+   * How long a pool connection may sit unused before it is closed, in ms. Prepared statements are
+   * planned once per connection, so a connection closed in a lull costs the next requests a new
+   * connection and a new plan of each hot statement.
+   */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_000)
+  @Max(3_600_000)
+  DB_POOL_IDLE_MS: number = 300_000;
+
   /** Hot queries as named prepared statements (parsed and planned once per connection); `false` behind PgBouncer < 1.21 in transaction mode. */
   @IsOptional()
   @Transform(toBool)

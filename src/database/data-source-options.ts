@@ -5,6 +5,8 @@ import { DatabaseTimeouts, poolTimeoutOptions } from './timeouts';
 export interface DatabaseSettings {
   url: string;
   poolSize?: number;
+  /** How long an unused pool connection stays open, in ms; unset: pg's default (10 s). */
+  poolIdleMs?: number;
   logging?: boolean;
   /** The service's pool: statement and client timeouts, bounded wait for a slot, TCP keep-alive. Unset (migrations, CLI): none. */
   timeouts?: DatabaseTimeouts;
@@ -31,6 +33,7 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     logging: settings.logging ? ['query', 'error'] : false,
     extra: {
       max: settings.poolSize ?? 10,
+      ...(settings.poolIdleMs !== undefined ? { idleTimeoutMillis: settings.poolIdleMs } : {}),
       connectionTimeoutMillis: 10000,
       application_name: 'subscription-service',
       ...(settings.timeouts ? poolTimeoutOptions(settings.timeouts) : {}),

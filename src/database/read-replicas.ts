@@ -79,6 +79,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   private readonly maxLagMs: number;
   private readonly intervalMs: number;
   private readonly poolSize: number;
+  private readonly poolIdleMs: number;
   private readonly timeouts: DatabaseTimeouts;
   /** (time, primary WAL position) of the recent checks, oldest first. */
   private samples: Array<{ at: number; lsn: bigint }> = [];
@@ -101,6 +102,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     this.maxLagMs = config.get('DB_READ_MAX_LAG_MS');
     this.intervalMs = config.get('DB_READ_CHECK_INTERVAL_MS');
     this.poolSize = config.get('DB_POOL_SIZE');
+    this.poolIdleMs = config.get('DB_POOL_IDLE_MS');
     // the primary's timeouts: a stalled replica answers 503 (or hands over to the primary) in time
     this.timeouts = {
       statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
@@ -266,7 +268,12 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
 
   private async open(r: Replica): Promise<void> {
     const dataSource = new DataSource({
-      ...buildDataSourceOptions({ url: r.url, poolSize: this.poolSize, timeouts: this.timeouts }),
+      ...buildDataSourceOptions({
+        url: r.url,
+        poolSize: this.poolSize,
+        poolIdleMs: this.poolIdleMs,
+        timeouts: this.timeouts,
+      }),
       migrations: [],
     });
     try {
