@@ -274,6 +274,40 @@ const boundaries = (at: string, key: string, extra: string) => `
 const TRIAL_ENDING_AT = `GREATEST(s.valid_from, (s.valid_to AT TIME ZONE 'UTC' - $4::interval) AT TIME ZONE 'UTC')`;
 
 /**
+ * The boundary scans and the scheduler cursors run every second or so on one replica: named, so
+ * that PostgreSQL plans each once per connection, not on every scan.
+ */
+const STARTS_BETWEEN: Statement = {
+  name: 'events.starts-between',
+  text: boundaries('s.valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'),
+};
+const ENDS_BETWEEN: Statement = {
+  name: 'events.ends-between',
+  text: boundaries('s.valid_to', 'subscription.ended', ''),
+};
+const TRIAL_ENDING_BETWEEN: Statement = {
+  name: 'events.trial-ending-between',
+  text: boundaries(
+    TRIAL_ENDING_AT,
+    'trial.ending',
+    `AND s.trial AND s.valid_to > $2
+         AND s.valid_to <= (($2::timestamptz AT TIME ZONE 'UTC') + $4::interval) AT TIME ZONE 'UTC'`,
+  ),
+};
+const TRIAL_ENDS_BETWEEN: Statement = {
+  name: 'events.trial-ends-between',
+  text: boundaries('s.valid_to', 'trial.ended', 'AND s.trial'),
+};
+const LOCK_CURSOR: Statement = {
+  name: 'events.lock-cursor',
+  text: `SELECT scanned_to FROM event_schedule_cursors WHERE kind = $1 FOR UPDATE SKIP LOCKED`,
+};
+const ADVANCE_CURSOR: Statement = {
+  name: 'events.advance-cursor',
+  text: `UPDATE event_schedule_cursors SET scanned_to = $2 WHERE kind = $1 AND scanned_to < $2`,
+};
+
+/**
  * Every SQL statement of the events tables: `events`, `event_unique_keys`, `customer_event_seqs`,
  * `event_schedule_cursors`, `webhook_deliveries` and `webhook_attempts`.
  */
@@ -575,19 +609,13 @@ export class EventsRepository {
    */
   @GenerateSql({ params: ['windows'] })
   async lockCursor(kind: ScheduleCursorKind): Promise<Date | undefined> {
-    const [row] = await this.transactions.tx.query(
-      `SELECT scanned_to FROM event_schedule_cursors WHERE kind = $1 FOR UPDATE SKIP LOCKED`,
-      [kind],
-    );
+    const [row] = await this.statements.rows<{ scanned_to: Date }>(undefined, LOCK_CURSOR, [kind]);
     return row?.scanned_to;
   }
 
   @GenerateSql({ params: ['windows', new Date('2026-03-15T12:00:00Z')] })
   async advanceCursor(kind: ScheduleCursorKind, to: Date): Promise<void> {
-    await this.transactions.tx.query(
-      `UPDATE event_schedule_cursors SET scanned_to = $2 WHERE kind = $1 AND scanned_to < $2`,
-      [kind, to],
-    );
+    await this.statements.run(undefined, ADVANCE_CURSOR, [kind, to]);
   }
 
   /** Which of `keys` an event already holds (in `event_unique_keys`). */
@@ -604,16 +632,13 @@ export class EventsRepository {
   /** Windows created to start later whose start is in `(from, to]` and not yet announced. */
   @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   startsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
-    return this.transactions.tx.query(
-      boundaries('s.valid_from', 'subscription.started', 'AND s.valid_from > s.created_at'),
-      [from, to, limit],
-    );
+    return this.statements.rows<BoundaryRow>(undefined, STARTS_BETWEEN, [from, to, limit]);
   }
 
   /** Windows whose end is in `(from, to]` and whose end is not yet announced (expired or replaced). */
   @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   endsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
-    return this.transactions.tx.query(boundaries('s.valid_to', 'subscription.ended', ''), [from, to, limit]);
+    return this.statements.rows<BoundaryRow>(undefined, ENDS_BETWEEN, [from, to, limit]);
   }
 
   /**
@@ -626,24 +651,12 @@ export class EventsRepository {
     params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100, '3 days'],
   })
   trialEndingBetween(from: Date, to: Date, limit: number, lead: string): Promise<BoundaryRow[]> {
-    return this.transactions.tx.query(
-      boundaries(
-        TRIAL_ENDING_AT,
-        'trial.ending',
-        `AND s.trial AND s.valid_to > $2
-         AND s.valid_to <= (($2::timestamptz AT TIME ZONE 'UTC') + $4::interval) AT TIME ZONE 'UTC'`,
-      ),
-      [from, to, limit, lead],
-    );
+    return this.statements.rows<BoundaryRow>(undefined, TRIAL_ENDING_BETWEEN, [from, to, limit, lead]);
   }
 
   /** Trial windows whose end is in `(from, to]` and whose `trial.ended` is not yet told (expired or replaced). */
   @GenerateSql({ params: [new Date('2026-03-01T00:00:00Z'), new Date('2026-03-15T12:00:00Z'), 100] })
   trialEndsBetween(from: Date, to: Date, limit: number): Promise<BoundaryRow[]> {
-    return this.transactions.tx.query(boundaries('s.valid_to', 'trial.ended', 'AND s.trial'), [
-      from,
-      to,
-      limit,
-    ]);
+    return this.statements.rows<BoundaryRow>(undefined, TRIAL_ENDS_BETWEEN, [from, to, limit]);
   }
 }
