@@ -96,7 +96,7 @@ export class EntitlementsService {
    * and go together rather than queue for its row lock, each on a connection of the pool.
    */
   private readonly consumes = new Batcher<ConsumeItem, ConsumeOutcome>((items) => this.consumeMany(items), {
-    inFlight: CONSUMES_IN_FLIGHT,
+    inFlight: WRITE_BATCHES_IN_FLIGHT,
   });
 
   constructor(
@@ -824,11 +824,12 @@ interface CustomerRun {
 }
 
 /**
- * Consume batches in flight at a time (`EntitlementsService.consumes`): one runs while the next
- * gathers what arrives meanwhile. More split a hot customer's consumes into smaller batches that
- * each queue for the same row lock (docs/benchmarks.md#one-hot-customer).
+ * Write batches in flight at a time, per kind (consumes here; holds, and commits, in
+ * `HoldsService`): one runs while the next gathers what arrives meanwhile. More split a customer's
+ * writes into smaller batches that each queue for the same row lock and pay their own round trips
+ * (docs/benchmarks.md#one-hot-customer, docs/benchmarks.md#holds).
  */
-const CONSUMES_IN_FLIGHT = 2;
+export const WRITE_BATCHES_IN_FLIGHT = 2;
 
 /** A record a consume writes, with the evaluation before and after it. */
 export interface PendingWrite {

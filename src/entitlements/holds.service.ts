@@ -37,6 +37,7 @@ import {
   toBalanceView,
   toUsageView,
   withHeld,
+  WRITE_BATCHES_IN_FLIGHT,
 } from './entitlements.service';
 import { holdStatusOf, toHoldView } from './hold-views';
 import { HoldRow, HoldsRepository, NewHold } from './holds.repository';
@@ -64,11 +65,11 @@ export interface HoldOutcome<T> {
 export class HoldsService {
   private readonly creates = new Batcher<CreateItem, HoldOutcome<HoldResultView>>(
     (items) => this.createMany(items),
-    { inFlight: BATCHES_IN_FLIGHT },
+    { inFlight: WRITE_BATCHES_IN_FLIGHT },
   );
   private readonly commits = new Batcher<CommitItem, HoldOutcome<HoldCommitView>>(
     (items) => this.commitMany(items),
-    { inFlight: BATCHES_IN_FLIGHT },
+    { inFlight: WRITE_BATCHES_IN_FLIGHT },
   );
 
   constructor(
@@ -464,9 +465,6 @@ interface CommitItem {
   at: Date;
   audit: AuditContext;
 }
-
-/** Hold batches, and commit batches, in flight at a time each. */
-const BATCHES_IN_FLIGHT = 4;
 
 /**
  * The indexes of a batch's states to decide now: one per customer, the first of each; the others
