@@ -43,8 +43,8 @@ describe('the database pool (DB_POOL_IDLE_MS)', () => {
     try {
       await openConnections(t, 6);
       expect(poolOf(t).totalCount).toBeGreaterThanOrEqual(6);
-      // the background tasks may keep one or two in use; the others close
-      await waitFor('unused connections to close', () => poolOf(t).totalCount <= 2, 10_000);
+      // the background tasks (the schedulers, the webhook worker) keep a few in use; the others close
+      await waitFor('unused connections to close', () => poolOf(t).totalCount <= 3, 10_000);
     } finally {
       await t.close();
     }
