@@ -52,17 +52,21 @@ describe('the total of a ledger page, prepared', () => {
     };
     heavy = await customer('heavy_ledger');
     light = await customer('light_ledger');
+    // the seeding runs on a connection of its own, without the service's statement timeout: on a
+    // loaded machine its 160,000 rows can take longer than a request may
+    client = new Client({ connectionString: t.databaseUrl });
+    await client.connect();
     // the heavy customer: 1,500 records a month of each feature over 13 months; the light one: 2
     // of each; 5,000 others one a month of each, as a ledger holds many customers (a kept plan is
     // made for a customer in general, from how many customers the ledger holds); places
     // (`feature_seq`) numbered in (recorded_at, id) order, as consumes number them
     const others = (
-      await t.dataSource.query(
+      await client.query<{ id: number }>(
         `INSERT INTO customers (project_id, username) SELECT $1, 'other_' || n FROM generate_series(1, 5000) n RETURNING id`,
         [a.id],
       )
-    ).map((r: { id: number }) => r.id);
-    await t.dataSource.query(
+    ).rows.map((r) => r.id);
+    await client.query(
       `INSERT INTO usage_records (project_id, customer_id, feature_id, event_id, amount, overage, recorded_at,
                                   overage_running, feature_seq)
        SELECT $1, r.customer, r.feature, r.customer || '-' || r.feature || '-' || r.n, 1, 0, r.at, 0,
@@ -77,9 +81,7 @@ describe('the total of a ledger page, prepared', () => {
                  FROM unnest($8::int[]) o, unnest($4::int[]) f, generate_series(0, $9) n) r`,
       [a.id, heavy, light, features, first, now, 1500 * months, others, months - 2],
     );
-    await t.dataSource.query('ANALYZE usage_records');
-    client = new Client({ connectionString: t.databaseUrl });
-    await client.connect();
+    await client.query('ANALYZE usage_records');
   });
 
   afterAll(async () => {
