@@ -6,10 +6,9 @@ import { AuthModule } from './auth/auth.module';
 import { RoutesModule } from './common/routes/route-catalog.service';
 import { AppConfig, ENVIRONMENT } from './config/app-config';
 import { EnvironmentVariables, validateEnv } from './config/env';
-import { buildDataSourceOptions } from './database/data-source-options';
+import { buildDataSourceOptions, servicePoolSettings } from './database/data-source-options';
 import { StatementsModule } from './database/statements';
 import { TransactionsModule } from './database/transactional';
-import { QUERY_TIMEOUT_MARGIN_MS } from './database/timeouts';
 import { HealthModule } from './health/health.module';
 import { InfoModule } from './info/info.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -69,16 +68,7 @@ export class AppModule {
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
           useFactory: (config: AppConfig) =>
-            buildDataSourceOptions({
-              url: config.get('DATABASE_URL'),
-              poolSize: config.get('DB_POOL_SIZE'),
-              poolIdleMs: config.get('DB_POOL_IDLE_MS'),
-              timeouts: {
-                statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
-                queryTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS') + QUERY_TIMEOUT_MARGIN_MS,
-                poolWaitMs: config.get('DB_POOL_WAIT_MS'),
-              },
-            }),
+            buildDataSourceOptions({ url: config.get('DATABASE_URL'), ...servicePoolSettings(config) }),
         }),
         TransactionsModule,
         StatementsModule,

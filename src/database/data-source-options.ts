@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { DatabaseTimeouts, poolTimeoutOptions } from './timeouts';
+import type { AppConfig } from '../config/app-config';
+import { DatabaseTimeouts, poolTimeoutOptions, QUERY_TIMEOUT_MARGIN_MS } from './timeouts';
 
 export interface DatabaseSettings {
   url: string;
@@ -10,6 +11,22 @@ export interface DatabaseSettings {
   logging?: boolean;
   /** The service's pool: statement and client timeouts, bounded wait for a slot, TCP keep-alive. Unset (migrations, CLI): none. */
   timeouts?: DatabaseTimeouts;
+}
+
+/**
+ * The service's pool, from its settings: the primary's and each read replica's alike (size, idle
+ * time, and the timeouts that bound a request on a stalled server).
+ */
+export function servicePoolSettings(config: AppConfig): Omit<DatabaseSettings, 'url'> {
+  return {
+    poolSize: config.get('DB_POOL_SIZE'),
+    poolIdleMs: config.get('DB_POOL_IDLE_MS'),
+    timeouts: {
+      statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
+      queryTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS') + QUERY_TIMEOUT_MARGIN_MS,
+      poolWaitMs: config.get('DB_POOL_WAIT_MS'),
+    },
+  };
 }
 
 /**

@@ -5,8 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { buildDataSourceOptions } from './data-source-options';
-import { DatabaseTimeouts, QUERY_TIMEOUT_MARGIN_MS } from './timeouts';
+import { buildDataSourceOptions, DatabaseSettings, servicePoolSettings } from './data-source-options';
 
 /** A WAL position (`'16/B374D848'`) as a number that compares. */
 export function lsnValue(lsn: string): bigint {
@@ -78,9 +77,8 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
   private readonly replicas: Replica[];
   private readonly maxLagMs: number;
   private readonly intervalMs: number;
-  private readonly poolSize: number;
-  private readonly poolIdleMs: number;
-  private readonly timeouts: DatabaseTimeouts;
+  /** The primary's pool settings: a stalled replica answers 503 (or hands over to the primary) in time. */
+  private readonly pool: Omit<DatabaseSettings, 'url'>;
   /** (time, primary WAL position) of the recent checks, oldest first. */
   private samples: Array<{ at: number; lsn: bigint }> = [];
   private readonly lastWrite = new Map<string, number>();
@@ -101,14 +99,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
     this.replicas = urls.map((url) => ({ url, label: labelOf(url), reachable: false, caughtUpTo: 0 }));
     this.maxLagMs = config.get('DB_READ_MAX_LAG_MS');
     this.intervalMs = config.get('DB_READ_CHECK_INTERVAL_MS');
-    this.poolSize = config.get('DB_POOL_SIZE');
-    this.poolIdleMs = config.get('DB_POOL_IDLE_MS');
-    // the primary's timeouts: a stalled replica answers 503 (or hands over to the primary) in time
-    this.timeouts = {
-      statementTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS'),
-      queryTimeoutMs: config.get('DB_STATEMENT_TIMEOUT_MS') + QUERY_TIMEOUT_MARGIN_MS,
-      poolWaitMs: config.get('DB_POOL_WAIT_MS'),
-    };
+    this.pool = servicePoolSettings(config);
   }
 
   /** Whether any replica is configured. */
@@ -268,12 +259,7 @@ export class ReadReplicas implements OnModuleInit, OnApplicationShutdown {
 
   private async open(r: Replica): Promise<void> {
     const dataSource = new DataSource({
-      ...buildDataSourceOptions({
-        url: r.url,
-        poolSize: this.poolSize,
-        poolIdleMs: this.poolIdleMs,
-        timeouts: this.timeouts,
-      }),
+      ...buildDataSourceOptions({ url: r.url, ...this.pool }),
       migrations: [],
     });
     try {
